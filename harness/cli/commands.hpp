@@ -1,0 +1,16 @@
+#pragma once
+// The subcommands of the `harness` executable. Each adds itself to the CLI11 app and
+// returns, through `exit_code`, one of harness::ExitCode.
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace harness::cli {
+
+// The command line as typed, for reports ("harness run suites/gemm.yaml --seed 7").
+std::string& command_line();
+
+void add_run_command(CLI::App& app, int& exit_code);
+void add_list_command(CLI::App& app, int& exit_code);
+
+}  // namespace harness::cli

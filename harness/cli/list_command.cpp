@@ -1,0 +1,108 @@
+// harness list [problems|variants] [--json]
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "harness/error.hpp"
+#include "harness/registry.hpp"
+#include "plugin_loader.hpp"
+
+namespace harness::cli {
+
+namespace {
+
+nlohmann::json param_json(const ParamSpec& s) {
+  nlohmann::json j = {{"name", s.name},
+                      {"type", std::string(to_string(s.type))},
+                      {"default", to_string(s.default_value)},
+                      {"domain", s.describe_domain()},
+                      {"help", s.help}};
+  if (s.min) j["min"] = *s.min;
+  if (s.max) j["max"] = *s.max;
+  if (!s.choices.empty()) j["choices"] = s.choices;
+  return j;
+}
+
+nlohmann::json variant_json(const Variant& v) {
+  return {{"problem", v.problem},
+          {"name", v.name},
+          {"backend", std::string(to_string(v.backend))},
+          {"description", v.description},
+          {"has_constraints", static_cast<bool>(v.constraint)},
+          {"declares_workspace", static_cast<bool>(v.workspace_bytes)},
+          {"origin", v.origin}};
+}
+
+void print_text(const std::string& what) {
+  const Registry& reg = Registry::instance();
+  for (const Problem* p : reg.problems()) {
+    if (what == "variants") {
+      for (const Variant* v : reg.variants(p->name()))
+        fmt::print("{:<28} {:<5} {}{}\n", v->full_name(), to_string(v->backend), v->description,
+                   v->constraint ? "  [constrained]" : "");
+      continue;
+    }
+    fmt::print("{}: {}\n", p->name(), p->description());
+    fmt::print("  parameters:\n");
+    for (const auto& s : p->params())
+      fmt::print("    {:<10} {:<6} default {:<10} {}{}\n", s.name, to_string(s.type), to_string(s.default_value),
+                 s.describe_domain(), s.help.empty() ? "" : " - " + s.help);
+    if (!p->tolerance_rule().empty()) fmt::print("  tolerance: {}\n", p->tolerance_rule());
+    if (what == "problems") {
+      fmt::print("  variants: {}\n\n", fmt::join(reg.variant_names(p->name()), ", "));
+      continue;
+    }
+    fmt::print("  variants:\n");
+    for (const Variant* v : reg.variants(p->name()))
+      fmt::print("    {:<12} {:<5} {}{}\n", v->name, to_string(v->backend), v->description,
+                 v->constraint ? "  [constrained: unsupported parameters are skipped with the reason]" : "");
+    fmt::print("\n");
+  }
+}
+
+}  // namespace
+
+void add_list_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("list", "List registered problems, their parameters and variants");
+  auto what = std::make_shared<std::string>("all");
+  auto json = std::make_shared<bool>(false);
+  auto plugins = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("what", *what, "problems, variants, or all (default)")
+      ->check(CLI::IsMember({"problems", "variants", "all"}));
+  cmd->add_flag("--json", *json, "Machine-readable output");
+  cmd->add_option("--plugin", *plugins, "Load variants from a plugin shared library (repeatable)");
+  cmd->callback([=, &exit_code] {
+    Registry& reg = Registry::instance();
+    for (const auto& p : *plugins) load_plugin(p, reg);
+    if (*json) {
+      nlohmann::json out = nlohmann::json::object();
+      if (*what != "variants") {
+        nlohmann::json problems = nlohmann::json::array();
+        for (const Problem* p : reg.problems()) {
+          nlohmann::json params = nlohmann::json::array();
+          for (const auto& s : p->params()) params.push_back(param_json(s));
+          problems.push_back({{"name", p->name()},
+                              {"description", p->description()},
+                              {"parameters", params},
+                              {"tolerance_rule", p->tolerance_rule()},
+                              {"variants", reg.variant_names(p->name())}});
+        }
+        out["problems"] = problems;
+      }
+      if (*what != "problems") {
+        nlohmann::json variants = nlohmann::json::array();
+        for (const Problem* p : reg.problems())
+          for (const Variant* v : reg.variants(p->name())) variants.push_back(variant_json(*v));
+        out["variants"] = variants;
+      }
+      fmt::print("{}\n", out.dump(2));
+    } else {
+      print_text(*what);
+    }
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace harness::cli

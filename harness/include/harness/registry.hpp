@@ -1,0 +1,75 @@
+#pragma once
+// The registry of problems and variants: a function-local singleton filled by static
+// registrars (no CUDA work happens at static-initialization time) and by plugins.
+//
+//   HARNESS_REGISTER_PROBLEM(GemmProblem);
+//   HARNESS_REGISTER_VARIANT(gemm, tiled, cuda, "shared-memory tiling", launch_tiled);
+//   HARNESS_REGISTER_VARIANT_IF(gemm, vectorized, cuda, "...", launch_vec, vec_constraint);
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/problem.hpp"
+#include "harness/variant.hpp"
+
+namespace harness {
+
+class Registry {
+ public:
+  static Registry& instance();
+
+  // Throws InputError on a duplicate name or a variant of an unknown problem.
+  void add_problem(std::unique_ptr<Problem> problem);
+  void add_variant(Variant variant);
+
+  const Problem* find_problem(std::string_view name) const;
+  const Variant* find_variant(std::string_view problem, std::string_view name) const;
+  std::vector<const Problem*> problems() const;  // sorted by name
+  std::vector<const Variant*> variants(std::string_view problem) const;  // registration order
+  std::vector<std::string> problem_names() const;
+  std::vector<std::string> variant_names(std::string_view problem) const;
+
+  // Variants registered before their problem (static-init order is unspecified across
+  // translation units) wait here until the problem arrives.
+  std::size_t pending_variants() const { return pending_.size(); }
+
+  // While set, variants added without an origin are marked as coming from `origin`
+  // (the plugin loader sets it to the library's path).
+  void set_origin(std::string origin) { origin_ = std::move(origin); }
+
+ private:
+  Registry() = default;
+  std::vector<std::unique_ptr<Problem>> problems_;
+  std::vector<std::unique_ptr<Variant>> variants_;
+  std::vector<Variant> pending_;
+  std::string origin_;
+};
+
+namespace detail {
+struct Registrar {
+  explicit Registrar(std::unique_ptr<Problem> problem);
+  explicit Registrar(Variant variant);
+};
+}  // namespace detail
+
+}  // namespace harness
+
+#define HARNESS_CONCAT_INNER(a, b) a##b
+#define HARNESS_CONCAT(a, b) HARNESS_CONCAT_INNER(a, b)
+
+#define HARNESS_REGISTER_PROBLEM(Type)                                                  \
+  static const ::harness::detail::Registrar HARNESS_CONCAT(harness_problem_, __LINE__){ \
+      std::unique_ptr<::harness::Problem>(new Type())}
+
+#define HARNESS_REGISTER_VARIANT_FULL(problem_, name_, backend_, description_, launch_,  \
+                                      constraint_, workspace_)                            \
+  static const ::harness::detail::Registrar HARNESS_CONCAT(harness_variant_, __LINE__){   \
+      ::harness::Variant{#problem_, #name_, ::harness::Backend::backend_, description_,    \
+                         launch_, constraint_, workspace_}}
+
+#define HARNESS_REGISTER_VARIANT(problem_, name_, backend_, description_, launch_) \
+  HARNESS_REGISTER_VARIANT_FULL(problem_, name_, backend_, description_, launch_, nullptr, nullptr)
+
+#define HARNESS_REGISTER_VARIANT_IF(problem_, name_, backend_, description_, launch_, constraint_) \
+  HARNESS_REGISTER_VARIANT_FULL(problem_, name_, backend_, description_, launch_, constraint_, nullptr)

@@ -1,0 +1,101 @@
+#pragma once
+// Scaled dot-product attention in FP32: forward (O and the log-sum-exp of each score row)
+// and backward (dQ, dK, dV), as plain host launch functions. No harness includes: the
+// kernels are usable on their own.
+//
+// Math, for one (batch b, query head h) with kv head g = h / (H / Hkv):
+//   S   = scale * Q K^T                       (N, N)
+//   P   = softmax_row(S)  (causal: S[i][j] = -inf where j > i)
+//   O   = P V                                 (N, d)
+//   LSE = log(sum_j exp(S[i][j]))             (N)       saved for the backward pass
+// Backward, given dO:
+//   D   = rowsum(dO * O)                      (N)
+//   dP  = dO V^T,  dS = P * (dP - D)          (N, N)
+//   dV  = P^T dO,  dK = scale * dS^T Q,  dQ = scale * dS K
+//   and with GQA/MQA (Hkv < H) dK, dV of a kv head are the sums over its H/Hkv query heads.
+//
+// Layouts, all contiguous row-major FP32:
+//   Q, O, dQ, dO : (B, H,   N, d)
+//   K, V, dK, dV : (B, Hkv, N, d)
+//   LSE          : (B, H, N)         natural logarithm
+//
+// GPU launch functions enqueue on `stream`, never synchronize, and return the first CUDA
+// error (cudaGetLastError after each launch), so that the caller can report it with its
+// own file:line. Shapes they cannot run throw std::invalid_argument (check
+// flash_supported() first).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+namespace attn {
+
+struct Shape {
+  int batch = 1;
+  int heads = 1;
+  int kv_heads = 1;     // divides heads; heads / kv_heads query heads share a kv head
+  int seq_len = 1;      // N, the same for queries and keys
+  int head_dim = 64;    // d
+  float scale = 0.0f;   // the softmax scale; 0 means 1/sqrt(d) (see effective_scale)
+  bool causal = false;  // query i attends keys j <= i
+
+  std::int64_t q_elements() const { return std::int64_t(batch) * heads * seq_len * head_dim; }
+  std::int64_t kv_elements() const { return std::int64_t(batch) * kv_heads * seq_len * head_dim; }
+  std::int64_t lse_elements() const { return std::int64_t(batch) * heads * seq_len; }
+  int group() const { return heads / kv_heads; }
+  float effective_scale() const;
+};
+
+// Empty when `shape` is valid for every function here, else why not ("kv_heads (3) must
+// divide heads (32)"). head_dim support of the flash kernels is separate (flash_supported).
+std::string shape_error(const Shape& shape);
+
+// ---- GPU: naive (materializes the (N, N) score matrix of every (b, h) in `workspace`) ----
+
+// Scratch bytes naive_forward needs: S/P for all (b, h) at once, B*H*N*N floats.
+std::size_t naive_forward_workspace_bytes(const Shape& shape);
+// q, k, v: inputs; o, lse: outputs; workspace: naive_forward_workspace_bytes(shape) bytes.
+cudaError_t naive_forward(const Shape& shape, const float* q, const float* k, const float* v,
+                          float* o, float* lse, float* workspace, cudaStream_t stream);
+
+// Scratch bytes naive_backward needs: P and dP/dS for all (b, h) (2*B*H*N*N floats) plus D.
+std::size_t naive_backward_workspace_bytes(const Shape& shape);
+// o, lse: the forward's outputs for these q, k, v. dq, dk, dv are overwritten.
+cudaError_t naive_backward(const Shape& shape, const float* q, const float* k, const float* v,
+                           const float* o, const float* lse, const float* d_o, float* dq,
+                           float* dk, float* dv, float* workspace, cudaStream_t stream);
+
+// ---- GPU: FlashAttention-2 (O(N) extra memory) ----
+
+// head_dim 32, 64 and 128 have kernels; anything else is refused.
+bool flash_supported(int head_dim);
+cudaError_t flash_forward(const Shape& shape, const float* q, const float* k, const float* v,
+                          float* o, float* lse, cudaStream_t stream);
+
+// Scratch bytes flash_backward needs: D = rowsum(dO * O), B*H*N floats.
+std::size_t flash_backward_workspace_bytes(const Shape& shape);
+// dq, dk, dv are overwritten (zeroed on `stream`, then accumulated with atomics).
+cudaError_t flash_backward(const Shape& shape, const float* q, const float* k, const float* v,
+                           const float* o, const float* lse, const float* d_o, float* dq,
+                           float* dk, float* dv, float* workspace, cudaStream_t stream);
+
+// ---- CPU references: double accumulation, multithreaded (std::thread) ----
+// Host pointers, same layouts. `threads` 0 means std::thread::hardware_concurrency().
+
+void forward_cpu(const Shape& shape, const float* q, const float* k, const float* v, float* o,
+                 float* lse, unsigned threads = 0);
+
+// Only the listed rows: rows[i] is a global query row index (b*H + h)*N + n. Row i of
+// `o` (o + i*d) and lse[i] receive that row's output. For a sampled check where the full
+// reference would take hours (N = 131072: every row costs N*d*2 multiply-adds).
+void forward_cpu_rows(const Shape& shape, const float* q, const float* k, const float* v,
+                      std::span<const std::int64_t> rows, float* o, float* lse,
+                      unsigned threads = 0);
+
+// Recomputes the forward in double internally (O and LSE are not taken from a GPU run).
+void backward_cpu(const Shape& shape, const float* q, const float* k, const float* v,
+                  const float* d_o, float* dq, float* dk, float* dv, unsigned threads = 0);
+
+}  // namespace attn

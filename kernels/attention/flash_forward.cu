@@ -1,0 +1,285 @@
+// FlashAttention-2 forward in FP32 on CUDA cores (no tensor cores: the inputs are FP32).
+//
+// One block per (Q tile of kBr rows, head h, batch b). The Q tile stays in shared memory
+// (pre-multiplied by scale*log2(e), so that scores come out in the log2 domain and every
+// exponential is one exp2), while the K and V tiles of the block's kv head stream through
+// shared memory with cp.async: V_t is fetched while S = Q K_t^T is computed, K_{t+1}
+// while O += P V_t is. Online softmax per row: running max m and sum l, O rescaled by
+// exp2(m_old - m_new) each tile and divided by l once at the end; LSE = (m + log2 l)*ln2.
+//
+// Register tiling (thread coarsening): 128 threads as 16 row groups (ty) x 8 column
+// groups (tx). Thread (ty, tx) owns
+//   S rows  r_i = ty + 16 i  (i < kRm)  and columns c_j = tx + 8 j  (j < kCn) of the tile,
+//   O rows  r_i (the same rows: m and l stay in registers) and columns 32 h + 4 tx + e.
+// The 8 threads of a row are 8 consecutive lanes, so row max/sum are 3 shuffles.
+// Per 4-wide k step of S = Q K^T a thread does kRm*kCn*4 FMAs from (kRm + kCn) float4
+// shared loads (16 FMA per LDS.128 at 8 x 8); O += P V is the same ratio.
+//
+// Shared-memory strides are padded so that the float4 reads of one warp hit distinct
+// banks: Q and K rows at stride d+4 (rows that differ by 1 start 4 banks apart), P rows
+// at stride kBc+8 (the 4 row groups of a warp start 8 banks apart; scalar stores of P by
+// (ty, tx) are conflict-free).
+//
+// Causal: a Q tile only visits K tiles that start at or before its last row; masking is
+// applied only on tiles that straddle the diagonal or the sequence end. Blocks are issued
+// heaviest (last) Q tile first to shorten the tail.
+#include <cmath>
+
+#include "attention.hpp"
+#include "attention_common.cuh"
+
+namespace attn {
+namespace {
+
+using detail::cp_async_commit;
+using detail::cp_async_tile;
+using detail::cp_async_wait;
+using detail::dot4;
+using detail::get;
+
+constexpr int kThreads = 128;
+
+template <int kD, int kRm, int kCn, int kMinBlocks>
+struct FwdConfig {
+  static constexpr int D = kD;
+  static constexpr int Rm = kRm;             // S/O rows per thread
+  static constexpr int Cn = kCn;             // S columns per thread
+  static constexpr int MinBlocks = kMinBlocks;
+  static constexpr int Br = 16 * kRm;        // queries per block
+  static constexpr int Bc = 8 * kCn;         // keys per tile
+  static constexpr int Dh = kD / 32;         // float4 column groups of O per thread
+  static constexpr int LdQ = kD + 4;
+  static constexpr int LdK = kD + 4;
+  static constexpr int LdV = kD;             // V rows are read whole by a warp: no padding
+  static constexpr int LdP = Bc + 8;
+  static constexpr int SmemFloats = Br * LdQ + Bc * LdK + Bc * LdV + Br * LdP;
+  static constexpr int SmemBytes = SmemFloats * 4;
+  static_assert(kD % 32 == 0 && Bc % 32 == 0, "tile shapes");
+};
+
+// The configurations per head dim. Register budget at (d=64): S 64 + O 64 + Q operands 32.
+//   d=32 : 128 x 64 tiles, 72 KB shared -> 3 blocks/SM
+//   d=64 : 128 x 64 tiles, 103 KB shared -> 2 blocks/SM (8 warps)
+//   d=128:  64 x 32 tiles, 76 KB shared -> 2 blocks/SM (O alone is 64 registers)
+using Fwd32 = FwdConfig<32, 8, 8, 3>;
+using Fwd64 = FwdConfig<64, 8, 8, 2>;
+using Fwd128 = FwdConfig<128, 4, 4, 2>;
+
+template <class C, bool kMask>
+__device__ __forceinline__ void score_tile(float (&s)[C::Rm][C::Cn], const float* Qs,
+                                           const float* Ks, int ty, int tx, int q0, int k0,
+                                           int n, bool causal) {
+#pragma unroll
+  for (int i = 0; i < C::Rm; ++i)
+#pragma unroll
+    for (int j = 0; j < C::Cn; ++j) s[i][j] = 0.0f;
+
+  // S = Q K^T over the head dim, 4 at a time.
+#pragma unroll
+  for (int kk = 0; kk < C::D; kk += 4) {
+    float4 qv[C::Rm];
+#pragma unroll
+    for (int i = 0; i < C::Rm; ++i)
+      qv[i] = *reinterpret_cast<const float4*>(Qs + (ty + 16 * i) * C::LdQ + kk);
+#pragma unroll
+    for (int j = 0; j < C::Cn; ++j) {
+      const float4 kv = *reinterpret_cast<const float4*>(Ks + (tx + 8 * j) * C::LdK + kk);
+#pragma unroll
+      for (int i = 0; i < C::Rm; ++i) s[i][j] = dot4(qv[i], kv, s[i][j]);
+    }
+  }
+  if constexpr (kMask) {
+#pragma unroll
+    for (int i = 0; i < C::Rm; ++i)
+#pragma unroll
+      for (int j = 0; j < C::Cn; ++j) {
+        const int col = k0 + tx + 8 * j;
+        const int row = q0 + ty + 16 * i;
+        if (col >= n || (causal && col > row)) s[i][j] = -INFINITY;
+      }
+  }
+}
+
+template <class C>
+__global__ void __launch_bounds__(kThreads, C::MinBlocks)
+    flash_forward_kernel(const float* __restrict__ q, const float* __restrict__ k,
+                         const float* __restrict__ v, float* __restrict__ o,
+                         float* __restrict__ lse, int heads, int group, int n,
+                         float scale_log2, bool causal) {
+  constexpr int D = C::D, Rm = C::Rm, Cn = C::Cn, Br = C::Br, Bc = C::Bc, Dh = C::Dh;
+  extern __shared__ float4 smem4[];
+  float* Qs = reinterpret_cast<float*>(smem4);  // (Br, D)  scaled by scale*log2e
+  float* Ks = Qs + Br * C::LdQ;                 // (Bc, D)
+  float* Vs = Ks + Bc * C::LdK;                 // (Bc, D)
+  float* Ps = Vs + Bc * C::LdV;                 // (Br, Bc) unnormalized probabilities
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int tx = lane & 7;
+  const int ty = (tid >> 5) * 4 + (lane >> 3);
+  const int qtile = causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : blockIdx.x;
+  const int q0 = qtile * Br;
+  const int h = blockIdx.y;
+  const int b = blockIdx.z;
+  const std::int64_t q_base = (static_cast<std::int64_t>(b) * heads + h) * n * D;
+  const std::int64_t kv_base =
+      (static_cast<std::int64_t>(b) * (heads / group) + h / group) * n * D;
+  const float* kh = k + kv_base;
+  const float* vh = v + kv_base;
+
+  // Q tile -> shared, scaled; rows past N are zeros (their outputs are never written).
+  for (int c = tid; c < Br * D / 4; c += kThreads) {
+    const int r = c / (D / 4);
+    const int col = (c % (D / 4)) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (q0 + r < n) x = __ldg(reinterpret_cast<const float4*>(q + q_base + static_cast<std::int64_t>(q0 + r) * D + col));
+    x.x *= scale_log2;
+    x.y *= scale_log2;
+    x.z *= scale_log2;
+    x.w *= scale_log2;
+    *reinterpret_cast<float4*>(Qs + r * C::LdQ + col) = x;
+  }
+
+  // Causal: keys past the tile's last row are masked for every row of the tile.
+  const int kv_end = causal ? min(n, q0 + Br) : n;
+  const int n_tiles = (kv_end + Bc - 1) / Bc;
+
+  cp_async_tile<Bc, D, C::LdK, kThreads>(Ks, kh, 0, n, tid);
+  cp_async_commit();
+
+  float acc[Rm][Dh * 4];
+  float m[Rm], l[Rm];
+#pragma unroll
+  for (int i = 0; i < Rm; ++i) {
+    m[i] = -INFINITY;
+    l[i] = 0.0f;  // this thread's share of the row sum (its Cn columns), reduced at the end
+#pragma unroll
+    for (int c = 0; c < Dh * 4; ++c) acc[i][c] = 0.0f;
+  }
+
+  for (int t = 0; t < n_tiles; ++t) {
+    const int k0 = t * Bc;
+    cp_async_tile<Bc, D, C::LdV, kThreads>(Vs, vh, k0, n, tid);  // V_t overlaps S
+    cp_async_commit();
+    cp_async_wait<1>();  // K_t has landed
+    __syncthreads();
+
+    float s[Rm][Cn];
+    const bool need_mask = (k0 + Bc > n) || (causal && k0 + Bc - 1 > q0);
+    if (need_mask)
+      score_tile<C, true>(s, Qs, Ks, ty, tx, q0, k0, n, causal);
+    else
+      score_tile<C, false>(s, Qs, Ks, ty, tx, q0, k0, n, causal);
+
+    // Online softmax, log2 domain. m_use guards rows with no visible key yet (-inf - -inf).
+#pragma unroll
+    for (int i = 0; i < Rm; ++i) {
+      float mx = s[i][0];
+#pragma unroll
+      for (int j = 1; j < Cn; ++j) mx = fmaxf(mx, s[i][j]);
+      mx = detail::group8_max(mx);
+      const float m_new = fmaxf(m[i], mx);
+      const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+      const float alpha = exp2f(m[i] - m_use);
+      m[i] = m_new;
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < Cn; ++j) {
+        const float p = exp2f(s[i][j] - m_use);
+        sum += p;
+        Ps[(ty + 16 * i) * C::LdP + tx + 8 * j] = p;
+      }
+      l[i] = l[i] * alpha + sum;
+#pragma unroll
+      for (int c = 0; c < Dh * 4; ++c) acc[i][c] *= alpha;
+    }
+    __syncthreads();  // P complete, every thread done with K_t
+
+    if (t + 1 < n_tiles) cp_async_tile<Bc, D, C::LdK, kThreads>(Ks, kh, k0 + Bc, n, tid);
+    cp_async_commit();  // possibly empty: keeps the group count uniform
+    cp_async_wait<1>();  // V_t has landed
+    __syncthreads();
+
+    // O += P V over the tile's keys, 4 at a time.
+#pragma unroll
+    for (int jj = 0; jj < Bc; jj += 4) {
+      float4 pv[Rm];
+#pragma unroll
+      for (int i = 0; i < Rm; ++i)
+        pv[i] = *reinterpret_cast<const float4*>(Ps + (ty + 16 * i) * C::LdP + jj);
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        float4 vv[Dh];
+#pragma unroll
+        for (int hh = 0; hh < Dh; ++hh)
+          vv[hh] = *reinterpret_cast<const float4*>(Vs + (jj + u) * C::LdV + 32 * hh + 4 * tx);
+#pragma unroll
+        for (int i = 0; i < Rm; ++i) {
+          const float p = get(pv[i], u);
+#pragma unroll
+          for (int hh = 0; hh < Dh; ++hh) {
+            acc[i][4 * hh + 0] = fmaf(p, vv[hh].x, acc[i][4 * hh + 0]);
+            acc[i][4 * hh + 1] = fmaf(p, vv[hh].y, acc[i][4 * hh + 1]);
+            acc[i][4 * hh + 2] = fmaf(p, vv[hh].z, acc[i][4 * hh + 2]);
+            acc[i][4 * hh + 3] = fmaf(p, vv[hh].w, acc[i][4 * hh + 3]);
+          }
+        }
+      }
+    }
+    __syncthreads();  // done with P and V_t before they are overwritten
+  }
+  cp_async_wait<0>();
+
+  // O = acc / l, written once (float4, 8 lanes cover 128 contiguous bytes per group).
+#pragma unroll
+  for (int i = 0; i < Rm; ++i) {
+    const float row_sum = detail::group8_sum(l[i]);
+    const int row = q0 + ty + 16 * i;
+    if (row >= n) continue;
+    const float inv = 1.0f / row_sum;
+    float* orow = o + q_base + static_cast<std::int64_t>(row) * D;
+#pragma unroll
+    for (int hh = 0; hh < Dh; ++hh) {
+      const float4 x = make_float4(acc[i][4 * hh] * inv, acc[i][4 * hh + 1] * inv,
+                                   acc[i][4 * hh + 2] * inv, acc[i][4 * hh + 3] * inv);
+      *reinterpret_cast<float4*>(orow + 32 * hh + 4 * tx) = x;
+    }
+    if (tx == 0)
+      lse[(static_cast<std::int64_t>(b) * heads + h) * n + row] =
+          (m[i] + log2f(row_sum)) * detail::kLn2;
+  }
+}
+
+template <class C>
+cudaError_t launch_forward(const Shape& s, const float* q, const float* k, const float* v,
+                           float* o, float* lse, cudaStream_t stream) {
+  static const cudaError_t prepared =
+      detail::prepare_kernel(flash_forward_kernel<C>, C::SmemBytes);
+  if (prepared != cudaSuccess) return prepared;
+  const dim3 grid((s.seq_len + C::Br - 1) / C::Br, s.heads, s.batch);
+  const float scale_log2 = s.effective_scale() * detail::kLog2e;
+  flash_forward_kernel<C><<<grid, kThreads, C::SmemBytes, stream>>>(
+      q, k, v, o, lse, s.heads, s.group(), s.seq_len, scale_log2, s.causal);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+bool flash_supported(int head_dim) {
+  return head_dim == 32 || head_dim == 64 || head_dim == 128;
+}
+
+cudaError_t flash_forward(const Shape& shape, const float* q, const float* k, const float* v,
+                          float* o, float* lse, cudaStream_t stream) {
+  detail::require_valid(shape);
+  switch (shape.head_dim) {
+    case 32: return launch_forward<Fwd32>(shape, q, k, v, o, lse, stream);
+    case 64: return launch_forward<Fwd64>(shape, q, k, v, o, lse, stream);
+    case 128: return launch_forward<Fwd128>(shape, q, k, v, o, lse, stream);
+    default:
+      throw std::invalid_argument("attention: flash kernels support head_dim 32, 64, 128, not " +
+                                  std::to_string(shape.head_dim));
+  }
+}
+
+}  // namespace attn

@@ -72,7 +72,8 @@ void add_list_command(CLI::App& app, int& exit_code) {
   cmd->add_option("what", *what, "problems, variants, or all (default)")
       ->check(CLI::IsMember({"problems", "variants", "all"}));
   cmd->add_flag("--json", *json, "Machine-readable output");
-  cmd->add_option("--plugin", *plugins, "Load variants from a plugin shared library (repeatable)");
+  cmd->add_option("--plugin", *plugins, "Load variants from a plugin shared library (repeatable)")
+      ->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
     Registry& reg = Registry::instance();
     for (const auto& p : *plugins) load_plugin(p, reg);

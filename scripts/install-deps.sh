@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the build dependencies from the distribution's packages (Debian 12 / Ubuntu
+# 24.04). The CUDA toolkit (nvcc, cudart, cuBLAS, CUPTI, NVTX) is expected under
+# /usr/local/cuda. Skips apt-get when everything is already there or when not root.
+set -euo pipefail
+packages=(cmake ninja-build g++ pkg-config libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+          libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}" "$@"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+    echo "install-deps: missing packages: ${missing[*]} (run as root with apt-get)" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+  echo "install-deps: no CUDA toolkit found (expected /usr/local/cuda/bin/nvcc)" >&2
+  exit 1
+fi

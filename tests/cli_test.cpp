@@ -1,0 +1,151 @@
+// The `harness` executable as a user sees it: output, exit codes, reports, errors.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace harness {
+namespace {
+
+using test::run_command;
+
+const std::string kExe = HARNESS_EXE;
+const std::string kPlugins = HARNESS_BINARY_DIR "/plugins/";
+
+TEST(Cli, VersionAndHelp) {
+  auto r = run_command(kExe + " --version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output.rfind("harness 0.1.0 (commit ", 0), 0u) << r.output;
+  r = run_command(kExe + " --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("Exit codes: 0"), std::string::npos);
+  EXPECT_NE(r.output.find("harness run suites/smoke.yaml"), std::string::npos);
+  r = run_command(kExe + " run --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--dry-run"), std::string::npos);
+}
+
+TEST(Cli, NoSubcommandOrUnknownOptionIsExit2) {
+  EXPECT_EQ(run_command(kExe).exit_code, 2);
+  EXPECT_EQ(run_command(kExe + " run tests/data/suites/tiny.yaml --bogus").exit_code, 2);
+  const auto r = run_command(kExe + " run no_such_suite.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("no_such_suite.yaml"), std::string::npos);
+}
+
+TEST(Cli, SmokeRunWritesAValidReportAndJournal) {
+  const std::string out = test::temp_path("tiny.json");
+  const auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // One progress line per result, then the summary.
+  EXPECT_NE(r.output.find("[1/8] passed  stream/cpu op=copy n=1000"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("8 results: 4 passed, 0 failed, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("report: " + out), std::string::npos);
+  const auto report = nlohmann::json::parse(test::read_file(out));
+  EXPECT_EQ(report["schema"], "harness-report");
+  EXPECT_EQ(report["results"].size(), 8u);
+  EXPECT_EQ(report["environment"]["command_line"], "harness run tests/data/suites/tiny.yaml --out " + out);
+  const auto& first = report["results"][0];
+  EXPECT_EQ(first["variant"], "cpu");
+  EXPECT_EQ(first["status"], "passed");
+  EXPECT_TRUE(first["check"]["passed"].get<bool>());
+  EXPECT_GE(first["samples_s"].size(), 3u);
+  EXPECT_GT(first["stats"]["median_s"].get<double>(), 0);
+  EXPECT_GT(first["rates"]["gbytes_per_s"].get<double>(), 0);
+  // Without a GPU the cuda variant is skipped with the reason; with one it passes.
+  const auto& second = report["results"][1];
+  EXPECT_EQ(second["variant"], "cuda");
+  if (second["status"] == "skipped") EXPECT_NE(second["reason"].get<std::string>().find("no CUDA device"), std::string::npos);
+  else EXPECT_EQ(second["status"], "passed");
+  // The journal holds the same results, one JSON line each.
+  const std::string journal = test::read_file(out + ".journal.jsonl");
+  EXPECT_EQ(std::count(journal.begin(), journal.end(), '\n'), 8);
+  std::remove(out.c_str());
+  std::remove((out + ".journal.jsonl").c_str());
+}
+
+TEST(Cli, DryRunListsExpandedResultsAndRunsNothing) {
+  const auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --dry-run --variants cpu --filter n:4099");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("stream/cpu/op:copy/n:4099"), std::string::npos);
+  EXPECT_NE(r.output.find("stream/cpu/op:triad/n:4099"), std::string::npos);
+  EXPECT_EQ(r.output.find("n:1000"), std::string::npos);
+  EXPECT_NE(r.output.find("2 results in 4 cases (dry run: nothing was executed)"), std::string::npos);
+}
+
+TEST(Cli, BadSuiteIsOneLocatedLineAndExit2) {
+  const auto r = run_command(kExe + " run tests/data/suites/unknown_variant.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output,
+            "harness: error: tests/data/suites/unknown_variant.yaml:5:21: unknown variant 'cdua' of problem 'stream'; "
+            "did you mean 'cuda'?\n");
+}
+
+TEST(Cli, VariantsTypoAndEmptySelectionAreExit2) {
+  auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --variants cpuu");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--variants: no case of the suite has a variant 'cpuu'; did you mean 'cpu'?"), std::string::npos);
+  r = run_command(kExe + " run tests/data/suites/tiny.yaml --filter nomatch");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("nothing to run"), std::string::npos);
+  r = run_command(kExe + " run tests/data/suites/tiny.yaml --filter '('");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("not a valid regular expression"), std::string::npos);
+}
+
+TEST(Cli, UnwritableOutputIsExit2BeforeAnyWork) {
+  const auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --out /proc/none/x.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("cannot open the journal"), std::string::npos);
+  EXPECT_EQ(r.output.find("passed"), std::string::npos);
+}
+
+TEST(Cli, FailingCheckIsExit1AndTheVariantIsNotTimed) {
+  const std::string out = test::temp_path("saxpy.json");
+  const auto r = run_command(kExe + " run --plugin " + kPlugins + "example_plugin.so tests/data/suites/saxpy_strict.yaml --out " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("failed  saxpy/unfused"), std::string::npos) << r.output;
+  const auto report = nlohmann::json::parse(test::read_file(out));
+  for (const auto& res : report["results"]) {
+    if (res["variant"] == "fused") {
+      EXPECT_EQ(res["status"], "passed");
+    } else {
+      EXPECT_EQ(res["status"], "failed");
+      EXPECT_GT(res["check"]["mismatches"].get<int>(), 0);
+      EXPECT_TRUE(res["samples_s"].empty());  // never timed
+    }
+  }
+  std::remove(out.c_str());
+  std::remove((out + ".journal.jsonl").c_str());
+}
+
+TEST(Cli, PluginErrorsAreExit2) {
+  auto r = run_command(kExe + " list --plugin " + kPlugins + "not_a_plugin.so");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("not a harness plugin"), std::string::npos);
+  r = run_command(kExe + " list --plugin " + kPlugins + "wrong_abi_plugin.so");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("plugin ABI version 999"), std::string::npos);
+  r = run_command(kExe + " list --plugin /nonexistent.so");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("plugin library not found"), std::string::npos);
+}
+
+TEST(Cli, ListShowsProblemsParametersAndVariants) {
+  auto r = run_command(kExe + " list");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("stream: STREAM"), std::string::npos);
+  EXPECT_NE(r.output.find("default triad"), std::string::npos);
+  r = run_command(kExe + " list variants");
+  EXPECT_NE(r.output.find("stream/cuda"), std::string::npos);
+  r = run_command(kExe + " list --json --plugin " + kPlugins + "example_plugin.so");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  bool saxpy = false;
+  for (const auto& p : j["problems"]) saxpy |= p["name"] == "saxpy";
+  EXPECT_TRUE(saxpy);
+  EXPECT_EQ(j["problems"][0]["parameters"][0]["name"].is_string(), true);
+}
+
+}  // namespace
+}  // namespace harness

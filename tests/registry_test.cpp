@@ -1,0 +1,61 @@
+#include <gtest/gtest.h>
+
+#include "harness/error.hpp"
+#include "harness/registry.hpp"
+#include "plugin_loader.hpp"
+#include "suggest.hpp"
+
+namespace harness {
+namespace {
+
+TEST(Registry, BuiltInStreamFamilyIsRegistered) {
+  const Registry& reg = Registry::instance();
+  const Problem* stream = reg.find_problem("stream");
+  ASSERT_NE(stream, nullptr);
+  EXPECT_NE(reg.find_variant("stream", "cpu"), nullptr);
+  EXPECT_NE(reg.find_variant("stream", "cuda"), nullptr);
+  EXPECT_EQ(reg.find_variant("stream", "nope"), nullptr);
+  EXPECT_EQ(reg.pending_variants(), 0u);
+}
+
+TEST(Registry, DuplicatesAreRejected) {
+  Variant v{"stream", "cpu", Backend::cpu, "dup", [](Instance&, LaunchContext&) {}, nullptr, nullptr};
+  EXPECT_THROW(Registry::instance().add_variant(v), InputError);
+}
+
+TEST(Plugin, ExampleLoadsAndRegistersItsProblemAndVariants) {
+  Registry& reg = Registry::instance();
+  load_plugin(HARNESS_BINARY_DIR "/plugins/example_plugin.so", reg);
+  ASSERT_NE(reg.find_problem("saxpy"), nullptr);
+  const Variant* v = reg.find_variant("saxpy", "unfused");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->origin, HARNESS_BINARY_DIR "/plugins/example_plugin.so");
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    load_plugin(path, Registry::instance());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Plugin, MissingFileNotAPluginAndWrongVersionAreClearErrors) {
+  EXPECT_EQ(load_error("/nonexistent/p.so"), "/nonexistent/p.so: plugin library not found");
+  const std::string bin = HARNESS_BINARY_DIR "/plugins/";
+  EXPECT_EQ(load_error(bin + "not_a_plugin.so"),
+            bin + "not_a_plugin.so: not a harness plugin (no harness_plugin_abi_version / harness_plugin_register entry point)");
+  EXPECT_EQ(load_error(bin + "wrong_abi_plugin.so"),
+            bin + "wrong_abi_plugin.so: plugin ABI version 999 does not match this harness (1); rebuild the plugin against this harness");
+  EXPECT_NE(load_error(HARNESS_SOURCE_DIR "/CMakeLists.txt").find("cannot load plugin"), std::string::npos);
+}
+
+TEST(Suggest, EditDistanceAndSuggestions) {
+  EXPECT_EQ(edit_distance("tild", "tiled"), 1u);
+  EXPECT_EQ(did_you_mean("tild", {"naive", "tiled", "cublas"}), "; did you mean 'tiled'?");
+  EXPECT_EQ(did_you_mean("zzzzzz", {"naive", "tiled"}), "");
+}
+
+}  // namespace
+}  // namespace harness

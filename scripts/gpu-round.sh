@@ -2,7 +2,7 @@
 # The whole GPU round in one command, for a machine with a CUDA GPU (the device machine):
 # build, every test (GPU tests included), then the suites. Logs and reports go to $OUT
 # (default ./out). Stages can be chosen: bash scripts/gpu-round.sh build test smoke gemm
-#   stages: build test smoke gemm attention memory sanitizer
+#   stages: build test smoke gemm attention memory broken
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -40,6 +40,13 @@ for s in $stages; do
     memory)
       step "harness run suites/attention-memory.yaml"
       $exe run suites/attention-memory.yaml --out "$OUT/attention-memory.json" --quiet 2>&1 | tee "$OUT/memory.log" | tail -40 || status=1 ;;
+    broken)
+      step "harness run --isolate tests/data/suites/broken_gpu.yaml"
+      $exe run --isolate --plugin build/release/plugins/broken_plugin.so tests/data/suites/broken_gpu.yaml \
+        --out "$OUT/broken.json" 2>&1 | tee "$OUT/broken.log" | tail -20
+      step "the same without --isolate (must end cleanly, suggesting --isolate)"
+      $exe run --plugin build/release/plugins/broken_plugin.so tests/data/suites/broken_gpu.yaml \
+        --out "$OUT/broken-inproc.json" 2>&1 | tail -8 ;;
     *) echo "unknown stage '$s'"; exit 2 ;;
   esac
 done

@@ -19,12 +19,16 @@ int main(int argc, char** argv) {
       "  harness run suites/gemm.yaml --variants tiled,cublas --out reports/gemm.json\n"
       "  harness run suites/gemm.yaml --filter 'M:4096' --dry-run\n"
       "  harness list variants\n"
+      "  harness compare reports/baselines/h100/gemm.json reports/gemm.json   regression verdict (exit 1)\n"
+      "  harness report reports/gemm.json --format html --out gemm.html      tables and charts\n"
+      "  harness validate reports/gemm.json                                   check against reports/schema.json\n"
       "\n"
       "Exit codes: 0 all results passed or were skipped with a reason; 1 a check failed or a\n"
-      "variant errored; 2 bad input (command line, suite, plugin, report): nothing was run.");
+      "variant errored, or compare found a regression; 2 bad input (command line, suite, plugin, report): nothing was run.");
   app.set_version_flag("--version", fmt::format("harness {} (commit {})", harness::harness_version(),
                                                 harness::harness_commit()));
   app.require_subcommand(1, 1);
+  for (int i = 0; i < argc; ++i) harness::cli::raw_arguments().emplace_back(argv[i]);
   for (int i = 0; i < argc; ++i) {
     if (i) harness::cli::command_line() += ' ';
     harness::cli::command_line() += (i == 0 ? std::string("harness") : std::string(argv[i]));
@@ -32,6 +36,9 @@ int main(int argc, char** argv) {
   int exit_code = harness::kExitOk;
   harness::cli::add_run_command(app, exit_code);
   harness::cli::add_list_command(app, exit_code);
+  harness::cli::add_compare_command(app, exit_code);
+  harness::cli::add_report_command(app, exit_code);
+  harness::cli::add_validate_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

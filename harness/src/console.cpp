@@ -67,7 +67,9 @@ void Console::result(const Result& r, std::size_t index, std::size_t total) {
       case Status::passed: color = "\033[32m"; break;
       case Status::failed: color = "\033[31m"; break;
       case Status::skipped: color = "\033[33m"; break;
-      case Status::error: color = "\033[1;31m"; break;
+      case Status::error:
+      case Status::crashed:
+      case Status::timeout: color = "\033[1;31m"; break;
     }
   }
   fmt::print(out_, "[{:>{}}/{}] {}{:<7}{} {}  {}\n", index, fmt::formatted_size("{}", total), total, color,
@@ -94,8 +96,11 @@ void Console::summary(const std::vector<Result>& results) {
       }
     }
   }
-  fmt::print(out_, "\n{} results: {} passed, {} failed, {} skipped, {} errors\n", results.size(), counts[Status::passed],
-             counts[Status::failed], counts[Status::skipped], counts[Status::error]);
+  std::string extra;
+  if (counts[Status::crashed]) extra += fmt::format(", {} crashed", counts[Status::crashed]);
+  if (counts[Status::timeout]) extra += fmt::format(", {} timed out", counts[Status::timeout]);
+  fmt::print(out_, "\n{} results: {} passed, {} failed, {} skipped, {} errors{}\n", results.size(), counts[Status::passed],
+             counts[Status::failed], counts[Status::skipped], counts[Status::error], extra);
 }
 
 }  // namespace harness

@@ -81,6 +81,73 @@ nlohmann::json result_to_json(const Result& r) {
   return j;
 }
 
+namespace {
+ParamValue param_from_json(const nlohmann::json& v) {
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number()) return v.get<double>();
+  return v.get<std::string>();
+}
+}  // namespace
+
+Result result_from_json(const nlohmann::json& j) {
+  Result r;
+  r.name = j.at("name").get<std::string>();
+  r.case_name = j.value("case", "");
+  r.problem = j.at("problem").get<std::string>();
+  r.variant = j.at("variant").get<std::string>();
+  r.backend = j.value("backend", "");
+  for (const auto& [k, v] : j.at("params").items()) r.params.set(k, param_from_json(v));
+  r.status = status_from_string(j.at("status").get<std::string>()).value_or(Status::error);
+  r.reason = j.value("reason", "");
+  r.reference = j.value("reference", "");
+  if (j.contains("work")) r.work = {j["work"].value("flops", 0.0), j["work"].value("bytes", 0.0)};
+  if (j.contains("memory")) {
+    r.io_device_bytes = j["memory"].value("io_device_bytes", std::size_t{0});
+    r.workspace_peak_bytes = j["memory"].value("workspace_peak_bytes", std::size_t{0});
+  }
+  if (j.contains("settings")) {
+    const auto& s = j["settings"];
+    r.settings.warmup = s.value("warmup", r.settings.warmup);
+    r.settings.min_samples = s.value("min_samples", r.settings.min_samples);
+    r.settings.min_time = s.value("min_time_s", r.settings.min_time);
+    r.settings.max_time = s.value("max_time_s", r.settings.max_time);
+    r.settings.noise = s.value("noise", r.settings.noise);
+    r.settings.cache = s.value("cache", "cold") == "hot" ? CacheMode::hot : CacheMode::cold;
+    r.settings.timeout = s.value("timeout_s", 0.0);
+  }
+  if (j.contains("check") && j["check"].is_object()) {
+    const auto& c = j["check"];
+    CheckResult k;
+    k.passed = c.value("passed", false);
+    k.elements = c.value("elements", std::size_t{0});
+    k.mismatches = c.value("mismatches", std::size_t{0});
+    k.nonfinite = c.value("nonfinite", std::size_t{0});
+    k.unwritten = c.value("unwritten", std::size_t{0});
+    k.max_abs_error = c.value("max_abs_error", 0.0);
+    k.rel_l2_error = c.value("rel_l2_error", 0.0);
+    if (c.contains("tolerance")) k.tolerance = {c["tolerance"].value("abs", 0.0), c["tolerance"].value("rel", 0.0)};
+    k.sampled = c.value("sampled", false);
+    k.worst = c.value("worst", "");
+    r.check = k;
+  }
+  if (j.contains("stats") && j["stats"].is_object()) {
+    Timing t;
+    t.samples = j.value("samples_s", std::vector<double>{});
+    t.stats = compute_stats(t.samples);
+    t.noise_reached = j["stats"].value("noise_reached", false);
+    t.stop_reason = j["stats"].value("stop_reason", "");
+    t.wall_time = j["stats"].value("wall_time_s", 0.0);
+    r.timing = t;
+  }
+  if (j.contains("rates") && j["rates"].is_object()) {
+    r.gflops = j["rates"].value("gflops", 0.0);
+    r.gbytes_per_s = j["rates"].value("gbytes_per_s", 0.0);
+    r.intensity = j["rates"].value("arithmetic_intensity", 0.0);
+  }
+  return r;
+}
+
 nlohmann::json benchmarks_json(const std::vector<Result>& results) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : results) {
@@ -114,7 +181,8 @@ nlohmann::json benchmarks_json(const std::vector<Result>& results) {
 nlohmann::json make_report(const nlohmann::json& environment, const Suite& suite,
                            const std::vector<Result>& results) {
   nlohmann::json res = nlohmann::json::array();
-  std::map<std::string, int> counts{{"passed", 0}, {"failed", 0}, {"skipped", 0}, {"error", 0}};
+  std::map<std::string, int> counts;
+  for (Status s : kAllStatuses) counts[std::string(to_string(s))] = 0;
   for (const auto& r : results) {
     res.push_back(result_to_json(r));
     ++counts[std::string(to_string(r.status))];

@@ -20,6 +20,9 @@ inline constexpr const char* kReportSchema = "harness-report";
 inline constexpr int kReportSchemaVersion = 1;
 
 nlohmann::json result_to_json(const Result& r);
+// The inverse, for journals (resume, isolated children) and reports; throws
+// nlohmann::json::exception on a malformed entry.
+Result result_from_json(const nlohmann::json& j);
 nlohmann::json settings_to_json(const MeasureSettings& s);
 nlohmann::json benchmarks_json(const std::vector<Result>& results);
 nlohmann::json make_report(const nlohmann::json& environment, const Suite& suite,

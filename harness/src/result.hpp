@@ -12,7 +12,11 @@
 
 namespace harness {
 
-enum class Status { passed, failed, skipped, error };
+// crashed: the variant killed its (isolated) process or corrupted the CUDA context;
+// timeout: it outlived the watchdog's limit.
+enum class Status { passed, failed, skipped, error, crashed, timeout };
+inline constexpr Status kAllStatuses[] = {Status::passed, Status::failed, Status::skipped,
+                                          Status::error,  Status::crashed, Status::timeout};
 std::string_view to_string(Status status);
 std::optional<Status> status_from_string(std::string_view text);
 

@@ -13,12 +13,14 @@ std::string_view to_string(Status status) {
     case Status::failed: return "failed";
     case Status::skipped: return "skipped";
     case Status::error: return "error";
+    case Status::crashed: return "crashed";
+    case Status::timeout: return "timeout";
   }
   return "?";
 }
 
 std::optional<Status> status_from_string(std::string_view text) {
-  for (Status s : {Status::passed, Status::failed, Status::skipped, Status::error})
+  for (Status s : kAllStatuses)
     if (to_string(s) == text) return s;
   return std::nullopt;
 }
@@ -68,12 +70,11 @@ void Runner::ensure_stream() {
   flusher_ = std::make_unique<L2Flusher>();
 }
 
-std::vector<Result> Runner::run(const Suite& suite, const RunObserver& observer) {
-  const auto planned = plan(suite, options_);
+std::vector<Result> Runner::run(const std::vector<PlannedResult>& planned, const RunObserver& observer) {
   std::vector<Result> results;
   std::size_t index = 0;
   // Group the plan by case, keeping order.
-  for (std::size_t i = 0; i < planned.size();) {
+  for (std::size_t i = 0; i < planned.size() && !fatal_;) {
     std::vector<const Variant*> variants;
     const Case* c = planned[i].c;
     for (; i < planned.size() && planned[i].c == c; ++i) variants.push_back(planned[i].variant);
@@ -106,6 +107,8 @@ void derive_rates(Result& r) {
 }
 
 }  // namespace
+
+Result unfinished_result(const PlannedResult& p) { return base_result(*p.c, *p.variant); }
 
 void Runner::run_case(const Case& c, const std::vector<const Variant*>& variants, std::vector<Result>& out,
                       const RunObserver& observer, std::size_t& index, std::size_t total) {
@@ -177,7 +180,9 @@ void Runner::run_case(const Case& c, const std::vector<const Variant*>& variants
       r = run_variant(state, *v);
     }
     if (observer.on_result) observer.on_result(r, index, total);
+    const bool crashed = r.status == Status::crashed;
     out.push_back(std::move(r));
+    if (crashed) break;  // the context is gone: the caller ends the run (or a fresh child goes on)
   }
 }
 
@@ -257,8 +262,10 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     r.status = Status::error;
     r.reason = e.what();
     if (e.sticky()) {
+      // A faulting kernel (illegal address, misaligned access, device assert) kills the
+      // context: the variant crashed, and this process can run no more CUDA work.
       fatal_ = e.what();
-      r.reason += " (the CUDA context is lost; rerun with --isolate to contain this variant)";
+      r.status = Status::crashed;
     }
   } catch (const std::exception& e) {
     r.status = Status::error;

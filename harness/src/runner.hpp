@@ -35,6 +35,8 @@ struct PlannedResult {
 
 // The results a suite will produce under these options, in run order.
 std::vector<PlannedResult> plan(const Suite& suite, const RunOptions& options);
+// A result with the identity of a planned one and no outcome yet (status error).
+Result unfinished_result(const PlannedResult& p);
 
 class Runner {
  public:
@@ -43,7 +45,9 @@ class Runner {
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  std::vector<Result> run(const Suite& suite, const RunObserver& observer);
+  // Runs the planned results in order (consecutive results of one case share its inputs
+  // and reference). Stops after a sticky CUDA error: nothing more can run in-process.
+  std::vector<Result> run(const std::vector<PlannedResult>& planned, const RunObserver& observer);
   // Set when a sticky CUDA error ended GPU work early.
   const std::optional<std::string>& fatal_cuda_error() const { return fatal_; }
 

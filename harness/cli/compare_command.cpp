@@ -1,0 +1,78 @@
+// harness compare BASELINE.json CANDIDATE.json [--threshold PCT] [--alpha A] [--format F]
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "compare.hpp"
+#include "harness/error.hpp"
+#include "report.hpp"
+
+namespace harness::cli {
+
+namespace {
+
+struct CompareArgs {
+  std::string baseline, candidate;
+  std::string threshold = "5";
+  double alpha = 0.05;
+  double min_effect = 0.3;
+  std::string format = "text";
+  bool fail_on_missing = false;
+};
+
+double parse_percent(std::string text) {
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(v >= 0) || v >= 1000)
+    throw InputError(fmt::format("--threshold '{}': expected a percentage such as 5 or 2.5%", text));
+  return v / 100;
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<CompareArgs>();
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "Compare a candidate report with a baseline: a verdict per benchmark (faster, slower, same, new,\n"
+      "missing, failed, skipped). A change counts when the median time moves by at least the threshold,\n"
+      "the samples are separated (Cliff's delta) and a two-sided Mann-Whitney U test is significant.");
+  cmd->add_option("baseline", args->baseline, "Baseline report (harness JSON or Google Benchmark JSON)")->required();
+  cmd->add_option("candidate", args->candidate, "Candidate report (harness JSON or Google Benchmark JSON)")->required();
+  cmd->add_option("--threshold", args->threshold,
+                  "Smallest change of the median time that counts, in percent (default 5)");
+  cmd->add_option("--alpha", args->alpha, "Significance level of the two-sided U test (default 0.05)")
+      ->check(CLI::Range(1e-12, 0.5));
+  cmd->add_option("--min-effect-size", args->min_effect,
+                  "Smallest |Cliff's delta| (2 P(candidate slower) - 1) that counts; 0 turns it off (default 0.3)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--format", args->format, "text (default), md or json")->check(CLI::IsMember({"text", "md", "json"}));
+  cmd->add_flag("--fail-on-missing", args->fail_on_missing,
+                "Count a benchmark of the baseline that the candidate did not time as a regression");
+  cmd->footer(
+      "Exit codes: 0 no regression; 1 regression (a benchmark slower, or a check failing in the\n"
+      "candidate); 2 bad input (unreadable report, bad option).");
+  cmd->callback([args, &exit_code] {
+    CompareOptions options;
+    options.threshold = parse_percent(args->threshold);
+    options.alpha = args->alpha;
+    options.min_effect_size = args->min_effect;
+    options.fail_on_missing = args->fail_on_missing;
+    const BenchSet base = load_bench_set(read_report(args->baseline), args->baseline);
+    const BenchSet cand = load_bench_set(read_report(args->candidate), args->candidate);
+    const Comparison c = compare(base, cand, options);
+    const std::string text = render_comparison(c, args->format);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    exit_code = c.regression ? kExitFailure : kExitOk;
+  });
+}
+
+}  // namespace harness::cli

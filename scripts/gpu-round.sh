@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # The whole GPU round in one command, for a machine with a CUDA GPU (the device machine):
-# build, every test (GPU tests included), then the suites. Logs and reports go to $OUT
-# (default ./out). Stages can be chosen: bash scripts/gpu-round.sh build test smoke gemm
-#   stages: build test smoke gemm attention memory broken
+# build, every test (GPU tests included), then the suites. Logs and reports go to
+# $WORK (default /tmp/gpu-round), packed at the end into $OUT/round.tgz (default ./out).
+# Stages can be chosen: bash scripts/gpu-round.sh build test smoke gemm
+# Where the tree has no .git, pass the commit: HARNESS_COMMIT=<sha> bash scripts/gpu-round.sh
+#   stages: build test smoke gemm attention memory pytorch broken tables
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
+PACK=${OUT:-$PWD/out}
+OUT=${WORK:-/tmp/gpu-round}
+mkdir -p "$OUT" "$PACK"
+commit=${HARNESS_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+export HARNESS_COMMIT=$commit
 stages=${*:-build test smoke gemm}
 exe=build/release/bin/harness
 status=0
@@ -14,7 +19,7 @@ step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
 
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm --format=csv
-  echo "commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)  date $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit $commit  date $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } 2>&1 | tee "$OUT/env.txt"
 
 for s in $stages; do
@@ -36,10 +41,10 @@ for s in $stages; do
       $exe run suites/gemm.yaml --out "$OUT/gemm.json" --quiet 2>&1 | tee "$OUT/gemm.log" | tail -60 || status=1 ;;
     attention)
       step "harness run suites/attention.yaml"
-      $exe run suites/attention.yaml --out "$OUT/attention.json" --quiet 2>&1 | tee "$OUT/attention.log" | tail -60 || status=1 ;;
+      timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention.yaml --out "$OUT/attention.json" --quiet 2>&1 | tee "$OUT/attention.log" | tail -60 || status=1 ;;
     memory)
       step "harness run suites/attention-memory.yaml"
-      $exe run suites/attention-memory.yaml --out "$OUT/attention-memory.json" --quiet 2>&1 | tee "$OUT/memory.log" | tail -40 || status=1 ;;
+      timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention-memory.yaml --out "$OUT/attention-memory.json" --quiet 2>&1 | tee "$OUT/memory.log" | tail -40 || status=1 ;;
     broken)
       step "harness run --isolate tests/data/suites/broken_gpu.yaml"
       $exe run --isolate --plugin build/release/plugins/broken_plugin.so tests/data/suites/broken_gpu.yaml \
@@ -47,7 +52,24 @@ for s in $stages; do
       step "the same without --isolate (must end cleanly, suggesting --isolate)"
       $exe run --plugin build/release/plugins/broken_plugin.so tests/data/suites/broken_gpu.yaml \
         --out "$OUT/broken-inproc.json" 2>&1 | tail -8 ;;
+    pytorch)
+      step "PyTorch SDPA on the attention suite's shapes"
+      PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-400}" python3 reports/pytorch_attention.py suites/attention.yaml --harness $exe \
+        ${PYTORCH_FILTER:+--filter "$PYTORCH_FILTER"} --out "$OUT/pytorch-attention.json" >"$OUT/pytorch.log" 2>&1 || status=1
+      tail -5 "$OUT/pytorch.log" ;;
+    tables)
+      step "tables for docs/PERFORMANCE.md"
+      for k in smoke:stream gemm:gemm attention:attention attention-memory:memory; do
+        f="$OUT/${k%%:*}.json"
+        [ -f "$f" ] || continue
+        extra=""
+        [ "${k##*:}" = attention ] && [ -f "$OUT/pytorch-attention.json" ] && extra="$OUT/pytorch-attention.json"
+        python3 reports/tables.py "${k##*:}" "$f" $extra >"$OUT/table-${k%%:*}.md"
+        cat "$OUT/table-${k%%:*}.md"
+      done ;;
     *) echo "unknown stage '$s'"; exit 2 ;;
   esac
+  # Pack after every stage: whatever a later stage or a time limit cuts, this stays.
+  tar czf "$PACK/round.tgz" -C "$OUT" .
 done
 exit $status

@@ -33,7 +33,7 @@ harness::Params params(std::int64_t M, std::int64_t N, std::int64_t K, double al
   return harness::with_defaults(gemm_problem().params(), p);
 }
 
-const harness::Variant& variant(const std::string& name) {
+const harness::Variant& variant(std::string_view name) {  // by value: no dangling-reference warning
   const harness::Variant* v = harness::Registry::instance().find_variant("gemm", name);
   EXPECT_NE(v, nullptr) << name;
   return *v;
@@ -135,7 +135,7 @@ TEST(GemmPlugin, ReferenceIsCpuUpTo2To30) {
 }
 
 TEST(GemmPlugin, CpuVariantSkipsHugeShapes) {
-  const auto& cpu = variant("cpu");
+  const harness::Variant& cpu = variant("cpu");  // the registry owns it
   ASSERT_TRUE(static_cast<bool>(cpu.constraint));
   EXPECT_FALSE(cpu.constraint(params(2048, 2048, 2048)).has_value());
   const auto why = cpu.constraint(params(8192, 8192, 8192));

@@ -120,8 +120,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"bad_setting.yaml", "2:19: 'cache' must be 'hot' or 'cold', got 'warm'"},
         BadFile{"not_pow2.yaml", "4:25: 100 is not a power of two"},
         BadFile{"no_cases.yaml", "1:1: the suite has no 'cases'"}),
-    [](const ::testing::TestParamInfo<BadFile>& info) {
-      std::string name = info.param.file;
+    [](const ::testing::TestParamInfo<BadFile>& param_info) {
+      std::string name = param_info.param.file;
       return name.substr(0, name.find('.'));
     });
 

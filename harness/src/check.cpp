@@ -35,6 +35,7 @@ CheckResult compare_outputs(const std::vector<Output>& got, const std::vector<Ou
     const Output* g = nullptr;
     for (const auto& o : got)
       if (o.name == ref.name) g = &o;
+    if (g) r.sampled |= g->sampled || ref.sampled;
     if (!g || g->values.size() != ref.values.size()) {
       r.worst = fmt::format("output '{}' missing or of the wrong size", ref.name);
       r.passed = false;

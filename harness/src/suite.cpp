@@ -330,7 +330,8 @@ class Loader {
 
     const YAML::Node vnode = node["variants"];
     if (!vnode || (vnode.IsScalar() && vnode.Scalar() == "all")) {
-      proto.variants = registry_.variants(pname);
+      for (const Variant* v : registry_.variants(pname))
+        if (!v->reference_only) proto.variants.push_back(v);
     } else if (vnode.IsSequence()) {
       if (vnode.size() == 0) fail(vnode, "'variants' is empty (write 'all' or list names)");
       std::set<std::string> seen;

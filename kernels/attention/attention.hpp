@@ -25,12 +25,11 @@
 // flash_supported() first).
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string>
 
 #include <cuda_runtime_api.h>
 
-namespace attn {
+namespace kernels::attention {
 
 struct Shape {
   int batch = 1;
@@ -87,15 +86,22 @@ cudaError_t flash_backward(const Shape& shape, const float* q, const float* k, c
 void forward_cpu(const Shape& shape, const float* q, const float* k, const float* v, float* o,
                  float* lse, unsigned threads = 0);
 
-// Only the listed rows: rows[i] is a global query row index (b*H + h)*N + n. Row i of
-// `o` (o + i*d) and lse[i] receive that row's output. For a sampled check where the full
+// Only the listed rows: rows[i] (i < row_count) is a global query row index
+// (b*H + h)*N + n. Row i of `o` (o + i*d) and lse[i] receive that row's output. For a sampled check where the full
 // reference would take hours (N = 131072: every row costs N*d*2 multiply-adds).
 void forward_cpu_rows(const Shape& shape, const float* q, const float* k, const float* v,
-                      std::span<const std::int64_t> rows, float* o, float* lse,
-                      unsigned threads = 0);
+                      const std::int64_t* rows, std::size_t row_count, float* o,
+                      float* lse, unsigned threads = 0);
 
 // Recomputes the forward in double internally (O and LSE are not taken from a GPU run).
 void backward_cpu(const Shape& shape, const float* q, const float* k, const float* v,
                   const float* d_o, float* dq, float* dk, float* dv, unsigned threads = 0);
 
-}  // namespace attn
+// dQ of the listed query rows only (rows as in forward_cpu_rows; row i of `dq` receives
+// row rows[i]). Each needs just its own row of P and dP: O(N*d) per row. (dK and dV rows
+// need every query's LSE and D, O(N^2*d) in all, so there is no sampled form of them.)
+void backward_cpu_dq_rows(const Shape& shape, const float* q, const float* k, const float* v,
+                          const float* d_o, const std::int64_t* rows, std::size_t row_count,
+                          float* dq, unsigned threads = 0);
+
+}  // namespace kernels::attention

@@ -9,7 +9,7 @@
 
 #include "attention.hpp"
 
-namespace attn::detail {
+namespace kernels::attention::detail {
 
 inline constexpr float kLog2e = 1.4426950408889634f;  // log2(e): exp(x) = exp2(x * log2e)
 inline constexpr float kLn2 = 0.6931471805599453f;
@@ -76,6 +76,14 @@ __device__ __forceinline__ float warp_max(float x) {
   return x;
 }
 
+// 2^x with one MUFU.EX2 (no denormal fix-up: arguments here are s - max <= 0, and a
+// result below 2^-126 flushing to 0 is harmless; -inf gives +0).
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 __device__ __forceinline__ float dot4(float4 a, float4 b, float acc) {
   acc = fmaf(a.x, b.x, acc);
   acc = fmaf(a.y, b.y, acc);
@@ -107,4 +115,4 @@ inline void require_valid(const Shape& shape) {
   if (!why.empty()) throw std::invalid_argument("attention: " + why);
 }
 
-}  // namespace attn::detail
+}  // namespace kernels::attention::detail

@@ -1,3 +1,5 @@
+// The device assert must fire in release builds too.
+#undef NDEBUG
 #include <cassert>
 #include <cmath>
 
@@ -18,9 +20,11 @@ __global__ void out_of_bounds(float* out, std::size_t n) {
 }
 
 __global__ void infinite_loop(float* out, std::size_t n) {
-  // `volatile` keeps the compiler from proving the loop endless and removing it.
-  volatile int spin = 1;
-  while (spin) {
+  // Spins on a volatile load of the poisoned output (NaN never equals 1): a loop with a
+  // side effect the compiler cannot remove (an empty endless loop is undefined behaviour
+  // and was removed by the compiler, seen on an H200 here).
+  const volatile float* flag = out;
+  while (flag[0] != 1.0f) {
   }
   if (threadIdx.x < n) out[threadIdx.x] = 0;
 }

@@ -32,10 +32,13 @@ struct Tolerance {
   double rel = 0;
 };
 
-// One output tensor copied to the host, for checking.
+// One output tensor copied to the host, for checking. `sampled`: only a sample of the
+// tensor's elements (e.g. some rows, where a full reference is out of reach); the check
+// then says it was a sampled check.
 struct Output {
   std::string name;
   std::vector<float> values;
+  bool sampled = false;
 };
 
 // Outputs are poisoned with this byte before every run; an element whose bits are all

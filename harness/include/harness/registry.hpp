@@ -68,6 +68,12 @@ struct Registrar {
       ::harness::Variant{#problem_, #name_, ::harness::Backend::backend_, description_,    \
                          launch_, constraint_, workspace_}}
 
+// A variant that only serves as a reference (left out of `variants: all`).
+#define HARNESS_REGISTER_REFERENCE_VARIANT(problem_, name_, backend_, description_, launch_, constraint_) \
+  static const ::harness::detail::Registrar HARNESS_CONCAT(harness_variant_, __LINE__){                  \
+      ::harness::Variant{#problem_, #name_, ::harness::Backend::backend_, description_, launch_,         \
+                         constraint_, nullptr, "built-in", true}}
+
 #define HARNESS_REGISTER_VARIANT(problem_, name_, backend_, description_, launch_) \
   HARNESS_REGISTER_VARIANT_FULL(problem_, name_, backend_, description_, launch_, nullptr, nullptr)
 

@@ -35,6 +35,8 @@ struct Variant {
   ConstraintFn constraint;       // optional
   WorkspaceFn workspace_bytes;   // optional
   std::string origin = "built-in";  // or the plugin library it came from
+  // A reference for checks only (e.g. a sampled CPU reference): not part of `variants: all`.
+  bool reference_only = false;
 
   std::string full_name() const { return problem + "/" + name; }
 };

@@ -1,0 +1,335 @@
+// FlashAttention-2 backward in FP32 on CUDA cores.
+//
+// Pre-pass: D = rowsum(dO * O) per query row (B, H, N) into the workspace.
+// Main pass: one block per (K/V tile of kBc keys, query head h, batch b). K_j and V_j stay
+// in shared memory and dK_j, dV_j accumulate in registers while the block walks the Q
+// tiles i (kBr queries each; causal: only tiles that reach the diagonal or below):
+//   S^T  = K_j Q_i^T                     (Bc, Br)   recomputed, never stored globally
+//   P^T  = exp2(S^T * scale*log2e - LSE_i * log2e)   (masked: 0)
+//   dP^T = V_j dO_i^T,  dS^T = P^T * (dP^T - D_i)
+//   dV_j += P^T dO_i,   dK_j += dS^T Q_i      (scale applied once at the end)
+//   dQ_i += scale * dS K_j                    atomicAdd into dQ (zeroed first): every
+//                                              K/V block of the head adds its share.
+// GQA/MQA: the H/Hkv query heads of a kv head each run their own blocks, so dK and dV
+// are accumulated with atomics into zeroed buffers when H > Hkv (plain stores when equal).
+//
+// Thread tiling as in the forward: 128 threads = 16 row groups (ty) x 8 lanes (tx).
+//   S^T, dP^T:  keys c_i = ty + 16 i (i < kRk), queries r_j = tx + 8 j (j < kCq)
+//   dK, dV:     keys c_i, head-dim columns 32 h + 4 tx + e
+//   dQ tile:    queries kRq*ty .. kRq*ty + kRq-1 (contiguous), columns 32 h + 4 tx + e
+// P^T and dS^T go through shared memory (row stride kBr + 8: conflict-free stores and
+// float4 reads), K, V, Q, dO tiles at stride d + 4.
+#include <cmath>
+
+#include "attention.hpp"
+#include "attention_common.cuh"
+
+namespace kernels::attention {
+namespace {
+
+using detail::cp_async_commit;
+using detail::cp_async_tile;
+using detail::cp_async_wait;
+using detail::dot4;
+using detail::get;
+
+constexpr int kThreads = 128;
+
+template <int kD, int kRk, int kCq, int kMinBlocks>
+struct BwdConfig {
+  static constexpr int D = kD;
+  static constexpr int Rk = kRk;            // keys per thread in S^T / dK / dV
+  static constexpr int Cq = kCq;            // queries per thread in S^T
+  static constexpr int MinBlocks = kMinBlocks;
+  static constexpr int Bc = 16 * kRk;       // keys per block
+  static constexpr int Br = 8 * kCq;        // queries per Q tile
+  static constexpr int Rq = Br / 16;        // dQ rows per thread
+  static constexpr int Dh = kD / 32;
+  static constexpr int Ld = kD + 4;         // K, V, Q, dO tiles
+  static constexpr int LdP = Br + 8;        // P^T, dS^T tiles
+  static constexpr int SmemFloats = 2 * Bc * Ld + 2 * Br * Ld + 2 * Bc * LdP + 2 * Br;
+  static constexpr int SmemBytes = SmemFloats * 4;
+  static_assert(Rq == 2 || Rq == 4, "dQ rows per thread are read as float2/float4");
+};
+
+// d=32, 64: 64 keys x 64 queries, 107 KB (d=64) shared -> 2 blocks/SM.
+// d=128:    32 keys x 32 queries (dK + dV alone are 2*2*16 registers), 78 KB -> 2 blocks/SM.
+using Bwd32 = BwdConfig<32, 4, 8, 2>;
+using Bwd64 = BwdConfig<64, 4, 8, 2>;
+using Bwd128 = BwdConfig<128, 2, 4, 2>;
+
+template <int kN>
+struct RowVec;
+template <>
+struct RowVec<4> {
+  __device__ static void load(const float* p, float (&x)[4]) {
+    const float4 v = *reinterpret_cast<const float4*>(p);
+    x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+  }
+};
+template <>
+struct RowVec<2> {
+  __device__ static void load(const float* p, float (&x)[2]) {
+    const float2 v = *reinterpret_cast<const float2*>(p);
+    x[0] = v.x, x[1] = v.y;
+  }
+};
+
+__device__ __forceinline__ void atomic_add4(float* p, float4 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float4*>(p), v);  // one vector red.global on sm_90
+#else
+  atomicAdd(p, v.x);
+  atomicAdd(p + 1, v.y);
+  atomicAdd(p + 2, v.z);
+  atomicAdd(p + 3, v.w);
+#endif
+}
+
+template <class C>
+__global__ void __launch_bounds__(kThreads, C::MinBlocks)
+    flash_backward_kernel(const float* __restrict__ q, const float* __restrict__ k,
+                          const float* __restrict__ v, const float* __restrict__ lse,
+                          const float* __restrict__ d_o, const float* __restrict__ delta,
+                          float* __restrict__ dq, float* __restrict__ dk,
+                          float* __restrict__ dv, int heads, int group, int n, float scale,
+                          bool causal) {
+  constexpr int D = C::D, Rk = C::Rk, Cq = C::Cq, Bc = C::Bc, Br = C::Br, Rq = C::Rq,
+                Dh = C::Dh, Ld = C::Ld, LdP = C::LdP;
+  const float scale_log2 = scale * detail::kLog2e;
+  extern __shared__ float4 smem4[];
+  float* Ks = reinterpret_cast<float*>(smem4);  // (Bc, D)
+  float* Vs = Ks + Bc * Ld;                     // (Bc, D)
+  float* Qs = Vs + Bc * Ld;                     // (Br, D)
+  float* dOs = Qs + Br * Ld;                    // (Br, D)
+  float* PTs = dOs + Br * Ld;                   // (Bc, Br)  P^T
+  float* dSTs = PTs + Bc * LdP;                 // (Bc, Br)  dS^T
+  float* lse2s = dSTs + Bc * LdP;               // (Br)      LSE * log2e
+  float* deltas = lse2s + Br;                   // (Br)      D
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int tx = lane & 7;
+  const int ty = (tid >> 5) * 4 + (lane >> 3);
+  const int k0 = blockIdx.x * Bc;
+  const int h = blockIdx.y;
+  const int b = blockIdx.z;
+  const std::int64_t row_base = (static_cast<std::int64_t>(b) * heads + h) * n;  // LSE, D
+  const std::int64_t q_base = row_base * D;
+  const std::int64_t kv_base =
+      (static_cast<std::int64_t>(b) * (heads / group) + h / group) * n * D;
+  const float* qh = q + q_base;
+  const float* doh = d_o + q_base;
+  float* dqh = dq + q_base;
+
+  cp_async_tile<Bc, D, Ld, kThreads>(Ks, k + kv_base, k0, n, tid);
+  cp_async_tile<Bc, D, Ld, kThreads>(Vs, v + kv_base, k0, n, tid);
+  cp_async_commit();
+
+  float dk_acc[Rk][Dh * 4], dv_acc[Rk][Dh * 4];
+#pragma unroll
+  for (int i = 0; i < Rk; ++i)
+#pragma unroll
+    for (int c = 0; c < Dh * 4; ++c) dk_acc[i][c] = dv_acc[i][c] = 0.0f;
+
+  // Causal: queries before k0 see none of these keys.
+  const int first_tile = causal ? k0 / Br : 0;
+  for (int r0 = first_tile * Br; r0 < n; r0 += Br) {
+    cp_async_tile<Br, D, Ld, kThreads>(Qs, qh, r0, n, tid);
+    cp_async_tile<Br, D, Ld, kThreads>(dOs, doh, r0, n, tid);
+    cp_async_commit();
+    for (int r = tid; r < Br; r += kThreads) {
+      const bool in = r0 + r < n;
+      lse2s[r] = in ? lse[row_base + r0 + r] * detail::kLog2e : 0.0f;
+      deltas[r] = in ? delta[row_base + r0 + r] : 0.0f;
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+
+    // S^T = K Q^T and dP^T = V dO^T over the head dim, 4 at a time.
+    float st[Rk][Cq], dpt[Rk][Cq];
+#pragma unroll
+    for (int i = 0; i < Rk; ++i)
+#pragma unroll
+      for (int j = 0; j < Cq; ++j) st[i][j] = dpt[i][j] = 0.0f;
+#pragma unroll 1
+    for (int kk = 0; kk < D; kk += 4) {
+      float4 kf[Rk], vf[Rk];
+#pragma unroll
+      for (int i = 0; i < Rk; ++i) {
+        kf[i] = *reinterpret_cast<const float4*>(Ks + (ty + 16 * i) * Ld + kk);
+        vf[i] = *reinterpret_cast<const float4*>(Vs + (ty + 16 * i) * Ld + kk);
+      }
+#pragma unroll
+      for (int j = 0; j < Cq; ++j) {
+        const float4 qf = *reinterpret_cast<const float4*>(Qs + (tx + 8 * j) * Ld + kk);
+        const float4 of = *reinterpret_cast<const float4*>(dOs + (tx + 8 * j) * Ld + kk);
+#pragma unroll
+        for (int i = 0; i < Rk; ++i) {
+          st[i][j] = dot4(kf[i], qf, st[i][j]);
+          dpt[i][j] = dot4(vf[i], of, dpt[i][j]);
+        }
+      }
+    }
+    // P^T, dS^T -> shared. Masked: keys or queries past N, and keys after the query.
+    const bool need_mask = (k0 + Bc > n) || (r0 + Br > n) || (causal && k0 + Bc - 1 > r0);
+#pragma unroll
+    for (int i = 0; i < Rk; ++i)
+#pragma unroll
+      for (int j = 0; j < Cq; ++j) {
+        const int rl = tx + 8 * j;
+        float p = detail::fast_exp2(fmaf(st[i][j], scale_log2, -lse2s[rl]));
+        if (need_mask) {
+          const int key = k0 + ty + 16 * i;
+          const int query = r0 + rl;
+          if (key >= n || query >= n || (causal && key > query)) p = 0.0f;
+        }
+        PTs[(ty + 16 * i) * LdP + rl] = p;
+        dSTs[(ty + 16 * i) * LdP + rl] = p * (dpt[i][j] - deltas[rl]);
+      }
+    __syncthreads();
+
+    // dV += P^T dO and dK += dS^T Q over the tile's queries, 4 at a time.
+#pragma unroll 1
+    for (int rr = 0; rr < Br; rr += 4) {
+      float4 pf[Rk], sf[Rk];
+#pragma unroll
+      for (int i = 0; i < Rk; ++i) {
+        pf[i] = *reinterpret_cast<const float4*>(PTs + (ty + 16 * i) * LdP + rr);
+        sf[i] = *reinterpret_cast<const float4*>(dSTs + (ty + 16 * i) * LdP + rr);
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        float4 of[Dh], qf[Dh];
+#pragma unroll
+        for (int hh = 0; hh < Dh; ++hh) {
+          of[hh] = *reinterpret_cast<const float4*>(dOs + (rr + u) * Ld + 32 * hh + 4 * tx);
+          qf[hh] = *reinterpret_cast<const float4*>(Qs + (rr + u) * Ld + 32 * hh + 4 * tx);
+        }
+#pragma unroll
+        for (int i = 0; i < Rk; ++i) {
+          const float p = get(pf[i], u);
+          const float ds = get(sf[i], u);
+#pragma unroll
+          for (int hh = 0; hh < Dh; ++hh) {
+            dv_acc[i][4 * hh + 0] = fmaf(p, of[hh].x, dv_acc[i][4 * hh + 0]);
+            dv_acc[i][4 * hh + 1] = fmaf(p, of[hh].y, dv_acc[i][4 * hh + 1]);
+            dv_acc[i][4 * hh + 2] = fmaf(p, of[hh].z, dv_acc[i][4 * hh + 2]);
+            dv_acc[i][4 * hh + 3] = fmaf(p, of[hh].w, dv_acc[i][4 * hh + 3]);
+            dk_acc[i][4 * hh + 0] = fmaf(ds, qf[hh].x, dk_acc[i][4 * hh + 0]);
+            dk_acc[i][4 * hh + 1] = fmaf(ds, qf[hh].y, dk_acc[i][4 * hh + 1]);
+            dk_acc[i][4 * hh + 2] = fmaf(ds, qf[hh].z, dk_acc[i][4 * hh + 2]);
+            dk_acc[i][4 * hh + 3] = fmaf(ds, qf[hh].w, dk_acc[i][4 * hh + 3]);
+          }
+        }
+      }
+    }
+
+    // dQ_i += scale * dS K_j: rows Rq*ty.., summed over the tile's keys.
+    {
+      float dq_acc[Rq][Dh * 4];
+#pragma unroll
+      for (int a = 0; a < Rq; ++a)
+#pragma unroll
+        for (int c = 0; c < Dh * 4; ++c) dq_acc[a][c] = 0.0f;
+#pragma unroll 4
+      for (int c = 0; c < Bc; ++c) {
+        float ds[Rq];
+        RowVec<Rq>::load(dSTs + c * LdP + Rq * ty, ds);
+#pragma unroll
+        for (int hh = 0; hh < Dh; ++hh) {
+          const float4 kf = *reinterpret_cast<const float4*>(Ks + c * Ld + 32 * hh + 4 * tx);
+#pragma unroll
+          for (int a = 0; a < Rq; ++a) {
+            dq_acc[a][4 * hh + 0] = fmaf(ds[a], kf.x, dq_acc[a][4 * hh + 0]);
+            dq_acc[a][4 * hh + 1] = fmaf(ds[a], kf.y, dq_acc[a][4 * hh + 1]);
+            dq_acc[a][4 * hh + 2] = fmaf(ds[a], kf.z, dq_acc[a][4 * hh + 2]);
+            dq_acc[a][4 * hh + 3] = fmaf(ds[a], kf.w, dq_acc[a][4 * hh + 3]);
+          }
+        }
+      }
+#pragma unroll
+      for (int a = 0; a < Rq; ++a) {
+        const int row = r0 + Rq * ty + a;
+        if (row >= n) continue;
+#pragma unroll
+        for (int hh = 0; hh < Dh; ++hh)
+          atomic_add4(dqh + static_cast<std::int64_t>(row) * D + 32 * hh + 4 * tx,
+                      make_float4(scale * dq_acc[a][4 * hh], scale * dq_acc[a][4 * hh + 1],
+                                  scale * dq_acc[a][4 * hh + 2], scale * dq_acc[a][4 * hh + 3]));
+      }
+    }
+    __syncthreads();  // Q, dO, P^T, dS^T are overwritten by the next tile
+  }
+
+  // dK = scale * (dS^T Q), dV = P^T dO for this block's keys.
+#pragma unroll
+  for (int i = 0; i < Rk; ++i) {
+    const int key = k0 + ty + 16 * i;
+    if (key >= n) continue;
+    float* dkr = dk + kv_base + static_cast<std::int64_t>(key) * D;
+    float* dvr = dv + kv_base + static_cast<std::int64_t>(key) * D;
+#pragma unroll
+    for (int hh = 0; hh < Dh; ++hh) {
+      const float4 kx = make_float4(scale * dk_acc[i][4 * hh], scale * dk_acc[i][4 * hh + 1],
+                                    scale * dk_acc[i][4 * hh + 2], scale * dk_acc[i][4 * hh + 3]);
+      const float4 vx = make_float4(dv_acc[i][4 * hh], dv_acc[i][4 * hh + 1],
+                                    dv_acc[i][4 * hh + 2], dv_acc[i][4 * hh + 3]);
+      const int col = 32 * hh + 4 * tx;
+      if (group == 1) {
+        *reinterpret_cast<float4*>(dkr + col) = kx;
+        *reinterpret_cast<float4*>(dvr + col) = vx;
+      } else {
+        atomic_add4(dkr + col, kx);
+        atomic_add4(dvr + col, vx);
+      }
+    }
+  }
+}
+
+template <class C>
+cudaError_t launch_backward(const Shape& s, const float* q, const float* k, const float* v,
+                            const float* lse, const float* d_o, const float* delta, float* dq,
+                            float* dk, float* dv, cudaStream_t stream) {
+  static const cudaError_t prepared =
+      detail::prepare_kernel(flash_backward_kernel<C>, C::SmemBytes);
+  if (prepared != cudaSuccess) return prepared;
+  const dim3 grid((s.seq_len + C::Bc - 1) / C::Bc, s.heads, s.batch);
+  flash_backward_kernel<C><<<grid, kThreads, C::SmemBytes, stream>>>(
+      q, k, v, lse, d_o, delta, dq, dk, dv, s.heads, s.group(), s.seq_len,
+      s.effective_scale(), s.causal);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+std::size_t flash_backward_workspace_bytes(const Shape& s) {
+  return static_cast<std::size_t>(s.lse_elements()) * sizeof(float);
+}
+
+cudaError_t flash_backward(const Shape& s, const float* q, const float* k, const float* v,
+                           const float* o, const float* lse, const float* d_o, float* dq,
+                           float* dk, float* dv, float* workspace, cudaStream_t stream) {
+  detail::require_valid(s);
+  if (!flash_supported(s.head_dim))
+    throw std::invalid_argument("attention: flash kernels support head_dim 32, 64, 128, not " +
+                                std::to_string(s.head_dim));
+  float* delta = workspace;  // (B, H, N)
+  cudaError_t e = detail::launch_row_dot(d_o, o, delta, s.lse_elements(), s.head_dim, stream);
+  if (e != cudaSuccess) return e;
+  // dQ always accumulates; dK, dV only when several query heads share a kv head.
+  e = cudaMemsetAsync(dq, 0, static_cast<std::size_t>(s.q_elements()) * sizeof(float), stream);
+  if (e != cudaSuccess) return e;
+  if (s.group() > 1) {
+    const std::size_t kv_bytes = static_cast<std::size_t>(s.kv_elements()) * sizeof(float);
+    if ((e = cudaMemsetAsync(dk, 0, kv_bytes, stream)) != cudaSuccess) return e;
+    if ((e = cudaMemsetAsync(dv, 0, kv_bytes, stream)) != cudaSuccess) return e;
+  }
+  switch (s.head_dim) {
+    case 32: return launch_backward<Bwd32>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
+    case 64: return launch_backward<Bwd64>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
+    default: return launch_backward<Bwd128>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
+  }
+}
+
+}  // namespace kernels::attention

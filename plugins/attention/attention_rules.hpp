@@ -1,0 +1,82 @@
+#pragma once
+// The attention problems' rules: work, memory, tolerances and when the check switches to
+// sampled rows. In a header so that the tests hold kernels to exactly these bounds.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include "attention/attention.hpp"
+#include "harness/problem.hpp"
+
+namespace plugins::attention {
+
+using kernels::attention::Shape;
+
+// Query rows compared in sampled mode (forward: O and LSE; backward: dQ).
+inline constexpr int kSampledRows = 256;
+
+// Multiply-adds of one score pass, B*H*N^2*d (half of it when causal): the CPU
+// reference does about 2x that forward, 4x backward, in double.
+inline double score_macs(const Shape& s) {
+  const double n = s.seq_len;
+  return static_cast<double>(s.batch) * s.heads * n * n * s.head_dim * (s.causal ? 0.5 : 1.0);
+}
+
+// Above these the full host reference is off and sampled rows are checked instead:
+// 2^31 (e.g. B=1, H=32, N=1024, d=64) is a few seconds forward on 2 cores; backward
+// does twice the work per score, hence 2^30.
+inline double cpu_limit(bool backward) { return backward ? 1073741824.0 : 2147483648.0; }
+inline bool sampled(const Shape& s, bool backward) { return score_macs(s) > cpu_limit(backward); }
+
+// FLOPs: forward 4*B*H*N^2*d (Q K^T and P V, 2 FLOPs per multiply-add; softmax not
+// counted), half when causal; backward 2.5x the forward (the customary count: five
+// N^2*d products - S, dP, dV, dK, dQ - against the forward's two).
+// Bytes: every input read once and every output written once; the forward reads
+// Q, K, V and writes O, LSE; the backward reads Q, K, V, O, dO, LSE and writes dQ, dK, dV.
+inline harness::Work work(const Shape& s, bool backward) {
+  const double fwd = 4.0 * score_macs(s);
+  const double q = static_cast<double>(s.q_elements());
+  const double kv = static_cast<double>(s.kv_elements());
+  const double rows = static_cast<double>(s.lse_elements());
+  if (!backward) return {fwd, 4.0 * (q + 2 * kv + q + rows)};
+  return {2.5 * fwd, 4.0 * (3 * q + 2 * kv + rows + q + 2 * kv)};
+}
+
+// Device bytes of inputs and outputs (workspace is the variants' own, declared apart).
+inline std::size_t device_bytes(const Shape& s, bool backward) {
+  const auto q = static_cast<std::size_t>(s.q_elements());
+  const auto kv = static_cast<std::size_t>(s.kv_elements());
+  const auto rows = static_cast<std::size_t>(s.lse_elements());
+  if (!backward) return 4 * (2 * q + 2 * kv + rows);          // Q, O; K, V; LSE
+  return 4 * (4 * q + 4 * kv + rows);                         // Q, O, dO, dQ; K, V, dK, dV; LSE
+}
+
+// The scale relative to the default: scores are s_eff times N(0, 1) for N(0, 1) inputs.
+inline double relative_scale(const Shape& s) {
+  return std::max(1.0, std::abs(static_cast<double>(s.effective_scale())) *
+                           std::sqrt(static_cast<double>(s.head_dim)));
+}
+
+inline harness::Tolerance tolerance(const Shape& s, bool backward) {
+  const double r = relative_scale(s);
+  if (!backward) return {4e-5 * r, 1e-6};
+  return {2e-4 * r * r, 1e-4};
+}
+
+inline constexpr const char* kForwardToleranceRule =
+    "|got - ref| <= 4e-5 * max(1, |scale| sqrt(d)) + 1e-6 |ref| for O and LSE. With N(0,1) "
+    "inputs a FP32 score has rounding error ~u*scale*d/sqrt(2) (u = 2^-24; 5 sigma ~2e-6 at "
+    "the default scale), which is the relative error of each softmax weight (plus 2 ulp of "
+    "exp2); O is a convex combination of V rows (|v| <~ 5), so its error is <~ 1e-5, and "
+    "the FP32 sums over N add ~u relative to l. LSE errs by the score error plus u*|LSE|. "
+    "The bound is 4x that, yet a dropped 32-key tile shifts LSE by >= 32/N (2.4e-4 at "
+    "N = 131072) and a causal off-by-one moves early rows' O by O(1/i)";
+
+inline constexpr const char* kBackwardToleranceRule =
+    "|got - ref| <= 2e-4 * max(1, |scale| sqrt(d))^2 + 1e-4 |ref| for dQ, dK, dV. dP = dO V^T "
+    "has |dP| ~ sqrt(d) and FP32 error ~1.5e-5 (5 sigma, d = 64); dS = P (dP - D) then errs "
+    "by ~P * 1e-4 (weights' relative error times |dP - D| <~ 40), and dQ, dK sum it against "
+    "|q|, |k| <~ 5 times scale over rows whose weights total O(1) (dK: column sums of P, a "
+    "few): <~ 1e-4; GQA and dQ use atomics, whose order changes only the last bits";
+
+}  // namespace plugins::attention

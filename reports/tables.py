@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Markdown tables for docs/PERFORMANCE.md from harness reports.
+
+  python3 reports/tables.py gemm REPORT.json        GFLOP/s per variant and shape, % of cuBLAS
+  python3 reports/tables.py attention REPORT.json [PYTORCH.json]
+  python3 reports/tables.py memory REPORT.json      extra memory and the longest N per variant
+  python3 reports/tables.py stream REPORT.json      STREAM bandwidth
+
+Every table starts with the GPU, the date, the commit and the command of the report.
+"""
+import json
+import sys
+from collections import OrderedDict
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def header(report):
+    env = report["environment"]
+    gpu = (env.get("gpu") or {}).get("name", "no GPU")
+    return (f"GPU: {gpu}, driver CUDA {env.get('cuda_driver')}, runtime {env.get('cuda_runtime')}; "
+            f"date {env.get('date')}; commit `{env.get('git_commit')}`; command `{env.get('command_line')}`\n")
+
+
+def shape_key(params, names):
+    return " ".join(f"{n}={params[n]}" for n in names if n in params)
+
+
+def gemm(report):
+    rows = OrderedDict()
+    variants = []
+    for r in report["results"]:
+        if r["problem"] != "gemm":
+            continue
+        p = r["params"]
+        key = f"{p['M']}x{p['N']}x{p['K']}" + ("" if p.get("beta", 0) == 0 else f" a={p['alpha']:g} b={p['beta']:g}")
+        rows.setdefault(key, {})
+        if r["variant"] not in variants:
+            variants.append(r["variant"])
+        if r["status"] == "passed":
+            rows[key][r["variant"]] = r["rates"]["gflops"]
+        else:
+            rows[key][r["variant"]] = r["status"]
+    out = [header(report), "GFLOP/s (median time), and % of cuBLAS in the same run:\n",
+           "| M x N x K | " + " | ".join(variants) + " |", "|---" * (len(variants) + 1) + "|"]
+    for key, vals in rows.items():
+        ref = vals.get("cublas") if isinstance(vals.get("cublas"), float) else None
+        cells = []
+        for v in variants:
+            x = vals.get(v)
+            if isinstance(x, float):
+                cell = f"{x:,.0f}"
+                if ref and v != "cublas":
+                    cell += f" ({100 * x / ref:.0f}%)"
+                cells.append(cell)
+            else:
+                cells.append(x or "-")
+        out.append(f"| {key} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def attention(report, pytorch=None):
+    torch = {}
+    if pytorch:
+        for r in pytorch["results"]:
+            if r["status"] == "passed":
+                torch[(r["problem"], shape_key(r["params"], PARAMS), r["variant"])] = r["stats"]["median_s"]
+    out = [header(report), "| problem | shape | variant | median | TFLOP/s | extra memory |" + (" PyTorch SDPA (FP32) | ours / PyTorch time |" if torch else ""),
+           "|---|---|---|---|---|---|" + ("---|---|" if torch else "")]
+    for r in report["results"]:
+        if not r["problem"].startswith("attention"):
+            continue
+        key = shape_key(r["params"], PARAMS)
+        if r["status"] == "passed":
+            t = r["stats"]["median_s"]
+            line = f"| {r['problem']} | {key} | {r['variant']} | {t * 1e3:.3f} ms | {r['rates']['gflops'] / 1e3:.1f} | {r['memory']['workspace_peak_bytes'] / 2**20:.1f} MiB |"
+            if torch:
+                pt = torch.get((r["problem"], key, "sdpa_fp32"))
+                line += f" {pt * 1e3:.3f} ms | {t / pt:.2f} |" if pt else " - | - |"
+        else:
+            line = f"| {r['problem']} | {key} | {r['variant']} | {r['status']}: {r['reason'][:80]} | | |" + (" | |" if torch else "")
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+PARAMS = ["batch", "heads", "kv_heads", "seq_len", "head_dim", "causal"]
+
+
+def memory(report):
+    longest = {}
+    out = [header(report), "| problem | N | variant | status | extra memory | median |", "|---|---|---|---|---|---|"]
+    for r in report["results"]:
+        if not r["problem"].startswith("attention"):
+            continue
+        n = r["params"]["seq_len"]
+        extra = r["memory"]["workspace_peak_bytes"] / 2**30
+        med = f"{r['stats']['median_s'] * 1e3:.2f} ms" if r["status"] == "passed" else ""
+        status = r["status"] if r["status"] == "passed" else f"{r['status']}: {r['reason'][:70]}"
+        out.append(f"| {r['problem']} | {n} | {r['variant']} | {status} | {extra:.3f} GiB | {med} |")
+        if r["status"] == "passed":
+            k = (r["problem"], r["variant"])
+            longest[k] = max(longest.get(k, 0), n)
+    out += ["", "Longest N that ran (passed its check):", "", "| problem | variant | longest N |", "|---|---|---|"]
+    out += [f"| {p} | {v} | {n} |" for (p, v), n in sorted(longest.items())]
+    return "\n".join(out) + "\n"
+
+
+def stream(report):
+    out = [header(report), "| op | n | variant | median | GB/s |", "|---|---|---|---|---|"]
+    for r in report["results"]:
+        if r["problem"] != "stream" or r["status"] != "passed":
+            continue
+        out.append(f"| {r['params']['op']} | {r['params']['n']} | {r['variant']} | {r['stats']['median_s'] * 1e6:.1f} us | {r['rates']['gbytes_per_s']:.1f} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__)
+        return 2
+    kind, report = argv[1], load(argv[2])
+    extra = load(argv[3]) if len(argv) > 3 else None
+    fn = {"gemm": gemm, "memory": memory, "stream": stream}.get(kind)
+    if kind == "attention":
+        print(attention(report, extra))
+    elif fn:
+        print(fn(report))
+    else:
+        print(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,274 @@
+// The attention CPU references (kernels/attention/cpu.cpp) against the formula written as
+// plainly as possible, and the backward reference against central finite differences of
+// that formula, in double. CPU only.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "attention/attention.hpp"
+#include "attention_rules.hpp"
+#include "harness/registry.hpp"
+
+namespace {
+
+using kernels::attention::Shape;
+
+std::vector<float> normal(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+std::string describe(const Shape& s) {
+  return "B=" + std::to_string(s.batch) + " H=" + std::to_string(s.heads) +
+         " Hkv=" + std::to_string(s.kv_heads) + " N=" + std::to_string(s.seq_len) +
+         " d=" + std::to_string(s.head_dim) + (s.causal ? " causal" : "") +
+         " scale=" + std::to_string(s.scale);
+}
+
+// The definition, one (b, h) at a time: S = scale Q K^T (N x N) in full, -inf above the
+// diagonal when causal, P = exp(S - max) / sum, O = P V, LSE = max + log(sum).
+struct Direct {
+  std::vector<double> o, lse;
+};
+Direct direct_forward(const Shape& s, const std::vector<double>& q, const std::vector<double>& k,
+                      const std::vector<double>& v) {
+  const int B = s.batch, H = s.heads, Hkv = s.kv_heads, N = s.seq_len, d = s.head_dim;
+  const double scale = s.scale != 0.0f ? s.scale : 1.0 / std::sqrt(double(d));
+  Direct out{std::vector<double>(q.size()), std::vector<double>(std::size_t(B) * H * N)};
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      const int hk = h / (H / Hkv);
+      auto Q = [&](int i, int c) { return q[((std::size_t(b) * H + h) * N + i) * d + c]; };
+      auto K = [&](int j, int c) { return k[((std::size_t(b) * Hkv + hk) * N + j) * d + c]; };
+      auto V = [&](int j, int c) { return v[((std::size_t(b) * Hkv + hk) * N + j) * d + c]; };
+      std::vector<double> S(std::size_t(N) * N);
+      for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) {
+          double dot = 0;
+          for (int c = 0; c < d; ++c) dot += Q(i, c) * K(j, c);
+          S[std::size_t(i) * N + j] =
+              (s.causal && j > i) ? -std::numeric_limits<double>::infinity() : scale * dot;
+        }
+      for (int i = 0; i < N; ++i) {
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int j = 0; j < N; ++j) mx = std::max(mx, S[std::size_t(i) * N + j]);
+        double sum = 0;
+        for (int j = 0; j < N; ++j) sum += std::exp(S[std::size_t(i) * N + j] - mx);
+        const std::size_t row = (std::size_t(b) * H + h) * N + i;
+        out.lse[row] = mx + std::log(sum);
+        for (int c = 0; c < d; ++c) {
+          double acc = 0;
+          for (int j = 0; j < N; ++j) acc += std::exp(S[std::size_t(i) * N + j] - mx) / sum * V(j, c);
+          out.o[row * d + c] = acc;
+        }
+      }
+    }
+  return out;
+}
+
+std::vector<double> widen(const std::vector<float>& x) { return {x.begin(), x.end()}; }
+
+void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double worst = 0;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double err = std::abs(double(got[i]) - want[i]) / (1.0 + std::abs(want[i]));
+    if (!(err <= worst)) worst = err, at = i;  // NaN counts as worst
+  }
+  EXPECT_LE(worst, tol) << what << ": worst at " << at << " got " << got[at] << " want " << want[at];
+}
+
+class AttentionCpuForward : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(AttentionCpuForward, MatchesTheDefinition) {
+  const Shape s = GetParam();
+  ASSERT_EQ(kernels::attention::shape_error(s), "");
+  const auto q = normal(s.q_elements(), 1), k = normal(s.kv_elements(), 2),
+             v = normal(s.kv_elements(), 3);
+  std::vector<float> o(s.q_elements()), lse(s.lse_elements());
+  kernels::attention::forward_cpu(s, q.data(), k.data(), v.data(), o.data(), lse.data(), 2);
+  const Direct want = direct_forward(s, widen(q), widen(k), widen(v));
+  // Both in double: they differ only by the final rounding to float.
+  expect_close(o, want.o, 1e-6, "O " + describe(s));
+  expect_close(lse, want.lse, 1e-6, "LSE " + describe(s));
+
+  // The sampled form gives the same rows, bit for bit (same code, same order).
+  std::vector<std::int64_t> rows;
+  for (std::int64_t r = 0; r < s.lse_elements(); r += 3) rows.push_back(r);
+  rows.push_back(s.lse_elements() - 1);
+  std::vector<float> o_rows(rows.size() * s.head_dim), lse_rows(rows.size());
+  kernels::attention::forward_cpu_rows(s, q.data(), k.data(), v.data(), rows.data(), rows.size(),
+                                       o_rows.data(), lse_rows.data(), 2);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(lse_rows[i], lse[rows[i]]) << "row " << rows[i];
+    for (int c = 0; c < s.head_dim; ++c)
+      EXPECT_EQ(o_rows[i * s.head_dim + c], o[rows[i] * s.head_dim + c]) << "row " << rows[i];
+  }
+}
+
+Shape shape(int b, int h, int hkv, int n, int d, bool causal, float scale = 0.0f) {
+  Shape s;
+  s.batch = b, s.heads = h, s.kv_heads = hkv, s.seq_len = n, s.head_dim = d;
+  s.causal = causal, s.scale = scale;
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, AttentionCpuForward,
+    ::testing::Values(shape(1, 1, 1, 1, 4, false), shape(1, 1, 1, 1, 4, true),
+                      shape(2, 2, 2, 7, 8, false), shape(2, 2, 2, 7, 8, true),
+                      shape(1, 4, 2, 9, 4, false), shape(1, 4, 1, 9, 4, true),
+                      shape(2, 3, 3, 16, 32, true, 0.3f), shape(1, 2, 1, 33, 64, false)));
+
+// L(Q, K, V) = sum(O * dO): its gradient is exactly what backward computes for upstream dO.
+double loss(const Shape& s, const std::vector<double>& q, const std::vector<double>& k,
+            const std::vector<double>& v, const std::vector<double>& d_o) {
+  const Direct f = direct_forward(s, q, k, v);
+  double sum = 0;
+  for (std::size_t i = 0; i < f.o.size(); ++i) sum += f.o[i] * d_o[i];
+  return sum;
+}
+
+class AttentionCpuBackward : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(AttentionCpuBackward, MatchesCentralDifferences) {
+  const Shape s = GetParam();
+  const auto qf = normal(s.q_elements(), 11), kf = normal(s.kv_elements(), 12),
+             vf = normal(s.kv_elements(), 13), dof = normal(s.q_elements(), 14);
+  std::vector<float> dq(s.q_elements()), dk(s.kv_elements()), dv(s.kv_elements());
+  kernels::attention::backward_cpu(s, qf.data(), kf.data(), vf.data(), dof.data(), dq.data(),
+                                   dk.data(), dv.data(), 2);
+  std::vector<double> q = widen(qf), k = widen(kf), v = widen(vf);
+  const std::vector<double> d_o = widen(dof);
+  // Central differences: error O(h^2) ~ 1e-10 for these smooth functions, roundoff
+  // ~1e-16 / h ~ 1e-11; the float rounding of the reference's outputs dominates (~1e-7).
+  const double h = 1e-5;
+  auto check = [&](std::vector<double>& x, const std::vector<float>& grad, const char* name) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double x0 = x[i];
+      x[i] = x0 + h;
+      const double up = loss(s, q, k, v, d_o);
+      x[i] = x0 - h;
+      const double down = loss(s, q, k, v, d_o);
+      x[i] = x0;
+      const double fd = (up - down) / (2 * h);
+      EXPECT_NEAR(grad[i], fd, 2e-6 * (1.0 + std::abs(fd)))
+          << name << "[" << i << "] " << describe(s);
+    }
+  };
+  check(q, dq, "dQ");
+  check(k, dk, "dK");
+  check(v, dv, "dV");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, AttentionCpuBackward,
+    ::testing::Values(shape(1, 1, 1, 1, 4, false), shape(1, 1, 1, 5, 4, false),
+                      shape(1, 1, 1, 5, 4, true), shape(2, 2, 2, 4, 4, true, 0.7f),
+                      shape(1, 4, 2, 4, 4, false),   // GQA: 2 query heads per kv head
+                      shape(1, 4, 1, 5, 4, true),    // MQA
+                      shape(1, 2, 1, 6, 8, true)));
+
+TEST(AttentionShape, RejectsKvHeadsThatDoNotDivideHeads) {
+  EXPECT_NE(kernels::attention::shape_error(shape(1, 32, 3, 16, 64, false)), "");
+  EXPECT_NE(kernels::attention::shape_error(shape(1, 4, 0, 16, 64, false)), "");
+  EXPECT_NE(kernels::attention::shape_error(shape(1, 4, 4, 0, 64, false)), "");
+  EXPECT_NE(kernels::attention::shape_error(shape(1, 4, 4, 16, 6, false)), "");
+  EXPECT_EQ(kernels::attention::shape_error(shape(1, 32, 8, 16, 64, true)), "");
+  EXPECT_FLOAT_EQ(shape(1, 1, 1, 1, 64, false).effective_scale(), 0.125f);
+  EXPECT_FLOAT_EQ(shape(1, 1, 1, 1, 64, false, 0.5f).effective_scale(), 0.5f);
+}
+
+// ---- The plugin: registration, parameter rules, the sampled-check switch, and a full
+// cpu run through the registry (the path `harness run` takes).
+
+harness::Params params(int b, int h, int hkv, int n, int d, bool causal) {
+  const harness::Problem* p = harness::Registry::instance().find_problem("attention");
+  harness::Params v;
+  v.set("batch", std::int64_t{b});
+  v.set("heads", std::int64_t{h});
+  v.set("kv_heads", std::int64_t{hkv});
+  v.set("seq_len", std::int64_t{n});
+  v.set("head_dim", std::int64_t{d});
+  v.set("causal", causal);
+  return harness::with_defaults(p->params(), v);
+}
+
+TEST(AttentionPlugin, ProblemsAndVariantsAreRegistered) {
+  const auto& reg = harness::Registry::instance();
+  for (const char* problem : {"attention", "attention_backward"}) {
+    ASSERT_NE(reg.find_problem(problem), nullptr) << problem;
+    for (const char* v : {"naive", "flash", "cpu", "cpu_sampled"})
+      EXPECT_NE(reg.find_variant(problem, v), nullptr) << problem << "/" << v;
+  }
+  EXPECT_NE(reg.find_variant("attention", "naive")->workspace_bytes, nullptr);
+}
+
+TEST(AttentionPlugin, RejectsKvHeadsThatDoNotDivideHeadsAndFlashHeadDims) {
+  const auto& reg = harness::Registry::instance();
+  const harness::Problem* p = reg.find_problem("attention");
+  EXPECT_TRUE(p->reject(params(1, 32, 3, 64, 64, false)).has_value());
+  EXPECT_FALSE(p->reject(params(1, 32, 8, 64, 64, false)).has_value());
+  EXPECT_FALSE(p->reject(params(1, 32, 0, 64, 64, false)).has_value());  // 0: kv_heads = heads
+  const auto* flash = reg.find_variant("attention", "flash");
+  EXPECT_TRUE(flash->constraint(params(1, 4, 4, 64, 96, false)).has_value());
+  EXPECT_FALSE(flash->constraint(params(1, 4, 4, 64, 128, false)).has_value());
+}
+
+TEST(AttentionPlugin, WorkAndReferenceSwitch) {
+  const auto& reg = harness::Registry::instance();
+  const harness::Problem* fwd = reg.find_problem("attention");
+  const harness::Problem* bwd = reg.find_problem("attention_backward");
+  const auto big = params(1, 32, 32, 4096, 64, false);
+  EXPECT_DOUBLE_EQ(fwd->work(big).flops, 4.0 * 32 * 4096.0 * 4096.0 * 64);
+  EXPECT_DOUBLE_EQ(fwd->work(params(1, 32, 32, 4096, 64, true)).flops, 2.0 * 32 * 4096.0 * 4096.0 * 64);
+  EXPECT_DOUBLE_EQ(bwd->work(big).flops, 2.5 * fwd->work(big).flops);
+  // Q, K, V read, O written (32 MiB each), LSE written (512 KiB).
+  EXPECT_DOUBLE_EQ(fwd->work(big).bytes, 4.0 * (4 * 32 * 4096.0 * 64 + 32 * 4096.0));
+  EXPECT_EQ(fwd->reference_variant(params(1, 32, 32, 1024, 64, false)), "cpu");  // 2^31
+  EXPECT_EQ(fwd->reference_variant(params(1, 32, 32, 2048, 64, false)), "cpu_sampled");
+  EXPECT_EQ(bwd->reference_variant(params(1, 16, 16, 1024, 64, false)), "cpu");  // 2^30
+  EXPECT_EQ(bwd->reference_variant(params(1, 32, 32, 1024, 64, false)), "cpu_sampled");
+  const auto* naive = reg.find_variant("attention", "naive");
+  EXPECT_EQ(naive->workspace_bytes(params(1, 32, 32, 131072, 64, false)),
+            std::size_t{32} * 131072 * 131072 * 4);  // 2 TiB: skipped before allocating
+}
+
+// The cpu variant through the registry, as the runner drives it: prepare, poison, launch,
+// read. Its outputs are the reference's, so they must match the definition.
+TEST(AttentionPlugin, CpuVariantThroughTheRegistry) {
+  const auto& reg = harness::Registry::instance();
+  for (const char* problem : {"attention", "attention_backward"}) {
+    const harness::Problem* p = reg.find_problem(problem);
+    const auto prm = params(2, 4, 2, 19, 8, true);
+    auto inst = p->make_instance(prm, 42);
+    const harness::Variant* cpu = reg.find_variant(problem, "cpu");
+    ASSERT_FALSE(cpu->constraint(prm).has_value());
+    inst->prepare(harness::Backend::cpu);
+    inst->reset_outputs(harness::Backend::cpu, nullptr);
+    harness::LaunchContext ctx{nullptr, nullptr, &prm};
+    cpu->launch(*inst, ctx);
+    const auto outs = inst->read_outputs(harness::Backend::cpu);
+    ASSERT_EQ(outs.size(), std::string(problem) == "attention" ? 2u : 3u);
+    for (const auto& o : outs)
+      for (float x : o.values) ASSERT_TRUE(std::isfinite(x)) << problem << " " << o.name;
+    // Deterministic inputs: a second instance gives the same outputs.
+    auto again = p->make_instance(prm, 42);
+    again->prepare(harness::Backend::cpu);
+    again->reset_outputs(harness::Backend::cpu, nullptr);
+    cpu->launch(*again, ctx);
+    EXPECT_EQ(again->read_outputs(harness::Backend::cpu)[0].values, outs[0].values);
+  }
+}
+
+}  // namespace

@@ -1,5 +1,6 @@
 // harness compare BASELINE.json CANDIDATE.json [--threshold PCT] [--alpha A] [--format F]
 #include <cstdio>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,7 @@ struct CompareArgs {
   double min_effect = 0.3;
   std::string format = "text";
   bool fail_on_missing = false;
+  std::string filter;
 };
 
 double parse_percent(std::string text) {
@@ -39,11 +41,7 @@ double parse_percent(std::string text) {
 
 void add_compare_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<CompareArgs>();
-  auto* cmd = app.add_subcommand(
-      "compare",
-      "Compare a candidate report with a baseline: a verdict per benchmark (faster, slower, same, new,\n"
-      "missing, failed, skipped). A change counts when the median time moves by at least the threshold,\n"
-      "the samples are separated (Cliff's delta) and a two-sided Mann-Whitney U test is significant.");
+  auto* cmd = app.add_subcommand("compare", "Compare a candidate report with a baseline: a regression verdict per benchmark");
   cmd->add_option("baseline", args->baseline, "Baseline report (harness JSON or Google Benchmark JSON)")->required();
   cmd->add_option("candidate", args->candidate, "Candidate report (harness JSON or Google Benchmark JSON)")->required();
   cmd->add_option("--threshold", args->threshold,
@@ -54,9 +52,18 @@ void add_compare_command(CLI::App& app, int& exit_code) {
                   "Smallest |Cliff's delta| (2 P(candidate slower) - 1) that counts; 0 turns it off (default 0.3)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--format", args->format, "text (default), md or json")->check(CLI::IsMember({"text", "md", "json"}));
+  cmd->add_option("--filter", args->filter,
+                  "Compare only benchmarks whose name matches this regular expression, e.g. '/cuda/|/cublas/'\n"
+                  "or '^(?!.*/cpu/)' to leave out host variants");
   cmd->add_flag("--fail-on-missing", args->fail_on_missing,
                 "Count a benchmark of the baseline that the candidate did not time as a regression");
   cmd->footer(
+      "Verdicts: faster, slower, same, new, missing, failed, skipped. A change counts when the median\n"
+      "time moves by at least the threshold, the samples are separated (|Cliff's delta| at least the\n"
+      "minimum effect size) and a two-sided Mann-Whitney U test on the samples is significant; with\n"
+      "too few samples (or Google Benchmark aggregates only) the threshold alone decides.\n"
+      "Results are matched by problem + variant + parameters; Google Benchmark JSON by run name.\n"
+      "\n"
       "Exit codes: 0 no regression; 1 regression (a benchmark slower, or a check failing in the\n"
       "candidate); 2 bad input (unreadable report, bad option).");
   cmd->callback([args, &exit_code] {
@@ -65,6 +72,13 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     options.alpha = args->alpha;
     options.min_effect_size = args->min_effect;
     options.fail_on_missing = args->fail_on_missing;
+    if (!args->filter.empty()) {
+      try {
+        options.filter = std::regex(args->filter, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        throw InputError(fmt::format("--filter '{}': not a valid regular expression: {}", args->filter, e.what()));
+      }
+    }
     const BenchSet base = load_bench_set(read_report(args->baseline), args->baseline);
     const BenchSet cand = load_bench_set(read_report(args->candidate), args->candidate);
     const Comparison c = compare(base, cand, options);

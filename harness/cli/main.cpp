@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
       "  harness validate reports/gemm.json                                   check against reports/schema.json\n"
       "\n"
       "Exit codes: 0 all results passed or were skipped with a reason; 1 a check failed or a\n"
-      "variant errored, or compare found a regression; 2 bad input (command line, suite, plugin, report): nothing was run.");
+      "variant errored, or compare found a regression; 2 bad input (command line, suite, plugin,\n"
+      "report): nothing was run.");
   app.set_version_flag("--version", fmt::format("harness {} (commit {})", harness::harness_version(),
                                                 harness::harness_commit()));
   app.require_subcommand(1, 1);

@@ -24,14 +24,17 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 void add_report_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ReportArgs>();
-  auto* cmd = app.add_subcommand(
-      "report",
-      "Render a report for people: markdown or CSV tables, or one self-contained HTML file with charts\n"
-      "(throughput against size, roofline, extra device memory)");
+  auto* cmd = app.add_subcommand("report", "Render a report as markdown, CSV, or one self-contained HTML file with charts");
   cmd->add_option("report", args->input, "A report written by `harness run`")->required();
   cmd->add_option("--format", args->format, "md, csv or html (default: from --out's extension, else md)")
       ->check(CLI::IsMember({"md", "csv", "html"}));
   cmd->add_option("--out", args->out, "Write here (atomically) instead of to standard output");
+  cmd->footer(
+      "HTML: tables plus SVG charts (no scripts, nothing fetched): per problem GFLOP/s (GB/s, or time)\n"
+      "against a size parameter per variant; a roofline against the device peaks in the report (else the\n"
+      "best measured results); extra device memory against size, out-of-memory skips marked.\n"
+      "\n"
+      "Exit codes: 0 written; 2 bad input (unreadable report, Google Benchmark JSON, bad option).");
   cmd->callback([args, &exit_code] {
     std::string format = args->format;
     if (format.empty()) {

@@ -17,6 +17,8 @@
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
 #include "isolation.hpp"
+#include "kernel_trace.hpp"
+#include "metrics.hpp"
 #include "plugin_loader.hpp"
 #include "report.hpp"
 #include "runner.hpp"
@@ -47,6 +49,8 @@ struct RunArgs {
   bool dry_run = false;
   bool quiet = false;
   bool isolate = false;
+  bool no_profile = false;
+  std::string metrics;
   double timeout = 0;
   std::string resume;
   // Hidden: set by an --isolate parent for its children.
@@ -175,6 +179,7 @@ int run(const RunArgs& args) {
   Suite suite = merge(std::move(suites));
 
   RunOptions options;
+  options.suite_name = suite.name;
   options.seed = args.seed;
   options.device = args.device;
   if (!args.filter.empty()) {
@@ -185,6 +190,9 @@ int run(const RunArgs& args) {
     }
   }
   options.variants = split_list(args.variants);
+  options.profile = !args.no_profile;
+  options.metrics = split_list(args.metrics);
+  if (auto why = MetricCollector::validate(options.metrics)) throw InputError("--metrics: " + *why);
   // A --variants name that no case of the suite has is a typo, not an empty selection.
   for (const auto& name : options.variants) {
     bool known = false;
@@ -246,11 +254,14 @@ int run(const RunArgs& args) {
     else
       fmt::print("harness {} | {} | {}: cuda variants will be skipped | seed {}{}\n", harness_version(), suite.name,
                  device.unavailable_reason, args.seed, args.isolate ? " | isolated" : "");
+    if (options.profile && device.available)
+      if (auto tool = outside_profiler())
+        fmt::print("note: CUPTI is held by {}; the harness skips its own kernel trace and counters\n", *tool);
     if (!resumed.empty())
       fmt::print("resuming {}: {} of {} results already done\n", args.resume, planned.size() - todo.size(), planned.size());
   }
 
-  const nlohmann::json environment = environment_json(device, command_line());
+  nlohmann::json environment = environment_json(device, command_line());
   // Every result of the plan in plan order: resumed ones and new ones.
   auto assemble = [&](const std::vector<Result>& fresh) {
     std::map<std::string, const Result*> by_name;
@@ -302,6 +313,7 @@ int run(const RunArgs& args) {
     Runner runner(options, device);
     runner.run(todo, observer);
     fatal = runner.fatal_cuda_error();
+    if (runner.device_peaks()) environment["device_peaks"] = to_json(*runner.device_peaks());
     watchdog.reset();
   }
 
@@ -336,6 +348,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)");
   cmd->add_flag("--dry-run", args->dry_run, "Print the expanded cases and results without running them");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only failures, errors and the summary");
+  cmd->add_option("--metrics", args->metrics,
+                  "CUPTI counters to collect in the profiling pass, comma-separated\n"
+                  "(default: the suite's `metrics`, else a default set; see docs/profiling.md)");
+  cmd->add_flag("--no-profile", args->no_profile, "Skip the profiling pass (kernel trace, counters, device peaks)");
   cmd->add_flag("--isolate", args->isolate,
                 "Run each case in a child process: a variant that crashes or hangs is recorded\n"
                 "(crashed / timeout) and the suite goes on");

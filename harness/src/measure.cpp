@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "harness/cuda_check.hpp"
+#include "nvtx.hpp"
 
 namespace harness {
 
@@ -14,7 +15,7 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 // More samples than this only cost memory; the statistics do not change.
-constexpr std::size_t kMaxSamples = 100000;
+constexpr std::size_t kMaxSamples = 10000;
 }  // namespace
 
 bool should_stop(const std::vector<double>& samples, double elapsed_wall,
@@ -72,11 +73,15 @@ Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream,
                  const MeasureSettings& settings, L2Flusher* flusher) {
   Timing t;
   const auto t0 = Clock::now();
-  for (int i = 0; i < settings.warmup; ++i) {
-    if (flusher && settings.cache == CacheMode::cold) flusher->flush(stream);
-    launch();
+  {
+    NvtxRange warmup_range("warmup", NvtxPhase::warmup);
+    for (int i = 0; i < settings.warmup; ++i) {
+      if (flusher && settings.cache == CacheMode::cold) flusher->flush(stream);
+      launch();
+    }
+    HARNESS_CUDA(cudaStreamSynchronize(stream));
   }
-  HARNESS_CUDA(cudaStreamSynchronize(stream));
+  NvtxRange timed_range("timed", NvtxPhase::timed);
 
   EventPool events;
   std::size_t batch = 1;  // the first batch of one sample estimates the run time
@@ -111,7 +116,11 @@ Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream,
 Timing time_cpu(const std::function<void()>& run, const MeasureSettings& settings) {
   Timing t;
   const auto t0 = Clock::now();
-  for (int i = 0; i < settings.warmup; ++i) run();
+  {
+    NvtxRange warmup_range("warmup", NvtxPhase::warmup);
+    for (int i = 0; i < settings.warmup; ++i) run();
+  }
+  NvtxRange timed_range("timed", NvtxPhase::timed);
   for (;;) {
     const auto s0 = Clock::now();
     run();

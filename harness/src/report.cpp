@@ -48,6 +48,7 @@ nlohmann::json result_to_json(const Result& r) {
                       {"work", {{"flops", r.work.flops}, {"bytes", r.work.bytes}}},
                       {"memory", {{"io_device_bytes", r.io_device_bytes}, {"workspace_peak_bytes", r.workspace_peak_bytes}}},
                       {"settings", settings_to_json(r.settings)}};
+  j["profile"] = r.profile;
   if (r.check) {
     const CheckResult& c = *r.check;
     j["check"] = {{"passed", c.passed},
@@ -140,6 +141,7 @@ Result result_from_json(const nlohmann::json& j) {
     t.wall_time = j["stats"].value("wall_time_s", 0.0);
     r.timing = t;
   }
+  if (j.contains("profile")) r.profile = j["profile"];
   if (j.contains("rates") && j["rates"].is_object()) {
     r.gflops = j["rates"].value("gflops", 0.0);
     r.gbytes_per_s = j["rates"].value("gbytes_per_s", 0.0);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/check.hpp"
 #include "harness/params.hpp"
 #include "harness/problem.hpp"
@@ -38,6 +40,9 @@ struct Result {
   std::size_t io_device_bytes = 0;         // inputs + outputs on the device
   std::size_t workspace_peak_bytes = 0;    // extra device memory the variant used
   MeasureSettings settings;
+  // The profiling pass (kernel breakdown, counters, roofline), kept as JSON so that it
+  // crosses --isolate unchanged; null when not profiled.
+  nlohmann::json profile;
 };
 
 }  // namespace harness

@@ -4,6 +4,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/error.hpp"
+#include "nvtx.hpp"
 
 namespace harness {
 
@@ -73,6 +74,8 @@ void Runner::ensure_stream() {
 std::vector<Result> Runner::run(const std::vector<PlannedResult>& planned, const RunObserver& observer) {
   std::vector<Result> results;
   std::size_t index = 0;
+  // NVTX: suite > case > variant > phase (check, warmup, timed, profile).
+  NvtxRange suite_range(options_.suite_name, NvtxPhase::suite);
   // Group the plan by case, keeping order.
   for (std::size_t i = 0; i < planned.size() && !fatal_;) {
     std::vector<const Variant*> variants;
@@ -112,6 +115,7 @@ Result unfinished_result(const PlannedResult& p) { return base_result(*p.c, *p.v
 
 void Runner::run_case(const Case& c, const std::vector<const Variant*>& variants, std::vector<Result>& out,
                       const RunObserver& observer, std::size_t& index, std::size_t total) {
+  NvtxRange case_range(nvtx_case_name(c.name, c.problem->name(), c.params), NvtxPhase::case_);
   CaseState state{c, nullptr, {}, {}, {}, {}, {}};
   state.tolerance = c.tolerance.value_or(c.problem->tolerance(c.params));
   state.work = c.problem->work(c.params);
@@ -145,6 +149,8 @@ void Runner::run_case(const Case& c, const std::vector<const Variant*>& variants
     if (!state.reference_problem) {
       state.instance = c.problem->make_instance(c.params, options_.seed);
       // The reference run: same path as a checked run, outputs kept.
+      NvtxRange ref_range(nvtx_variant_name(c.problem->name(), ref->name, c.params), NvtxPhase::variant);
+      NvtxRange check_range("check", NvtxPhase::check);
       Workspace ws;
       LaunchContext ctx{stream_, &ws, &c.params};
       state.instance->prepare(ref->backend);
@@ -188,6 +194,7 @@ void Runner::run_case(const Case& c, const std::vector<const Variant*>& variants
 
 Result Runner::run_variant(CaseState& state, const Variant& v) {
   const Case& c = state.c;
+  NvtxRange variant_range(nvtx_variant_name(c.problem->name(), v.name, c.params), NvtxPhase::variant);
   Result r = base_result(c, v);
   r.reference = state.reference_name;
   if (v.backend == Backend::cuda && !device_.available) {
@@ -228,13 +235,16 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     r.io_device_bytes = inst.device_bytes();
 
     // Checked run: poisoned outputs, one launch, compare.
-    inst.reset_outputs(v.backend, stream_);
-    v.launch(inst, ctx);
-    if (v.backend == Backend::cuda) {
-      HARNESS_CUDA(cudaGetLastError());
-      HARNESS_CUDA(cudaStreamSynchronize(stream_));
+    {
+      NvtxRange check_range("check", NvtxPhase::check);
+      inst.reset_outputs(v.backend, stream_);
+      v.launch(inst, ctx);
+      if (v.backend == Backend::cuda) {
+        HARNESS_CUDA(cudaGetLastError());
+        HARNESS_CUDA(cudaStreamSynchronize(stream_));
+      }
+      r.check = compare_outputs(inst.read_outputs(v.backend), state.reference_outputs, state.tolerance);
     }
-    r.check = compare_outputs(inst.read_outputs(v.backend), state.reference_outputs, state.tolerance);
     if (!r.check->passed) {
       r.status = Status::failed;
       r.reason = "check failed: " + r.check->summary();
@@ -253,6 +263,27 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     r.workspace_peak_bytes = ws.peak_bytes();
     r.status = Status::passed;
     derive_rates(r);
+    // Profiling: its own pass after timing (kernel trace, counters with replay), so it
+    // never perturbs the timed samples.
+    if (v.backend == Backend::cuda && options_.profile) {
+      NvtxRange profile_range("profile", NvtxPhase::profile);
+      try {
+        if (!collector_) collector_ = std::make_unique<MetricCollector>(device_.index);
+        if (!peaks_) peaks_ = measure_device_peaks(device_.index);
+        std::function<void()> before;
+        if (c.settings.cache == CacheMode::cold) {
+          if (!evictor_) evictor_ = std::make_unique<L2Evictor>();
+          before = [&] { evictor_->evict(stream_); };  // read-based: leaves no dirty lines to write back
+        }
+        ProfileOptions po;
+        po.metrics = !options_.metrics.empty() ? options_.metrics : c.metrics;
+        r.profile = to_json(profile_pass(*collector_, [&] { v.launch(inst, ctx); }, stream_, po, r.work,
+                                         r.timing->stats.median, peaks_->measured() ? &*peaks_ : nullptr, before));
+      } catch (const CudaError& e) {
+        if (e.sticky()) throw;
+        r.profile = {{"error", e.what()}};
+      }
+    }
   } catch (const OutOfMemory& e) {
     r.status = Status::skipped;
     r.reason = e.what();

@@ -8,17 +8,22 @@
 #include <string>
 #include <vector>
 
+#include "device_peaks.hpp"
 #include "environment.hpp"
+#include "metrics.hpp"
 #include "result.hpp"
 #include "suite.hpp"
 
 namespace harness {
 
 struct RunOptions {
+  std::string suite_name;                    // the outermost NVTX range
   std::uint64_t seed = 42;
   int device = 0;
   std::optional<std::regex> filter;          // on result names
   std::vector<std::string> variants;         // only these variant names (empty: as the suite says)
+  bool profile = true;                       // --no-profile turns the profiling pass off
+  std::vector<std::string> metrics;          // --metrics (empty: the case's, else the defaults)
 };
 
 // Called when a result is about to run (to show progress) and when it completes.
@@ -48,6 +53,9 @@ class Runner {
   // Runs the planned results in order (consecutive results of one case share its inputs
   // and reference). Stops after a sticky CUDA error: nothing more can run in-process.
   std::vector<Result> run(const std::vector<PlannedResult>& planned, const RunObserver& observer);
+  // The device's measured copy bandwidth and FMA rate (once per process, at the first
+  // profiling pass).
+  const std::optional<DevicePeaks>& device_peaks() const { return peaks_; }
   // Set when a sticky CUDA error ended GPU work early.
   const std::optional<std::string>& fatal_cuda_error() const { return fatal_; }
 
@@ -63,6 +71,9 @@ class Runner {
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<L2Flusher> flusher_;
   std::optional<std::string> fatal_;
+  std::unique_ptr<MetricCollector> collector_;
+  std::unique_ptr<L2Evictor> evictor_;
+  std::optional<DevicePeaks> peaks_;
 };
 
 }  // namespace harness

@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "harness/error.hpp"
+#include "metrics.hpp"
 #include "suggest.hpp"
 
 namespace harness {
@@ -55,7 +56,7 @@ class Loader {
     suite.name = root["suite"] ? scalar(root["suite"], "suite") : default_name();
     if (root["description"]) suite.description = scalar(root["description"], "description");
     if (root["settings"]) read_settings(root["settings"], suite.settings);
-    if (root["metrics"]) suite.metrics = string_list(root["metrics"], "metrics");
+    if (root["metrics"]) suite.metrics = metric_list(root["metrics"]);
     const YAML::Node cases = root["cases"];
     if (!cases) fail(root, "the suite has no 'cases'");
     if (!cases.IsSequence() || cases.size() == 0) fail(cases, "'cases' must be a non-empty list");
@@ -102,6 +103,14 @@ class Loader {
     if (node.IsScalar()) return {node.Scalar()};
     if (!node.IsSequence()) fail(node, fmt::format("'{}' must be a list", what));
     for (const auto& item : node) out.push_back(scalar(item, what));
+    return out;
+  }
+
+  // Counter names are checked against the chip's metric list (offline, no GPU needed).
+  std::vector<std::string> metric_list(const YAML::Node& node) const {
+    auto out = string_list(node, "metrics");
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (auto why = MetricCollector::validate_metric(out[i])) fail(node.IsSequence() ? node[i] : node, *why);
     return out;
   }
 
@@ -326,7 +335,7 @@ class Loader {
     proto.settings = suite.settings;
     proto.metrics = suite.metrics;
     if (node["settings"]) read_settings(node["settings"], proto.settings);
-    if (node["metrics"]) proto.metrics = string_list(node["metrics"], "metrics");
+    if (node["metrics"]) proto.metrics = metric_list(node["metrics"]);
 
     const YAML::Node vnode = node["variants"];
     if (!vnode || (vnode.IsScalar() && vnode.Scalar() == "all")) {

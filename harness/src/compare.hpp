@@ -1,0 +1,106 @@
+#pragma once
+// `harness compare`: a baseline report against a candidate report, result by result.
+//
+// Results are matched by problem + variant + parameters (harness reports) or by the
+// benchmark's run name (Google Benchmark JSON). Each pair gets a verdict. A change counts
+// only when the effect is large enough AND statistically significant:
+//  - effect: the median time moves by at least `threshold` (relative), and the samples
+//    are separated: Cliff's delta (the rank-biserial correlation, 2 P(cand > base) - 1,
+//    ties counting 1/2) is at least `min_effect_size` in the same direction. Runs with
+//    thousands of samples make any shift "significant"; this keeps a noisy, overlapping
+//    pair whose median wandered past the threshold `same`.
+//  - significance: a two-sided Mann-Whitney U test on the samples rejects "same
+//    distribution" at level `alpha` (exact for small samples).
+// Two runs of one build therefore come out `same`, and a real slowdown with tight noise
+// comes out `slower`. With too few samples for the test (or aggregates only) the
+// threshold alone decides, and the note says so.
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace harness {
+
+enum class Verdict { faster, slower, same, new_, missing, failed, skipped };
+std::string_view to_string(Verdict v);
+
+// One benchmark of one report, in the form compare needs.
+struct BenchEntry {
+  std::string key;       // what pairs are matched by
+  std::string name;      // shown to people
+  std::string problem;   // "" when unknown (Google Benchmark names)
+  std::string variant;
+  nlohmann::json params = nlohmann::json::object();
+  std::string status;    // passed | failed | skipped | error
+  std::string reason;
+  bool check_failed = false;
+  std::vector<double> samples;   // seconds
+  std::optional<double> median;  // seconds; set whenever the entry was timed
+};
+
+// A report as compare sees it.
+struct BenchSet {
+  std::string path;
+  std::string format;    // "harness-report" or "google-benchmark"
+  nlohmann::json environment = nlohmann::json::object();
+  nlohmann::json settings = nlohmann::json::object();   // suite measurement settings
+  std::string label;     // "smoke @ 2026-11-22T03:04:05Z on NVIDIA H100 ..."
+  std::vector<BenchEntry> entries;
+  std::vector<std::string> warnings;  // duplicates, unreadable entries
+};
+
+// Accepts a harness report or Google Benchmark JSON (as returned by read_report).
+// Throws InputError when it is neither.
+BenchSet load_bench_set(const nlohmann::json& report, const std::string& path);
+
+struct CompareOptions {
+  double threshold = 0.05;   // minimum relative change of the median (0.05 = 5%)
+  double alpha = 0.05;       // significance level of the U test
+  double min_effect_size = 0.3;  // smallest |Cliff's delta| that counts (0: off)
+  bool fail_on_missing = false;
+  std::optional<std::regex> filter;  // compare only benchmarks whose name matches (search)
+};
+
+struct Pair {
+  std::string key, name, problem, variant;
+  std::string display;       // the name without the parameters common to its problem
+
+  nlohmann::json params = nlohmann::json::object();
+  Verdict verdict = Verdict::same;
+  bool regression = false;
+  std::optional<double> base_median, cand_median;   // seconds
+  std::optional<double> change;                     // cand/base - 1 (time: + is slower)
+  std::optional<double> p_value;
+  std::optional<double> effect_size;                // Cliff's delta: + candidate slower
+  bool exact_test = false;
+  std::size_t base_n = 0, cand_n = 0;
+  std::string note;          // why a verdict was reached where it is not obvious
+};
+
+struct ProblemSummary {
+  std::string problem;
+  std::string fixed_params;         // "alpha=1 beta=0": the same in every pair of the problem
+  std::size_t compared = 0;         // pairs timed on both sides
+  double geomean_ratio = 1;         // geometric mean of cand/base time over them
+  std::size_t faster = 0, slower = 0, same = 0, new_ = 0, missing = 0, failed = 0, skipped = 0;
+};
+
+struct Comparison {
+  CompareOptions options;
+  std::string base_path, cand_path, base_label, cand_label;
+  std::vector<std::string> warnings;
+  std::vector<Pair> pairs;                 // baseline order, then the new entries
+  std::vector<ProblemSummary> problems;    // in order of first appearance
+  ProblemSummary total;                    // problem "all"
+  bool regression = false;
+};
+
+Comparison compare(const BenchSet& base, const BenchSet& cand, const CompareOptions& options);
+
+// Renderings; `format` is text, md or json.
+std::string render_comparison(const Comparison& c, const std::string& format);
+nlohmann::json comparison_to_json(const Comparison& c);
+
+}  // namespace harness

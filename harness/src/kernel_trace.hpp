@@ -1,0 +1,117 @@
+#pragma once
+// The kernels a variant launches, from the CUPTI Activity API (CONCURRENT_KERNEL records):
+// name, grid, block, registers, static and dynamic shared memory and GPU duration of
+// every launch, summed per kernel.
+//
+//   KernelBreakdown b = KernelTrace::trace([&] { v.launch(inst, ctx); }, stream, 3);
+//   if (b.unavailable) note(*b.unavailable); else for (auto& k : b.kernels) ...
+//
+// Tracing is its own pass (after the timed samples): records are taken only while a run
+// is being traced, so timing never sees CUPTI. Where CUPTI cannot be used (no device, an
+// outside tool such as Nsight Systems or Nsight Compute holding it) the breakdown says
+// why and the run goes on.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <nlohmann/json.hpp>
+
+namespace harness {
+
+// A CUPTI call failed (the message names the call and the CUPTI error).
+class CuptiError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One kernel launch.
+struct KernelRecord {
+  std::string mangled;            // as the driver reports it
+  std::string name;               // demangled, without return type and parameter list
+  std::array<int, 3> grid{};
+  std::array<int, 3> block{};
+  int registers = 0;              // per thread
+  int static_smem = 0;            // bytes per block
+  int dynamic_smem = 0;           // bytes per block
+  std::uint64_t start_ns = 0, end_ns = 0;  // GPU timestamps
+  std::uint32_t stream_id = 0;
+  std::uint32_t correlation_id = 0;
+  double duration_ns() const { return static_cast<double>(end_ns - start_ns); }
+};
+
+// The launches of one kernel (same mangled name), per traced run.
+struct KernelSummary {
+  std::string name;
+  std::string mangled;
+  double calls = 0;               // launches per run
+  double total_ns = 0;            // GPU time per run (sum over its launches)
+  double min_ns = 0, max_ns = 0;  // of one launch
+  std::array<int, 3> grid{};      // of the first launch
+  std::array<int, 3> block{};
+  int registers = 0;
+  int static_smem = 0;
+  int dynamic_smem = 0;
+  int configs = 1;                // distinct (grid, block, dynamic smem) seen
+};
+
+struct KernelBreakdown {
+  std::vector<KernelSummary> kernels;  // by total_ns, largest first
+  int runs = 0;                        // traced runs the figures are averaged over
+  double kernel_time_s = 0;            // sum of kernel durations per run
+  std::size_t dropped = 0;             // records CUPTI dropped (buffers full)
+  std::optional<std::string> unavailable;  // "kernel trace unavailable: <reason>"
+};
+
+nlohmann::json to_json(const KernelBreakdown& b);
+
+class KernelTrace {
+ public:
+  // Why tracing cannot work in this process, or nothing: "no CUDA device (...)", an
+  // outside CUPTI tool, or a CUPTI error seen earlier (it is remembered).
+  static std::optional<std::string> unavailable_reason();
+
+  // Runs `launch` `runs` times on `stream`, each run traced alone (`before_run`, such as
+  // an L2 flush, runs untraced before each), and summarizes per kernel. CUDA errors from
+  // `launch` propagate (as harness::CudaError); CUPTI problems become `unavailable`.
+  static KernelBreakdown trace(const std::function<void()>& launch, cudaStream_t stream, int runs = 3,
+                               const std::function<void()>& before_run = {});
+
+  // Lower level: records the kernels launched between start() and stop() (stop()
+  // synchronizes the device). Throws CuptiError with the CUPTI reason.
+  KernelTrace();
+  ~KernelTrace();
+  KernelTrace(const KernelTrace&) = delete;
+  KernelTrace& operator=(const KernelTrace&) = delete;
+  void start();
+  std::vector<KernelRecord> stop();
+
+  // Per-kernel sums of `records` collected over `runs` runs (pure; exposed for tests).
+  static std::vector<KernelSummary> summarize(const std::vector<KernelRecord>& records, int runs);
+
+ private:
+  bool active_ = false;
+};
+
+// Helpers shared with the metrics module.
+
+// The outside profiler holding CUPTI in this process, when there is one:
+// "Nsight Compute (NV_NSIGHT_INJECTION_TRANSPORT_TYPE is set)", "Nsight Systems
+// (NSYS_PROFILING_SESSION_ID is set)", "a CUDA injection tool (CUDA_INJECTION64_PATH=...)".
+std::optional<std::string> outside_profiler();
+
+// "no CUDA device (...)" when the runtime sees none, else nothing.
+std::optional<std::string> no_device_reason();
+
+// "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: ..." for a CUptiResult value.
+std::string cupti_error_string(int result);
+
+// "kernels::gemm::(anonymous namespace)::tiled<32>" from "_ZN7kernels4gemm...": demangled,
+// return type and parameter list removed. Names that do not demangle come back unchanged.
+std::string kernel_display_name(const std::string& mangled);
+
+}  // namespace harness

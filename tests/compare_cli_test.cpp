@@ -1,0 +1,183 @@
+// `harness compare`, `harness report` and `harness validate` as a user runs them: output,
+// files and exit codes (0 ok, 1 regression, 2 bad input).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace harness {
+namespace {
+
+using test::run_command;
+
+const std::string kExe = HARNESS_EXE;
+const std::string kReports = HARNESS_SOURCE_DIR "/tests/data/reports/";
+
+std::string compare(const std::string& base, const std::string& cand, const std::string& extra = "") {
+  return kExe + " compare " + kReports + base + " " + kReports + cand + (extra.empty() ? "" : " " + extra);
+}
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+TEST(CompareCli, SameBuildTwiceIsExit0) {
+  const auto r = run_command(compare("gemm_base.json", "gemm_rerun.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "result: no regression (34 same, 9 skipped)")) << r.output;
+  EXPECT_TRUE(has(r.output, "gemm/tiled M=4096 N=4096 K=4096")) << r.output;
+  EXPECT_FALSE(has(r.output, "warning:")) << r.output;
+}
+
+TEST(CompareCli, SlowedVariantIsExit1) {
+  const auto r = run_command(compare("gemm_base.json", "gemm_slow.json"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "result: REGRESSION: 5 slower")) << r.output;
+  for (const char* size : {"256", "512", "1024", "2048", "4096"})
+    EXPECT_TRUE(has(r.output, std::string("gemm/tiled M=") + size)) << size;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n') > 10, true);
+}
+
+TEST(CompareCli, FailedCheckIsExit1) {
+  const auto r = run_command(compare("gemm_base.json", "gemm_failed.json"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "FAILED  (failed in the candidate: check failed")) << r.output;
+}
+
+TEST(CompareCli, NewAndMissing) {
+  auto r = run_command(compare("gemm_base.json", "gemm_changed.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "new  (not in the baseline)")) << r.output;
+  EXPECT_TRUE(has(r.output, "missing  (not in the candidate)")) << r.output;
+  r = run_command(compare("gemm_base.json", "gemm_changed.json", "--fail-on-missing"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "REGRESSION: 6 missing")) << r.output;
+}
+
+TEST(CompareCli, WarnsAboutDifferentGpusAndDrivers) {
+  const auto r = run_command(compare("gemm_base.json", "gemm_other_gpu.json"));
+  EXPECT_TRUE(has(r.output, "warning: GPUs differ: baseline NVIDIA H100 80GB HBM3, candidate NVIDIA H200")) << r.output;
+  EXPECT_TRUE(has(r.output, "warning: CUDA drivers differ: baseline 13.0, candidate 12.8")) << r.output;
+  EXPECT_TRUE(has(r.output, "warning: clock states")) << r.output;
+}
+
+TEST(CompareCli, FormatsAndOptions) {
+  auto r = run_command(compare("gemm_base.json", "gemm_slow.json", "--format json"));
+  EXPECT_EQ(r.exit_code, 1);
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_TRUE(j["regression"].get<bool>());
+  EXPECT_EQ(j["total"]["slower"], 5);
+  r = run_command(compare("gemm_base.json", "gemm_slow.json", "--format md"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(has(r.output, "| gemm/tiled M=256 N=256 K=256 |")) << r.output;
+  // A 10% slowdown is under a 15% threshold.
+  r = run_command(compare("gemm_base.json", "gemm_slow.json", "--threshold 15%"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = run_command(compare("gemm_base.json", "gemm_slow.json", "--threshold 15 --alpha 0.01"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // Only what --filter selects is compared: the slowed variant left out is no regression.
+  r = run_command(compare("gemm_base.json", "gemm_slow.json", "--filter '^(?!gemm/tiled/)'"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(has(r.output, "gemm/tiled")) << r.output;
+  r = run_command(compare("gemm_base.json", "gemm_slow.json", "--filter '/tiled/'"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "result: REGRESSION: 5 slower")) << r.output;
+}
+
+TEST(CompareCli, GoogleBenchmarkJson) {
+  auto r = run_command(compare("gbench_base.json", "gbench_slow.json"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "BM_Copy/4096")) << r.output;
+  r = run_command(compare("gbench_base.json", "gbench_aggregates.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "aggregates only")) << r.output;
+}
+
+TEST(CompareCli, BadInputIsExit2) {
+  const std::string truncated = test::temp_path("truncated.json");
+  const std::string text = test::read_file(kReports + "gemm_base.json");
+  std::ofstream(truncated) << text.substr(0, 1000);
+  const std::vector<std::string> commands = {
+      kExe + " compare " + kReports + "gemm_base.json " + kReports + "no_such.json",
+      kExe + " compare " + kReports + "gemm_base.json " + truncated,
+      kExe + " compare " + kReports + "gemm_base.json",
+      compare("gemm_base.json", "gemm_slow.json", "--threshold abc"),
+      compare("gemm_base.json", "gemm_slow.json", "--threshold -3"),
+      compare("gemm_base.json", "gemm_slow.json", "--alpha 2"),
+      compare("gemm_base.json", "gemm_slow.json", "--format xml"),
+      compare("gemm_base.json", "gemm_slow.json", "--filter '('"),
+  };
+  for (const auto& c : commands) {
+    const auto r = run_command(c);
+    EXPECT_EQ(r.exit_code, 2) << c << "\n" << r.output;
+  }
+  const auto r = run_command(kExe + " compare " + kReports + "gemm_base.json " + truncated);
+  EXPECT_TRUE(has(r.output, "truncated")) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+TEST(ReportCli, MarkdownCsvHtml) {
+  auto r = run_command(kExe + " report " + kReports + "gemm_base.json");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, test::read_file(HARNESS_SOURCE_DIR "/tests/data/golden/gemm_base.md"));
+  r = run_command(kExe + " report " + kReports + "gemm_base.json --format csv");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output.rfind("name,case,problem,variant,backend,", 0), 0u) << r.output.substr(0, 200);
+  const std::string html = test::temp_path("report.html");
+  r = run_command(kExe + " report " + kReports + "gemm_base.json --out " + html);  // format from the extension
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::string page = test::read_file(html);
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_TRUE(has(page, "<svg ")) << page.substr(0, 300);
+  EXPECT_EQ(run_command(kExe + " report " + kReports + "gbench_base.json").exit_code, 2);
+  EXPECT_EQ(run_command(kExe + " report " + kReports + "no_such.json").exit_code, 2);
+  EXPECT_EQ(run_command(kExe + " report " + kReports + "gemm_base.json --format pdf").exit_code, 2);
+}
+
+TEST(ValidateCli, ValidInvalidNewerTruncated) {
+  auto r = run_command(kExe + " validate " + kReports + "gemm_base.json " + kReports + "gemm_slow.json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "gemm_base.json: valid harness-report, schema version 1, 43 results")) << r.output;
+
+  auto report = nlohmann::json::parse(test::read_file(kReports + "gemm_base.json"));
+  report["schema_version"] = 2;
+  const std::string newer = test::temp_path("newer.json");
+  std::ofstream(newer) << report.dump();
+  r = run_command(kExe + " validate " + newer);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.output, "report schema version 2 is newer than this harness understands (1)")) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+
+  const std::string truncated = test::temp_path("cut.json");
+  const std::string text = test::read_file(kReports + "gemm_base.json");
+  std::ofstream(truncated) << text.substr(0, text.size() - 10);
+  r = run_command(kExe + " validate " + truncated);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.output, "not valid JSON (truncated or corrupt?)")) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+
+  report["schema_version"] = 1;
+  report["results"][0].erase("status");
+  const std::string invalid = test::temp_path("invalid.json");
+  std::ofstream(invalid) << report.dump();
+  r = run_command(kExe + " validate " + invalid);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.output, "results[0]: missing required key 'status'")) << r.output;
+}
+
+TEST(ValidateCli, AFreshRunIsValidAndComparesWithItself) {
+  const std::string out = test::temp_path("fresh.json");
+  auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --quiet --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_command(kExe + " validate " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = run_command(kExe + " compare " + out + " " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "result: no regression")) << r.output;
+  r = run_command(kExe + " report " + out + " --format html --out " + out + ".html");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+}  // namespace
+}  // namespace harness

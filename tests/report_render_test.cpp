@@ -1,0 +1,254 @@
+// harness report: the markdown golden file, CSV that parses, HTML with its charts.
+//
+// To refresh the golden file after an intended change of the markdown:
+//   HARNESS_UPDATE_GOLDEN=1 ./build/<preset>/tests/compare_test --gtest_filter='ReportRender.*'
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/error.hpp"
+#include "report_render.hpp"
+#include "report_svg.hpp"
+#include "test_support.hpp"
+
+namespace harness {
+namespace {
+
+using nlohmann::json;
+
+const std::string kReports = HARNESS_SOURCE_DIR "/tests/data/reports/";
+const std::string kGolden = HARNESS_SOURCE_DIR "/tests/data/golden/";
+
+json load(const std::string& name) { return json::parse(test::read_file(kReports + name)); }
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+void check_golden(const std::string& name, const std::string& actual) {
+  const std::string path = kGolden + name;
+  if (const char* update = std::getenv("HARNESS_UPDATE_GOLDEN"); update && std::string(update) == "1") {
+    std::ofstream(path, std::ios::binary) << actual;
+    GTEST_SKIP() << "wrote " << path;
+  }
+  const std::string expected = test::read_file(path);
+  ASSERT_FALSE(expected.empty()) << path << " is missing; HARNESS_UPDATE_GOLDEN=1 writes it";
+  EXPECT_EQ(actual, expected) << "differs from " << path << "; if intended, HARNESS_UPDATE_GOLDEN=1 refreshes it";
+}
+
+TEST(ReportRender, MarkdownMatchesTheGoldenFile) {
+  check_golden("gemm_base.md", render_report(load("gemm_base.json"), "md"));
+}
+
+TEST(ReportRender, MarkdownTablesAreWellFormed) {
+  const std::string md = render_report_markdown(load("gemm_base.json"));
+  EXPECT_NE(md.find("# harness report: gemm+attention"), std::string::npos);
+  EXPECT_NE(md.find("| GPU | NVIDIA H100 80GB HBM3 (132 SMs, cc 9.0"), std::string::npos);
+  EXPECT_NE(md.find("**43 results: 34 passed, 0 failed, 9 skipped, 0 errors**"), std::string::npos);
+  EXPECT_NE(md.find("Fixed parameters: alpha=1, beta=0"), std::string::npos);
+  EXPECT_NE(md.find("| variant | M | N | K | status | median |"), std::string::npos);
+  // Every table row has as many cells as its header.
+  std::istringstream in(md);
+  std::string line;
+  std::size_t columns = 0;
+  bool in_table = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("|", 0) != 0) {
+      in_table = false;
+      continue;
+    }
+    std::size_t cells = 0;
+    for (std::size_t i = 0; i < line.size(); ++i)
+      if (line[i] == '|' && (i == 0 || line[i - 1] != '\\')) ++cells;
+    if (!in_table) columns = cells;
+    in_table = true;
+    EXPECT_EQ(cells, columns) << line;
+  }
+}
+
+// RFC 4180: quoted fields may hold commas, doubled quotes and line breaks.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false, was_quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      if (!field.empty()) throw std::runtime_error("quote inside an unquoted field");
+      quoted = was_quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(field);
+      field.clear();
+      was_quoted = false;
+    } else if (c == '\n') {
+      rows.back().push_back(field);
+      field.clear();
+      was_quoted = false;
+      rows.emplace_back();
+    } else {
+      if (was_quoted) throw std::runtime_error("text after a closing quote");
+      field += c;
+    }
+  }
+  if (quoted) throw std::runtime_error("unterminated quote");
+  if (!field.empty() || !rows.back().empty()) rows.back().push_back(field);
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+TEST(ReportRender, CsvParses) {
+  json report = load("gemm_base.json");
+  // A reason with a comma, a quote and a line break must survive.
+  report["results"][4]["reason"] = "odd, \"quoted\"\nreason";
+  const auto rows = parse_csv(render_report(report, "csv"));
+  ASSERT_EQ(rows.size(), report["results"].size() + 1);
+  const auto& head = rows[0];
+  for (const auto& row : rows) ASSERT_EQ(row.size(), head.size());
+  auto col = [&](const std::string& name) {
+    const auto it = std::find(head.begin(), head.end(), name);
+    EXPECT_NE(it, head.end()) << name;
+    return static_cast<std::size_t>(it - head.begin());
+  };
+  EXPECT_EQ(rows[5][col("reason")], "odd, \"quoted\"\nreason");
+  for (std::size_t i = 0; i < report["results"].size(); ++i) {
+    const json& r = report["results"][i];
+    const auto& row = rows[i + 1];
+    EXPECT_EQ(row[col("name")], r["name"]);
+    EXPECT_EQ(row[col("status")], r["status"]);
+    if (r["problem"] == "gemm") {
+      EXPECT_EQ(std::stoll(row[col("param.M")]), r["params"]["M"].get<long long>());
+    }
+    if (r["stats"].is_object()) {
+      EXPECT_DOUBLE_EQ(std::stod(row[col("median_s")]), r["stats"]["median_s"].get<double>());
+      EXPECT_DOUBLE_EQ(std::stod(row[col("gflops")]), r["rates"]["gflops"].get<double>());
+    } else {
+      EXPECT_EQ(row[col("median_s")], "");
+    }
+  }
+}
+
+TEST(ReportRender, HtmlHasTheChartsAndNothingExternal) {
+  const std::string html = render_report(load("gemm_base.json"), "html");
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  // Throughput per problem (gemm, attention), the roofline, the memory chart.
+  EXPECT_EQ(count(html, "<svg "), 4u);
+  EXPECT_NE(html.find("id=\"throughput-0\""), std::string::npos);
+  EXPECT_NE(html.find("gemm: GFLOP/s against M = N = K"), std::string::npos);
+  EXPECT_NE(html.find("attention: GFLOP/s against seq_len"), std::string::npos);
+  EXPECT_NE(html.find("id=\"roofline\""), std::string::npos);
+  EXPECT_NE(html.find("arithmetic intensity (FLOP/byte)"), std::string::npos);
+  EXPECT_NE(html.find("roof (device peaks)"), std::string::npos);
+  EXPECT_NE(html.find("3000 GB/s, 60000 GFLOP/s"), std::string::npos);
+  EXPECT_NE(html.find("attention: extra device memory against seq_len"), std::string::npos);
+  EXPECT_NE(html.find("workspace peak (bytes)"), std::string::npos);
+  EXPECT_NE(html.find("out of memory (skipped)"), std::string::npos);
+  EXPECT_EQ(count(html, "class=\"edge-marker\""), 1u);  // naive at seq_len 32768
+  // Legends name the variants; every point has a tooltip.
+  EXPECT_NE(html.find(">coarsened</text>"), std::string::npos);
+  // 34 timed results in the throughput charts and the roofline; 11 in the memory chart.
+  EXPECT_EQ(count(html, "</title></circle>"), 34u + 34u + 11u);
+  // Self-contained: no scripts, no external resources.
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find(" src="), std::string::npos);
+  EXPECT_EQ(html.find("href=\"http"), std::string::npos);
+  EXPECT_EQ(html.find("url(http"), std::string::npos);
+  EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
+  // Every result appears in the tables.
+  EXPECT_EQ(count(html, "<tr class=\""), load("gemm_base.json")["results"].size());
+}
+
+TEST(ReportRender, RooflineFromBestMeasuredWithoutDevicePeaks) {
+  json report = load("gemm_base.json");
+  report["environment"].erase("device_peaks");
+  const std::string html = render_report_html(report);
+  EXPECT_NE(html.find("roof (best measured)"), std::string::npos);
+  EXPECT_NE(html.find("the report states no device peaks"), std::string::npos);
+}
+
+TEST(ReportRender, SmallAndEmptyReports) {
+  json report = load("gemm_base.json");
+  // Only skipped results: no chart, a sentence instead, and nothing breaks.
+  for (auto& r : report["results"]) {
+    r["status"] = "skipped";
+    r["stats"] = nullptr;
+    r["rates"] = nullptr;
+    r["samples_s"] = json::array();
+    r["memory"]["workspace_peak_bytes"] = 0;
+    r["reason"] = "no CUDA device";
+  }
+  const std::string html = render_report_html(report);
+  EXPECT_EQ(count(html, "<svg "), 0u);
+  EXPECT_NE(html.find("No timed result for <b>gemm</b>"), std::string::npos);
+  EXPECT_NE(html.find("no memory chart"), std::string::npos);
+  report["results"] = json::array();
+  EXPECT_NE(render_report_html(report).find("The report has no results"), std::string::npos);
+  EXPECT_NE(render_report_markdown(report).find("0 results"), std::string::npos);
+  EXPECT_EQ(parse_csv(render_report_csv(report)).size(), 1u);
+}
+
+TEST(ReportRender, TimeChartWhenThereIsNoWork) {
+  json report = load("gemm_base.json");
+  for (auto& r : report["results"]) r["work"] = {{"flops", 0}, {"bytes", 0}};
+  const std::string html = render_report_html(report);
+  EXPECT_NE(html.find("gemm: median time against M = N = K"), std::string::npos);
+  EXPECT_NE(html.find("median time (ms)"), std::string::npos);
+  EXPECT_NE(html.find("no roofline to draw"), std::string::npos);
+}
+
+TEST(ReportRender, RejectsGoogleBenchmarkJsonAndUnknownFormats) {
+  EXPECT_THROW(render_report(load("gbench_base.json"), "md"), InputError);
+  EXPECT_THROW(render_report(load("gemm_base.json"), "pdf"), InputError);
+}
+
+TEST(Svg, TickLabels) {
+  using svg::TickStyle;
+  EXPECT_EQ(svg::tick_label(0, TickStyle::decimal), "0");
+  EXPECT_EQ(svg::tick_label(1000, TickStyle::decimal), "1000");
+  EXPECT_EQ(svg::tick_label(10000, TickStyle::decimal), "10k");
+  EXPECT_EQ(svg::tick_label(2.5e6, TickStyle::decimal), "2.5M");
+  EXPECT_EQ(svg::tick_label(0.05, TickStyle::decimal), "0.05");
+  EXPECT_EQ(svg::tick_label(4096, TickStyle::binary), "4096");
+  EXPECT_EQ(svg::tick_label(1 << 20, TickStyle::binary), "2^20");
+  EXPECT_EQ(svg::tick_label(256 * 1024, TickStyle::bytes), "256 KiB");
+  EXPECT_EQ(svg::tick_label(4.0 * (1 << 30), TickStyle::bytes), "4 GiB");
+  EXPECT_EQ(svg::escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+}
+
+TEST(Svg, ChartHasTitleAxesLegendAndClippedData) {
+  svg::Chart c;
+  c.id = "t";
+  c.title = "Title <1>";
+  c.x.label = "n (elements)";
+  c.y.label = "GB/s";
+  c.x.log = true;
+  c.series.push_back({"first", {{1, 1, "p1"}, {1024, 3, "p2"}, {-1, 2, "not on a log axis"}}, true});
+  c.refs.push_back({"roof", {{0.001, 5}, {1e9, 5}}, "#444444", false});
+  const std::string s = svg::render(c);
+  EXPECT_EQ(s.rfind("<svg ", 0), 0u);
+  EXPECT_NE(s.find("<title>Title &lt;1&gt;</title>"), std::string::npos);
+  EXPECT_NE(s.find(">n (elements)</text>"), std::string::npos);
+  EXPECT_NE(s.find(">GB/s</text>"), std::string::npos);
+  EXPECT_NE(s.find(">first</text>"), std::string::npos);
+  EXPECT_NE(s.find(">roof</text>"), std::string::npos);
+  EXPECT_EQ(count(s, "<circle cx="), 2u + 1u);  // two points and the legend's marker
+  EXPECT_EQ(s.find("not on a log axis"), std::string::npos);
+  EXPECT_NE(s.find("clip-path=\"url(#t-clip)\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace harness

@@ -4,7 +4,7 @@
 # $WORK (default /tmp/gpu-round), packed at the end into $OUT/round.tgz (default ./out).
 # Stages can be chosen: bash scripts/gpu-round.sh build test smoke gemm
 # Where the tree has no .git, pass the commit: HARNESS_COMMIT=<sha> bash scripts/gpu-round.sh
-#   stages: build test smoke gemm attention memory pytorch broken tables
+#   stages: build test smoke gemm attention memory pytorch broken ncu tables
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -59,6 +59,14 @@ for s in $stages; do
       PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-400}" python3 reports/pytorch_attention.py suites/attention.yaml --harness $exe \
         ${PYTORCH_FILTER:+--filter "$PYTORCH_FILTER"} --out "$OUT/pytorch-attention.json" >"$OUT/pytorch.log" 2>&1 || status=1
       tail -5 "$OUT/pytorch.log" ;;
+    ncu)
+      step "ncu with an NVTX filter on a harness run (docs/profiling.md)"
+      # Only the kernels launched inside the variant range of gemm/tiled are profiled;
+      # the harness sees ncu holding CUPTI and skips its own collection.
+      ncu --nvtx --nvtx-include "harness@gemm.tiled M=512 N=512 K=512/" --launch-count 3 \
+          --metrics smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,dram__bytes_read.sum,gpu__time_duration.sum \
+          $exe run tests/data/suites/ncu_demo.yaml --out "$OUT/ncu-demo.json" >"$OUT/ncu.log" 2>&1 || status=1
+      grep -vE "^==PROF== (Profiling|Connected)" "$OUT/ncu.log" | head -60 ;;
     tables)
       step "tables for docs/PERFORMANCE.md"
       for k in smoke:stream gemm:gemm attention:attention attention-memory:memory; do

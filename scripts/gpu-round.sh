@@ -61,12 +61,18 @@ for s in $stages; do
       tail -5 "$OUT/pytorch.log" ;;
     ncu)
       step "ncu with an NVTX filter on a harness run (docs/profiling.md)"
-      # Only the kernels launched inside the variant range of gemm/tiled are profiled;
-      # the harness sees ncu holding CUPTI and skips its own collection.
-      ncu --nvtx --nvtx-include "harness@gemm.tiled M=512 N=512 K=512/" --launch-count 3 \
-          --metrics smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,dram__bytes_read.sum,gpu__time_duration.sum \
-          $exe run tests/data/suites/ncu_demo.yaml --out "$OUT/ncu-demo.json" >"$OUT/ncu.log" 2>&1 || status=1
-      grep -vE "^==PROF== (Profiling|Connected)" "$OUT/ncu.log" | head -60 ;;
+      # Only kernels launched inside the variant range of gemm/tiled are profiled; the
+      # harness sees ncu holding CUPTI and skips its own collection. Range names carry
+      # every parameter; ncu matches push/pop ranges from the outermost one (suite), '*'
+      # standing for any ranges in between.
+      for expr in "harness@ncu-demo/*/gemm.tiled M=512 N=512 K=512 alpha=1 beta=0/" \
+                  "harness@gemm.tiled M=512 N=512 K=512 alpha=1 beta=0/"; do
+        echo "--- ncu --nvtx --nvtx-include \"$expr\""
+        ncu --nvtx --nvtx-include "$expr" --launch-count 3 \
+            --metrics smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,dram__bytes_read.sum,gpu__time_duration.sum \
+            $exe run tests/data/suites/ncu_demo.yaml --out "$OUT/ncu-demo.json" >"$OUT/ncu.log" 2>&1 || status=1
+        grep -vE "^==PROF== (Connected|Disconnected)" "$OUT/ncu.log" | grep -E "==PROF==|==WARNING==|note:|kernel|Kernel|ffma|dram__|gpu__time|passed|results:" | head -40
+      done ;;
     tables)
       step "tables for docs/PERFORMANCE.md"
       for k in smoke:stream gemm:gemm attention:attention attention-memory:memory; do

@@ -128,8 +128,8 @@ TEST(ReportRender, CsvParses) {
   for (std::size_t i = 0; i < report["results"].size(); ++i) {
     const json& r = report["results"][i];
     const auto& row = rows[i + 1];
-    EXPECT_EQ(row[col("name")], r["name"]);
-    EXPECT_EQ(row[col("status")], r["status"]);
+    EXPECT_EQ(row[col("name")], r["name"].get<std::string>());
+    EXPECT_EQ(row[col("status")], r["status"].get<std::string>());
     if (r["problem"] == "gemm") {
       EXPECT_EQ(std::stoll(row[col("param.M")]), r["params"]["M"].get<long long>());
     }

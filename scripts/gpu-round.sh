@@ -4,7 +4,8 @@
 # $WORK (default /tmp/gpu-round), packed at the end into $OUT/round.tgz (default ./out).
 # Stages can be chosen: bash scripts/gpu-round.sh build test smoke gemm
 # Where the tree has no .git, pass the commit: HARNESS_COMMIT=<sha> bash scripts/gpu-round.sh
-#   stages: build test smoke gemm attention memory pytorch broken ncu tables
+#   stages: build test smoke gemm attention target memory pytorch broken ncu models
+#           transformer pytorch-transformer tables
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -46,7 +47,7 @@ for s in $stages; do
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention.yaml --out "$OUT/attention.json" --quiet 2>&1 | tee "$OUT/attention.log" | tail -60 || status=1 ;;
     memory)
       step "harness run suites/attention-memory.yaml"
-      timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention-memory.yaml --out "$OUT/attention-memory.json" --quiet 2>&1 | tee "$OUT/memory.log" | tail -40 || status=1 ;;
+      timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention-memory.yaml --no-profile --out "$OUT/attention-memory.json" --quiet 2>&1 | tee "$OUT/memory.log" | tail -40 || status=1 ;;
     broken)
       step "harness run --isolate tests/data/suites/broken_gpu.yaml"
       $exe run --isolate --plugin build/release/plugins/broken_plugin.so tests/data/suites/broken_gpu.yaml \
@@ -73,6 +74,26 @@ for s in $stages; do
             $exe run tests/data/suites/ncu_demo.yaml --out "$OUT/ncu-demo.json" >"$OUT/ncu.log" 2>&1 || status=1
         grep -vE "^==PROF== (Connected|Disconnected)" "$OUT/ncu.log" | grep -E "==PROF==|==WARNING==|note:|kernel|Kernel|ffma|dram__|gpu__time|passed|results:" | head -40
       done ;;
+    target)
+      TARGET='^attention(_backward)?/[a-z]+/batch:1/heads:32/kv_heads:0/seq_len:4096/head_dim:64/'
+      step "the attention comparison point, ours and PyTorch in the same run"
+      $exe run suites/attention.yaml --filter "$TARGET" --variants flash,naive --quiet \
+        --out "$OUT/attention-target.json" 2>&1 | tail -12 || status=1
+      PYTHONUNBUFFERED=1 python3 reports/pytorch_attention.py suites/attention.yaml --harness $exe \
+        --filter "$TARGET" --variants sdpa_fp32,sdpa_flash_fp16 \
+        --out "$OUT/pytorch-target.json" 2>&1 | tail -12 || status=1 ;;
+    models)
+      step "engine and nn kernels: GPU tests (gradient checks, tasks)"
+      ctest --preset release -L gpu -R 'Nn|Models|models' --timeout 400 --output-on-failure >"$OUT/ctest-models.log" 2>&1 || status=1
+      grep -E "tests passed|Failed|\*\*\*|reached|loss|accuracy|mallocs" "$OUT/ctest-models.log" | head -60 ;;
+    transformer)
+      step "harness run suites/transformer.yaml"
+      HARNESS_TRAIN_METRICS="$OUT/train_metrics.jsonl" timeout "${SUITE_TIMEOUT:-400}" $exe run suites/transformer.yaml \
+        --no-profile --out "$OUT/transformer.json" 2>&1 | tee "$OUT/transformer.log" | tail -30 || status=1 ;;
+    pytorch-transformer)
+      step "the same model in PyTorch"
+      PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-400}" python3 reports/pytorch_transformer.py suites/transformer.yaml \
+        --harness $exe --out "$OUT/pytorch-transformer.json" 2>&1 | tee "$OUT/pytorch-transformer.log" | tail -20 || status=1 ;;
     tables)
       step "tables for docs/PERFORMANCE.md"
       for k in smoke:stream gemm:gemm attention:attention attention-memory:memory; do

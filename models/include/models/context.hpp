@@ -1,0 +1,83 @@
+#pragma once
+// The engine's execution context: the stream every kernel runs on, the caching allocator
+// the tensors come from, and the kernel choices (GEMM backend, attention core). Ops use
+// the current context (ContextScope makes one current on this thread).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "models/allocator.hpp"
+
+namespace models {
+
+// GEMM backends by name: "cublas" (cuBLAS, FP32 without TF32 / FP64), our FP32 kernels
+// "coarsened", "tiled", "vectorized", "naive", "atomic" (row-major NN; NT and TN run a
+// transpose kernel first), and "simple" (kernels::nn::gemm_simple, float and double).
+// Double tensors with one of our FP32-only kernels fall back to "simple".
+const std::vector<std::string>& gemm_backends();
+
+// Attention core for float: "flash" (kernels/attention FlashAttention-2, head_dim 32, 64,
+// 128, query length == key length) or "naive" (kernels/attention naive, materialized
+// scores). Double, and any shape flash cannot take, use kernels::nn::attention_naive_*.
+enum class AttentionImpl { flash, naive };
+
+class Context {
+ public:
+  explicit Context(cudaStream_t stream = nullptr, std::string gemm = "cublas",
+                   AttentionImpl attention = AttentionImpl::flash);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  CachingAllocator& allocator() { return allocator_; }
+  cudaStream_t stream() const { return stream_; }
+  const std::string& gemm() const { return gemm_; }
+  void set_gemm(std::string name);  // throws std::invalid_argument for an unknown name
+  AttentionImpl attention() const { return attention_; }
+  void set_attention(AttentionImpl a) { attention_ = a; }
+  // NVTX ranges per layer (and per step/phase in the trainer).
+  bool nvtx() const { return nvtx_; }
+  void set_nvtx(bool on) { nvtx_ = on; }
+
+  // The cuBLAS handle, created on first use, bound to stream() with its own workspace
+  // (so cuBLAS allocates nothing per call).
+  cublasHandle_t cublas();
+  void* cublas_workspace() const { return cublas_ws_; }
+  std::size_t cublas_workspace_bytes() const { return cublas_ws_bytes_; }
+
+ private:
+  CachingAllocator allocator_;  // first member: destroyed last
+  cudaStream_t stream_;
+  std::string gemm_;
+  AttentionImpl attention_;
+  bool nvtx_ = true;
+  cublasHandle_t cublas_ = nullptr;
+  void* cublas_ws_ = nullptr;
+  std::size_t cublas_ws_bytes_ = 0;
+};
+
+// The current context of this thread; throws std::logic_error when there is none.
+Context& ctx();
+bool has_ctx();
+
+class ContextScope {
+ public:
+  explicit ContextScope(Context& c);
+  ~ContextScope();
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+
+ private:
+  Context* previous_;
+};
+
+// Throws on a CUDA / cuBLAS error with the call site.
+void check_cuda(cudaError_t e, const char* what, const char* file, int line);
+void check_cublas(cublasStatus_t s, const char* what, const char* file, int line);
+#define MODELS_CUDA(expr) ::models::check_cuda((expr), #expr, __FILE__, __LINE__)
+#define MODELS_CUBLAS(expr) ::models::check_cublas((expr), #expr, __FILE__, __LINE__)
+
+}  // namespace models

@@ -1,0 +1,86 @@
+#include "models/allocator.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "harness/cuda_check.hpp"
+#include "harness/error.hpp"
+
+namespace models {
+
+std::size_t CachingAllocator::size_class(std::size_t bytes) {
+  constexpr std::size_t kMin = 512, kMiB = std::size_t{1} << 20;
+  if (bytes <= kMin) return kMin;
+  if (bytes <= kMiB) {
+    std::size_t c = kMin;
+    while (c < bytes) c <<= 1;
+    return c;
+  }
+  return (bytes + kMiB - 1) / kMiB * kMiB;
+}
+
+CachingAllocator::~CachingAllocator() { release_cached(); }
+
+void* CachingAllocator::allocate(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  ++stats_.requests;
+  const std::size_t c = size_class(bytes);
+  auto it = free_.find(c);
+  void* p = nullptr;
+  if (it != free_.end() && !it->second.empty()) {
+    p = it->second.back();
+    it->second.pop_back();
+    ++stats_.cache_hits;
+  } else {
+    cudaError_t e = cudaMalloc(&p, c);
+    ++stats_.cuda_malloc_calls;
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // clear the (non-sticky) error
+      release_cached();
+      e = cudaMalloc(&p, c);
+      ++stats_.cuda_malloc_calls;
+    }
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      std::size_t free_b = 0, total_b = 0;
+      (void)cudaMemGetInfo(&free_b, &total_b);
+      throw harness::OutOfMemory("out of memory: the model needs " + std::to_string(c >> 20) +
+                                 " MiB more (in use " + std::to_string(stats_.bytes_in_use >> 20) +
+                                 " MiB, free " + std::to_string(free_b >> 20) + " MiB)");
+    }
+    HARNESS_CUDA(e);
+    stats_.bytes_reserved += c;
+    if (stats_.bytes_reserved > stats_.peak_bytes_reserved) stats_.peak_bytes_reserved = stats_.bytes_reserved;
+  }
+  stats_.bytes_in_use += c;
+  if (stats_.bytes_in_use > stats_.peak_bytes_in_use) stats_.peak_bytes_in_use = stats_.bytes_in_use;
+  return p;
+}
+
+void CachingAllocator::deallocate(void* ptr, std::size_t bytes) noexcept {
+  if (ptr == nullptr) return;
+  const std::size_t c = size_class(bytes);
+  stats_.bytes_in_use -= c;
+  try {
+    free_[c].push_back(ptr);
+  } catch (...) {  // no memory for the list entry: give the block back instead
+    HARNESS_CUDA_NOTHROW(cudaFree(ptr));
+    ++stats_.cuda_free_calls;
+    stats_.bytes_reserved -= c;
+  }
+}
+
+void CachingAllocator::release_cached() noexcept {
+  for (auto& [c, list] : free_) {
+    for (void* p : list) {
+      HARNESS_CUDA_NOTHROW(cudaFree(p));
+      ++stats_.cuda_free_calls;
+      stats_.bytes_reserved -= c;
+    }
+    list.clear();
+  }
+}
+
+}  // namespace models

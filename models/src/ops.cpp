@@ -1,0 +1,647 @@
+#include "models/ops.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "attention/attention.hpp"
+#include "gemm/gemm.hpp"
+#include "gemm/gemm_cublas.hpp"
+#include "models/context.hpp"
+#include "nn/nn.hpp"
+
+namespace models {
+
+namespace nn = kernels::nn;
+namespace attn = kernels::attention;
+
+namespace {
+
+cudaStream_t stream() { return ctx().stream(); }
+
+int to_int(std::int64_t v, const char* what) {
+  if (v < 0 || v > 0x7fffffff) throw std::invalid_argument(std::string(what) + " out of int range: " + std::to_string(v));
+  return static_cast<int>(v);
+}
+std::size_t to_size(std::int64_t v) { return static_cast<std::size_t>(v); }
+
+void require_float(const Tensor& t, const char* op) {
+  if (!t.defined()) throw std::invalid_argument(std::string(op) + ": undefined tensor");
+  if (t.dtype() == DType::i32) throw std::invalid_argument(std::string(op) + ": int32 tensor where a float one is needed");
+}
+void require_same(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.dtype() != b.dtype()) throw std::invalid_argument(std::string(op) + ": mixed dtypes");
+}
+
+// Calls f with a value of the tensor's element type.
+template <typename F>
+decltype(auto) dispatch(DType dt, F&& f) {
+  if (dt == DType::f64) return f(double{});
+  if (dt == DType::f32) return f(float{});
+  throw std::invalid_argument("float or double tensor expected");
+}
+
+#define NN(call) MODELS_CUDA(call)
+
+}  // namespace
+
+// ---- not differentiable ---------------------------------------------------------------
+
+Tensor fill(const Shape& shape, DType dtype, double value) {
+  Tensor t = Tensor::empty(shape, dtype);
+  fill_(t, value);
+  return t;
+}
+
+void fill_(Tensor& t, double value) {
+  dispatch(t.dtype(), [&](auto z) {
+    using T = decltype(z);
+    NN(nn::fill<T>(t.data<T>(), static_cast<T>(value), to_size(t.numel()), stream()));
+  });
+}
+
+void add_(Tensor& a, const Tensor& b) {
+  require_same(a, b, "add_");
+  if (a.numel() != b.numel()) throw std::invalid_argument("add_: sizes differ");
+  dispatch(a.dtype(), [&](auto z) {
+    using T = decltype(z);
+    NN(nn::axpby<T>(T(1), b.data<T>(), T(1), a.data<T>(), to_size(a.numel()), stream()));
+  });
+}
+
+Tensor clone(const Tensor& t) {
+  Tensor out = Tensor::empty(t.shape(), t.dtype());
+  if (t.bytes() > 0) MODELS_CUDA(cudaMemcpyAsync(out.raw(), t.raw(), t.bytes(), cudaMemcpyDeviceToDevice, stream()));
+  return out;
+}
+
+namespace {
+
+// Row-major op(A) op(B) through cuBLAS (column-major): C^T = op(B)^T op(A)^T.
+template <typename T>
+void cublas_gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, const T* B, T beta, T* C) {
+  cublasHandle_t h = ctx().cublas();
+  const cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int lda = ta ? M : K, ldb = tb ? K : N;
+  if constexpr (std::is_same_v<T, float>) {
+    if (!ta && !tb) {  // the row-major wrapper of kernels/gemm
+      MODELS_CUBLAS(kernels::gemm::gemm_cublas(h, M, N, K, alpha, A, B, beta, C, stream(), ctx().cublas_workspace(),
+                                               ctx().cublas_workspace_bytes()));
+      return;
+    }
+    MODELS_CUBLAS(cublasSgemm(h, opB, opA, N, M, K, &alpha, B, ldb, A, lda, &beta, C, N));
+  } else {
+    MODELS_CUBLAS(cublasDgemm(h, opB, opA, N, M, K, &alpha, B, ldb, A, lda, &beta, C, N));
+  }
+}
+
+cudaError_t our_gemm_nn(const std::string& name, int M, int N, int K, float alpha, const float* A, const float* B,
+                        float beta, float* C) {
+  namespace g = kernels::gemm;
+  if (name == "coarsened") return g::gemm_coarsened(M, N, K, alpha, A, B, beta, C, stream());
+  if (name == "tiled") return g::gemm_tiled(M, N, K, alpha, A, B, beta, C, stream());
+  if (name == "vectorized") return g::gemm_vectorized(M, N, K, alpha, A, B, beta, C, stream());
+  if (name == "naive") return g::gemm_naive(M, N, K, alpha, A, B, beta, C, stream());
+  if (name == "atomic") return g::gemm_atomic(M, N, K, alpha, A, B, beta, C, stream());
+  throw std::invalid_argument("unknown GEMM backend '" + name + "'");
+}
+
+}  // namespace
+
+void gemm(bool ta, bool tb, std::int64_t M64, std::int64_t N64, std::int64_t K64, double alpha, const Tensor& A,
+          const Tensor& B, double beta, Tensor& C) {
+  require_same(A, B, "gemm");
+  require_same(A, C, "gemm");
+  const int M = to_int(M64, "gemm M"), N = to_int(N64, "gemm N"), K = to_int(K64, "gemm K");
+  if (A.numel() != M64 * K64 || B.numel() != K64 * N64 || C.numel() != M64 * N64)
+    throw std::invalid_argument("gemm: operand sizes do not match M, N, K");
+  if (M == 0 || N == 0) return;
+  const std::string& backend = ctx().gemm();
+  if (A.dtype() == DType::f64) {
+    if (backend == "cublas")
+      cublas_gemm<double>(ta, tb, M, N, K, alpha, A.data<double>(), B.data<double>(), beta, C.data<double>());
+    else
+      NN(nn::gemm_simple<double>(ta, tb, M, N, K, alpha, A.data<double>(), B.data<double>(), beta, C.data<double>(),
+                                 stream()));
+    return;
+  }
+  const auto fa = static_cast<float>(alpha), fb = static_cast<float>(beta);
+  if (backend == "cublas") {
+    cublas_gemm<float>(ta, tb, M, N, K, fa, A.data<float>(), B.data<float>(), fb, C.data<float>());
+    return;
+  }
+  if (backend == "simple") {
+    NN(nn::gemm_simple<float>(ta, tb, M, N, K, fa, A.data<float>(), B.data<float>(), fb, C.data<float>(), stream()));
+    return;
+  }
+  if (K == 0) {  // our kernels need K >= 1: C = beta C
+    NN(nn::axpby<float>(0.f, C.data<float>(), fb, C.data<float>(), to_size(C.numel()), stream()));
+    return;
+  }
+  // Our kernels are NN only: transposed operands are made explicit first.
+  Tensor At, Bt;
+  const float* a = A.data<float>();
+  const float* b = B.data<float>();
+  if (ta) {  // A stored (K, M) -> (M, K)
+    At = Tensor::empty({M64, K64}, DType::f32);
+    NN(nn::transpose<float>(a, At.data<float>(), K, M, stream()));
+    a = At.data<float>();
+  }
+  if (tb) {  // B stored (N, K) -> (K, N)
+    Bt = Tensor::empty({K64, N64}, DType::f32);
+    NN(nn::transpose<float>(b, Bt.data<float>(), N, K, stream()));
+    b = Bt.data<float>();
+  }
+  MODELS_CUDA(our_gemm_nn(backend, M, N, K, fa, a, b, fb, C.data<float>()));
+}
+
+// ---- differentiable: elementwise ---------------------------------------------------------
+
+namespace {
+struct AddBackward final : Node {
+  const char* name() const override { return "AddBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override { return {g, g}; }
+};
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) {
+  require_float(a, "add");
+  require_same(a, b, "add");
+  if (a.numel() != b.numel()) throw std::invalid_argument("add: " + shape_str(a.shape()) + " + " + shape_str(b.shape()));
+  Tensor c = Tensor::empty(a.shape(), a.dtype());
+  dispatch(a.dtype(), [&](auto z) {
+    using T = decltype(z);
+    NN(nn::add<T>(a.data<T>(), b.data<T>(), c.data<T>(), to_size(a.numel()), stream()));
+  });
+  if (should_record({&a, &b})) {
+    auto n = std::make_shared<AddBackward>();
+    n->inputs = {a, b};
+    record(c, n);
+  }
+  return c;
+}
+
+namespace {
+struct ActivationBackward final : Node {
+  bool gelu = false;
+  Tensor x;
+  const char* name() const override { return gelu ? "GeluBackward" : "ReluBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override {
+    Tensor dx = Tensor::empty(x.shape(), x.dtype());
+    dispatch(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const auto n = to_size(x.numel());
+      if (gelu) NN(nn::gelu_backward<T>(x.data<T>(), g.data<T>(), dx.data<T>(), n, stream()));
+      else NN(nn::relu_backward<T>(x.data<T>(), g.data<T>(), dx.data<T>(), n, stream()));
+    });
+    return {dx};
+  }
+  void release() override { x = Tensor(); }
+};
+
+Tensor activation(const Tensor& x, bool is_gelu) {
+  require_float(x, is_gelu ? "gelu" : "relu");
+  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  dispatch(x.dtype(), [&](auto z) {
+    using T = decltype(z);
+    const auto n = to_size(x.numel());
+    if (is_gelu) NN(nn::gelu_forward<T>(x.data<T>(), y.data<T>(), n, stream()));
+    else NN(nn::relu_forward<T>(x.data<T>(), y.data<T>(), n, stream()));
+  });
+  if (should_record({&x})) {
+    auto n = std::make_shared<ActivationBackward>();
+    n->gelu = is_gelu;
+    n->x = x.detach();
+    n->inputs = {x};
+    record(y, n);
+  }
+  return y;
+}
+}  // namespace
+
+Tensor relu(const Tensor& x) { return activation(x, false); }
+Tensor gelu(const Tensor& x) { return activation(x, true); }
+
+// ---- Linear -----------------------------------------------------------------------------
+
+namespace {
+struct LinearBackward final : Node {
+  Tensor x, W;  // x viewed (rows, in)
+  bool has_bias = false;
+  const char* name() const override { return "LinearBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override {
+    const std::int64_t rows = x.size(0), in = x.size(1), out = W.size(1);
+    std::vector<Tensor> grads(has_bias ? 3 : 2);
+    if (needs_grad(0)) {  // dx = dy W^T
+      grads[0] = Tensor::empty({rows, in}, x.dtype());
+      gemm(false, true, rows, in, out, 1.0, g, W, 0.0, grads[0]);
+    }
+    if (needs_grad(1)) {  // dW = x^T dy
+      grads[1] = Tensor::empty({in, out}, x.dtype());
+      gemm(true, false, in, out, rows, 1.0, x, g, 0.0, grads[1]);
+    }
+    if (has_bias && needs_grad(2)) {
+      grads[2] = Tensor::empty({out}, x.dtype());
+      dispatch(x.dtype(), [&](auto z) {
+        using T = decltype(z);
+        NN(nn::column_sum<T>(g.data<T>(), grads[2].data<T>(), to_int(rows, "rows"), to_int(out, "cols"), stream()));
+      });
+    }
+    return grads;
+  }
+  void release() override { x = W = Tensor(); }
+};
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& W, const Tensor& b) {
+  require_float(x, "linear");
+  require_same(x, W, "linear");
+  if (W.dim() != 2) throw std::invalid_argument("linear: W must be (in, out)");
+  const std::int64_t in = W.size(0), out = W.size(1);
+  if (x.dim() < 1 || x.size(-1) != in)
+    throw std::invalid_argument("linear: x " + shape_str(x.shape()) + " with W " + shape_str(W.shape()));
+  if (b.defined() && (b.numel() != out || b.dtype() != x.dtype())) throw std::invalid_argument("linear: bias shape");
+  const std::int64_t rows = x.numel() / in;
+  Shape ys = x.shape();
+  ys.back() = out;
+  Tensor y = Tensor::empty(ys, x.dtype());
+  Tensor x2 = x.detach().view({rows, in});
+  gemm(false, false, rows, out, in, 1.0, x2, W, 0.0, y);
+  if (b.defined())
+    dispatch(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      NN(nn::bias_add<T>(y.data<T>(), b.data<T>(), y.data<T>(), to_int(rows, "rows"), to_int(out, "cols"), stream()));
+    });
+  if (should_record({&x, &W, &b})) {
+    auto n = std::make_shared<LinearBackward>();
+    n->x = x2;
+    n->W = W.detach();
+    n->has_bias = b.defined();
+    n->inputs = {x, W};
+    if (b.defined()) n->inputs.push_back(b);
+    record(y, n);
+  }
+  return y;
+}
+
+// ---- LayerNorm ----------------------------------------------------------------------------
+
+namespace {
+struct LayerNormBackward final : Node {
+  Tensor x, gamma, mean, rstd;
+  const char* name() const override { return "LayerNormBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override {
+    const std::int64_t cols = gamma.numel(), rows = x.numel() / cols;
+    Tensor dx = Tensor::empty(x.shape(), x.dtype());
+    Tensor dgamma = Tensor::empty({cols}, x.dtype()), dbeta = Tensor::empty({cols}, x.dtype());
+    dispatch(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      NN(nn::layernorm_backward<T>(x.data<T>(), gamma.data<T>(), mean.data<T>(), rstd.data<T>(), g.data<T>(),
+                                   dx.data<T>(), dgamma.data<T>(), dbeta.data<T>(), to_int(rows, "rows"),
+                                   to_int(cols, "cols"), stream()));
+    });
+    return {dx, dgamma, dbeta};
+  }
+  void release() override { x = gamma = mean = rstd = Tensor(); }
+};
+}  // namespace
+
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
+  require_float(x, "layer_norm");
+  require_same(x, gamma, "layer_norm");
+  const std::int64_t cols = x.size(-1), rows = x.numel() / cols;
+  if (gamma.numel() != cols || beta.numel() != cols) throw std::invalid_argument("layer_norm: gamma/beta size");
+  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  const bool rec = should_record({&x, &gamma, &beta});
+  Tensor mean, rstd;
+  if (rec) {
+    mean = Tensor::empty({rows}, x.dtype());
+    rstd = Tensor::empty({rows}, x.dtype());
+  }
+  dispatch(x.dtype(), [&](auto z) {
+    using T = decltype(z);
+    NN(nn::layernorm_forward<T>(x.data<T>(), gamma.data<T>(), beta.data<T>(), y.data<T>(),
+                                rec ? mean.data<T>() : nullptr, rec ? rstd.data<T>() : nullptr, to_int(rows, "rows"),
+                                to_int(cols, "cols"), static_cast<T>(eps), stream()));
+  });
+  if (rec) {
+    auto n = std::make_shared<LayerNormBackward>();
+    n->x = x.detach();
+    n->gamma = gamma.detach();
+    n->mean = mean;
+    n->rstd = rstd;
+    n->inputs = {x, gamma, beta};
+    record(y, n);
+  }
+  return y;
+}
+
+// ---- Embedding and positions --------------------------------------------------------------
+
+namespace {
+struct EmbeddingBackward final : Node {
+  Tensor ids;
+  Shape table_shape;
+  const char* name() const override { return "EmbeddingBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override {
+    Tensor dtable = Tensor::zeros(table_shape, g.dtype());
+    dispatch(g.dtype(), [&](auto z) {
+      using T = decltype(z);
+      NN(nn::embedding_backward<T>(ids.data<int>(), g.data<T>(), dtable.data<T>(), to_int(ids.numel(), "rows"),
+                                   to_int(table_shape[1], "dim"), stream()));
+    });
+    return {dtable};
+  }
+  void release() override { ids = Tensor(); }
+};
+struct IdentityBackward final : Node {
+  const char* name() const override { return "PositionalEncodingBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override { return {g}; }
+};
+
+void add_positions(Tensor& x) {
+  if (x.dim() != 3) throw std::invalid_argument("positional encoding: x must be (batch, seq, dim)");
+  dispatch(x.dtype(), [&](auto z) {
+    using T = decltype(z);
+    NN(nn::add_positional_encoding<T>(x.data<T>(), to_int(x.size(0), "batch"), to_int(x.size(1), "seq"),
+                                      to_int(x.size(2), "dim"), stream()));
+  });
+}
+}  // namespace
+
+Tensor embedding(const Tensor& ids, const Tensor& table, bool positional) {
+  if (!ids.defined() || ids.dtype() != DType::i32) throw std::invalid_argument("embedding: ids must be int32");
+  require_float(table, "embedding");
+  const std::int64_t dim = table.size(1);
+  Shape os = ids.shape();
+  os.push_back(dim);
+  Tensor out = Tensor::empty(os, table.dtype());
+  dispatch(table.dtype(), [&](auto z) {
+    using T = decltype(z);
+    NN(nn::embedding_forward<T>(ids.data<int>(), table.data<T>(), out.data<T>(), to_int(ids.numel(), "rows"),
+                                to_int(dim, "dim"), stream()));
+  });
+  if (positional) add_positions(out);  // d(out)/d(table rows) is unchanged by the constant
+  if (should_record({&table})) {
+    auto n = std::make_shared<EmbeddingBackward>();
+    n->ids = ids;
+    n->table_shape = table.shape();
+    n->inputs = {table};
+    record(out, n);
+  }
+  return out;
+}
+
+Tensor positional_encoding(const Tensor& x) {
+  require_float(x, "positional_encoding");
+  Tensor y = clone(x);
+  add_positions(y);
+  if (should_record({&x})) {
+    auto n = std::make_shared<IdentityBackward>();
+    n->inputs = {x};
+    record(y, n);
+  }
+  return y;
+}
+
+// ---- Losses (fused forward + backward) ----------------------------------------------------
+
+namespace {
+struct FusedLossBackward final : Node {
+  const char* label = "";
+  Tensor dinput;  // already scaled for a seed gradient of 1
+  const char* name() const override { return label; }
+  std::vector<Tensor> backward(const Tensor&) override { return {dinput}; }
+  void release() override { dinput = Tensor(); }
+};
+}  // namespace
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int ignore_index) {
+  require_float(logits, "cross_entropy");
+  if (!targets.defined() || targets.dtype() != DType::i32) throw std::invalid_argument("cross_entropy: targets must be int32");
+  if (logits.dim() != 2 || targets.numel() != logits.size(0))
+    throw std::invalid_argument("cross_entropy: logits (rows, vocab) and targets (rows)");
+  const std::int64_t rows = logits.size(0), vocab = logits.size(1);
+  Tensor sums = Tensor::empty({2}, logits.dtype());  // loss_sum, count
+  Tensor loss = Tensor::empty({1}, logits.dtype());
+  const bool rec = should_record({&logits});
+  Tensor dlogits = Tensor::empty(logits.shape(), logits.dtype());  // the kernel always writes it
+  dispatch(logits.dtype(), [&](auto z) {
+    using T = decltype(z);
+    const T scale = T(1) / static_cast<T>(rows);
+    NN(nn::softmax_cross_entropy<T>(logits.data<T>(), targets.data<int>(), sums.data<T>(), sums.data<T>() + 1,
+                                    dlogits.data<T>(), to_int(rows, "rows"), to_int(vocab, "vocab"), ignore_index,
+                                    scale, stream()));
+    NN(nn::axpby<T>(scale, sums.data<T>(), T(0), loss.data<T>(), 1, stream()));
+  });
+  if (rec) {
+    auto n = std::make_shared<FusedLossBackward>();
+    n->label = "CrossEntropyBackward";
+    n->dinput = dlogits;
+    n->inputs = {logits};
+    record(loss, n);
+  }
+  return loss;
+}
+
+Tensor mse_loss(const Tensor& pred, const Tensor& target) {
+  require_float(pred, "mse_loss");
+  require_same(pred, target, "mse_loss");
+  if (pred.numel() != target.numel()) throw std::invalid_argument("mse_loss: sizes differ");
+  const std::int64_t n = pred.numel();
+  Tensor sum = Tensor::empty({1}, pred.dtype());
+  Tensor loss = Tensor::empty({1}, pred.dtype());
+  Tensor dpred = Tensor::empty(pred.shape(), pred.dtype());
+  dispatch(pred.dtype(), [&](auto z) {
+    using T = decltype(z);
+    const T scale = T(1) / static_cast<T>(n);
+    NN(nn::mse<T>(pred.data<T>(), target.data<T>(), sum.data<T>(), dpred.data<T>(), to_size(n), scale, stream()));
+    NN(nn::axpby<T>(scale, sum.data<T>(), T(0), loss.data<T>(), 1, stream()));
+  });
+  if (should_record({&pred})) {
+    auto node = std::make_shared<FusedLossBackward>();
+    node->label = "MseBackward";
+    node->dinput = dpred;
+    node->inputs = {pred};
+    record(loss, node);
+  }
+  return loss;
+}
+
+// ---- Attention ----------------------------------------------------------------------------
+
+const char* attention_core_name(DType dtype, std::int64_t nq, std::int64_t nk, std::int64_t head_dim) {
+  if (nq != nk)
+    throw std::invalid_argument("attention: query length " + std::to_string(nq) + " != key length " +
+                                std::to_string(nk) + " (no kernel supports different lengths)");
+  if (dtype == DType::f64) return "nn_naive";
+  const bool flash_ok = attn::flash_supported(static_cast<int>(head_dim));
+  if (ctx().attention() == AttentionImpl::flash && flash_ok) return "flash";
+  if (head_dim % 4 == 0) return "naive";
+  return "nn_naive";
+}
+
+namespace {
+
+struct AttnDims {
+  int B, H, N, d;
+  bool causal;
+};
+
+attn::Shape kshape(const AttnDims& a) {
+  attn::Shape s;
+  s.batch = a.B;
+  s.heads = a.H;
+  s.kv_heads = a.H;
+  s.seq_len = a.N;
+  s.head_dim = a.d;
+  s.causal = a.causal;
+  s.scale = 0.0f;
+  return s;
+}
+
+std::int64_t floats_for(std::size_t bytes) { return static_cast<std::int64_t>((bytes + 3) / 4); }
+
+// q, k, v (B, H, N, d) -> o, lse.
+void attention_core_forward(const AttnDims& a, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                            Tensor& lse) {
+  const std::string core = attention_core_name(q.dtype(), a.N, a.N, a.d);
+  if (core == "flash") {
+    MODELS_CUDA(attn::flash_forward(kshape(a), q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),
+                                    lse.data<float>(), stream()));
+  } else if (core == "naive") {
+    Tensor ws = Tensor::empty({floats_for(attn::naive_forward_workspace_bytes(kshape(a)))}, DType::f32);
+    MODELS_CUDA(attn::naive_forward(kshape(a), q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),
+                                    lse.data<float>(), ws.data<float>(), stream()));
+  } else {
+    Tensor scratch = Tensor::empty({std::int64_t(a.B) * a.H * a.N * a.N}, q.dtype());
+    dispatch(q.dtype(), [&](auto z) {
+      using T = decltype(z);
+      NN(nn::attention_naive_forward<T>(q.data<T>(), k.data<T>(), v.data<T>(), o.data<T>(), lse.data<T>(),
+                                        scratch.data<T>(), a.B, a.H, a.H, a.N, a.d, a.causal, T(0), stream()));
+    });
+  }
+}
+
+void attention_core_backward(const AttnDims& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+                             const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) {
+  const std::string core = attention_core_name(q.dtype(), a.N, a.N, a.d);
+  if (core == "flash") {
+    Tensor ws = Tensor::empty({floats_for(attn::flash_backward_workspace_bytes(kshape(a)))}, DType::f32);
+    MODELS_CUDA(attn::flash_backward(kshape(a), q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),
+                                     lse.data<float>(), dout.data<float>(), dq.data<float>(), dk.data<float>(),
+                                     dv.data<float>(), ws.data<float>(), stream()));
+  } else if (core == "naive") {
+    Tensor ws = Tensor::empty({floats_for(attn::naive_backward_workspace_bytes(kshape(a)))}, DType::f32);
+    MODELS_CUDA(attn::naive_backward(kshape(a), q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),
+                                     lse.data<float>(), dout.data<float>(), dq.data<float>(), dk.data<float>(),
+                                     dv.data<float>(), ws.data<float>(), stream()));
+  } else {
+    Tensor scratch = Tensor::empty({std::int64_t(a.B) * a.H * a.N * a.N}, q.dtype());
+    dispatch(q.dtype(), [&](auto z) {
+      using T = decltype(z);
+      NN(nn::attention_naive_backward<T>(q.data<T>(), k.data<T>(), v.data<T>(), o.data<T>(), lse.data<T>(),
+                                         dout.data<T>(), dq.data<T>(), dk.data<T>(), dv.data<T>(), scratch.data<T>(),
+                                         a.B, a.H, a.H, a.N, a.d, a.causal, T(0), stream()));
+    });
+  }
+}
+
+// (B, N, H, d) <-> (B, H, N, d)
+Tensor to_heads(const Tensor& x, const AttnDims& a) {
+  Tensor y = Tensor::empty({a.B, a.H, a.N, a.d}, x.dtype());
+  dispatch(x.dtype(), [&](auto z) {
+    using T = decltype(z);
+    NN(nn::bnhd_to_bhnd<T>(x.data<T>(), y.data<T>(), a.B, a.N, a.H, a.d, stream()));
+  });
+  return y;
+}
+Tensor from_heads(const Tensor& x, const AttnDims& a) {
+  Tensor y = Tensor::empty({a.B, a.N, std::int64_t(a.H) * a.d}, x.dtype());
+  dispatch(x.dtype(), [&](auto z) {
+    using T = decltype(z);
+    NN(nn::bhnd_to_bnhd<T>(x.data<T>(), y.data<T>(), a.B, a.N, a.H, a.d, stream()));
+  });
+  return y;
+}
+
+struct AttentionBackward final : Node {
+  AttnDims a{};
+  bool fused_qkv = false;
+  Tensor q, k, v, o, lse;  // (B, H, N, d), lse (B, H, N)
+  const char* name() const override { return fused_qkv ? "SelfAttentionBackward" : "CrossAttentionBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override {
+    Tensor dout = to_heads(g, a);
+    Tensor dq = Tensor::empty(q.shape(), q.dtype()), dk = Tensor::empty(q.shape(), q.dtype()),
+           dv = Tensor::empty(q.shape(), q.dtype());
+    attention_core_backward(a, q, k, v, o, lse, dout, dq, dk, dv);
+    dout = Tensor();
+    if (fused_qkv) {
+      Tensor dqkv = Tensor::empty({a.B, a.N, 3 * std::int64_t(a.H) * a.d}, q.dtype());
+      dispatch(q.dtype(), [&](auto z) {
+        using T = decltype(z);
+        NN(nn::merge_qkv<T>(dq.data<T>(), dk.data<T>(), dv.data<T>(), dqkv.data<T>(), a.B, a.N, a.H, a.d, stream()));
+      });
+      return {dqkv};
+    }
+    return {needs_grad(0) ? from_heads(dq, a) : Tensor(), needs_grad(1) ? from_heads(dk, a) : Tensor(),
+            needs_grad(2) ? from_heads(dv, a) : Tensor()};
+  }
+  void release() override { q = k = v = o = lse = Tensor(); }
+};
+
+AttnDims dims_of(const Tensor& x, std::int64_t E, int heads, bool causal) {
+  if (x.dim() != 3) throw std::invalid_argument("attention: inputs must be (B, N, features)");
+  if (heads < 1 || E % heads != 0) throw std::invalid_argument("attention: E must be a multiple of heads");
+  return AttnDims{to_int(x.size(0), "B"), heads, to_int(x.size(1), "N"), to_int(E / heads, "d"), causal};
+}
+
+Tensor attention_finish(const AttnDims& a, Tensor q, Tensor k, Tensor v, bool fused, std::vector<Tensor> inputs) {
+  Tensor o = Tensor::empty(q.shape(), q.dtype());
+  Tensor lse = Tensor::empty({a.B, a.H, a.N}, q.dtype());
+  attention_core_forward(a, q, k, v, o, lse);
+  Tensor out = from_heads(o, a);
+  bool rec = false;
+  for (const auto& t : inputs) rec = rec || should_record({&t});
+  if (rec) {
+    auto n = std::make_shared<AttentionBackward>();
+    n->a = a;
+    n->fused_qkv = fused;
+    n->q = std::move(q);
+    n->k = std::move(k);
+    n->v = std::move(v);
+    n->o = std::move(o);
+    n->lse = std::move(lse);
+    n->inputs = std::move(inputs);
+    record(out, n);
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor self_attention(const Tensor& qkv, int heads, bool causal) {
+  require_float(qkv, "self_attention");
+  if (qkv.dim() != 3 || qkv.size(2) % 3 != 0) throw std::invalid_argument("self_attention: qkv must be (B, N, 3E)");
+  const AttnDims a = dims_of(qkv, qkv.size(2) / 3, heads, causal);
+  Tensor q = Tensor::empty({a.B, a.H, a.N, a.d}, qkv.dtype()), k = Tensor::empty(q.shape(), qkv.dtype()),
+         v = Tensor::empty(q.shape(), qkv.dtype());
+  dispatch(qkv.dtype(), [&](auto z) {
+    using T = decltype(z);
+    NN(nn::split_qkv<T>(qkv.data<T>(), q.data<T>(), k.data<T>(), v.data<T>(), a.B, a.N, a.H, a.d, stream()));
+  });
+  return attention_finish(a, std::move(q), std::move(k), std::move(v), true, {qkv});
+}
+
+Tensor cross_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads) {
+  require_float(q, "cross_attention");
+  require_same(q, k, "cross_attention");
+  require_same(q, v, "cross_attention");
+  if (k.shape() != v.shape() || q.dim() != 3 || k.dim() != 3 || q.size(0) != k.size(0) || q.size(2) != k.size(2))
+    throw std::invalid_argument("cross_attention: q (B, Nq, E), k and v (B, Nk, E)");
+  attention_core_name(q.dtype(), q.size(1), k.size(1), q.size(2) / heads);  // throws for Nq != Nk
+  const AttnDims a = dims_of(q, q.size(2), heads, false);
+  return attention_finish(a, to_heads(q, a), to_heads(k, a), to_heads(v, a), false, {q, k, v});
+}
+
+}  // namespace models

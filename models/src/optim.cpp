@@ -1,0 +1,99 @@
+#include "models/optim.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+
+#include "models/context.hpp"
+#include "models/ops.hpp"
+#include "nn/nn.hpp"
+
+namespace models {
+
+namespace nn = kernels::nn;
+
+void Optimizer::zero_grad() {
+  for (auto& p : params_) p.zero_grad();
+}
+
+SGD::SGD(std::vector<Tensor> params, double lr, double momentum) : Optimizer(std::move(params)), momentum_(momentum) {
+  lr_ = lr;
+  if (momentum_ != 0.0)
+    for (const auto& p : params_) buf_.push_back(Tensor::zeros(p.shape(), p.dtype()));
+}
+
+void SGD::step() {
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    const auto n = static_cast<std::size_t>(p.numel());
+    if (p.dtype() == DType::f64)
+      MODELS_CUDA(nn::sgd_step<double>(p.data<double>(), g.data<double>(), buf_.empty() ? nullptr : buf_[i].data<double>(),
+                                       n, lr_, momentum_, ctx().stream()));
+    else
+      MODELS_CUDA(nn::sgd_step<float>(p.data<float>(), g.data<float>(), buf_.empty() ? nullptr : buf_[i].data<float>(),
+                                      n, static_cast<float>(lr_), static_cast<float>(momentum_), ctx().stream()));
+  }
+}
+
+Adam::Adam(std::vector<Tensor> params, double lr, double beta1, double beta2, double eps, double weight_decay)
+    : Optimizer(std::move(params)), b1_(beta1), b2_(beta2), eps_(eps), wd_(weight_decay) {
+  lr_ = lr;
+  for (const auto& p : params_) {
+    m_.push_back(Tensor::zeros(p.shape(), p.dtype()));
+    v_.push_back(Tensor::zeros(p.shape(), p.dtype()));
+  }
+}
+
+void Adam::step() {
+  ++t_;
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    const auto n = static_cast<std::size_t>(p.numel());
+    if (p.dtype() == DType::f64)
+      MODELS_CUDA(nn::adam_step<double>(p.data<double>(), g.data<double>(), m_[i].data<double>(), v_[i].data<double>(),
+                                        n, lr_, b1_, b2_, eps_, wd_, t_, ctx().stream()));
+    else
+      MODELS_CUDA(nn::adam_step<float>(p.data<float>(), g.data<float>(), m_[i].data<float>(), v_[i].data<float>(), n,
+                                       static_cast<float>(lr_), static_cast<float>(b1_), static_cast<float>(b2_),
+                                       static_cast<float>(eps_), static_cast<float>(wd_), t_, ctx().stream()));
+  }
+}
+
+Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+  if (params.empty()) throw std::invalid_argument("clip_grad_norm: no parameters");
+  const DType dt = params.front().dtype();
+  Tensor sumsq = Tensor::zeros({1}, dt);
+  for (const auto& p : params) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    const auto n = static_cast<std::size_t>(g.numel());
+    if (dt == DType::f64) MODELS_CUDA(nn::sum_squares<double>(g.data<double>(), sumsq.data<double>(), n, ctx().stream()));
+    else MODELS_CUDA(nn::sum_squares<float>(g.data<float>(), sumsq.data<float>(), n, ctx().stream()));
+  }
+  for (const auto& p : params) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    const auto n = static_cast<std::size_t>(g.numel());
+    if (dt == DType::f64)
+      MODELS_CUDA(nn::clip_by_norm<double>(g.data<double>(), n, sumsq.data<double>(), max_norm, ctx().stream()));
+    else
+      MODELS_CUDA(nn::clip_by_norm<float>(g.data<float>(), n, sumsq.data<float>(), static_cast<float>(max_norm),
+                                          ctx().stream()));
+  }
+  return sumsq;
+}
+
+double WarmupCosine::at(std::int64_t step) const {
+  if (warmup > 0 && step < warmup) return base_lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
+  if (step >= total) return min_lr;
+  const double span = static_cast<double>(std::max<std::int64_t>(1, total - warmup));
+  const double progress = static_cast<double>(step - warmup) / span;
+  return min_lr + 0.5 * (base_lr - min_lr) * (1.0 + std::cos(std::numbers::pi * progress));
+}
+
+}  // namespace models

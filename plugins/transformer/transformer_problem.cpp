@@ -1,0 +1,313 @@
+// The `train_transformer` problem: one launch = one training step of an encoder-decoder
+// Transformer (models/, our own autograd engine) on a copy task of random tokens, FP32.
+//
+// Variants pick the kernel set:
+//   ours             our GEMM (kernels/gemm coarsened: 128x128 tiles, 8x8 per thread; NT/TN
+//                    via the nn transpose kernel) + FlashAttention-2 (kernels/attention)
+//   cublas_flash     cuBLAS SGEMM (FP32, no TF32) + our FlashAttention-2   [the reference]
+//   naive_attention  cuBLAS SGEMM + the naive attention of kernels/attention (materialized
+//                    B*H*N*N scores)
+//
+// Check (documented): the checked run rebuilds the model from the seed and trains
+// `check_steps` steps on one fixed batch; its outputs are those losses. The run fails
+// (error) when a loss is not finite or the last is not below the first; the losses must
+// match the reference variant's within the tolerance (same initial weights and data: they
+// differ only by summation order, amplified a little by the Adam steps).
+// Timed runs then continue training (one step per launch) on a pool of batches.
+//
+// Extra metrics the report has no field for (phase times from CUDA events, tokens/s, peak
+// allocator memory, cudaMalloc counts in steady state, the loss curve) are appended, one
+// JSON object per (case, variant), to $HARNESS_TRAIN_METRICS (default
+// train_transformer_metrics.jsonl in the working directory) when the variant's model is
+// released, and summarized on stderr.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "attention/attention.hpp"
+#include "harness/error.hpp"
+#include "harness/registry.hpp"
+#include "models/trainer.hpp"
+
+namespace {
+
+using harness::Backend;
+
+struct Setup {
+  models::TrainConfig train;
+  int check_steps = 4;
+};
+
+Setup setup_of(const harness::Params& p) {
+  Setup s;
+  auto& c = s.train;
+  c.batch = p.get_int("batch");
+  c.seq_len = p.get_int("seq_len");
+  c.model.encoder_layers = static_cast<int>(p.get_int("encoder_layers"));
+  c.model.decoder_layers = static_cast<int>(p.get_int("decoder_layers"));
+  c.model.heads = static_cast<int>(p.get_int("heads"));
+  c.model.d_model = p.get_int("d_model");
+  c.model.hidden = p.get_int("hidden");
+  c.model.vocab = p.get_int("vocab");
+  c.model.activation = p.get_string("activation") == "gelu" ? models::Activation::gelu : models::Activation::relu;
+  c.lr = p.get_float("lr");
+  c.warmup_steps = p.get_int("warmup_steps");
+  c.schedule_steps = p.get_int("schedule_steps");
+  c.clip_norm = p.get_float("clip_norm");
+  s.check_steps = static_cast<int>(p.get_int("check_steps"));
+  return s;
+}
+
+std::int64_t head_dim(const harness::Params& p) { return p.get_int("d_model") / p.get_int("heads"); }
+
+double param_count(const models::TransformerConfig& c) {
+  const double E = static_cast<double>(c.d_model), F = static_cast<double>(c.hidden), V = static_cast<double>(c.vocab);
+  const double enc = 4 * E * E + 4 * E + 2 * E * F + F + E + 4 * E;
+  const double dec = 8 * E * E + 8 * E + 2 * E * F + F + E + 6 * E;
+  return 2 * V * E + c.encoder_layers * enc + c.decoder_layers * dec + 4 * E + E * V + V;
+}
+
+// FLOPs of one step: GEMMs 3x their forward (dX and dW), attention cores forward + 2.5x
+// backward (causal self-attention of the decoder counts half), embeddings and elementwise
+// work left out.
+harness::Work step_work(const harness::Params& p) {
+  const auto s = setup_of(p);
+  const auto& c = s.train.model;
+  const double B = static_cast<double>(s.train.batch), N = static_cast<double>(s.train.seq_len);
+  const double T = B * N, E = static_cast<double>(c.d_model), F = static_cast<double>(c.hidden),
+               V = static_cast<double>(c.vocab);
+  const double gemm_fwd = c.encoder_layers * 2 * T * (4 * E * E + 2 * E * F) +
+                          c.decoder_layers * 2 * T * (8 * E * E + 2 * E * F) + 2 * T * E * V;
+  const double attn_fwd = c.encoder_layers * 4 * B * N * N * E + c.decoder_layers * (2 + 4) * B * N * N * E;
+  harness::Work w;
+  w.flops = 3 * gemm_fwd + 3.5 * attn_fwd;
+  // Minimal traffic: the optimizer reads p, g, m, v and writes p, m, v (FP32), plus the
+  // weights read in the forward and twice in the backward.
+  w.bytes = param_count(c) * 4.0 * 10;
+  return w;
+}
+
+std::string metrics_path() {
+  const char* env = std::getenv("HARNESS_TRAIN_METRICS");
+  return env && *env ? env : "train_transformer_metrics.jsonl";
+}
+
+class TrainInstance final : public harness::Instance {
+ public:
+  TrainInstance(const harness::Params& p, std::uint64_t seed) : params_(p), setup_(setup_of(p)) {
+    setup_.train.seed = seed;
+  }
+  ~TrainInstance() override {
+    try {
+      finish();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "train_transformer: writing metrics failed: %s\n", e.what());
+    }
+  }
+
+  void prepare(Backend) override {}
+  void reset_outputs(Backend, cudaStream_t) override {
+    reset_ = true;
+    check_losses_.clear();
+  }
+  std::vector<harness::Output> read_outputs(Backend) override {
+    if (check_losses_.empty()) throw std::runtime_error("train_transformer: no check run happened");
+    std::string curve;
+    for (float l : check_losses_) curve += fmt::format("{}{:.5f}", curve.empty() ? "" : " ", l);
+    for (float l : check_losses_)
+      if (!std::isfinite(l)) throw std::runtime_error("train_transformer: loss not finite over the check steps: " + curve);
+    if (!(check_losses_.back() < check_losses_.front()))
+      throw std::runtime_error("train_transformer: loss did not decrease over the check steps: " + curve);
+    return {{"loss per check step (one fixed batch)", check_losses_}};
+  }
+  // The model lives in the engine's caching allocator, built at the checked launch (after
+  // the runner asks for this): its peak goes to the metrics file instead.
+  std::size_t device_bytes() const override { return 0; }
+
+  void run(const std::string& variant, const std::string& gemm, models::AttentionImpl attention,
+           harness::LaunchContext& ctx) {
+    if (reset_ || !trainer_ || variant_ != variant) {
+      finish();
+      models::TrainConfig c = setup_.train;
+      c.gemm = gemm;
+      c.attention = attention;
+      trainer_ = std::make_unique<models::TransformerTrainer>(c, ctx.stream);
+      variant_ = variant;
+      for (int i = 0; i < setup_.check_steps; ++i) trainer_->step(0);
+      const auto l = trainer_->losses();
+      check_losses_.assign(l.begin(), l.end());
+      reset_ = false;
+      return;
+    }
+    trainer_->step();
+  }
+
+ private:
+  // Writes the metrics of the current model (when it ran beyond its check) and frees it.
+  void finish() {
+    if (!trainer_) return;
+    auto trainer = std::move(trainer_);
+    const std::int64_t first = setup_.check_steps;
+    if (trainer->steps() <= first) return;
+    const auto phases = trainer->phase_times(first);
+    const auto losses = trainer->losses();
+    const auto& st = trainer->allocator_stats();
+    const auto& mps = trainer->mallocs_per_step();
+    std::uint64_t steady_mallocs = 0;  // cudaMalloc calls after the check steps
+    for (std::size_t i = static_cast<std::size_t>(first); i < mps.size(); ++i) steady_mallocs += mps[i];
+    const double tokens = static_cast<double>(trainer->tokens_per_step());
+    nlohmann::json j;
+    j["problem"] = "train_transformer";
+    j["variant"] = variant_;
+    nlohmann::json params;
+    for (const auto& [k, v] : params_.entries()) params[k] = harness::to_string(v);
+    j["params"] = params;
+    j["gemm"] = trainer->config().gemm;
+    j["attention"] = trainer->config().attention == models::AttentionImpl::flash ? "flash" : "naive";
+    j["parameters"] = trainer->parameter_count();
+    j["tokens_per_step"] = trainer->tokens_per_step();
+    j["steps"] = trainer->steps();
+    j["check_steps"] = first;
+    j["timed_steps_in_phase_means"] = phases.steps;
+    j["phase_ms"] = {{"forward", phases.forward}, {"backward", phases.backward},
+                     {"optimizer", phases.optimizer}, {"step", phases.step}};
+    j["tokens_per_s"] = phases.step > 0 ? tokens / (phases.step * 1e-3) : 0.0;
+    j["allocator"] = {{"cuda_malloc_calls", st.cuda_malloc_calls},
+                      {"cuda_free_calls", st.cuda_free_calls},
+                      {"cuda_malloc_calls_after_check_steps", steady_mallocs},
+                      {"requests", st.requests},
+                      {"cache_hits", st.cache_hits},
+                      {"peak_bytes_in_use", st.peak_bytes_in_use},
+                      {"peak_bytes_reserved", st.peak_bytes_reserved}};
+    j["loss_first"] = losses.empty() ? 0.0 : losses.front();
+    j["loss_last"] = losses.empty() ? 0.0 : losses.back();
+    // The curve: every step up to 2000, else every k-th.
+    const std::size_t stride = losses.size() > 2000 ? (losses.size() + 1999) / 2000 : 1;
+    std::vector<double> curve;
+    for (std::size_t i = 0; i < losses.size(); i += stride) curve.push_back(losses[i]);
+    j["loss_curve_stride"] = stride;
+    j["loss_curve"] = curve;
+    {
+      std::ofstream out(metrics_path(), std::ios::app);
+      out << j.dump() << "\n";
+    }
+    std::fprintf(stderr,
+                 "train_transformer/%s %s: %lld steps, %.3f ms/step (forward %.3f, backward %.3f, optimizer %.3f; "
+                 "CUDA events, mean of %lld steps), %.0f tokens/s, peak %.1f MiB in use / %.1f MiB reserved, "
+                 "cudaMalloc after the check steps: %llu, loss %.4f -> %.4f\n",
+                 variant_.c_str(), params_.describe().c_str(), static_cast<long long>(trainer->steps()), phases.step,
+                 phases.forward, phases.backward, phases.optimizer, static_cast<long long>(phases.steps),
+                 j["tokens_per_s"].get<double>(), static_cast<double>(st.peak_bytes_in_use) / (1 << 20),
+                 static_cast<double>(st.peak_bytes_reserved) / (1 << 20),
+                 static_cast<unsigned long long>(steady_mallocs), j["loss_first"].get<double>(),
+                 j["loss_last"].get<double>());
+  }
+
+  harness::Params params_;
+  Setup setup_;
+  std::unique_ptr<models::TransformerTrainer> trainer_;
+  std::string variant_;
+  bool reset_ = true;
+  std::vector<float> check_losses_;
+};
+
+class TrainTransformerProblem final : public harness::Problem {
+ public:
+  std::string name() const override { return "train_transformer"; }
+  std::string description() const override {
+    return "one FP32 training step (forward, backward, Adam) of an encoder-decoder Transformer on our "
+           "autograd engine (models/), copy task of random tokens";
+  }
+  std::vector<harness::ParamSpec> params() const override {
+    return {
+        harness::int_param("batch", 100, 1, 1 << 20, "sequences per step"),
+        harness::int_param("seq_len", 13, 1, 1 << 20, "source = target length"),
+        harness::int_param("encoder_layers", 6, 1, 128, "encoder layers"),
+        harness::int_param("decoder_layers", 6, 1, 128, "decoder layers"),
+        harness::int_param("heads", 8, 1, 1024, "attention heads (d_model / heads: 32, 64 or 128 for flash)"),
+        harness::int_param("d_model", 512, 4, 1 << 16, "model width E"),
+        harness::int_param("hidden", 2048, 1, 1 << 18, "feed-forward width"),
+        harness::int_param("vocab", 6880, 3, 1 << 22, "vocabulary (source and target)"),
+        harness::enum_param("activation", "relu", {"relu", "gelu"}, "feed-forward activation"),
+        harness::float_param("lr", 2e-4, 0.0, 10.0, "Adam peak learning rate (betas 0.9, 0.98; eps 1e-9)"),
+        harness::int_param("warmup_steps", 4, 0, 1 << 30, "linear warm-up steps"),
+        harness::int_param("schedule_steps", 2000, 1, 1 << 30, "cosine decay to lr/10 at this step"),
+        harness::float_param("clip_norm", 1.0, 0.0, 1e9, "global gradient-norm clip (0: off)"),
+        harness::int_param("check_steps", 4, 2, 1000, "steps of the checked run (one fixed batch)"),
+    };
+  }
+  std::optional<std::string> reject(const harness::Params& p) const override {
+    if (p.get_int("d_model") % p.get_int("heads") != 0)
+      return fmt::format("d_model ({}) must be a multiple of heads ({})", p.get_int("d_model"), p.get_int("heads"));
+    return std::nullopt;
+  }
+  std::unique_ptr<harness::Instance> make_instance(const harness::Params& p, std::uint64_t seed) const override {
+    return std::make_unique<TrainInstance>(p, seed);
+  }
+  harness::Work work(const harness::Params& p) const override { return step_work(p); }
+  harness::Tolerance tolerance(const harness::Params&) const override { return {1e-3, 2e-2}; }
+  std::string tolerance_rule() const override {
+    return "losses of the checked steps within 1e-3 + 2% of the reference's: identical weights and data, only "
+           "the summation order of the kernels differs; a non-finite or non-decreasing loss is an error";
+  }
+  std::string reference_variant(const harness::Params& p) const override {
+    return kernels::attention::flash_supported(static_cast<int>(head_dim(p))) ? "cublas_flash" : "naive_attention";
+  }
+};
+
+std::optional<std::string> flash_constraint(const harness::Params& p) {
+  const auto d = head_dim(p);
+  if (!kernels::attention::flash_supported(static_cast<int>(d)))
+    return fmt::format("flash attention has kernels for head_dim 32, 64, 128, not {} (d_model / heads)", d);
+  return std::nullopt;
+}
+
+std::optional<std::string> naive_constraint(const harness::Params& p) {
+  if (head_dim(p) % 4 != 0) return fmt::format("naive attention needs head_dim % 4 == 0, not {}", head_dim(p));
+  return std::nullopt;
+}
+
+// The naive core's score matrices (forward B*H*N^2 floats, backward twice that): the
+// transient scratch beyond what the flash variants use.
+std::size_t naive_scratch(const harness::Params& p) {
+  const double n = static_cast<double>(p.get_int("seq_len"));
+  return static_cast<std::size_t>(static_cast<double>(p.get_int("batch")) * static_cast<double>(p.get_int("heads")) *
+                                  n * n * 4.0 * 2.0);
+}
+
+TrainInstance& as_train(harness::Instance& i) { return static_cast<TrainInstance&>(i); }
+
+}  // namespace
+
+HARNESS_REGISTER_PROBLEM(TrainTransformerProblem);
+
+HARNESS_REGISTER_VARIANT_IF(
+    train_transformer, ours, cuda,
+    "all our kernels: coarsened GEMM (NT/TN through a transpose kernel), FlashAttention-2, kernels/nn",
+    [](harness::Instance& i, harness::LaunchContext& ctx) {
+      as_train(i).run("ours", "coarsened", models::AttentionImpl::flash, ctx);
+    },
+    flash_constraint);
+HARNESS_REGISTER_VARIANT_IF(
+    train_transformer, cublas_flash, cuda, "cuBLAS SGEMM (FP32, no TF32) + our FlashAttention-2, kernels/nn",
+    [](harness::Instance& i, harness::LaunchContext& ctx) {
+      as_train(i).run("cublas_flash", "cublas", models::AttentionImpl::flash, ctx);
+    },
+    flash_constraint);
+HARNESS_REGISTER_VARIANT_FULL(
+    train_transformer, naive_attention, cuda,
+    "cuBLAS SGEMM + the naive attention of kernels/attention (B*H*N*N scores materialized)",
+    [](harness::Instance& i, harness::LaunchContext& ctx) {
+      as_train(i).run("naive_attention", "cublas", models::AttentionImpl::naive, ctx);
+    },
+    naive_constraint, naive_scratch);

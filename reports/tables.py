@@ -5,6 +5,8 @@
   python3 reports/tables.py attention REPORT.json [PYTORCH.json]
   python3 reports/tables.py memory REPORT.json      extra memory and the longest N per variant
   python3 reports/tables.py stream REPORT.json      STREAM bandwidth
+  python3 reports/tables.py attention-summary REPORT.json   naive vs flash per shape
+  python3 reports/tables.py transformer REPORT.json [PYTORCH.json]
 
 Every table starts with the GPU, the date, the commit and the command of the report.
 """
@@ -89,6 +91,67 @@ def attention(report, pytorch=None):
 PARAMS = ["batch", "heads", "kv_heads", "seq_len", "head_dim", "causal"]
 
 
+def attention_summary(report):
+    """naive vs flash per shape: median ms, TFLOP/s and the speedup, forward and backward."""
+    cells = OrderedDict()
+    for r in report["results"]:
+        if not r["problem"].startswith("attention") or r["status"] != "passed":
+            continue
+        p = r["params"]
+        key = (r["problem"], p["batch"], p["heads"], p["kv_heads"] or p["heads"], p["seq_len"], p["head_dim"], p["causal"])
+        cells.setdefault(key, {})[r["variant"]] = (r["stats"]["median_s"], r["rates"]["gflops"])
+    out = [header(report), "| problem | B | H | Hkv | N | d | causal | naive | flash | flash TFLOP/s | flash speed-up |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for key, v in cells.items():
+        if "flash" not in v:
+            continue
+        naive = v.get("naive")
+        fl = v["flash"]
+        out.append("| " + " | ".join(str(k).lower() for k in key) +
+                   f" | {naive[0] * 1e3:.3f} ms" if naive else "| " + " | ".join(str(k).lower() for k in key) + " | -")
+        out[-1] += f" | {fl[0] * 1e3:.3f} ms | {fl[1] / 1e3:.1f} | " + (f"{naive[0] / fl[0]:.2f}x |" if naive else "- |")
+    return "\n".join(out) + "\n"
+
+
+def transformer(report, pytorch=None, metrics_lines=None):
+    """metrics_lines: the $HARNESS_TRAIN_METRICS JSON lines, for reports written before
+    results carried them in `extra`."""
+    by_variant = {}
+    for m in metrics_lines or []:
+        by_variant[(m["variant"], str(m["params"]["batch"]), str(m["params"]["seq_len"]))] = m
+    torch = {}
+    if pytorch:
+        for r in pytorch["results"]:
+            if r["status"] == "passed":
+                torch[(r["params"]["batch"], r["params"]["seq_len"])] = r
+    out = [header(report), "| config | variant | ms/step (median) | tokens/s | forward / backward / optimizer ms | peak memory | cudaMalloc after warm-up | loss first -> last |",
+           "|---|---|---|---|---|---|---|---|"]
+    rows = []
+    for r in report["results"]:
+        if r["problem"] != "train_transformer":
+            continue
+        p = r["params"]
+        cfg = f"B={p['batch']} N={p['seq_len']}"
+        if r["status"] != "passed":
+            rows.append(f"| {cfg} | {r['variant']} | {r['status']}: {r['reason'][:60]} | | | | | |")
+            continue
+        x = r.get("extra") or by_variant.get((r["variant"], str(p["batch"]), str(p["seq_len"])), {})
+        ph = x.get("phase_ms", {})
+        al = x.get("allocator", {})
+        rows.append(f"| {cfg} | {r['variant']} | {r['stats']['median_s'] * 1e3:.2f} | {x.get('tokens_per_s', 0):,.0f} | "
+                    f"{ph.get('forward', 0):.2f} / {ph.get('backward', 0):.2f} / {ph.get('optimizer', 0):.2f} | "
+                    f"{al.get('peak_bytes_in_use', 0) / 2**20:,.0f} MiB | {al.get('cuda_malloc_calls_after_check_steps', '-')} | "
+                    f"{x.get('loss_first', 0):.3f} -> {x.get('loss_last', 0):.3f} |")
+    for (b, n), t in torch.items():
+        x = t.get("extra") or {}
+        ph = x.get("phase_ms", {})
+        rows.append(f"| B={b} N={n} | PyTorch eager (same run) | {t['stats']['median_s'] * 1e3:.2f} | {x.get('tokens_per_s', 0):,.0f} | "
+                    f"{ph.get('forward', 0):.2f} / {ph.get('backward', 0):.2f} / {ph.get('optimizer', 0):.2f} | "
+                    f"{x.get('peak_bytes_allocated', 0) / 2**20:,.0f} MiB | - | "
+                    f"{x.get('loss_first', 0):.3f} -> {x.get('loss_last', 0):.3f} |")
+    return "\n".join(out + rows) + "\n"
+
+
 def memory(report):
     longest = {}
     out = [header(report), "| problem | N | variant | status | extra memory | median |", "|---|---|---|---|---|---|"]
@@ -123,9 +186,12 @@ def main(argv):
         return 2
     kind, report = argv[1], load(argv[2])
     extra = load(argv[3]) if len(argv) > 3 else None
-    fn = {"gemm": gemm, "memory": memory, "stream": stream}.get(kind)
+    fn = {"gemm": gemm, "memory": memory, "stream": stream, "attention-summary": attention_summary}.get(kind)
     if kind == "attention":
         print(attention(report, extra))
+    elif kind == "transformer":
+        lines = [json.loads(l) for l in open(argv[4])] if len(argv) > 4 else None
+        print(transformer(report, extra, lines))
     elif fn:
         print(fn(report))
     else:

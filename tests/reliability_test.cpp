@@ -120,3 +120,26 @@ TEST(Resume, ATornLastLineIsIgnoredAndGarbageIsAnError) {
 
 }  // namespace
 }  // namespace harness
+
+namespace harness {
+namespace {
+
+// issue 6's demo, end to end on the CPU: the same suite twice, the second time with the
+// broken plugin's correct variant doing its work three times; compare flags it (exit 1).
+TEST(CompareDemo, ADeliberatelySlowedVariantIsARegression) {
+  const std::string base = test::temp_path("slow-base.json");
+  const std::string slow = test::temp_path("slow-cand.json");
+  const std::string run = kExe + " run" + kBroken + "tests/data/suites/slowdown.yaml --variants cpu --quiet --out ";
+  ASSERT_EQ(run_command(run + base).exit_code, 0);
+  ASSERT_EQ(run_command("HARNESS_BROKEN_SLOWDOWN=3 " + run + slow).exit_code, 0);
+  const auto r = run_command(kExe + " compare " + base + " " + slow);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("SLOWER"), std::string::npos) << r.output;
+  for (const auto& f : {base, slow}) {
+    std::remove(f.c_str());
+    std::remove((f + ".journal.jsonl").c_str());
+  }
+}
+
+}  // namespace
+}  // namespace harness

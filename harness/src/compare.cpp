@@ -151,7 +151,11 @@ BenchSet load_google_benchmark(const nlohmann::json& report, const std::string& 
     if (run_name.empty()) throw InputError(fmt::format("{}: benchmarks[{}] has no name", path, i));
     if (!groups.count(run_name)) order.push_back(run_name);
     Group& g = groups[run_name];
-    if (b.value("error_occurred", false) || b.value("skipped", false)) {
+    auto flag = [&](const char* key) {
+      const auto it = b.find(key);
+      return it != b.end() && it->is_boolean() && it->get<bool>();
+    };
+    if (flag("error_occurred") || flag("skipped")) {
       g.error = str_or(b, "error_message", str_or(b, "skip_message", "error"));
       continue;
     }

@@ -49,6 +49,7 @@ nlohmann::json result_to_json(const Result& r) {
                       {"memory", {{"io_device_bytes", r.io_device_bytes}, {"workspace_peak_bytes", r.workspace_peak_bytes}}},
                       {"settings", settings_to_json(r.settings)}};
   j["profile"] = r.profile;
+  if (!r.extra.is_null()) j["extra"] = r.extra;
   if (r.check) {
     const CheckResult& c = *r.check;
     j["check"] = {{"passed", c.passed},
@@ -142,6 +143,7 @@ Result result_from_json(const nlohmann::json& j) {
     r.timing = t;
   }
   if (j.contains("profile")) r.profile = j["profile"];
+  if (j.contains("extra")) r.extra = j["extra"];
   if (j.contains("rates") && j["rates"].is_object()) {
     r.gflops = j["rates"].value("gflops", 0.0);
     r.gbytes_per_s = j["rates"].value("gbytes_per_s", 0.0);
@@ -258,18 +260,31 @@ nlohmann::json read_report(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   nlohmann::json j;
+  // Nesting deeper than any report's is refused while parsing: copying, comparing and
+  // printing JSON recurse, and a hostile file of nested brackets would exhaust the stack.
+  constexpr int kMaxDepth = 128;
+  bool too_deep = false;
+  const nlohmann::json::parser_callback_t limit_depth = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > kMaxDepth) too_deep = true;
+    return !too_deep;
+  };
   try {
-    j = nlohmann::json::parse(text.str());
+    j = nlohmann::json::parse(text.str(), limit_depth);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): byte {}: {}", path, e.byte,
                                  std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
   }
+  if (too_deep) throw InputError(fmt::format("{}: JSON nested deeper than {} levels: not a report", path, kMaxDepth));
   if (!j.is_object()) throw InputError(fmt::format("{}: a report is a JSON object", path));
+  if (j.contains("schema") && !j["schema"].is_string())
+    throw InputError(fmt::format("{}: not a harness report ('schema' is not a string)", path));
   if (j.value("schema", "") != kReportSchema) {
     if (j.contains("benchmarks") && j["benchmarks"].is_array()) return j;  // Google Benchmark JSON
     throw InputError(fmt::format("{}: not a harness report (schema '{}')", path, j.value("schema", "")));
   }
-  const int version = j.value("schema_version", 0);
+  if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
+    throw InputError(fmt::format("{}: report has no valid schema_version", path));
+  const auto version = j["schema_version"].get<std::int64_t>();
   if (version > kReportSchemaVersion)
     throw InputError(fmt::format("{}: report schema version {} is newer than this harness understands ({}); update the harness",
                                  path, version, kReportSchemaVersion));

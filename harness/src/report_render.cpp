@@ -238,7 +238,8 @@ std::vector<std::pair<std::string, std::string>> environment_lines(const json& r
   const json suite = report.contains("suite") ? report["suite"] : json::object();
   std::string s = str(suite, {"name"}, "?");
   if (!str(suite, {"file"}).empty()) s += fmt::format(" ({})", str(suite, {"file"}));
-  if (const json* c = at(suite, {"cases"}); c && c->is_number()) s += fmt::format(", {} cases", c->get<long long>());
+  // An integer as written (a float such as 1e300 would not convert to an integer type).
+  if (const json* c = at(suite, {"cases"}); c && c->is_number()) s += fmt::format(", {} cases", c->dump());
   out.emplace_back("Suite", s);
   out.emplace_back("Date", str(env, {"date"}, "?"));
   if (const json* g = at(env, {"gpu"}); g && g->is_object()) {

@@ -43,6 +43,8 @@ struct Result {
   // The profiling pass (kernel breakdown, counters, roofline), kept as JSON so that it
   // crosses --isolate unchanged; null when not profiled.
   nlohmann::json profile;
+  // Instance::extra() after the timed runs (problem-specific figures); null when none.
+  nlohmann::json extra;
 };
 
 }  // namespace harness

@@ -261,6 +261,7 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
       r.timing = time_cpu([&] { v.launch(inst, ctx); }, c.settings);
     }
     r.workspace_peak_bytes = ws.peak_bytes();
+    r.extra = inst.extra();
     r.status = Status::passed;
     derive_rates(r);
     // Profiling: its own pass after timing (kernel trace, counters with replay), so it

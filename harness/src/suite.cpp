@@ -32,7 +32,8 @@ std::string result_name(const Case& c, const Variant& v) {
 
 namespace {
 
-// Sweeps larger than this are almost certainly a mistake (a range with a tiny step).
+// Sweeps larger than this are almost certainly a mistake (a range with a tiny step); it
+// also bounds the cases of a whole suite (YAML aliases can repeat a sweep cheaply).
 constexpr std::size_t kMaxSweep = 100000;
 
 class Loader {
@@ -82,9 +83,15 @@ class Loader {
     return base.substr(0, base.find('.'));
   }
 
+  // A map key as text; a key that is itself a list or a map is an error at the key.
+  std::string key_text(const YAML::Node& key) const {
+    if (!key.IsScalar()) fail(key, "a key must be a plain name, not a list or a map");
+    return key.Scalar();
+  }
+
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, std::string_view what) const {
     for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>();
+      const std::string key = key_text(kv.first);
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
         fail(kv.first, fmt::format("unknown key '{}' in {}{}", key, what,
                                    did_you_mean(key, allowed).empty()
@@ -212,7 +219,7 @@ class Loader {
       for (const auto& item : node) out.push_back(typed_value(item, spec));
     } else if (node.IsMap()) {
       if (node.size() != 1) fail(node, fmt::format("a sweep of '{}' is one of {{range: [start, stop, step]}} or {{pow2: [lo, hi]}}", spec.name));
-      const std::string kind = node.begin()->first.as<std::string>();
+      const std::string kind = key_text(node.begin()->first);
       const YAML::Node args = node.begin()->second;
       if (kind == "range") out = range_values(args, spec);
       else if (kind == "pow2") out = pow2_values(args, spec);
@@ -240,9 +247,13 @@ class Loader {
         step = *s;
       }
       if (stop < start) fail(args, fmt::format("the range of '{}' is empty: stop {} < start {}", spec.name, stop, start));
-      if (static_cast<std::uint64_t>((stop - start) / step) >= kMaxSweep)
+      // In unsigned arithmetic: stop - start and start + k * step may not fit in int64.
+      const std::uint64_t span = static_cast<std::uint64_t>(stop) - static_cast<std::uint64_t>(start);
+      const std::uint64_t steps = span / static_cast<std::uint64_t>(step);
+      if (steps >= kMaxSweep)
         fail(args, fmt::format("the range of '{}' has more than {} values", spec.name, kMaxSweep));
-      for (std::int64_t v = start; v <= stop; v += step) out.emplace_back(v);
+      for (std::uint64_t k = 0; k <= steps; ++k)
+        out.emplace_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(start) + k * static_cast<std::uint64_t>(step)));
     } else {
       const double start = std::get<double>(typed_value(args[0], spec));
       const double stop = std::get<double>(typed_value(args[1], spec));
@@ -273,7 +284,10 @@ class Loader {
     if (!is_pow2(hi)) fail(args[1], fmt::format("{} is not a power of two", hi));
     if (hi < lo) fail(args, fmt::format("the pow2 sweep of '{}' is empty: {} > {}", spec.name, lo, hi));
     std::vector<ParamValue> out;
-    for (std::int64_t v = lo; v <= hi; v *= 2) out.emplace_back(v);
+    for (std::int64_t v = lo;; v *= 2) {
+      out.emplace_back(v);
+      if (v > hi / 2) break;  // v * 2 > hi (and v * 2 may not fit)
+    }
     return out;
   }
 
@@ -284,7 +298,7 @@ class Loader {
     std::vector<std::string> names;
     for (const auto& s : specs) names.push_back(s.name);
     for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>();
+      const std::string key = key_text(kv.first);
       if (std::find(names.begin(), names.end(), key) == names.end())
         fail(kv.first, fmt::format("problem '{}' has no parameter '{}'{}", problem.name(), key,
                                    did_you_mean(key, names).empty() ? fmt::format(" (it has: {})", fmt::join(names, ", ")) : did_you_mean(key, names)));
@@ -294,6 +308,8 @@ class Loader {
       const YAML::Node v = map[spec.name];
       if (!v) continue;
       const auto values = sweep_values(v, spec);
+      if (values.size() > kMaxSweep / out.size())
+        fail(map, fmt::format("the parameter sweep expands to more than {} cases", kMaxSweep));
       std::vector<Params> next;
       for (const auto& partial : out)
         for (const auto& value : values) {
@@ -373,11 +389,14 @@ class Loader {
     std::vector<Params> all;
     const YAML::Node params = node["params"];
     if (!params) {
+      if (suite.cases.size() + 1 > kMaxSweep) fail(node, fmt::format("the suite expands to more than {} cases", kMaxSweep));
       all.push_back(with_defaults(problem->params(), Params{}));
     } else if (params.IsSequence()) {
       if (params.size() == 0) fail(params, "'params' is an empty list");
       for (const auto& m : params) {
         auto part = expand(m, *problem);
+        if (suite.cases.size() + all.size() + part.size() > kMaxSweep)
+          fail(m, fmt::format("the suite expands to more than {} cases", kMaxSweep));
         for (auto& p : part) {
           if (auto why = problem->reject(p)) fail(m, fmt::format("{} ({})", *why, p.describe()));
           all.push_back(std::move(p));
@@ -385,6 +404,8 @@ class Loader {
       }
     } else {
       all = expand(params, *problem);
+      if (suite.cases.size() + all.size() > kMaxSweep)
+        fail(params, fmt::format("the suite expands to more than {} cases", kMaxSweep));
       for (const auto& p : all)
         if (auto why = problem->reject(p)) fail(params, fmt::format("{} ({})", *why, p.describe()));
     }

@@ -20,6 +20,7 @@
 // JSON object per (case, variant), to $HARNESS_TRAIN_METRICS (default
 // train_transformer_metrics.jsonl in the working directory) when the variant's model is
 // released, and summarized on stderr.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -35,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attention/attention.hpp"
+#include "harness/checked.hpp"
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
 #include "models/trainer.hpp"
@@ -153,30 +155,57 @@ class TrainInstance final : public harness::Instance {
   }
 
  private:
+  // The current model's figures for the report (the runner asks after the timed steps).
+  nlohmann::json extra() override {
+    if (!trainer_ || trainer_->steps() <= setup_.check_steps) return nullptr;
+    return metrics_json(*trainer_);
+  }
+
   // Writes the metrics of the current model (when it ran beyond its check) and frees it.
   void finish() {
     if (!trainer_) return;
     auto trainer = std::move(trainer_);
+    if (trainer->steps() <= setup_.check_steps) return;
+    const nlohmann::json j = metrics_json(*trainer);
+    {
+      std::ofstream out(metrics_path(), std::ios::app);
+      out << j.dump() << "\n";
+    }
+    const auto& phase = j["phase_ms"];
+    const auto& alloc = j["allocator"];
+    std::fprintf(stderr,
+                 "train_transformer/%s %s: %lld steps, %.3f ms/step (forward %.3f, backward %.3f, optimizer %.3f; "
+                 "CUDA events, mean of %lld steps), %.0f tokens/s, peak %.1f MiB in use / %.1f MiB reserved, "
+                 "cudaMalloc after the check steps: %llu, loss %.4f -> %.4f\n",
+                 variant_.c_str(), params_.describe().c_str(), static_cast<long long>(trainer->steps()),
+                 phase["step"].get<double>(), phase["forward"].get<double>(), phase["backward"].get<double>(),
+                 phase["optimizer"].get<double>(), j["timed_steps_in_phase_means"].get<long long>(),
+                 j["tokens_per_s"].get<double>(), alloc["peak_bytes_in_use"].get<double>() / (1 << 20),
+                 alloc["peak_bytes_reserved"].get<double>() / (1 << 20),
+                 alloc["cuda_malloc_calls_after_check_steps"].get<unsigned long long>(), j["loss_first"].get<double>(),
+                 j["loss_last"].get<double>());
+  }
+
+  nlohmann::json metrics_json(models::TransformerTrainer& t) const {
     const std::int64_t first = setup_.check_steps;
-    if (trainer->steps() <= first) return;
-    const auto phases = trainer->phase_times(first);
-    const auto losses = trainer->losses();
-    const auto& st = trainer->allocator_stats();
-    const auto& mps = trainer->mallocs_per_step();
+    const auto phases = t.phase_times(first);
+    const auto losses = t.losses();
+    const auto& st = t.allocator_stats();
+    const auto& mps = t.mallocs_per_step();
     std::uint64_t steady_mallocs = 0;  // cudaMalloc calls after the check steps
     for (std::size_t i = static_cast<std::size_t>(first); i < mps.size(); ++i) steady_mallocs += mps[i];
-    const double tokens = static_cast<double>(trainer->tokens_per_step());
+    const double tokens = static_cast<double>(t.tokens_per_step());
     nlohmann::json j;
     j["problem"] = "train_transformer";
     j["variant"] = variant_;
     nlohmann::json params;
     for (const auto& [k, v] : params_.entries()) params[k] = harness::to_string(v);
     j["params"] = params;
-    j["gemm"] = trainer->config().gemm;
-    j["attention"] = trainer->config().attention == models::AttentionImpl::flash ? "flash" : "naive";
-    j["parameters"] = trainer->parameter_count();
-    j["tokens_per_step"] = trainer->tokens_per_step();
-    j["steps"] = trainer->steps();
+    j["gemm"] = t.config().gemm;
+    j["attention"] = t.config().attention == models::AttentionImpl::flash ? "flash" : "naive";
+    j["parameters"] = t.parameter_count();
+    j["tokens_per_step"] = t.tokens_per_step();
+    j["steps"] = t.steps();
     j["check_steps"] = first;
     j["timed_steps_in_phase_means"] = phases.steps;
     j["phase_ms"] = {{"forward", phases.forward}, {"backward", phases.backward},
@@ -197,20 +226,7 @@ class TrainInstance final : public harness::Instance {
     for (std::size_t i = 0; i < losses.size(); i += stride) curve.push_back(losses[i]);
     j["loss_curve_stride"] = stride;
     j["loss_curve"] = curve;
-    {
-      std::ofstream out(metrics_path(), std::ios::app);
-      out << j.dump() << "\n";
-    }
-    std::fprintf(stderr,
-                 "train_transformer/%s %s: %lld steps, %.3f ms/step (forward %.3f, backward %.3f, optimizer %.3f; "
-                 "CUDA events, mean of %lld steps), %.0f tokens/s, peak %.1f MiB in use / %.1f MiB reserved, "
-                 "cudaMalloc after the check steps: %llu, loss %.4f -> %.4f\n",
-                 variant_.c_str(), params_.describe().c_str(), static_cast<long long>(trainer->steps()), phases.step,
-                 phases.forward, phases.backward, phases.optimizer, static_cast<long long>(phases.steps),
-                 j["tokens_per_s"].get<double>(), static_cast<double>(st.peak_bytes_in_use) / (1 << 20),
-                 static_cast<double>(st.peak_bytes_reserved) / (1 << 20),
-                 static_cast<unsigned long long>(steady_mallocs), j["loss_first"].get<double>(),
-                 j["loss_last"].get<double>());
+    return j;
   }
 
   harness::Params params_;
@@ -220,6 +236,20 @@ class TrainInstance final : public harness::Instance {
   bool reset_ = true;
   std::vector<float> check_losses_;
 };
+
+// Why these parameters' tensor sizes do not fit 64-bit arithmetic (the engine counts
+// elements in int64, bytes in size_t), or nothing: activations B*N*max(E, F, V) and the
+// naive attention scores 2*B*H*N^2, in bytes, with room for the int64 element counts.
+std::optional<std::string> size_overflow(const harness::Params& p) {
+  const std::int64_t widest = std::max({p.get_int("d_model"), p.get_int("hidden"), p.get_int("vocab")});
+  constexpr std::int64_t kHeadroom = 16;  // bytes per element and a factor of the engine's buffers
+  if (!harness::checked_product(p.get_int("batch"), p.get_int("seq_len"), widest, kHeadroom))
+    return harness::size_overflow_message("train_transformer activations (batch*seq_len*max(d_model, hidden, vocab))");
+  if (!harness::checked_product(p.get_int("batch"), p.get_int("heads"), p.get_int("seq_len"), p.get_int("seq_len"),
+                                kHeadroom))
+    return harness::size_overflow_message("train_transformer attention scores (batch*heads*seq_len^2)");
+  return std::nullopt;
+}
 
 class TrainTransformerProblem final : public harness::Problem {
  public:
@@ -249,7 +279,7 @@ class TrainTransformerProblem final : public harness::Problem {
   std::optional<std::string> reject(const harness::Params& p) const override {
     if (p.get_int("d_model") % p.get_int("heads") != 0)
       return fmt::format("d_model ({}) must be a multiple of heads ({})", p.get_int("d_model"), p.get_int("heads"));
-    return std::nullopt;
+    return size_overflow(p);
   }
   std::unique_ptr<harness::Instance> make_instance(const harness::Params& p, std::uint64_t seed) const override {
     return std::make_unique<TrainInstance>(p, seed);
@@ -278,11 +308,10 @@ std::optional<std::string> naive_constraint(const harness::Params& p) {
 }
 
 // The naive core's score matrices (forward B*H*N^2 floats, backward twice that): the
-// transient scratch beyond what the flash variants use.
+// transient scratch beyond what the flash variants use. Checked: InputError on overflow.
 std::size_t naive_scratch(const harness::Params& p) {
-  const double n = static_cast<double>(p.get_int("seq_len"));
-  return static_cast<std::size_t>(static_cast<double>(p.get_int("batch")) * static_cast<double>(p.get_int("heads")) *
-                                  n * n * 4.0 * 2.0);
+  return harness::size_product("train_transformer naive attention scores (2*B*H*N^2 floats)", p.get_int("batch"),
+                               p.get_int("heads"), p.get_int("seq_len"), p.get_int("seq_len"), sizeof(float), 2);
 }
 
 TrainInstance& as_train(harness::Instance& i) { return static_cast<TrainInstance&>(i); }

@@ -59,6 +59,14 @@ class BrokenProblem final : public harness::Problem {
 
 BrokenInstance& as(harness::Instance& i) { return static_cast<BrokenInstance&>(i); }
 
+// HARNESS_BROKEN_SLOWDOWN=N makes the correct variants (cpu, cuda) do their work N times:
+// a deliberately slowed build, for showing that `harness compare` flags it.
+int slowdown() {
+  const char* env = std::getenv("HARNESS_BROKEN_SLOWDOWN");
+  const int n = env ? std::atoi(env) : 1;
+  return n > 1 ? n : 1;
+}
+
 void check(cudaError_t e) {
   if (e != cudaSuccess) HARNESS_CUDA(e);
 }
@@ -71,7 +79,10 @@ void register_all(harness::Registry& reg) {
   reg.add_problem(std::make_unique<BrokenProblem>());
   add(reg, "cpu", Backend::cpu, "correct host loop", [](harness::Instance& i, harness::LaunchContext&) {
     auto& s = as(i);
-    for (std::size_t k = 0; k < s.n_; ++k) s.out_[k] = 2.0f * s.x_[k];
+    for (int rep = slowdown(); rep > 0; --rep) {
+      for (std::size_t k = 0; k < s.n_; ++k) s.out_[k] = 2.0f * s.x_[k];
+      asm volatile("" ::: "memory");  // keep every repetition
+    }
   });
   add(reg, "cpu_wrong", Backend::cpu, "off by one in every element", [](harness::Instance& i, harness::LaunchContext&) {
     auto& s = as(i);
@@ -89,7 +100,7 @@ void register_all(harness::Registry& reg) {
   });
   add(reg, "cuda", Backend::cuda, "correct kernel", [](harness::Instance& i, harness::LaunchContext& c) {
     auto& s = as(i);
-    check(broken::launch_good(s.d_x_.data(), s.d_out_.data(), s.n_, c.stream));
+    for (int rep = slowdown(); rep > 0; --rep) check(broken::launch_good(s.d_x_.data(), s.d_out_.data(), s.n_, c.stream));
   });
   add(reg, "cuda_oob", Backend::cuda, "writes 1 GiB past its output", [](harness::Instance& i, harness::LaunchContext& c) {
     auto& s = as(i);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <cuda_runtime_api.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/params.hpp"
 
@@ -58,6 +59,10 @@ class Instance {
   virtual std::vector<Output> read_outputs(Backend backend) = 0;
   // Device bytes held for inputs and outputs (memory accounting).
   virtual std::size_t device_bytes() const { return 0; }
+  // Problem-specific figures for the report, asked for after the timed runs of a variant
+  // (the training benchmark's phase times, tokens/s, allocator counts, loss curve);
+  // null when there are none. They land in the result's "extra" object.
+  virtual nlohmann::json extra() { return nullptr; }
 };
 
 class Problem {

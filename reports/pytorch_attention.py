@@ -15,12 +15,16 @@ are exactly the suite's.
 import argparse
 import datetime
 import json
+import os
 import math
 import re
 import subprocess
 import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness_report  # noqa: E402
 import torch.nn.functional as F
 
 
@@ -144,16 +148,11 @@ def main():
                 print(f"{name}: skipped: {entry['reason']}", flush=True)
             torch.cuda.empty_cache()
             results.append(entry)
-    props = torch.cuda.get_device_properties(0)
-    report = {"schema": "harness-report", "schema_version": 1,
-              "environment": {"gpu": {"name": props.name, "sm_count": props.multi_processor_count,
-                                      "memory_gib": props.total_memory / 2**30},
-                              "cuda_driver": "", "cuda_runtime": torch.version.cuda, "host": "", "cpu": "",
-                              "harness_version": "pytorch " + torch.__version__, "git_commit": "",
-                              "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
-                              "command_line": " ".join(sys.argv)},
-              "suite": {"name": "pytorch-" + args.suite, "file": args.suite},
-              "summary": {}, "results": results, "benchmarks": []}
+    report = harness_report.finish({
+        "schema": "harness-report", "schema_version": 1,
+        "environment": harness_report.environment(torch, " ".join(sys.argv)),
+        "suite": {"name": "pytorch-" + args.suite, "file": args.suite},
+        "results": results})
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)
 

@@ -579,24 +579,35 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
   if (all_flops) metric = "GFLOP/s";
   else if (all_bytes) metric = "GB/s";
   else metric = "median time";
-  c.title = fmt::format("{}: {} against {}", problem, metric, l.x_label);
+  // One series per variant and value of the other varying parameters reads well for a
+  // sweep of one size; a suite of unrelated shapes (square, odd, tall-skinny, K=1 ...)
+  // would make dozens of two-point lines. Then the x axis is the work of one run and
+  // every variant is one series.
+  std::set<std::string> keys;
+  for (const Row* r : timed) keys.insert(series_key(*r, l));
+  constexpr std::size_t kMaxSeries = 12;
+  const bool by_work = keys.size() > kMaxSeries && (all_flops || all_bytes);
+  const std::string x_label = by_work ? (all_flops ? "work per run (GFLOP)" : "bytes per run (GB)") : l.x_label;
+  c.title = fmt::format("{}: {} against {}", problem, metric, by_work ? std::string(all_flops ? "work per run" : "bytes per run") : l.x_label);
   c.subtitle = all_flops || all_bytes ? fmt::format("{} at the median time of each result; higher is better", metric)
                                       : "median time of each result; lower is better";
+  if (by_work) c.subtitle += "; one point per shape, one series per variant";
   std::vector<double> xs, ys;
   for (const Row* r : timed) {
-    if (!r->params.contains(l.x)) continue;
-    const double x = r->params[l.x].get<double>();
+    if (!by_work && !r->params.contains(l.x)) continue;
+    const double x = by_work ? (all_flops ? r->flops : r->bytes) * 1e-9 : r->params[l.x].get<double>();
     const double y = all_flops ? r->gflops : all_bytes ? r->gbps : r->median * scale;
-    const std::size_t si = series_index(c.series, series_key(*r, l));
+    const std::size_t si = series_index(c.series, by_work ? r->variant : series_key(*r, l));
     const std::string value = all_flops ? fmt::format("{} GFLOP/s", fmt_3(y))
                               : all_bytes ? fmt::format("{} GB/s", fmt_3(y))
                                           : fmt_seconds(r->median);
     c.series[si].points.push_back({x, y, fmt::format("{}: {} (median {}, {} samples)", describe(*r), value,
                                                      fmt_seconds(r->median), r->samples)});
+    if (by_work) c.series[si].line = false;
     xs.push_back(x);
     ys.push_back(y);
   }
-  x_axis(c.x, xs, l.x_label);
+  x_axis(c.x, xs, x_label);
   y_axis(c.y, ys, all_flops || all_bytes ? metric : fmt::format("median time ({})", unit),
          all_flops || all_bytes ? 50 : 20);
   return svg::render(c);

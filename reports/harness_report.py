@@ -64,6 +64,21 @@ def finish(report):
     return report
 
 
+def skipped(reason):
+    """The fields of a result that did not run (out of memory, unsupported)."""
+    return {"status": "skipped", "reason": reason, "samples_s": [], "stats": None, "rates": None,
+            "memory": {"io_device_bytes": 0, "workspace_peak_bytes": 0}}
+
+
+def write(path, suite_file, results, torch_module, command_line):
+    report = finish({"schema": "harness-report", "schema_version": 1,
+                     "environment": environment(torch_module, command_line),
+                     "suite": {"name": "pytorch-" + suite_file, "file": suite_file},
+                     "results": results})
+    with open(path, "w") as f:
+        json.dump(report, f, indent=1)
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "--normalize":
         with open(argv[2]) as f:

@@ -71,14 +71,6 @@ def time_cuda(fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0):
     return samples
 
 
-def stats(samples):
-    xs = sorted(samples)
-    n = len(xs)
-    mean = sum(xs) / n
-    med = xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else 0.0
-    return {"count": n, "min_s": xs[0], "max_s": xs[-1], "mean_s": mean, "median_s": med, "stddev_s": sd,
-            "rel_noise": sd / mean if mean else 0.0, "noise_reached": True, "stop_reason": "pytorch"}
 
 
 def run_one(problem, params, variant):
@@ -133,28 +125,20 @@ def main():
                      "reference": "", "check": None, "work": {"flops": w, "bytes": 0}}
             try:
                 samples, peak = run_one(problem, params, variant)
-                st = stats(samples)
+                st = harness_report.stats(samples)
                 entry.update({"status": "passed", "reason": "", "samples_s": samples, "stats": st,
                               "rates": {"gflops": w / st["median_s"] * 1e-9, "gbytes_per_s": 0, "arithmetic_intensity": 0},
                               "memory": {"io_device_bytes": 0, "workspace_peak_bytes": max(0, peak)}})
                 print(f"{name}: {st['median_s'] * 1e3:.3f} ms, {w / st['median_s'] * 1e-12:.2f} TFLOP/s", flush=True)
             except torch.cuda.OutOfMemoryError as e:
-                entry.update({"status": "skipped", "reason": f"out of memory: {str(e).splitlines()[0]}", "samples_s": [],
-                              "stats": None, "rates": None, "memory": {"io_device_bytes": 0, "workspace_peak_bytes": 0}})
+                entry.update(harness_report.skipped(f"out of memory: {str(e).splitlines()[0]}"))
                 print(f"{name}: out of memory", flush=True)
             except RuntimeError as e:
-                entry.update({"status": "skipped", "reason": str(e).splitlines()[0][:200], "samples_s": [],
-                              "stats": None, "rates": None, "memory": {"io_device_bytes": 0, "workspace_peak_bytes": 0}})
+                entry.update(harness_report.skipped(str(e).splitlines()[0][:200]))
                 print(f"{name}: skipped: {entry['reason']}", flush=True)
             torch.cuda.empty_cache()
             results.append(entry)
-    report = harness_report.finish({
-        "schema": "harness-report", "schema_version": 1,
-        "environment": harness_report.environment(torch, " ".join(sys.argv)),
-        "suite": {"name": "pytorch-" + args.suite, "file": args.suite},
-        "results": results})
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=1)
+    harness_report.write(args.out, args.suite, results, torch, " ".join(sys.argv))
 
 
 if __name__ == "__main__":

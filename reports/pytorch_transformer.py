@@ -187,14 +187,6 @@ def run(p, warmup, steps, seed=42):
     return samples, phases, peak, base, losses.tolist(), params
 
 
-def stats(samples):
-    xs = sorted(samples)
-    n = len(xs)
-    mean = sum(xs) / n
-    med = xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else 0.0
-    return {"count": n, "min_s": xs[0], "max_s": xs[-1], "mean_s": mean, "median_s": med, "stddev_s": sd,
-            "rel_noise": sd / mean if mean else 0.0, "noise_reached": True, "stop_reason": "pytorch"}
 
 
 def work(p):
@@ -237,7 +229,7 @@ def main():
                  "work": {"flops": w, "bytes": 0}}
         try:
             samples, phases, peak, base, losses, nparams = run(p, warm, steps)
-            st = stats(samples)
+            st = harness_report.stats(samples)
             tokens = p["batch"] * p["seq_len"]
             entry.update({"status": "passed", "reason": "", "samples_s": samples, "stats": st,
                           "rates": {"gflops": w / st["median_s"] * 1e-9, "gbytes_per_s": 0, "arithmetic_intensity": 0},
@@ -251,18 +243,11 @@ def main():
                   f"{tokens / st['median_s']:.0f} tokens/s, peak {peak / 2**20:.0f} MiB, "
                   f"loss {losses[0]:.4f} -> {losses[-1]:.4f}", flush=True)
         except torch.cuda.OutOfMemoryError as e:
-            entry.update({"status": "skipped", "reason": f"out of memory: {str(e).splitlines()[0]}", "samples_s": [],
-                          "stats": None, "rates": None, "memory": {"io_device_bytes": 0, "workspace_peak_bytes": 0}})
+            entry.update(harness_report.skipped(f"out of memory: {str(e).splitlines()[0]}"))
             print(f"{name}: out of memory", flush=True)
         torch.cuda.empty_cache()
         results.append(entry)
-    report = harness_report.finish({
-        "schema": "harness-report", "schema_version": 1,
-        "environment": harness_report.environment(torch, " ".join(sys.argv)),
-        "suite": {"name": "pytorch-" + args.suite, "file": args.suite},
-        "results": results})
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=1)
+    harness_report.write(args.out, args.suite, results, torch, " ".join(sys.argv))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 # Stages can be chosen: bash scripts/gpu-round.sh build test smoke gemm
 # Where the tree has no .git, pass the commit: HARNESS_COMMIT=<sha> bash scripts/gpu-round.sh
 #   stages: build test smoke gemm attention target memory pytorch broken ncu models
-#           transformer pytorch-transformer tables
+#           transformer pytorch-transformer kernels-transformer tasks slowdown sanitizer tables
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -94,6 +94,38 @@ for s in $stages; do
       step "the same model in PyTorch"
       PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-400}" python3 reports/pytorch_transformer.py suites/transformer.yaml \
         --harness $exe --out "$OUT/pytorch-transformer.json" 2>&1 | tee "$OUT/pytorch-transformer.log" | tail -20 || status=1 ;;
+    kernels-transformer)
+      step "the training step's kernel breakdown (seed config, cublas_flash and ours)"
+      HARNESS_TRAIN_METRICS="$OUT/train_metrics_kernels.jsonl" timeout "${SUITE_TIMEOUT:-400}" $exe run suites/transformer.yaml \
+        --filter 'seq_len:13/' --variants cublas_flash,ours --metrics none --out "$OUT/transformer-kernels.json" --quiet 2>&1 | tail -4
+      python3 - "$OUT/transformer-kernels.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for x in r["results"]:
+    k = (x.get("profile") or {}).get("kernels") or {}
+    ks = k.get("kernels", [])
+    print(f"{x['variant']}: {len(ks)} kernel names, kernel time {k.get('kernel_time_s', 0) * 1e3:.2f} ms per step "
+          f"(event-timed {x['stats']['median_s'] * 1e3:.2f} ms)")
+    for e in sorted(ks, key=lambda e: -e["time_s"])[:8]:
+        print(f"  {e['time_s'] * 1e3:8.3f} ms  {e['calls']:6.0f} calls  {e['name'][:90]}")
+PY
+      ;;
+    tasks)
+      step "engine tasks, with what they reach"
+      build/release/tests/models_tasks_gpu_test 2>&1 | tee "$OUT/tasks.log" | grep -vE "^\[ *(RUN|OK) *\]|^$" | tail -40 ;;
+    slowdown)
+      step "compare: the same suite twice, then with a deliberately slowed variant"
+      run="$exe run --plugin build/release/plugins/broken_plugin.so tests/data/suites/slowdown.yaml --quiet --no-profile"
+      $run --out "$OUT/slow-a.json" >/dev/null 2>&1
+      $run --out "$OUT/slow-b.json" >/dev/null 2>&1
+      HARNESS_BROKEN_SLOWDOWN=3 $run --out "$OUT/slow-c.json" >/dev/null 2>&1
+      echo "--- harness compare slow-a.json slow-b.json (two runs of one build)"
+      $exe compare "$OUT/slow-a.json" "$OUT/slow-b.json" --filter 'cuda'; echo "exit code $?"
+      echo "--- harness compare slow-a.json slow-c.json (HARNESS_BROKEN_SLOWDOWN=3)"
+      $exe compare "$OUT/slow-a.json" "$OUT/slow-c.json" --filter 'cuda'; echo "exit code $?" ;;
+    sanitizer)
+      step "compute-sanitizer over every CUDA variant (scripts/compute-sanitizer.sh)"
+      OUT="$OUT/sanitizer" timeout "${SUITE_TIMEOUT:-400}" bash scripts/compute-sanitizer.sh 2>&1 | tail -30 || status=1 ;;
     tables)
       step "tables for docs/PERFORMANCE.md"
       for k in smoke:stream gemm:gemm attention:attention attention-memory:memory; do

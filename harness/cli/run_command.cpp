@@ -192,6 +192,10 @@ int run(const RunArgs& args) {
   options.variants = split_list(args.variants);
   options.profile = !args.no_profile;
   options.metrics = split_list(args.metrics);
+  if (options.metrics == std::vector<std::string>{"none"}) {
+    options.metrics.clear();
+    options.counters = false;  // kernel breakdown only: no counter replay passes
+  }
   if (auto why = MetricCollector::validate(options.metrics)) throw InputError("--metrics: " + *why);
   // A --variants name that no case of the suite has is a typo, not an empty selection.
   for (const auto& name : options.variants) {
@@ -350,7 +354,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("-q,--quiet", args->quiet, "Print only failures, errors and the summary");
   cmd->add_option("--metrics", args->metrics,
                   "CUPTI counters to collect in the profiling pass, comma-separated\n"
-                  "(default: the suite's `metrics`, else a default set; see docs/profiling.md)");
+                  "(default: the suite's `metrics`, else a default set; `none`: only the kernel\n"
+                  "breakdown, no counter passes; see docs/profiling.md)");
   cmd->add_flag("--no-profile", args->no_profile, "Skip the profiling pass (kernel trace, counters, device peaks)");
   cmd->add_flag("--isolate", args->isolate,
                 "Run each case in a child process: a variant that crashes or hangs is recorded\n"

@@ -278,6 +278,7 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
         }
         ProfileOptions po;
         po.metrics = !options_.metrics.empty() ? options_.metrics : c.metrics;
+        po.counters = options_.counters;
         r.profile = to_json(profile_pass(*collector_, [&] { v.launch(inst, ctx); }, stream_, po, r.work,
                                          r.timing->stats.median, peaks_->measured() ? &*peaks_ : nullptr, before));
       } catch (const CudaError& e) {

@@ -24,6 +24,7 @@ struct RunOptions {
   std::vector<std::string> variants;         // only these variant names (empty: as the suite says)
   bool profile = true;                       // --no-profile turns the profiling pass off
   std::vector<std::string> metrics;          // --metrics (empty: the case's, else the defaults)
+  bool counters = true;                      // --metrics none: the kernel breakdown only
 };
 
 // Called when a result is about to run (to show progress) and when it completes.

@@ -169,8 +169,14 @@ ParamSplit split_params(const std::vector<const Row*>& prow) {
   ParamSplit split;
   for (const auto& n : param_names(prow)) {
     bool same = prow.size() > 1;
-    for (const Row* r : prow)
-      if (!r->params.contains(n) || r->params[n] != prow.front()->params[n]) same = false;
+    // find, not operator[]: a const json's operator[] on a missing key is undefined
+    // behaviour, and the first row need not have every parameter.
+    const json& first = prow.front()->params;
+    const auto f = first.find(n);
+    for (const Row* r : prow) {
+      const auto it = r->params.find(n);
+      if (f == first.end() || it == r->params.end() || *it != *f) same = false;
+    }
     (same ? split.fixed : split.columns).push_back(n);
   }
   return split;

@@ -367,8 +367,16 @@ class AttentionProblemBase : public harness::Problem {
   explicit AttentionProblemBase(bool backward) : backward_(backward) {}
   std::vector<harness::ParamSpec> params() const override { return attention_params(); }
   std::optional<std::string> reject(const harness::Params& p) const override {
-    const std::string why = attn::shape_error(shape_of(p));
+    const attn::Shape s = shape_of(p);
+    const std::string why = attn::shape_error(s);
     if (!why.empty()) return why;
+    // Every byte count must fit in 64 bits (the naive variants' N^2 scores first).
+    try {
+      (void)rules::device_bytes(s, backward_);
+      (void)rules::naive_workspace_bytes(s, backward_);
+    } catch (const harness::InputError& e) {
+      return e.what();
+    }
     return std::nullopt;
   }
   harness::Work work(const harness::Params& p) const override {
@@ -448,14 +456,23 @@ std::optional<std::string> cpu_sampled_constraint(const harness::Params& p) {
   return std::nullopt;
 }
 
+// Workspace sizes: the checked counts first (InputError on overflow), then the kernels'
+// own figures, which are the same products unchecked.
 std::size_t naive_forward_ws(const harness::Params& p) {
-  return attn::naive_forward_workspace_bytes(shape_of(p));
+  const attn::Shape s = shape_of(p);
+  (void)rules::naive_workspace_bytes(s, false);
+  return attn::naive_forward_workspace_bytes(s);
 }
 std::size_t naive_backward_ws(const harness::Params& p) {
-  return attn::naive_backward_workspace_bytes(shape_of(p));
+  const attn::Shape s = shape_of(p);
+  (void)rules::naive_workspace_bytes(s, true);
+  return attn::naive_backward_workspace_bytes(s);
 }
 std::size_t flash_backward_ws(const harness::Params& p) {
-  return attn::flash_backward_workspace_bytes(shape_of(p));
+  const attn::Shape s = shape_of(p);
+  (void)harness::size_product("flash attention backward workspace (B*H*N floats)", s.batch, s.heads, s.seq_len,
+                              sizeof(float));
+  return attn::flash_backward_workspace_bytes(s);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "attention/attention.hpp"
+#include "harness/checked.hpp"
 #include "harness/problem.hpp"
 
 namespace plugins::attention {
@@ -43,12 +44,27 @@ inline harness::Work work(const Shape& s, bool backward) {
 }
 
 // Device bytes of inputs and outputs (workspace is the variants' own, declared apart).
+// Checked: InputError "size overflows 64-bit arithmetic: ..." rather than a wrapped count.
 inline std::size_t device_bytes(const Shape& s, bool backward) {
-  const auto q = static_cast<std::size_t>(s.q_elements());
-  const auto kv = static_cast<std::size_t>(s.kv_elements());
-  const auto rows = static_cast<std::size_t>(s.lse_elements());
-  if (!backward) return 4 * (2 * q + 2 * kv + rows);          // Q, O; K, V; LSE
-  return 4 * (4 * q + 4 * kv + rows);                         // Q, O, dO, dQ; K, V, dK, dV; LSE
+  constexpr const char* what = "attention tensors (B*H*N*d elements of Q)";
+  const std::size_t q = harness::size_product(what, s.batch, s.heads, s.seq_len, s.head_dim);
+  const std::size_t kv = harness::size_product(what, s.batch, s.kv_heads, s.seq_len, s.head_dim);
+  const std::size_t rows = harness::size_product(what, s.batch, s.heads, s.seq_len);
+  const int copies = backward ? 4 : 2;  // Q, O (+ dO, dQ); K, V (+ dK, dV); LSE
+  const std::size_t elements = harness::size_sum(
+      what, harness::size_sum(what, harness::size_product(what, copies, q), harness::size_product(what, copies, kv)),
+      rows);
+  return harness::size_product(what, sizeof(float), elements);
+}
+
+// Scratch bytes of the naive variants: the (N, N) scores of every (b, h), B*H*N^2 floats
+// forward, twice that plus D (B*H*N floats) backward. Checked like device_bytes.
+inline std::size_t naive_workspace_bytes(const Shape& s, bool backward) {
+  constexpr const char* what = "naive attention workspace (B*H*N^2 floats of scores)";
+  const std::size_t scores = harness::size_product(what, s.batch, s.heads, s.seq_len, s.seq_len, sizeof(float));
+  if (!backward) return scores;
+  return harness::size_sum(what, harness::size_product(what, 2, scores),
+                           harness::size_product(what, s.batch, s.heads, s.seq_len, sizeof(float)));
 }
 
 // The scale relative to the default: scores are s_eff times N(0, 1) for N(0, 1) inputs.

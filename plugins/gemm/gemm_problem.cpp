@@ -14,6 +14,7 @@
 #include "gemm/gemm_cublas.hpp"
 #include "gemm_tolerance.hpp"
 #include "harness/check.hpp"
+#include "harness/checked.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/error.hpp"
 #include "harness/random.hpp"
@@ -39,14 +40,18 @@ struct Shape {
         alpha(static_cast<float>(p.get_float("alpha"))),
         beta(static_cast<float>(p.get_float("beta"))) {}
 
-  std::size_t a_size() const { return static_cast<std::size_t>(M) * static_cast<std::size_t>(K); }
-  std::size_t b_size() const { return static_cast<std::size_t>(K) * static_cast<std::size_t>(N); }
-  std::size_t c_size() const { return static_cast<std::size_t>(M) * static_cast<std::size_t>(N); }
+  // Element counts: checked (InputError "size overflows ...") rather than wrapped.
+  std::size_t a_size() const { return harness::size_product("gemm A (M*K elements)", M, K); }
+  std::size_t b_size() const { return harness::size_product("gemm B (K*N elements)", K, N); }
+  std::size_t c_size() const { return harness::size_product("gemm C (M*N elements)", M, N); }
   double macs() const { return static_cast<double>(M) * N * K; }
   // Device memory: A, B, C, and the pristine copy of C that reset_outputs restores from
   // when C is an input (beta != 0).
   std::size_t device_bytes() const {
-    return sizeof(float) * (a_size() + b_size() + c_size() * (beta != 0.0f ? 2 : 1));
+    constexpr const char* what = "gemm device bytes (4 * (M*K + K*N + M*N))";
+    const std::size_t c_copies = harness::size_product(what, c_size(), beta != 0.0f ? 2 : 1);
+    return harness::size_product(what, harness::size_sum(what, harness::size_sum(what, a_size(), b_size()), c_copies),
+                                 sizeof(float));
   }
 };
 
@@ -191,9 +196,15 @@ class GemmProblem final : public harness::Problem {
     // Every matrix must be indexable by the kernels (size_t offsets) and, above all,
     // fit: say so here rather than fail an allocation later.
     const Shape s(p);
+    if (s.M < 1 || s.N < 1 || s.K < 1) return fmt::format("M, N, K must be >= 1 (M={} N={} K={})", s.M, s.N, s.K);
     constexpr std::size_t kMaxElements = std::size_t{1} << 34;  // 64 GiB of floats
-    if (s.a_size() > kMaxElements || s.b_size() > kMaxElements || s.c_size() > kMaxElements)
-      return "a matrix would exceed 2^34 elements (64 GiB)";
+    try {
+      if (s.a_size() > kMaxElements || s.b_size() > kMaxElements || s.c_size() > kMaxElements)
+        return "a matrix would exceed 2^34 elements (64 GiB)";
+      (void)s.device_bytes();
+    } catch (const harness::InputError& e) {
+      return e.what();
+    }
     return std::nullopt;
   }
   std::unique_ptr<harness::Instance> make_instance(const harness::Params& params,

@@ -2,10 +2,13 @@
 // Memory bound by construction, so its cuda variant measures the device's bandwidth roof
 // and its cpu variant exercises the whole pipeline on a machine without a GPU.
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "harness/check.hpp"
+#include "harness/checked.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/error.hpp"
 #include "harness/random.hpp"
@@ -33,7 +36,7 @@ class StreamInstance final : public harness::Instance {
  public:
   StreamInstance(const harness::Params& params, std::uint64_t seed)
       : op_(parse_op(params.get_string("op"))),
-        n_(static_cast<std::size_t>(params.get_int("n"))),
+        n_(harness::size_product("stream n", params.get_int("n"))),
         x_(n_), y_(n_), out_cpu_(n_) {
     harness::fill_uniform(x_, seed, 1, -1.0f, 1.0f);
     harness::fill_uniform(y_, seed, 2, -1.0f, 1.0f);
@@ -113,7 +116,16 @@ class StreamProblem final : public harness::Problem {
   }
   std::string reference_variant(const harness::Params&) const override { return "cpu"; }
   std::size_t device_bytes(const harness::Params& params) const override {
-    return 3 * 4 * static_cast<std::size_t>(params.get_int("n"));
+    return harness::size_product("stream device bytes (3 arrays of n floats)", 3, sizeof(float),
+                                 params.get_int("n"));
+  }
+  std::optional<std::string> reject(const harness::Params& params) const override {
+    try {
+      (void)device_bytes(params);
+    } catch (const harness::InputError& e) {
+      return e.what();
+    }
+    return std::nullopt;
   }
 };
 

@@ -273,6 +273,9 @@ nlohmann::json read_report(const std::string& path) {
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): byte {}: {}", path, e.byte,
                                  std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+  } catch (const nlohmann::json::exception& e) {  // out_of_range: a number beyond double ("1e999")
+    throw InputError(fmt::format("{}: not valid JSON (corrupt?): {}", path,
+                                 std::string(e.what()).substr(std::string(e.what()).find(']') + 2)));
   }
   if (too_deep) throw InputError(fmt::format("{}: JSON nested deeper than {} levels: not a report", path, kMaxDepth));
   if (!j.is_object()) throw InputError(fmt::format("{}: a report is a JSON object", path));

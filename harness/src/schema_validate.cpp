@@ -204,6 +204,8 @@ ReportValidation validate_report_file(const std::string& path, const std::string
       schema = json::parse(text.str());
     } catch (const json::parse_error& e) {
       throw InputError(fmt::format("{}: the schema is not valid JSON: byte {}", schema_path, e.byte));
+    } catch (const json::exception& e) {  // out_of_range: a number beyond double
+      throw InputError(fmt::format("{}: the schema is not valid JSON: {}", schema_path, e.what()));
     }
   }
   const SchemaValidator validator(schema);

@@ -47,7 +47,8 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus" "$artifacts"
   echo "== fuzz: $t for ${seconds}s (seeds: ${seeds[*]}; log: $out/$t.log)"
   rc=0
-  "$build/tests/fuzz/$t" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -max_len="$max_len" \
+  # A fixed seed (FUZZ_SEED, default 1) makes a CI run repeatable up to the machine's speed.
+  "$build/tests/fuzz/$t" -seed="${FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -max_len="$max_len" \
     -dict="$dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
     "$corpus" "${seeds[@]}" >"$out/$t.log" 2>&1 || rc=$?
   grep -E '^(#[0-9]+ +DONE|Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb)' "$out/$t.log" | tail -3 || true

@@ -9,7 +9,8 @@
 #   OUT=/tmp/cs BUILD=build/release bash scripts/compute-sanitizer.sh
 #
 # Logs: $OUT/compute-sanitizer/<tool>.log (tool + harness output) and <tool>.json (the
-# harness report); $OUT defaults to ./out. Runs in about 5 minutes on an H200; racecheck
+# harness report); $OUT defaults to ./out. Every result must pass (a skipped one, e.g. for
+# want of a device, checked nothing). Runs in about 5 minutes on an H200; racecheck
 # (slowest: it tracks every shared-memory access) takes a subset of the suite, chosen by
 # RACECHECK_FILTER (a regular expression on result names; "." for everything).
 # Where the tree has no .git, pass the commit: HARNESS_COMMIT=<sha> bash scripts/...
@@ -25,6 +26,8 @@ tools=("$@")
 # each flash head_dim causal + GQA, the naive-only head_dim, the Transformer step).
 racecheck_filter=${RACECHECK_FILTER:-'^(stream/cuda/op:triad/n:4099|gemm/[a-z0-9_]+/M:[0-9]+/N:[0-9]+/K:[0-9]+/alpha:1/beta:0$|attention(_backward)?/[a-z]+/batch:1/heads:2/kv_heads:1/seq_len:70/head_dim:[0-9]+/causal:true|attention/naive/batch:2/|train_transformer/)'}
 mkdir -p "$out"
+# The training benchmark appends its per-variant figures here (not to the working folder).
+export HARNESS_TRAIN_METRICS=${HARNESS_TRAIN_METRICS:-$out/train_transformer_metrics.jsonl}
 
 sanitizer=$(command -v compute-sanitizer || true)
 [ -n "$sanitizer" ] || [ ! -x /usr/local/cuda/bin/compute-sanitizer ] || sanitizer=/usr/local/cuda/bin/compute-sanitizer
@@ -72,6 +75,13 @@ for tool in "${tools[@]}"; do
   line="$tool: exit $rc, ${errors:-?} errors${hazards:+, $hazards hazards}, ${secs}s; ${results:-no harness summary}"
   summary+=("$line")
   echo "   $line"
+  # Every result must have run and passed: a skip (no device, out of memory) checks nothing.
+  total=$(sed -E 's/^([0-9]+) results: ([0-9]+) passed.*/\1/' <<<"$results")
+  passed=$(sed -E 's/^([0-9]+) results: ([0-9]+) passed.*/\2/' <<<"$results")
+  if [ -z "$results" ] || [ "$total" != "$passed" ]; then
+    status=1
+    echo "   $tool: not every result ran and passed (see $log)"
+  fi
   if [ "$rc" -ne 0 ] || [ "${errors:-x}" != "0" ] || [ "${hazards:-0}" != "0" ]; then
     status=1
     grep -E '^========= ' "$log" | grep -vE 'COMPUTE-SANITIZER|ERROR SUMMARY' | head -40
@@ -82,5 +92,5 @@ done
 echo
 echo "== summary (logs in $out)"
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
-if [ "$status" -eq 0 ]; then echo "compute-sanitizer: zero errors under ${tools[*]}"; else echo "compute-sanitizer: ERRORS (see above)"; fi
+if [ "$status" -eq 0 ]; then echo "compute-sanitizer: zero errors under ${tools[*]}"; else echo "compute-sanitizer: FAILED (see above)"; fi
 exit "$status"

@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compare.hpp"
+#include "compare/compare.hpp"
 #include "harness/error.hpp"
-#include "mann_whitney.hpp"
+#include "compare/mann_whitney.hpp"
 
 namespace harness {
 namespace {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/error.hpp"
-#include "schema_validate.hpp"
+#include "report/schema_validate.hpp"
 #include "test_support.hpp"
 
 namespace harness {

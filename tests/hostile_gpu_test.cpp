@@ -7,11 +7,11 @@
 #include <atomic>
 #include <cstdint>
 
-#include "environment.hpp"
+#include "run/environment.hpp"
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
-#include "runner.hpp"
-#include "suite.hpp"
+#include "run/runner.hpp"
+#include "suite/suite.hpp"
 
 namespace harness {
 namespace {

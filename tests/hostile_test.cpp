@@ -12,14 +12,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compare.hpp"
+#include "compare/compare.hpp"
 #include "harness/checked.hpp"
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
-#include "report.hpp"
-#include "report_render.hpp"
-#include "schema_validate.hpp"
-#include "suite.hpp"
+#include "report/report.hpp"
+#include "report/report_render.hpp"
+#include "report/schema_validate.hpp"
+#include "suite/suite.hpp"
 #include "test_support.hpp"
 
 namespace harness {

@@ -17,13 +17,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include "device_peaks.hpp"
+#include "profile/device_peaks.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/registry.hpp"
 #include "harness/workspace.hpp"
-#include "kernel_trace.hpp"
-#include "metrics.hpp"
-#include "peaks/peaks.hpp"
+#include "profile/kernel_trace.hpp"
+#include "profile/metrics.hpp"
+#include "profile/peaks.hpp"
 
 namespace {
 
@@ -120,21 +120,21 @@ bool has_kernel(const KernelBreakdown& b, const std::string& part) {
 TEST(MetricsGpu, FfmaCountOfTheFmaKernelIsExact) {
   REQUIRE_DEVICE();
   Stream stream;
-  const kernels::peaks::FmaShape shape{3, 96, 1001};
+  const harness::peaks::FmaShape shape{3, 96, 1001};
   Device<float> out(static_cast<std::size_t>(shape.blocks) * shape.threads);
   MetricCollector collector(0);
   // The whole default set (several passes), so replay is exercised too.
-  const auto m = collector.collect([&] { HARNESS_CUDA(kernels::peaks::fma(out.p, shape, 0.999f, 1e-3f, stream.s)); },
+  const auto m = collector.collect([&] { HARNESS_CUDA(harness::peaks::fma(out.p, shape, 0.999f, 1e-3f, stream.s)); },
                                    stream.s, MetricCollector::default_metrics());
   REQUIRE_VALUES(m);
   ASSERT_EQ(m.values.size(), MetricCollector::default_metrics().size());
   ASSERT_TRUE(m.get(kFfma));
-  EXPECT_EQ(*m.get(kFfma), static_cast<double>(kernels::peaks::fma_count(shape)));
+  EXPECT_EQ(*m.get(kFfma), static_cast<double>(harness::peaks::fma_count(shape)));
   EXPECT_GT(*m.get("gpu__time_duration.sum"), 0);
   EXPECT_GE(m.passes, 1u);
   EXPECT_FALSE(m.chip.empty());
   std::printf("chip %s, %zu passes, ffma %.0f (expected %llu)\n", m.chip.c_str(), m.passes, *m.get(kFfma),
-              static_cast<unsigned long long>(kernels::peaks::fma_count(shape)));
+              static_cast<unsigned long long>(harness::peaks::fma_count(shape)));
   for (const auto& v : m.values) std::printf("  %-66s %16.3f %s\n", v.name.c_str(), v.value, v.unit.c_str());
 }
 
@@ -160,7 +160,7 @@ TEST(MetricsGpu, DramBytesOfACopyAreWithinTenPercentOfTheModel) {
   HARNESS_CUDA(cudaMemset(in.p, 0, n * sizeof(float)));
   L2Evictor evictor;
   MetricCollector collector(0);
-  const auto m = collector.collect([&] { HARNESS_CUDA(kernels::peaks::copy(in.p, out.p, n, stream.s)); }, stream.s,
+  const auto m = collector.collect([&] { HARNESS_CUDA(harness::peaks::copy(in.p, out.p, n, stream.s)); }, stream.s,
                                    {"dram__bytes_read.sum", "dram__bytes_write.sum"}, [&] { evictor.evict(stream.s); });
   REQUIRE_VALUES(m);
   const double model = static_cast<double>(n * sizeof(float));
@@ -199,12 +199,12 @@ TEST(KernelTraceGpu, NamesEveryKernelOfAMultiKernelLaunch) {
   Stream stream;
   const std::size_t n = 1000003;  // a float4 body and a scalar tail: two copy kernels
   Device<float> in(n), out(n);
-  const kernels::peaks::FmaShape shape{5, 64, 100};
+  const harness::peaks::FmaShape shape{5, 64, 100};
   Device<float> sink(static_cast<std::size_t>(shape.blocks) * shape.threads);
   const auto b = KernelTrace::trace(
       [&] {
-        HARNESS_CUDA(kernels::peaks::copy(in.p, out.p, n, stream.s));
-        HARNESS_CUDA(kernels::peaks::fma(sink.p, shape, 0.5f, 0.5f, stream.s));
+        HARNESS_CUDA(harness::peaks::copy(in.p, out.p, n, stream.s));
+        HARNESS_CUDA(harness::peaks::fma(sink.p, shape, 0.5f, 0.5f, stream.s));
       },
       stream.s, 3);
   ASSERT_FALSE(b.unavailable) << *b.unavailable;
@@ -290,7 +290,7 @@ TEST(ProfilePassGpu, CopyIsMemoryBoundWithModelledBytes) {
   MetricCollector collector(0);
   ProfileOptions options;
   const Work work{0, 2.0 * n * sizeof(float)};
-  const auto p = profile_pass(collector, [&] { HARNESS_CUDA(kernels::peaks::copy(in.p, out.p, n, stream.s)); }, stream.s,
+  const auto p = profile_pass(collector, [&] { HARNESS_CUDA(harness::peaks::copy(in.p, out.p, n, stream.s)); }, stream.s,
                               options, work, 0.0, &peaks, [&] { evictor.evict(stream.s); });
   std::printf("%s\n", to_json(p).dump(2).c_str());
   ASSERT_FALSE(p.kernels.unavailable) << *p.kernels.unavailable;
@@ -313,21 +313,21 @@ TEST(ProfilePassGpu, CopyIsMemoryBoundWithModelledBytes) {
 TEST(ProfilePassGpu, LaunchCostIsUnchangedAfterProfiling) {
   REQUIRE_DEVICE();
   Stream stream;
-  const kernels::peaks::FmaShape tiny{1, 32, 0};
+  const harness::peaks::FmaShape tiny{1, 32, 0};
   Device<float> sink(32);
   auto host_us_per_launch = [&] {
     constexpr int kLaunches = 20000;
     HARNESS_CUDA(cudaStreamSynchronize(stream.s));
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < kLaunches; ++i) HARNESS_CUDA(kernels::peaks::fma(sink.p, tiny, 1.0f, 0.0f, stream.s));
+    for (int i = 0; i < kLaunches; ++i) HARNESS_CUDA(harness::peaks::fma(sink.p, tiny, 1.0f, 0.0f, stream.s));
     HARNESS_CUDA(cudaStreamSynchronize(stream.s));
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kLaunches;
   };
   (void)host_us_per_launch();  // warm up
   const double before = std::min(host_us_per_launch(), host_us_per_launch());
   MetricCollector collector(0);
-  const auto b = KernelTrace::trace([&] { HARNESS_CUDA(kernels::peaks::fma(sink.p, tiny, 1.0f, 0.0f, stream.s)); }, stream.s, 3);
-  const auto m = collector.collect([&] { HARNESS_CUDA(kernels::peaks::fma(sink.p, tiny, 1.0f, 0.0f, stream.s)); }, stream.s,
+  const auto b = KernelTrace::trace([&] { HARNESS_CUDA(harness::peaks::fma(sink.p, tiny, 1.0f, 0.0f, stream.s)); }, stream.s, 3);
+  const auto m = collector.collect([&] { HARNESS_CUDA(harness::peaks::fma(sink.p, tiny, 1.0f, 0.0f, stream.s)); }, stream.s,
                                    MetricCollector::default_metrics());
   const double after = std::min(host_us_per_launch(), host_us_per_launch());
   std::printf("launch+run of a tiny kernel: %.3f us before CUPTI, %.3f us after (trace %s, metrics %s)\n", before, after,

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "nvtx.hpp"
+#include "profile/nvtx.hpp"
 
 int main() {
   using harness::NvtxPhase;

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "nvtx.hpp"
+#include "profile/nvtx.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -9,10 +9,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include "device_peaks.hpp"
-#include "kernel_trace.hpp"
-#include "metrics.hpp"
-#include "nvtx.hpp"
+#include "profile/device_peaks.hpp"
+#include "profile/kernel_trace.hpp"
+#include "profile/metrics.hpp"
+#include "profile/nvtx.hpp"
 
 namespace {
 
@@ -80,9 +80,9 @@ TEST(NvtxNames, EveryPhaseHasANameAndAnOpaqueColour) {
 // Kernel trace: names and summaries (no CUPTI involved)
 
 TEST(KernelTrace, DisplayNamesDropReturnTypeAndParameters) {
-  // void kernels::peaks::(anonymous namespace)::fma_chains(float*, int, float, float)
+  // void harness::peaks::(anonymous namespace)::fma_chains(float*, int, float, float)
   EXPECT_EQ(kernel_display_name("_ZN7kernels5peaks12_GLOBAL__N_110fma_chainsEPfiff"),
-            "kernels::peaks::(anonymous namespace)::fma_chains");
+            "harness::peaks::(anonymous namespace)::fma_chains");
   // void ns::tiled<32>(int, float const*)
   EXPECT_EQ(kernel_display_name("_ZN2ns5tiledILi32EEEviPKf"), "ns::tiled<32>");
   EXPECT_EQ(kernel_display_name("extern_c_kernel"), "extern_c_kernel");

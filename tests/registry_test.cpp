@@ -2,8 +2,8 @@
 
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
-#include "plugin_loader.hpp"
-#include "suggest.hpp"
+#include "plugin/plugin_loader.hpp"
+#include "suite/suggest.hpp"
 
 namespace harness {
 namespace {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/error.hpp"
-#include "report.hpp"
+#include "report/report.hpp"
 #include "test_support.hpp"
 
 namespace harness {

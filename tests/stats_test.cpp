@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "measure.hpp"
-#include "stats.hpp"
+#include "measure/measure.hpp"
+#include "measure/stats.hpp"
 
 namespace harness {
 namespace {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/error.hpp"
-#include "suite.hpp"
+#include "suite/suite.hpp"
 
 namespace harness {
 namespace {

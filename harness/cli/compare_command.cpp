@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "compare.hpp"
+#include "compare/compare.hpp"
 #include "harness/error.hpp"
-#include "report.hpp"
+#include "report/report.hpp"
 
 namespace harness::cli {
 

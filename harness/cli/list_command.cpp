@@ -7,7 +7,7 @@
 #include "commands.hpp"
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
-#include "plugin_loader.hpp"
+#include "plugin/plugin_loader.hpp"
 
 namespace harness::cli {
 

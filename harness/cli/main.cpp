@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "environment.hpp"
+#include "run/environment.hpp"
 #include "harness/error.hpp"
 
 int main(int argc, char** argv) {

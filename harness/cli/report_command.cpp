@@ -5,8 +5,8 @@
 
 #include "commands.hpp"
 #include "harness/error.hpp"
-#include "report.hpp"
-#include "report_render.hpp"
+#include "report/report.hpp"
+#include "report/report_render.hpp"
 
 namespace harness::cli {
 

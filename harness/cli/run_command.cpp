@@ -12,17 +12,17 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "console.hpp"
-#include "environment.hpp"
+#include "run/console.hpp"
+#include "run/environment.hpp"
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
-#include "isolation.hpp"
-#include "kernel_trace.hpp"
-#include "metrics.hpp"
-#include "plugin_loader.hpp"
-#include "report.hpp"
-#include "runner.hpp"
-#include "suggest.hpp"
+#include "run/isolation.hpp"
+#include "profile/kernel_trace.hpp"
+#include "profile/metrics.hpp"
+#include "plugin/plugin_loader.hpp"
+#include "report/report.hpp"
+#include "run/runner.hpp"
+#include "suite/suggest.hpp"
 
 namespace harness::cli {
 

@@ -5,7 +5,7 @@
 
 #include "commands.hpp"
 #include "harness/error.hpp"
-#include "schema_validate.hpp"
+#include "report/schema_validate.hpp"
 
 namespace harness::cli {
 

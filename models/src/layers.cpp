@@ -6,7 +6,7 @@
 #include <string>
 
 #include "models/context.hpp"
-#include "nvtx.hpp"
+#include "profile/nvtx.hpp"
 
 namespace models {
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "models/ops.hpp"
-#include "nvtx.hpp"
+#include "profile/nvtx.hpp"
 
 namespace models {
 

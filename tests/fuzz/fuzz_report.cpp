@@ -19,11 +19,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compare.hpp"
+#include "compare/compare.hpp"
 #include "harness/error.hpp"
-#include "report.hpp"
-#include "report_render.hpp"
-#include "schema_validate.hpp"
+#include "report/report.hpp"
+#include "report/report_render.hpp"
+#include "report/schema_validate.hpp"
 
 namespace {
 

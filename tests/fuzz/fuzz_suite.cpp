@@ -15,7 +15,7 @@
 
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
-#include "suite.hpp"
+#include "suite/suite.hpp"
 
 namespace {
 

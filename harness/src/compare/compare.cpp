@@ -1,0 +1,722 @@
+#include "compare/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "harness/error.hpp"
+#include "compare/mann_whitney.hpp"
+#include "report/report.hpp"
+
+namespace harness {
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::faster: return "faster";
+    case Verdict::slower: return "slower";
+    case Verdict::same: return "same";
+    case Verdict::new_: return "new";
+    case Verdict::missing: return "missing";
+    case Verdict::failed: return "failed";
+    case Verdict::skipped: return "skipped";
+  }
+  return "?";
+}
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string str_or(const nlohmann::json& j, const char* key, const std::string& fallback = "") {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return fallback;
+  return it->get<std::string>();
+}
+
+const nlohmann::json* find_path(const nlohmann::json& j, std::initializer_list<const char*> keys) {
+  const nlohmann::json* at = &j;
+  for (const char* k : keys) {
+    if (!at->is_object()) return nullptr;
+    auto it = at->find(k);
+    if (it == at->end()) return nullptr;
+    at = &*it;
+  }
+  return at;
+}
+
+std::string short_json(const nlohmann::json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_null()) return "none";
+  return j.dump();
+}
+
+std::string harness_label(const nlohmann::json& report) {
+  const auto& env = report.contains("environment") ? report["environment"] : nlohmann::json::object();
+  std::string gpu = "no GPU";
+  if (const auto* g = find_path(env, {"gpu", "name"}); g && g->is_string()) gpu = g->get<std::string>();
+  std::string suite = "?";
+  if (const auto* s = find_path(report, {"suite", "name"}); s && s->is_string()) suite = s->get<std::string>();
+  return fmt::format("suite {}, {}, {}, driver {}, commit {}", suite, str_or(env, "date", "?"), gpu,
+                     str_or(env, "cuda_driver", "?"), str_or(env, "git_commit", "?"));
+}
+
+void add_entry(BenchSet& set, std::map<std::string, int>& seen, BenchEntry e) {
+  const int n = ++seen[e.key];
+  if (n > 1) {
+    set.warnings.push_back(fmt::format("{}: '{}' appears {} times; compared as '{}#{}'", set.path, e.name, n,
+                                       e.name, n));
+    e.key += fmt::format("#{}", n);
+    e.name += fmt::format("#{}", n);
+  }
+  set.entries.push_back(std::move(e));
+}
+
+BenchSet load_harness(const nlohmann::json& report, const std::string& path) {
+  BenchSet set;
+  set.path = path;
+  set.format = "harness-report";
+  if (report.contains("environment") && report["environment"].is_object()) set.environment = report["environment"];
+  if (const auto* s = find_path(report, {"suite", "settings"}); s && s->is_object()) set.settings = *s;
+  set.label = harness_label(report);
+  std::map<std::string, int> seen;
+  std::size_t index = 0;
+  for (const auto& r : report["results"]) {
+    const std::size_t i = index++;
+    if (!r.is_object()) throw InputError(fmt::format("{}: results[{}] is not an object", path, i));
+    BenchEntry e;
+    e.problem = str_or(r, "problem");
+    e.variant = str_or(r, "variant");
+    if (r.contains("params") && r["params"].is_object()) e.params = r["params"];
+    e.name = str_or(r, "name");
+    if (e.name.empty() && (e.problem.empty() || e.variant.empty()))
+      throw InputError(fmt::format("{}: results[{}] has neither a name nor problem and variant", path, i));
+    if (e.name.empty()) e.name = e.problem + "/" + e.variant;
+    // nlohmann's object keeps keys sorted: dump() is a canonical form of the parameters.
+    e.key = e.problem.empty() ? e.name : e.problem + "/" + e.variant + "/" + e.params.dump();
+    e.status = str_or(r, "status", "error");
+    e.reason = str_or(r, "reason");
+    if (const auto* passed = find_path(r, {"check", "passed"}); passed && passed->is_boolean() && !passed->get<bool>())
+      e.check_failed = true;
+    if (e.status == "failed") e.check_failed = true;
+    if (r.contains("samples_s") && r["samples_s"].is_array())
+      for (const auto& s : r["samples_s"])
+        if (s.is_number() && std::isfinite(s.get<double>())) e.samples.push_back(s.get<double>());
+    if (const auto* m = find_path(r, {"stats", "median_s"}); m && m->is_number())
+      e.median = m->get<double>();
+    else if (!e.samples.empty())
+      e.median = median_of(e.samples);
+    if (e.status != "passed") e.median.reset();  // only passed results were timed
+    add_entry(set, seen, std::move(e));
+  }
+  return set;
+}
+
+double unit_seconds(const std::string& unit, const std::string& path, const std::string& name) {
+  if (unit.empty() || unit == "ns") return 1e-9;
+  if (unit == "us") return 1e-6;
+  if (unit == "ms") return 1e-3;
+  if (unit == "s") return 1;
+  throw InputError(fmt::format("{}: benchmark '{}': unknown time_unit '{}'", path, name, unit));
+}
+
+BenchSet load_google_benchmark(const nlohmann::json& report, const std::string& path) {
+  BenchSet set;
+  set.path = path;
+  set.format = "google-benchmark";
+  if (report.contains("context") && report["context"].is_object()) set.environment = report["context"];
+  set.label = fmt::format("google-benchmark, {}, host {}", str_or(set.environment, "date", "?"),
+                          str_or(set.environment, "host_name", "?"));
+  struct Group {
+    std::vector<double> iterations;
+    std::optional<double> agg_median, agg_mean;
+    std::string error;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Group> groups;
+  std::size_t index = 0;
+  for (const auto& b : report["benchmarks"]) {
+    const std::size_t i = index++;
+    if (!b.is_object()) throw InputError(fmt::format("{}: benchmarks[{}] is not an object", path, i));
+    const std::string name = str_or(b, "name");
+    const std::string run_name = str_or(b, "run_name", name);
+    if (run_name.empty()) throw InputError(fmt::format("{}: benchmarks[{}] has no name", path, i));
+    if (!groups.count(run_name)) order.push_back(run_name);
+    Group& g = groups[run_name];
+    auto flag = [&](const char* key) {
+      const auto it = b.find(key);
+      return it != b.end() && it->is_boolean() && it->get<bool>();
+    };
+    if (flag("error_occurred") || flag("skipped")) {
+      g.error = str_or(b, "error_message", str_or(b, "skip_message", "error"));
+      continue;
+    }
+    const std::string run_type = str_or(b, "run_type", "iteration");
+    if (!b.contains("real_time") || !b["real_time"].is_number())
+      throw InputError(fmt::format("{}: benchmark '{}' has no numeric real_time", path, name));
+    const double t = b["real_time"].get<double>() * unit_seconds(str_or(b, "time_unit", "ns"), path, name);
+    if (run_type == "aggregate") {
+      const std::string agg = str_or(b, "aggregate_name");
+      if (agg == "median") g.agg_median = t;
+      if (agg == "mean") g.agg_mean = t;
+    } else {
+      g.iterations.push_back(t);
+    }
+  }
+  std::map<std::string, int> seen;
+  for (const auto& run_name : order) {
+    const Group& g = groups[run_name];
+    BenchEntry e;
+    e.key = e.name = run_name;
+    e.problem = run_name.substr(0, run_name.find('/'));
+    if (!g.error.empty()) {
+      e.status = "error";
+      e.reason = g.error;
+    } else if (!g.iterations.empty()) {
+      e.status = "passed";
+      e.samples = g.iterations;
+      e.median = median_of(g.iterations);
+    } else if (g.agg_median || g.agg_mean) {
+      e.status = "passed";
+      e.median = g.agg_median ? g.agg_median : g.agg_mean;
+    } else {
+      e.status = "skipped";
+      e.reason = "no timing";
+    }
+    add_entry(set, seen, std::move(e));
+  }
+  return set;
+}
+
+bool throttled(const nlohmann::json& r) {
+  for (const auto* p : {find_path(r, {"throttled"}), find_path(r, {"stats", "throttled"}),
+                        find_path(r, {"clocks", "throttled"})})
+    if (p && p->is_boolean() && p->get<bool>()) return true;
+  return false;
+}
+
+}  // namespace
+
+BenchSet load_bench_set(const nlohmann::json& report, const std::string& path) {
+  if (!report.is_object()) throw InputError(fmt::format("{}: a report is a JSON object", path));
+  BenchSet set;
+  if (report.value("schema", "") == kReportSchema) {
+    if (!report.contains("results") || !report["results"].is_array())
+      throw InputError(fmt::format("{}: report has no 'results' array", path));
+    set = load_harness(report, path);
+    std::size_t n = 0;
+    for (const auto& r : report["results"]) n += throttled(r);
+    if (n)
+      set.warnings.push_back(fmt::format("{}: {} result(s) were measured while the GPU throttled", path, n));
+    return set;
+  }
+  if (report.contains("benchmarks") && report["benchmarks"].is_array()) return load_google_benchmark(report, path);
+  throw InputError(fmt::format("{}: neither a harness report nor Google Benchmark JSON", path));
+}
+
+namespace {
+
+void environment_warnings(const BenchSet& base, const BenchSet& cand, std::vector<std::string>& out) {
+  const auto& b = base.environment;
+  const auto& c = cand.environment;
+  auto differ = [&](std::initializer_list<const char*> keys, const std::string& what) {
+    const auto* x = find_path(b, keys);
+    const auto* y = find_path(c, keys);
+    const nlohmann::json nx = x ? *x : nlohmann::json(), ny = y ? *y : nlohmann::json();
+    if (nx != ny)
+      out.push_back(fmt::format("{} differ: baseline {}, candidate {}", what, short_json(nx), short_json(ny)));
+  };
+  if (base.format != cand.format)
+    out.push_back(fmt::format("comparing a {} file with a {} file: matched by benchmark name", base.format,
+                              cand.format));
+  if (base.format == "harness-report" && cand.format == "harness-report") {
+    const auto* bg = find_path(b, {"gpu"});
+    const auto* cg = find_path(c, {"gpu"});
+    const bool bgpu = bg && bg->is_object(), cgpu = cg && cg->is_object();
+    if (bgpu != cgpu)
+      out.push_back(fmt::format("one report has a GPU and the other none: baseline {}, candidate {}",
+                                bgpu ? str_or(*bg, "name", "?") : "no GPU", cgpu ? str_or(*cg, "name", "?") : "no GPU"));
+    if (bgpu && cgpu) {
+      differ({"gpu", "name"}, "GPUs");
+      differ({"gpu", "sm_clock_max_mhz"}, "clock states (maximum SM clock, MHz)");
+      differ({"gpu", "memory_clock_mhz"}, "clock states (memory clock, MHz)");
+      differ({"clocks"}, "clock states");
+    }
+    differ({"cuda_driver"}, "CUDA drivers");
+    differ({"cuda_runtime"}, "CUDA runtimes");
+    differ({"cpu"}, "CPUs (cpu variants are timed on the host)");
+    const auto* bc = find_path(base.settings, {"cache"});
+    const auto* cc = find_path(cand.settings, {"cache"});
+    if (bc && cc && *bc != *cc)
+      out.push_back(fmt::format("measurement settings differ: cache mode {} (baseline) vs {} (candidate)",
+                                short_json(*bc), short_json(*cc)));
+  } else if (base.format == "google-benchmark" && cand.format == "google-benchmark") {
+    differ({"host_name"}, "hosts");
+    differ({"num_cpus"}, "CPU counts");
+    differ({"mhz_per_cpu"}, "CPU clocks (MHz)");
+  }
+  for (const BenchSet* s : {&base, &cand}) {
+    if (s->format != "google-benchmark") continue;
+    if (str_or(s->environment, "library_build_type") == "debug")
+      out.push_back(fmt::format("{}: Google Benchmark library was built in debug mode", s->path));
+    if (const auto* scaling = find_path(s->environment, {"cpu_scaling_enabled"});
+        scaling && scaling->is_boolean() && scaling->get<bool>())
+      out.push_back(fmt::format("{}: CPU frequency scaling was enabled", s->path));
+  }
+}
+
+// Anything but passed and skipped is a failure: failed (check), error, crashed, timeout.
+bool is_failed(const BenchEntry& e) { return (e.status != "passed" && e.status != "skipped") || e.check_failed; }
+
+std::string fmt_pct(double x) { return fmt::format("{:+.1f}%", x * 100); }
+
+std::string fmt_p(double p) {
+  if (p >= 0.001) return fmt::format("{:.3f}", p);
+  return p < 1e-16 ? std::string("<1e-16") : fmt::format("{:.1e}", p);
+}
+
+Pair judge(const BenchEntry* b, const BenchEntry* c, const CompareOptions& o) {
+  const BenchEntry& any = c ? *c : *b;
+  Pair p;
+  p.key = any.key;
+  p.name = (b ? *b : *c).name;
+  p.problem = any.problem;
+  p.variant = any.variant;
+  p.params = any.params;
+  if (b) {
+    p.base_median = b->median;
+    p.base_n = b->samples.size();
+  }
+  if (c) {
+    p.cand_median = c->median;
+    p.cand_n = c->samples.size();
+  }
+  if (!c) {
+    p.verdict = Verdict::missing;
+    p.note = "not in the candidate";
+    p.regression = o.fail_on_missing;
+    return p;
+  }
+  if (is_failed(*c)) {
+    p.verdict = Verdict::failed;
+    p.regression = true;
+    std::string why = c->reason.empty() ? (c->check_failed ? "check failed" : c->status) : c->reason;
+    p.note = fmt::format("{} in the candidate: {}", c->status, why);
+    if (b && is_failed(*b)) p.note += " (failed in the baseline too)";
+    return p;
+  }
+  if (!b) {
+    p.verdict = Verdict::new_;
+    p.note = "not in the baseline";
+    return p;
+  }
+  if (!c->median) {
+    if (b->median) {
+      p.verdict = Verdict::missing;
+      p.regression = o.fail_on_missing;
+      p.note = fmt::format("{} in the candidate: {}", c->status, c->reason);
+    } else {
+      p.verdict = Verdict::skipped;
+      p.note = c->reason;
+    }
+    return p;
+  }
+  if (!b->median) {
+    p.verdict = Verdict::new_;
+    p.note = fmt::format("{} in the baseline: {}", b->status, b->reason);
+    return p;
+  }
+  const double bm = *b->median, cm = *c->median;
+  if (!(bm > 0) || !(cm > 0)) {
+    p.verdict = Verdict::same;
+    p.note = "a median time is zero: not compared";
+    return p;
+  }
+  p.change = cm / bm - 1;
+  bool use_test = true;
+  if (b->samples.empty() || c->samples.empty()) {
+    use_test = false;
+    p.note = "no samples (aggregates only): decided by the threshold alone";
+  } else if (mann_whitney_min_p(b->samples.size(), c->samples.size()) >= o.alpha) {
+    use_test = false;
+    p.note = fmt::format("too few samples ({} and {}) for the U test at alpha {}: decided by the threshold alone",
+                         b->samples.size(), c->samples.size(), o.alpha);
+  }
+  bool significant = true, separated = true;
+  if (use_test) {
+    const MannWhitney m = mann_whitney_u(c->samples, b->samples);
+    p.p_value = m.p_value;
+    p.exact_test = m.exact;
+    p.effect_size = 2 * m.prob_greater - 1;
+    significant = m.p_value < o.alpha;
+    separated = std::fabs(*p.effect_size) >= o.min_effect_size && *p.effect_size * *p.change > 0;
+  }
+  const bool large = std::fabs(*p.change) >= o.threshold * (1 - 1e-9);
+  if (large && significant && separated) {
+    p.verdict = *p.change > 0 ? Verdict::slower : Verdict::faster;
+    p.regression = p.verdict == Verdict::slower;
+  } else {
+    p.verdict = Verdict::same;
+    if (large && p.note.empty()) {
+      if (!significant)
+        p.note = fmt::format("change not significant (p = {})", fmt_p(*p.p_value));
+      else if (*p.effect_size * *p.change <= 0)
+        p.note = fmt::format("the median moved {} but the ranks the other way (effect size {:+.2f})",
+                             *p.change > 0 ? "up" : "down", *p.effect_size);
+      else
+        p.note = fmt::format("samples overlap: effect size {:+.2f} is below {:g}", *p.effect_size,
+                             o.min_effect_size);
+    }
+  }
+  return p;
+}
+
+void count(ProblemSummary& s, const Pair& p) {
+  switch (p.verdict) {
+    case Verdict::faster: ++s.faster; break;
+    case Verdict::slower: ++s.slower; break;
+    case Verdict::same: ++s.same; break;
+    case Verdict::new_: ++s.new_; break;
+    case Verdict::missing: ++s.missing; break;
+    case Verdict::failed: ++s.failed; break;
+    case Verdict::skipped: ++s.skipped; break;
+  }
+}
+
+// "gemm/tiled/M:256/N:256/K:256/alpha:1/beta:0" -> ("gemm/tiled", {M:256, ...}); names
+// without "key:value" segments stay whole.
+std::pair<std::string, std::vector<std::pair<std::string, std::string>>> split_name(const std::string& name) {
+  std::vector<std::string> parts;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t end = name.find('/', pos);
+    parts.push_back(name.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  std::string head;
+  std::vector<std::pair<std::string, std::string>> kv;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::size_t colon = parts[i].find(':');
+    if (i >= 2 && colon != std::string::npos && colon > 0) {
+      kv.emplace_back(parts[i].substr(0, colon), parts[i].substr(colon + 1));
+    } else if (!kv.empty()) {
+      return {name, {}};  // not the harness's naming: leave it alone
+    } else {
+      head += (head.empty() ? "" : "/") + parts[i];
+    }
+  }
+  return {head, kv};
+}
+
+// Short names: parameters that are the same in every pair of a problem go to the
+// problem's summary line instead.
+void shorten_names(Comparison& c) {
+  std::map<std::string, std::map<std::string, std::set<std::string>>> values;  // problem -> key -> values
+  std::map<std::string, std::map<std::string, std::size_t>> present;
+  std::map<std::string, std::size_t> pairs_of;
+  std::map<std::string, std::vector<std::string>> key_order;
+  for (const auto& p : c.pairs) {
+    ++pairs_of[p.problem];
+    for (const auto& [k, v] : split_name(p.name).second) {
+      values[p.problem][k].insert(v);
+      ++present[p.problem][k];
+      auto& order = key_order[p.problem];
+      if (std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
+    }
+  }
+  auto fixed = [&](const std::string& problem, const std::string& k) {
+    return pairs_of[problem] > 1 && values[problem][k].size() == 1 && present[problem][k] == pairs_of[problem];
+  };
+  for (auto& p : c.pairs) {
+    const auto [head, kv] = split_name(p.name);
+    p.display = head;
+    for (const auto& [k, v] : kv)
+      if (!fixed(p.problem, k)) p.display += fmt::format(" {}={}", k, v);
+  }
+  for (auto& s : c.problems) {
+    std::vector<std::string> parts;
+    for (const auto& k : key_order[s.problem == "(none)" ? "" : s.problem])
+      if (fixed(s.problem, k)) parts.push_back(fmt::format("{}={}", k, *values[s.problem][k].begin()));
+    s.fixed_params = fmt::format("{}", fmt::join(parts, " "));
+  }
+}
+
+void summarize(Comparison& c) {
+  std::map<std::string, std::pair<double, std::size_t>> logs;  // problem -> (sum log ratio, n)
+  std::vector<std::string> order;
+  std::map<std::string, ProblemSummary> by_problem;
+  double total_log = 0;
+  c.total.problem = "all";
+  for (const auto& p : c.pairs) {
+    const std::string prob = p.problem.empty() ? "(none)" : p.problem;
+    if (!by_problem.count(prob)) {
+      order.push_back(prob);
+      by_problem[prob].problem = prob;
+    }
+    ProblemSummary& s = by_problem[prob];
+    count(s, p);
+    count(c.total, p);
+    if (p.change && (p.verdict == Verdict::same || p.verdict == Verdict::faster || p.verdict == Verdict::slower)) {
+      const double l = std::log1p(*p.change);
+      logs[prob].first += l;
+      ++logs[prob].second;
+      total_log += l;
+      ++c.total.compared;
+    }
+  }
+  for (const auto& prob : order) {
+    ProblemSummary s = by_problem[prob];
+    s.compared = logs[prob].second;
+    s.geomean_ratio = s.compared ? std::exp(logs[prob].first / static_cast<double>(s.compared)) : 1;
+    c.problems.push_back(s);
+  }
+  c.total.geomean_ratio = c.total.compared ? std::exp(total_log / static_cast<double>(c.total.compared)) : 1;
+}
+
+}  // namespace
+
+Comparison compare(const BenchSet& base, const BenchSet& cand, const CompareOptions& options) {
+  Comparison c;
+  c.options = options;
+  c.base_path = base.path;
+  c.cand_path = cand.path;
+  c.base_label = base.label;
+  c.cand_label = cand.label;
+  c.warnings = base.warnings;
+  c.warnings.insert(c.warnings.end(), cand.warnings.begin(), cand.warnings.end());
+  environment_warnings(base, cand, c.warnings);
+
+  // Mixed formats: only the names are common to both.
+  const bool by_name = base.format != cand.format;
+  auto key = [&](const BenchEntry& e) { return by_name ? e.name : e.key; };
+  auto wanted = [&](const BenchEntry& e) { return !options.filter || std::regex_search(e.name, *options.filter); };
+  std::map<std::string, const BenchEntry*> cand_by_key;
+  for (const auto& e : cand.entries)
+    if (wanted(e)) cand_by_key.emplace(key(e), &e);
+  std::set<std::string> matched;
+  for (const auto& b : base.entries) {
+    if (!wanted(b)) continue;
+    auto it = cand_by_key.find(key(b));
+    const BenchEntry* ce = it == cand_by_key.end() ? nullptr : it->second;
+    if (ce) matched.insert(key(b));
+    c.pairs.push_back(judge(&b, ce, options));
+  }
+  for (const auto& e : cand.entries)
+    if (wanted(e) && !matched.count(key(e))) c.pairs.push_back(judge(nullptr, &e, options));
+  for (const auto& p : c.pairs) c.regression = c.regression || p.regression;
+  summarize(c);
+  shorten_names(c);
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------
+// Rendering
+
+namespace {
+
+std::string fmt_time(const std::optional<double>& s) {
+  if (!s) return "-";
+  const double v = *s;
+  auto sig3 = [](double x, const char* unit) {
+    if (x >= 100) return fmt::format("{:.0f} {}", x, unit);
+    if (x >= 10) return fmt::format("{:.1f} {}", x, unit);
+    return fmt::format("{:.2f} {}", x, unit);
+  };
+  if (v >= 1) return sig3(v, "s");
+  if (v >= 1e-3) return sig3(v * 1e3, "ms");
+  if (v >= 1e-6) return sig3(v * 1e6, "us");
+  return sig3(v * 1e9, "ns");
+}
+
+std::string fmt_effect(const std::optional<double>& d) { return d ? fmt::format("{:+.2f}", *d) : "-"; }
+
+std::string rule_text(const CompareOptions& o) {
+  std::string s = fmt::format("a change counts when the median time moves by at least {:g}%", o.threshold * 100);
+  if (o.min_effect_size > 0)
+    s += fmt::format(", the samples are separated (|Cliff's delta| >= {:g})", o.min_effect_size);
+  return s + fmt::format(" and a two-sided Mann-Whitney U test gives p < {:g}", o.alpha);
+}
+
+std::string verdict_text(const Pair& p, bool shout) {
+  std::string v(to_string(p.verdict));
+  if (shout && p.regression) std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return std::toupper(ch); });
+  return v;
+}
+
+std::string ratio_text(const ProblemSummary& s) {
+  if (!s.compared) return "-";
+  return fmt::format("{:.3f}x ({})", s.geomean_ratio, fmt_pct(s.geomean_ratio - 1));
+}
+
+std::string counts_text(const ProblemSummary& s) {
+  std::vector<std::string> parts;
+  auto add = [&](std::size_t n, const char* what) {
+    if (n) parts.push_back(fmt::format("{} {}", n, what));
+  };
+  add(s.slower, "slower");
+  add(s.failed, "failed");
+  add(s.faster, "faster");
+  add(s.same, "same");
+  add(s.new_, "new");
+  add(s.missing, "missing");
+  add(s.skipped, "skipped");
+  return parts.empty() ? "nothing to compare" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string verdict_line(const Comparison& c) {
+  if (!c.regression) return fmt::format("no regression ({})", counts_text(c.total));
+  std::vector<std::string> why;
+  if (c.total.slower) why.push_back(fmt::format("{} slower", c.total.slower));
+  if (c.total.failed) why.push_back(fmt::format("{} failed", c.total.failed));
+  if (c.options.fail_on_missing && c.total.missing) why.push_back(fmt::format("{} missing", c.total.missing));
+  return fmt::format("REGRESSION: {}", fmt::join(why, ", "));
+}
+
+std::string md_cell(std::string s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += "\\|";
+    else if (ch == '\n') out += ' ';
+    else out += ch;
+  }
+  return out;
+}
+
+std::string render_text(const Comparison& c) {
+  std::string out;
+  out += fmt::format("baseline:  {} ({})\n", c.base_path, c.base_label);
+  out += fmt::format("candidate: {} ({})\n", c.cand_path, c.cand_label);
+  out += fmt::format("rule: {}\n", rule_text(c.options));
+  for (const auto& w : c.warnings) out += fmt::format("warning: {}\n", w);
+  out += "\n";
+  std::size_t wname = 9, hidden = 0;
+  for (const auto& p : c.pairs) wname = std::max(wname, p.display.size());
+  out += fmt::format("{:<{}}  {:>10}  {:>10}  {:>8}  {:>8}  {:>6}  {}\n", "benchmark", wname, "baseline",
+                     "candidate", "change", "p", "effect", "verdict");
+  for (const auto& p : c.pairs) {
+    if (p.verdict == Verdict::skipped) {
+      ++hidden;
+      continue;
+    }
+    out += fmt::format("{:<{}}  {:>10}  {:>10}  {:>8}  {:>8}  {:>6}  {}", p.display, wname, fmt_time(p.base_median),
+                       fmt_time(p.cand_median), p.change ? fmt_pct(*p.change) : "-",
+                       p.p_value ? fmt_p(*p.p_value) : "-", fmt_effect(p.effect_size), verdict_text(p, true));
+    if (!p.note.empty()) out += "  (" + p.note + ")";
+    out += "\n";
+  }
+  if (hidden)
+    out += fmt::format("({} benchmark{} not timed in either report not listed; --format md or json lists them)\n",
+                       hidden, hidden == 1 ? "" : "s");
+  out += "\nper problem (geometric mean of candidate/baseline median time over the pairs timed in both):\n";
+  std::size_t wprob = 3;
+  for (const auto& s : c.problems) wprob = std::max(wprob, s.problem.size());
+  for (const auto& s : c.problems) {
+    out += fmt::format("  {:<{}}  {:>18}  {}", s.problem, wprob, ratio_text(s), counts_text(s));
+    out += s.fixed_params.empty() ? "\n" : fmt::format("  [{}]\n", s.fixed_params);
+  }
+  if (c.problems.size() > 1)
+    out += fmt::format("  {:<{}}  {:>18}  {}\n", "all", wprob, ratio_text(c.total), counts_text(c.total));
+  out += fmt::format("\nresult: {}\n", verdict_line(c));
+  return out;
+}
+
+std::string render_md(const Comparison& c) {
+  std::string out = "## harness compare\n\n";
+  out += fmt::format("- baseline: `{}` ({})\n", c.base_path, md_cell(c.base_label));
+  out += fmt::format("- candidate: `{}` ({})\n", c.cand_path, md_cell(c.cand_label));
+  out += fmt::format("- rule: {}\n\n", rule_text(c.options));
+  for (const auto& w : c.warnings) out += fmt::format("> **Warning:** {}\n>\n", md_cell(w));
+  if (!c.warnings.empty()) out += "\n";
+  out += "| benchmark | baseline | candidate | change | p | effect | verdict | note |\n";
+  out += "|---|---:|---:|---:|---:|---:|---|---|\n";
+  for (const auto& p : c.pairs) {
+    const std::string v = p.regression ? "**" + verdict_text(p, false) + "**" : verdict_text(p, false);
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(p.display), fmt_time(p.base_median),
+                       fmt_time(p.cand_median), p.change ? fmt_pct(*p.change) : "-",
+                       p.p_value ? fmt_p(*p.p_value) : "-", fmt_effect(p.effect_size), v, md_cell(p.note));
+  }
+  out += "\n### Per problem\n\nGeometric mean of candidate/baseline median time over the pairs timed in both "
+         "(below 1: faster).\n\n";
+  out += "| problem | pairs | time ratio | faster | slower | same | new | missing | failed | skipped | parameters |\n";
+  out += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  auto row = [&](const ProblemSummary& s) {
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(s.problem), s.compared,
+                       ratio_text(s), s.faster, s.slower, s.same, s.new_, s.missing, s.failed, s.skipped,
+                       md_cell(s.fixed_params));
+  };
+  for (const auto& s : c.problems) row(s);
+  if (c.problems.size() > 1) row(c.total);
+  out += fmt::format("\n**Result: {}**\n", verdict_line(c));
+  return out;
+}
+
+nlohmann::json summary_json(const ProblemSummary& s) {
+  nlohmann::json j = {{"problem", s.problem},
+                      {"fixed_params", s.fixed_params},
+                      {"compared", s.compared},
+                      {"faster", s.faster},
+                      {"slower", s.slower},
+                      {"same", s.same},
+                      {"new", s.new_},
+                      {"missing", s.missing},
+                      {"failed", s.failed},
+                      {"skipped", s.skipped}};
+  j["geomean_time_ratio"] = s.compared ? nlohmann::json(s.geomean_ratio) : nlohmann::json(nullptr);
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json comparison_to_json(const Comparison& c) {
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& p : c.pairs)
+    pairs.push_back({{"name", p.name},
+                     {"display", p.display},
+                     {"problem", p.problem},
+                     {"variant", p.variant},
+                     {"params", p.params},
+                     {"verdict", std::string(to_string(p.verdict))},
+                     {"regression", p.regression},
+                     {"baseline", {{"median_s", opt(p.base_median)}, {"samples", p.base_n}}},
+                     {"candidate", {{"median_s", opt(p.cand_median)}, {"samples", p.cand_n}}},
+                     {"change", opt(p.change)},
+                     {"p_value", opt(p.p_value)},
+                     {"effect_size", opt(p.effect_size)},
+                     {"exact_test", p.exact_test},
+                     {"note", p.note}});
+  nlohmann::json problems = nlohmann::json::array();
+  for (const auto& s : c.problems) problems.push_back(summary_json(s));
+  return {{"schema", "harness-compare"},
+          {"schema_version", 1},
+          {"baseline", {{"path", c.base_path}, {"label", c.base_label}}},
+          {"candidate", {{"path", c.cand_path}, {"label", c.cand_label}}},
+          {"threshold", c.options.threshold},
+          {"alpha", c.options.alpha},
+          {"min_effect_size", c.options.min_effect_size},
+          {"rule", rule_text(c.options)},
+          {"test", "mann-whitney-u, two-sided"},
+          {"warnings", c.warnings},
+          {"pairs", pairs},
+          {"problems", problems},
+          {"total", summary_json(c.total)},
+          {"regression", c.regression},
+          {"result", verdict_line(c)}};
+}
+
+std::string render_comparison(const Comparison& c, const std::string& format) {
+  if (format == "md") return render_md(c);
+  if (format == "json") return comparison_to_json(c).dump(2) + "\n";
+  return render_text(c);
+}
+
+}  // namespace harness

@@ -1,0 +1,52 @@
+#pragma once
+// Timed samples. GPU: CUDA events around each launch on one stream, samples enqueued
+// back to back in batches (no host gap inside a batch), L2 flushed before each sample in
+// cold mode. CPU: a steady clock around each call.
+//
+// Stopping rule: warm up; then take samples until at least min_samples are taken, their
+// sum reaches min_time and the relative noise (stddev / mean) is at most the target, or
+// until max_time of wall time has passed (then noise_reached is false).
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "measure/stats.hpp"
+#include "suite/suite.hpp"
+
+namespace harness {
+
+struct Timing {
+  std::vector<double> samples;  // seconds, one per run
+  Stats stats;
+  bool noise_reached = false;
+  std::string stop_reason;      // "converged", "time cap", "sample cap"
+  double wall_time = 0;         // seconds spent measuring, warm-up included
+};
+
+// Evicts L2 between samples by writing a buffer twice the L2 size.
+class L2Flusher {
+ public:
+  L2Flusher();
+  ~L2Flusher();
+  L2Flusher(const L2Flusher&) = delete;
+  L2Flusher& operator=(const L2Flusher&) = delete;
+  void flush(cudaStream_t stream);
+
+ private:
+  void* buffer_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// `launch` enqueues one run on `stream` (and must not synchronize).
+Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream,
+                 const MeasureSettings& settings, L2Flusher* flusher);
+Timing time_cpu(const std::function<void()>& run, const MeasureSettings& settings);
+
+// Whether sampling may stop after these samples (exposed for tests).
+bool should_stop(const std::vector<double>& samples, double elapsed_wall,
+                 const MeasureSettings& settings, std::string* reason);
+
+}  // namespace harness

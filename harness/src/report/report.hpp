@@ -1,0 +1,57 @@
+#pragma once
+// The JSON report (schema "harness-report", versioned), the per-result journal, and
+// reading reports back.
+//
+// Layout: {schema, schema_version, environment, suite, summary, results: [...],
+//          benchmarks: [...]}  where `benchmarks` follows Google Benchmark's JSON
+// (name, run_type, iterations, real_time, cpu_time, time_unit, counters as fields) so
+// its compare.py reads our reports.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run/result.hpp"
+#include "suite/suite.hpp"
+
+namespace harness {
+
+inline constexpr const char* kReportSchema = "harness-report";
+inline constexpr int kReportSchemaVersion = 1;
+
+nlohmann::json result_to_json(const Result& r);
+// The inverse, for journals (resume, isolated children) and reports; throws
+// nlohmann::json::exception on a malformed entry.
+Result result_from_json(const nlohmann::json& j);
+nlohmann::json settings_to_json(const MeasureSettings& s);
+nlohmann::json benchmarks_json(const std::vector<Result>& results);
+nlohmann::json make_report(const nlohmann::json& environment, const Suite& suite,
+                           const std::vector<Result>& results);
+
+// Writes `text` to `path` atomically: a temporary file in the same folder, then rename.
+// Throws InputError when the folder cannot be written.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+// Appends one JSON line per finished result and flushes it, so a crash or a kill loses
+// nothing already measured.
+class Journal {
+ public:
+  explicit Journal(std::string path);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+  void append(const nlohmann::json& entry);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// Reads and checks a report (schema name and version); InputError with the reason.
+nlohmann::json read_report(const std::string& path);
+
+// The default output path: reports/run-<suite>-<UTC timestamp>.json
+std::string default_report_path(const std::string& suite_name);
+
+}  // namespace harness

@@ -1,0 +1,317 @@
+#include "report/report_svg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace harness::svg {
+
+std::string escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+std::string color(std::size_t i) {
+  static const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                         "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f"};
+  return kPalette[i % 10];
+}
+
+namespace {
+
+bool is_power_of_two(double v) {
+  if (!(v >= 1) || v != std::floor(v) || v > 9.007199254740992e15) return false;
+  const auto u = static_cast<unsigned long long>(v);
+  return (u & (u - 1)) == 0;
+}
+
+std::string trim_number(double v) {
+  // Up to 3 significant digits, no trailing zeros.
+  std::string s = fmt::format("{:.3g}", v);
+  if (s.find('e') != std::string::npos) s = fmt::format("{:g}", v);
+  return s;
+}
+
+}  // namespace
+
+std::string tick_label(double v, TickStyle style) {
+  if (v == 0) return "0";
+  const double a = std::fabs(v);
+  if (style == TickStyle::bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    double x = v;
+    while (std::fabs(x) >= 1024 && u < 5) {
+      x /= 1024;
+      ++u;
+    }
+    return fmt::format("{} {}", trim_number(x), units[u]);
+  }
+  if (style == TickStyle::binary && is_power_of_two(a)) {
+    if (a >= 131072) return fmt::format("{}2^{}", v < 0 ? "-" : "", static_cast<int>(std::lround(std::log2(a))));
+    return fmt::format("{}", static_cast<long long>(v));
+  }
+  if (a >= 1e12) return trim_number(v / 1e12) + "T";
+  if (a >= 1e9) return trim_number(v / 1e9) + "G";
+  if (a >= 1e6) return trim_number(v / 1e6) + "M";
+  if (a >= 1e4) return trim_number(v / 1e3) + "k";
+  if (a >= 1e-3) {
+    std::string s = fmt::format("{:.4f}", v);
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+  }
+  return fmt::format("{:.0e}", v);
+}
+
+namespace {
+
+struct Scale {
+  double lo = 0, hi = 1;     // data range shown
+  bool log = false;
+  std::vector<double> ticks;
+  double t(double v) const { return log ? std::log10(v) : v; }
+  // 0..1 along the axis
+  double frac(double v) const {
+    const double a = t(lo), b = t(hi);
+    return b > a ? (t(v) - a) / (b - a) : 0.5;
+  }
+};
+
+double nice_step(double range, int target) {
+  const double raw = range / target;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double r = raw / mag;
+  const double m = r <= 1 ? 1 : r <= 2 ? 2 : r <= 2.5 ? 2.5 : r <= 5 ? 5 : 10;
+  return m * mag;
+}
+
+Scale make_scale(const Axis& axis, double dmin, double dmax) {
+  Scale s;
+  s.log = axis.log;
+  if (!std::isfinite(dmin) || !std::isfinite(dmax)) {
+    dmin = axis.log ? 1 : 0;
+    dmax = axis.log ? 10 : 1;
+  }
+  if (axis.log) {
+    dmin = std::max(dmin, 1e-300);
+    dmax = std::max(dmax, dmin);
+    if (axis.ticks == TickStyle::binary || axis.ticks == TickStyle::bytes) {
+      double lo = std::floor(std::log2(dmin)), hi = std::ceil(std::log2(dmax));
+      if (hi - lo < 1) {
+        lo -= 1;
+        hi += 1;
+      }
+      s.lo = std::exp2(lo);
+      s.hi = std::exp2(hi);
+      const int step = std::max(1, static_cast<int>(std::ceil((hi - lo) / 9)));
+      for (double e = lo; e <= hi + 1e-9; e += step) s.ticks.push_back(std::exp2(e));
+      return s;
+    }
+    double lo = std::floor(std::log10(dmin) + 1e-9), hi = std::ceil(std::log10(dmax) - 1e-9);
+    if (hi - lo < 1) {
+      // Less than a decade: stay close to the data.
+      s.lo = dmin / 1.25;
+      s.hi = dmax * 1.25;
+      if (s.hi / s.lo < 2) {
+        s.lo = std::pow(10.0, lo);
+        s.hi = std::pow(10.0, lo + 1);
+      }
+    } else {
+      s.lo = std::pow(10.0, lo);
+      s.hi = std::pow(10.0, hi);
+    }
+    const double decades = std::log10(s.hi / s.lo);
+    const int step = std::max(1, static_cast<int>(std::ceil(decades / 9)));
+    for (double e = std::floor(std::log10(s.lo)); e <= std::ceil(std::log10(s.hi)); e += step) {
+      for (double m : decades <= 2.5 ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
+        const double v = m * std::pow(10.0, e);
+        if (v >= s.lo * (1 - 1e-9) && v <= s.hi * (1 + 1e-9)) s.ticks.push_back(v);
+      }
+    }
+    return s;
+  }
+  double lo = axis.from_zero ? std::min(0.0, dmin) : dmin, hi = dmax;
+  if (hi <= lo) {
+    const double pad = lo == 0 ? 1 : std::fabs(lo) * 0.1;
+    lo -= axis.from_zero && lo == 0 ? 0 : pad;
+    hi += pad;
+  }
+  const double step = nice_step(hi - lo, 6);
+  s.lo = std::floor(lo / step + 1e-9) * step;
+  s.hi = std::ceil(hi / step - 1e-9) * step;
+  if (s.hi == hi && !axis.from_zero) s.hi += step;  // headroom above the highest point
+  if (s.hi == hi && axis.from_zero && hi > 0) s.hi += step;
+  for (double v = s.lo; v <= s.hi + step * 1e-6; v += step) s.ticks.push_back(std::fabs(v) < step * 1e-9 ? 0 : v);
+  return s;
+}
+
+}  // namespace
+
+std::string render(const Chart& c) {
+  // Layout: title band, plot, x label band; legend to the right of the plot.
+  const double left = 78, top = c.subtitle.empty() ? 46 : 62, legend_w = 230, bottom = 58;
+  const double plot_w = c.width - left - legend_w - 16;
+  double height = c.height;
+  const double legend_rows =
+      static_cast<double>(c.series.size() + c.refs.size() + (c.edge_markers.empty() ? 0 : 1));
+  height = std::max(height, top + legend_rows * 20 + 30);
+  const double plot_h = height - top - bottom;
+
+  // Data extents (only values a log axis can show).
+  double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin, ymin = xmin, ymax = -xmin;
+  auto take = [&](double x, double y, bool with_y) {
+    if (std::isfinite(x) && (!c.x.log || x > 0)) {
+      xmin = std::min(xmin, x);
+      xmax = std::max(xmax, x);
+    }
+    if (with_y && std::isfinite(y) && (!c.y.log || y > 0)) {
+      ymin = std::min(ymin, y);
+      ymax = std::max(ymax, y);
+    }
+  };
+  for (const auto& s : c.series)
+    for (const auto& p : s.points) take(p.x, p.y, true);
+  for (const auto& r : c.refs)
+    if (r.sets_range)
+      for (const auto& [x, y] : r.points) take(x, y, true);
+  for (const auto& m : c.edge_markers) take(m.x, 0, false);
+  const Scale sx = make_scale(c.x, xmin, xmax);
+  const Scale sy = make_scale(c.y, ymin, ymax);
+  // Points at the ends of the range stay whole: the data area is inset from the frame.
+  const double inset = 10;
+  auto px = [&](double x) { return left + inset + sx.frac(x) * (plot_w - 2 * inset); };
+  auto py = [&](double y) { return top + inset + (1 - sy.frac(y)) * (plot_h - 2 * inset); };
+  auto visible = [&](double x, double y) {
+    return std::isfinite(x) && std::isfinite(y) && (!c.x.log || x > 0) && (!c.y.log || y > 0);
+  };
+
+  std::string o;
+  o += fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"{}\" class=\"chart\" viewBox=\"0 0 {} {:.0f}\" "
+      "width=\"{}\" height=\"{:.0f}\" role=\"img\" aria-label=\"{}\" font-family=\"Helvetica, Arial, sans-serif\">\n",
+      escape(c.id), c.width, height, c.width, height, escape(c.title));
+  o += fmt::format("<title>{}</title>\n", escape(c.title));
+  o += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{:.0f}\" fill=\"#ffffff\"/>\n", c.width, height);
+  o += fmt::format("<text x=\"{:.1f}\" y=\"24\" font-size=\"16\" font-weight=\"bold\" fill=\"#222\">{}</text>\n", left,
+                   escape(c.title));
+  if (!c.subtitle.empty())
+    o += fmt::format("<text x=\"{:.1f}\" y=\"44\" font-size=\"12\" fill=\"#555\">{}</text>\n", left,
+                     escape(c.subtitle));
+
+  // Grid and ticks.
+  o += "<g class=\"grid\" stroke=\"#e3e3e3\" stroke-width=\"1\">\n";
+  for (double t : sx.ticks)
+    o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>\n", px(t), top, top + plot_h);
+  for (double t : sy.ticks)
+    o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\"/>\n", left, py(t), left + plot_w);
+  o += "</g>\n";
+  o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" stroke=\"#888\"/>\n",
+                   left, top, plot_w, plot_h);
+  o += "<g class=\"ticks\" font-size=\"11\" fill=\"#333\">\n";
+  for (double t : sx.ticks)
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(t), top + plot_h + 16,
+                     escape(tick_label(t, c.x.ticks)));
+  for (double t : sy.ticks)
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6, py(t) + 4,
+                     escape(tick_label(t, c.y.ticks)));
+  o += "</g>\n";
+  o += fmt::format("<text class=\"xlabel\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n",
+                   left + plot_w / 2, top + plot_h + 40, escape(c.x.label));
+  o += fmt::format(
+      "<text class=\"ylabel\" x=\"0\" y=\"0\" font-size=\"13\" text-anchor=\"middle\" fill=\"#222\" "
+      "transform=\"translate({:.1f} {:.1f}) rotate(-90)\">{}</text>\n",
+      18.0, top + plot_h / 2, escape(c.y.label));
+
+  // Everything in data coordinates is clipped to the plot.
+  const std::string clip = c.id + "-clip";
+  o += fmt::format("<clipPath id=\"{}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/></clipPath>\n",
+                   escape(clip), left, top, plot_w, plot_h);
+  o += fmt::format("<g clip-path=\"url(#{})\">\n", escape(clip));
+  for (const auto& r : c.refs) {
+    if (r.color == "none") continue;
+    std::string pts;
+    for (const auto& [x, y] : r.points)
+      if (visible(x, y)) pts += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
+    o += fmt::format("<polyline class=\"ref\" points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+                     "stroke-dasharray=\"7 4\"><title>{}</title></polyline>\n",
+                     pts, r.color, escape(r.label));
+  }
+  for (std::size_t i = 0; i < c.series.size(); ++i) {
+    const auto& s = c.series[i];
+    std::vector<Point> pts;
+    for (const auto& p : s.points)
+      if (visible(p.x, p.y)) pts.push_back(p);
+    std::stable_sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+    const std::string col = color(i);
+    o += fmt::format("<g class=\"series\" data-label=\"{}\">\n", escape(s.label));
+    if (s.line && pts.size() > 1) {
+      std::string line;
+      for (const auto& p : pts) line += fmt::format("{:.1f},{:.1f} ", px(p.x), py(p.y));
+      o += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", line, col);
+    }
+    for (const auto& p : pts)
+      o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"1\">"
+                       "<title>{}</title></circle>\n",
+                       px(p.x), py(p.y), col, escape(p.tip));
+    o += "</g>\n";
+  }
+  o += "</g>\n";
+  for (const auto& m : c.edge_markers) {
+    if (c.x.log && !(m.x > 0)) continue;
+    const double x = px(m.x), y = top + 10;
+    o += fmt::format(
+        "<g class=\"edge-marker\"><path d=\"M{0:.1f},{1:.1f} l8,8 m0,-8 l-8,8\" transform=\"translate(-4 -4)\" "
+        "stroke=\"{2}\" stroke-width=\"3\"/><title>{3}</title></g>\n",
+        x, y, color(m.series), escape(m.tip));
+  }
+
+  // Legend.
+  const double lx = left + plot_w + 16;
+  double ly = top + 6;
+  // Long labels are shortened to fit; the whole label is the tooltip.
+  auto legend_text = [&](const std::string& label) {
+    constexpr std::size_t kMax = 30;
+    if (label.size() <= kMax)
+      return fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", lx + 30, ly + 4, escape(label));
+    return fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}...<title>{}</title></text>", lx + 30, ly + 4,
+                       escape(label.substr(0, kMax - 3)), escape(label));
+  };
+  o += "<g class=\"legend\" font-size=\"12\" fill=\"#222\">\n";
+  for (std::size_t i = 0; i < c.series.size(); ++i) {
+    o += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"/>"
+                     "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\"/>",
+                     lx, ly, lx + 22, ly, c.series[i].line ? color(i) : "none", lx + 11, ly, color(i));
+    o += legend_text(c.series[i].label) + "\n";
+    ly += 20;
+  }
+  for (const auto& r : c.refs) {
+    if (r.label.empty() || r.color == "none") continue;
+    o += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\" "
+                     "stroke-dasharray=\"7 4\"/>",
+                     lx, ly, lx + 22, ly, r.color);
+    o += legend_text(r.label) + "\n";
+    ly += 20;
+  }
+  if (!c.edge_markers.empty()) {
+    o += fmt::format("<path d=\"M{:.1f},{:.1f} l8,8 m0,-8 l-8,8\" stroke=\"#333\" stroke-width=\"3\"/>", lx + 7, ly - 4);
+    o += legend_text(c.edge_marker_label) + "\n";
+  }
+  o += "</g>\n</svg>\n";
+  return o;
+}
+
+}  // namespace harness::svg

@@ -1,0 +1,106 @@
+#include "run/console.hpp"
+
+#include <unistd.h>
+
+#include <map>
+
+#include <fmt/format.h>
+
+namespace harness {
+
+std::string format_seconds(double s) {
+  if (s >= 1) return fmt::format("{:.3f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+  if (s >= 1e-6) return fmt::format("{:.2f} us", s * 1e6);
+  return fmt::format("{:.0f} ns", s * 1e9);
+}
+
+std::string format_rate(double gflops) {
+  if (gflops >= 1000) return fmt::format("{:.1f} TFLOP/s", gflops / 1000);
+  return fmt::format("{:.1f} GFLOP/s", gflops);
+}
+
+std::string format_bytes(double bytes) {
+  if (bytes >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
+  if (bytes >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
+  if (bytes >= 1024.0) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  return fmt::format("{:.0f} B", bytes);
+}
+
+std::string display_name(const Result& r) {
+  return fmt::format("{}/{} {}", r.problem, r.variant, r.params.describe());
+}
+
+Console::Console(std::FILE* out, bool quiet) : out_(out), quiet_(quiet), tty_(isatty(fileno(out)) != 0) {}
+
+void Console::start(const std::string& name, std::size_t index, std::size_t total) {
+  if (quiet_ || !tty_) return;
+  fmt::print(out_, "\r\033[K[{:>{}}/{}] running  {}", index, fmt::formatted_size("{}", total), total, name);
+  std::fflush(out_);
+  pending_line_ = true;
+}
+
+namespace {
+std::string outcome_text(const Result& r) {
+  if (r.status == Status::passed && r.timing) {
+    const auto& s = r.timing->stats;
+    std::string text = fmt::format("{} ±{:.1f}%", format_seconds(s.median), s.rel_noise * 100);
+    if (!r.timing->noise_reached) text += " (noisy)";
+    if (r.work.flops > 0) text += "  " + format_rate(r.gflops);
+    if (r.work.bytes > 0) text += fmt::format("  {:.1f} GB/s", r.gbytes_per_s);
+    if (r.workspace_peak_bytes > 0) text += "  +" + format_bytes(static_cast<double>(r.workspace_peak_bytes));
+    return text;
+  }
+  return r.reason;
+}
+}  // namespace
+
+void Console::result(const Result& r, std::size_t index, std::size_t total) {
+  if (quiet_ && (r.status == Status::passed || r.status == Status::skipped)) return;
+  if (pending_line_) fmt::print(out_, "\r\033[K");
+  pending_line_ = false;
+  const char* color = "";
+  const char* reset = "";
+  if (tty_) {
+    reset = "\033[0m";
+    switch (r.status) {
+      case Status::passed: color = "\033[32m"; break;
+      case Status::failed: color = "\033[31m"; break;
+      case Status::skipped: color = "\033[33m"; break;
+      case Status::error:
+      case Status::crashed:
+      case Status::timeout: color = "\033[1;31m"; break;
+    }
+  }
+  fmt::print(out_, "[{:>{}}/{}] {}{:<7}{} {}  {}\n", index, fmt::formatted_size("{}", total), total, color,
+             to_string(r.status), reset, display_name(r), outcome_text(r));
+  std::fflush(out_);
+}
+
+void Console::summary(const std::vector<Result>& results) {
+  std::map<Status, int> counts;
+  for (const auto& r : results) ++counts[r.status];
+  if (!quiet_ && !results.empty()) {
+    std::size_t w = 6;
+    for (const auto& r : results) w = std::max(w, display_name(r).size());
+    fmt::print(out_, "\n{:<{}}  {:<7}  {:>12}  {:>7}  {:>14}  {:>11}\n", "result", w, "status", "median", "noise",
+               "rate", "bandwidth");
+    for (const auto& r : results) {
+      if (r.status == Status::passed && r.timing) {
+        fmt::print(out_, "{:<{}}  {:<7}  {:>12}  {:>6.1f}%  {:>14}  {:>11}\n", display_name(r), w, to_string(r.status),
+                   format_seconds(r.timing->stats.median), r.timing->stats.rel_noise * 100,
+                   r.work.flops > 0 ? format_rate(r.gflops) : "-",
+                   r.work.bytes > 0 ? fmt::format("{:.1f} GB/s", r.gbytes_per_s) : "-");
+      } else {
+        fmt::print(out_, "{:<{}}  {:<7}  {}\n", display_name(r), w, to_string(r.status), r.reason);
+      }
+    }
+  }
+  std::string extra;
+  if (counts[Status::crashed]) extra += fmt::format(", {} crashed", counts[Status::crashed]);
+  if (counts[Status::timeout]) extra += fmt::format(", {} timed out", counts[Status::timeout]);
+  fmt::print(out_, "\n{} results: {} passed, {} failed, {} skipped, {} errors{}\n", results.size(), counts[Status::passed],
+             counts[Status::failed], counts[Status::skipped], counts[Status::error], extra);
+}
+
+}  // namespace harness

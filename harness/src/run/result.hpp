@@ -1,0 +1,50 @@
+#pragma once
+// The outcome of one case x variant.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/check.hpp"
+#include "harness/params.hpp"
+#include "harness/problem.hpp"
+#include "measure/measure.hpp"
+
+namespace harness {
+
+// crashed: the variant killed its (isolated) process or corrupted the CUDA context;
+// timeout: it outlived the watchdog's limit.
+enum class Status { passed, failed, skipped, error, crashed, timeout };
+inline constexpr Status kAllStatuses[] = {Status::passed, Status::failed, Status::skipped,
+                                          Status::error,  Status::crashed, Status::timeout};
+std::string_view to_string(Status status);
+std::optional<Status> status_from_string(std::string_view text);
+
+struct Result {
+  std::string name;        // "gemm/tiled/M:4096/N:4096/K:4096"
+  std::string case_name;   // the suite's case name
+  std::string problem;
+  std::string variant;
+  std::string backend;
+  Params params;
+  Status status = Status::error;
+  std::string reason;      // why skipped / failed / errored
+  std::string reference;   // the variant the check compared against
+  std::optional<CheckResult> check;
+  std::optional<Timing> timing;
+  Work work;
+  // Derived from the median time and the problem's counts.
+  double gflops = 0, gbytes_per_s = 0, intensity = 0;
+  std::size_t io_device_bytes = 0;         // inputs + outputs on the device
+  std::size_t workspace_peak_bytes = 0;    // extra device memory the variant used
+  MeasureSettings settings;
+  // The profiling pass (kernel breakdown, counters, roofline), kept as JSON so that it
+  // crosses --isolate unchanged; null when not profiled.
+  nlohmann::json profile;
+  // Instance::extra() after the timed runs (problem-specific figures); null when none.
+  nlohmann::json extra;
+};
+
+}  // namespace harness

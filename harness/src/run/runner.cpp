@@ -1,0 +1,310 @@
+#include "run/runner.hpp"
+
+#include <fmt/format.h>
+
+#include "harness/cuda_check.hpp"
+#include "harness/error.hpp"
+#include "profile/nvtx.hpp"
+
+namespace harness {
+
+std::string_view to_string(Status status) {
+  switch (status) {
+    case Status::passed: return "passed";
+    case Status::failed: return "failed";
+    case Status::skipped: return "skipped";
+    case Status::error: return "error";
+    case Status::crashed: return "crashed";
+    case Status::timeout: return "timeout";
+  }
+  return "?";
+}
+
+std::optional<Status> status_from_string(std::string_view text) {
+  for (Status s : kAllStatuses)
+    if (to_string(s) == text) return s;
+  return std::nullopt;
+}
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+bool selected(const Variant& v, const RunOptions& options) {
+  if (options.variants.empty()) return true;
+  return std::find(options.variants.begin(), options.variants.end(), v.name) != options.variants.end();
+}
+}  // namespace
+
+std::vector<PlannedResult> plan(const Suite& suite, const RunOptions& options) {
+  std::vector<PlannedResult> out;
+  for (const auto& c : suite.cases)
+    for (const Variant* v : c.variants) {
+      if (!selected(*v, options)) continue;
+      std::string name = result_name(c, *v);
+      if (options.filter && !std::regex_search(name, *options.filter)) continue;
+      out.push_back({&c, v, std::move(name)});
+    }
+  return out;
+}
+
+struct Runner::CaseState {
+  const Case& c;
+  std::unique_ptr<Instance> instance;
+  std::string reference_name;
+  std::vector<Output> reference_outputs;
+  std::optional<std::string> reference_problem;  // why nothing can be checked in this case
+  Tolerance tolerance;
+  Work work;
+};
+
+Runner::Runner(RunOptions options, DeviceInfo device) : options_(std::move(options)), device_(std::move(device)) {}
+
+Runner::~Runner() {
+  flusher_.reset();
+  if (stream_) HARNESS_CUDA_NOTHROW(cudaStreamDestroy(stream_));
+}
+
+void Runner::ensure_stream() {
+  if (stream_) return;
+  HARNESS_CUDA(cudaSetDevice(device_.index));
+  HARNESS_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  flusher_ = std::make_unique<L2Flusher>();
+}
+
+std::vector<Result> Runner::run(const std::vector<PlannedResult>& planned, const RunObserver& observer) {
+  std::vector<Result> results;
+  std::size_t index = 0;
+  // NVTX: suite > case > variant > phase (check, warmup, timed, profile).
+  NvtxRange suite_range(options_.suite_name, NvtxPhase::suite);
+  // Group the plan by case, keeping order.
+  for (std::size_t i = 0; i < planned.size() && !fatal_;) {
+    std::vector<const Variant*> variants;
+    const Case* c = planned[i].c;
+    for (; i < planned.size() && planned[i].c == c; ++i) variants.push_back(planned[i].variant);
+    run_case(*c, variants, results, observer, index, planned.size());
+  }
+  return results;
+}
+
+namespace {
+
+Result base_result(const Case& c, const Variant& v) {
+  Result r;
+  r.name = result_name(c, v);
+  r.case_name = c.name;
+  r.problem = c.problem->name();
+  r.variant = v.name;
+  r.backend = std::string(to_string(v.backend));
+  r.params = c.params;
+  r.settings = c.settings;
+  r.work = c.problem->work(c.params);
+  return r;
+}
+
+void derive_rates(Result& r) {
+  if (!r.timing || r.timing->stats.median <= 0) return;
+  const double t = r.timing->stats.median;
+  r.gflops = r.work.flops / t * 1e-9;
+  r.gbytes_per_s = r.work.bytes / t * 1e-9;
+  r.intensity = r.work.bytes > 0 ? r.work.flops / r.work.bytes : 0;
+}
+
+}  // namespace
+
+Result unfinished_result(const PlannedResult& p) { return base_result(*p.c, *p.variant); }
+
+void Runner::run_case(const Case& c, const std::vector<const Variant*>& variants, std::vector<Result>& out,
+                      const RunObserver& observer, std::size_t& index, std::size_t total) {
+  NvtxRange case_range(nvtx_case_name(c.name, c.problem->name(), c.params), NvtxPhase::case_);
+  CaseState state{c, nullptr, {}, {}, {}, {}, {}};
+  state.tolerance = c.tolerance.value_or(c.problem->tolerance(c.params));
+  state.work = c.problem->work(c.params);
+  state.reference_name = c.reference.value_or(c.problem->reference_variant(c.params));
+  const Variant* ref = Registry::instance().find_variant(c.problem->name(), state.reference_name);
+
+  const bool needs_device = ref && ref->backend == Backend::cuda;
+  bool any_cuda = needs_device;
+  for (const Variant* v : variants) any_cuda |= v->backend == Backend::cuda;
+
+  try {
+    if (!ref) {
+      state.reference_problem = fmt::format("reference variant '{}' is not registered", state.reference_name);
+    } else if (fatal_ && needs_device) {
+      state.reference_problem = "not run: an earlier CUDA error corrupted the context";
+    } else if (needs_device && !device_.available) {
+      state.reference_problem = fmt::format("reference '{}' needs a CUDA device ({})", state.reference_name, device_.unavailable_reason);
+    } else if (auto why = ref->constraint ? ref->constraint(c.params) : std::nullopt) {
+      state.reference_problem = fmt::format("reference '{}' does not support these parameters: {}", state.reference_name, *why);
+    }
+    if (!state.reference_problem && any_cuda && device_.available && !fatal_) {
+      ensure_stream();
+      // Skip before allocating when inputs and outputs cannot fit.
+      const std::size_t need = c.problem->device_bytes(c.params);
+      std::size_t free_b = 0, total_b = 0;
+      HARNESS_CUDA(cudaMemGetInfo(&free_b, &total_b));
+      if (need > free_b)
+        state.reference_problem = fmt::format("out of memory (needs {:.2f} GiB, free {:.2f} GiB)",
+                                              static_cast<double>(need) / kGiB, static_cast<double>(free_b) / kGiB);
+    }
+    if (!state.reference_problem) {
+      state.instance = c.problem->make_instance(c.params, options_.seed);
+      // The reference run: same path as a checked run, outputs kept.
+      NvtxRange ref_range(nvtx_variant_name(c.problem->name(), ref->name, c.params), NvtxPhase::variant);
+      NvtxRange check_range("check", NvtxPhase::check);
+      Workspace ws;
+      LaunchContext ctx{stream_, &ws, &c.params};
+      state.instance->prepare(ref->backend);
+      state.instance->reset_outputs(ref->backend, stream_);
+      ref->launch(*state.instance, ctx);
+      if (ref->backend == Backend::cuda) HARNESS_CUDA(cudaStreamSynchronize(stream_));
+      state.reference_outputs = state.instance->read_outputs(ref->backend);
+    }
+  } catch (const OutOfMemory& e) {
+    state.reference_problem = fmt::format("reference '{}': {}", state.reference_name, e.what());
+  } catch (const CudaError& e) {
+    if (e.sticky()) fatal_ = e.what();
+    state.reference_problem = fmt::format("reference '{}' failed: {}", state.reference_name, e.what());
+  } catch (const std::exception& e) {
+    state.reference_problem = fmt::format("reference '{}' failed: {}", state.reference_name, e.what());
+  }
+
+  for (const Variant* v : variants) {
+    ++index;
+    Result r = base_result(c, *v);
+    if (observer.on_start) observer.on_start(r.name, index, total);
+    if (state.reference_problem) {
+      r.reference = state.reference_name;
+      const bool is_failure = state.reference_problem->find("failed") != std::string::npos;
+      r.status = is_failure ? Status::error : Status::skipped;
+      r.reason = *state.reference_problem;
+      // A CUDA variant without a device is skipped for that reason, whatever the reference.
+      if (v->backend == Backend::cuda && !device_.available) {
+        r.status = Status::skipped;
+        r.reason = device_.unavailable_reason;
+      }
+    } else {
+      r = run_variant(state, *v);
+    }
+    if (observer.on_result) observer.on_result(r, index, total);
+    const bool crashed = r.status == Status::crashed;
+    out.push_back(std::move(r));
+    if (crashed) break;  // the context is gone: the caller ends the run (or a fresh child goes on)
+  }
+}
+
+Result Runner::run_variant(CaseState& state, const Variant& v) {
+  const Case& c = state.c;
+  NvtxRange variant_range(nvtx_variant_name(c.problem->name(), v.name, c.params), NvtxPhase::variant);
+  Result r = base_result(c, v);
+  r.reference = state.reference_name;
+  if (v.backend == Backend::cuda && !device_.available) {
+    r.status = Status::skipped;
+    r.reason = device_.unavailable_reason;
+    return r;
+  }
+  if (v.backend == Backend::cuda && fatal_) {
+    r.status = Status::skipped;
+    r.reason = "not run: an earlier CUDA error corrupted the context (rerun with --isolate)";
+    return r;
+  }
+  if (v.constraint)
+    if (auto why = v.constraint(c.params)) {
+      r.status = Status::skipped;
+      r.reason = *why;
+      return r;
+    }
+  Workspace ws;
+  try {
+    if (v.backend == Backend::cuda) {
+      ensure_stream();
+      if (v.workspace_bytes) {
+        const std::size_t need = v.workspace_bytes(c.params);
+        std::size_t free_b = 0, total_b = 0;
+        HARNESS_CUDA(cudaMemGetInfo(&free_b, &total_b));
+        if (need > free_b) {
+          r.status = Status::skipped;
+          r.reason = fmt::format("out of memory (needs {:.2f} GiB, free {:.2f} GiB)",
+                                 static_cast<double>(need) / kGiB, static_cast<double>(free_b) / kGiB);
+          return r;
+        }
+      }
+    }
+    LaunchContext ctx{stream_, &ws, &c.params};
+    Instance& inst = *state.instance;
+    inst.prepare(v.backend);
+    r.io_device_bytes = inst.device_bytes();
+
+    // Checked run: poisoned outputs, one launch, compare.
+    {
+      NvtxRange check_range("check", NvtxPhase::check);
+      inst.reset_outputs(v.backend, stream_);
+      v.launch(inst, ctx);
+      if (v.backend == Backend::cuda) {
+        HARNESS_CUDA(cudaGetLastError());
+        HARNESS_CUDA(cudaStreamSynchronize(stream_));
+      }
+      r.check = compare_outputs(inst.read_outputs(v.backend), state.reference_outputs, state.tolerance);
+    }
+    if (!r.check->passed) {
+      r.status = Status::failed;
+      r.reason = "check failed: " + r.check->summary();
+      r.workspace_peak_bytes = ws.peak_bytes();
+      return r;
+    }
+
+    // Timed runs. Outputs are left as the runs leave them (in/out operands accumulate,
+    // which changes values, not the work).
+    if (v.backend == Backend::cuda) {
+      r.timing = time_cuda([&] { v.launch(inst, ctx); }, stream_, c.settings, flusher_.get());
+      HARNESS_CUDA(cudaGetLastError());
+    } else {
+      r.timing = time_cpu([&] { v.launch(inst, ctx); }, c.settings);
+    }
+    r.workspace_peak_bytes = ws.peak_bytes();
+    r.extra = inst.extra();
+    r.status = Status::passed;
+    derive_rates(r);
+    // Profiling: its own pass after timing (kernel trace, counters with replay), so it
+    // never perturbs the timed samples.
+    if (v.backend == Backend::cuda && options_.profile) {
+      NvtxRange profile_range("profile", NvtxPhase::profile);
+      try {
+        if (!collector_) collector_ = std::make_unique<MetricCollector>(device_.index);
+        if (!peaks_) peaks_ = measure_device_peaks(device_.index);
+        std::function<void()> before;
+        if (c.settings.cache == CacheMode::cold) {
+          if (!evictor_) evictor_ = std::make_unique<L2Evictor>();
+          before = [&] { evictor_->evict(stream_); };  // read-based: leaves no dirty lines to write back
+        }
+        ProfileOptions po;
+        po.metrics = !options_.metrics.empty() ? options_.metrics : c.metrics;
+        po.counters = options_.counters;
+        r.profile = to_json(profile_pass(*collector_, [&] { v.launch(inst, ctx); }, stream_, po, r.work,
+                                         r.timing->stats.median, peaks_->measured() ? &*peaks_ : nullptr, before));
+      } catch (const CudaError& e) {
+        if (e.sticky()) throw;
+        r.profile = {{"error", e.what()}};
+      }
+    }
+  } catch (const OutOfMemory& e) {
+    r.status = Status::skipped;
+    r.reason = e.what();
+    const std::string& w = r.reason;
+    if (w.rfind("out of memory", 0) != 0) r.reason = "out of memory: " + w;
+  } catch (const CudaError& e) {
+    r.status = Status::error;
+    r.reason = e.what();
+    if (e.sticky()) {
+      // A faulting kernel (illegal address, misaligned access, device assert) kills the
+      // context: the variant crashed, and this process can run no more CUDA work.
+      fatal_ = e.what();
+      r.status = Status::crashed;
+    }
+  } catch (const std::exception& e) {
+    r.status = Status::error;
+    r.reason = e.what();
+  }
+  return r;
+}
+
+}  // namespace harness

@@ -1,0 +1,80 @@
+#pragma once
+// Runs a suite: per case, inputs from the seed and the reference once; per variant,
+// poisoned outputs, one checked run, and only if it passes the timed samples.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "profile/device_peaks.hpp"
+#include "run/environment.hpp"
+#include "profile/metrics.hpp"
+#include "run/result.hpp"
+#include "suite/suite.hpp"
+
+namespace harness {
+
+struct RunOptions {
+  std::string suite_name;                    // the outermost NVTX range
+  std::uint64_t seed = 42;
+  int device = 0;
+  std::optional<std::regex> filter;          // on result names
+  std::vector<std::string> variants;         // only these variant names (empty: as the suite says)
+  bool profile = true;                       // --no-profile turns the profiling pass off
+  std::vector<std::string> metrics;          // --metrics (empty: the case's, else the defaults)
+  bool counters = true;                      // --metrics none: the kernel breakdown only
+};
+
+// Called when a result is about to run (to show progress) and when it completes.
+struct RunObserver {
+  std::function<void(const std::string& name, std::size_t index, std::size_t total)> on_start;
+  std::function<void(const Result& result, std::size_t index, std::size_t total)> on_result;
+};
+
+struct PlannedResult {
+  const Case* c;
+  const Variant* variant;
+  std::string name;
+};
+
+// The results a suite will produce under these options, in run order.
+std::vector<PlannedResult> plan(const Suite& suite, const RunOptions& options);
+// A result with the identity of a planned one and no outcome yet (status error).
+Result unfinished_result(const PlannedResult& p);
+
+class Runner {
+ public:
+  Runner(RunOptions options, DeviceInfo device);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Runs the planned results in order (consecutive results of one case share its inputs
+  // and reference). Stops after a sticky CUDA error: nothing more can run in-process.
+  std::vector<Result> run(const std::vector<PlannedResult>& planned, const RunObserver& observer);
+  // The device's measured copy bandwidth and FMA rate (once per process, at the first
+  // profiling pass).
+  const std::optional<DevicePeaks>& device_peaks() const { return peaks_; }
+  // Set when a sticky CUDA error ended GPU work early.
+  const std::optional<std::string>& fatal_cuda_error() const { return fatal_; }
+
+ private:
+  struct CaseState;
+  void run_case(const Case& c, const std::vector<const Variant*>& variants, std::vector<Result>& out,
+                const RunObserver& observer, std::size_t& index, std::size_t total);
+  Result run_variant(CaseState& state, const Variant& v);
+  void ensure_stream();
+
+  RunOptions options_;
+  DeviceInfo device_;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<L2Flusher> flusher_;
+  std::optional<std::string> fatal_;
+  std::unique_ptr<MetricCollector> collector_;
+  std::unique_ptr<L2Evictor> evictor_;
+  std::optional<DevicePeaks> peaks_;
+};
+
+}  // namespace harness

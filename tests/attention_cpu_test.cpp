@@ -257,17 +257,17 @@ TEST(AttentionPlugin, CpuVariantThroughTheRegistry) {
     inst->prepare(harness::Backend::cpu);
     inst->reset_outputs(harness::Backend::cpu, nullptr);
     harness::LaunchContext ctx{nullptr, nullptr, &prm};
-    cpu->launch(*inst, ctx);
+    harness::launch_on(*cpu, *inst, ctx);
     const auto outs = inst->read_outputs(harness::Backend::cpu);
     ASSERT_EQ(outs.size(), std::string(problem) == "attention" ? 2u : 3u);
     for (const auto& o : outs)
-      for (float x : o.values) ASSERT_TRUE(std::isfinite(x)) << problem << " " << o.name;
+      for (float x : o.floats()) ASSERT_TRUE(std::isfinite(x)) << problem << " " << o.name;
     // Deterministic inputs: a second instance gives the same outputs.
     auto again = p->make_instance(prm, 42);
     again->prepare(harness::Backend::cpu);
     again->reset_outputs(harness::Backend::cpu, nullptr);
-    cpu->launch(*again, ctx);
-    EXPECT_EQ(again->read_outputs(harness::Backend::cpu)[0].values, outs[0].values);
+    harness::launch_on(*cpu, *again, ctx);
+    EXPECT_EQ(again->read_outputs(harness::Backend::cpu)[0].floats(), outs[0].floats());
   }
 }
 

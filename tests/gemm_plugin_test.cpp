@@ -76,26 +76,26 @@ void check_cpu_run(double alpha, double beta) {
   const auto before = instance->read_outputs(harness::Backend::cpu);
   ASSERT_EQ(before.size(), 1u);
   EXPECT_EQ(before[0].name, "C");
-  ASSERT_EQ(before[0].values.size(), C.size());
+  ASSERT_EQ(before[0].floats().size(), C.size());
   for (std::size_t i = 0; i < C.size(); ++i) {
-    if (beta == 0) EXPECT_TRUE(harness::is_poison(before[0].values[i])) << i;
-    else EXPECT_EQ(before[0].values[i], C[i]) << i;
+    if (beta == 0) EXPECT_TRUE(before[0].poisoned(i)) << i;
+    else EXPECT_EQ(before[0].value(i), C[i]) << i;
   }
 
   harness::LaunchContext ctx;
   ctx.params = &p;
-  variant("cpu").launch(*instance, ctx);
+  harness::launch_on(variant("cpu"), *instance, ctx);
   const auto got = instance->read_outputs(harness::Backend::cpu);
 
   auto want = C;
   kernels::gemm::gemm_cpu(M, N, K, static_cast<float>(alpha), A.data(), B.data(),
                           static_cast<float>(beta), want.data());
-  EXPECT_EQ(got[0].values, want);
+  EXPECT_EQ(got[0].floats(), want);
 
   // A second run after reset_outputs starts from the same C: same result.
   instance->reset_outputs(harness::Backend::cpu, nullptr);
-  variant("cpu").launch(*instance, ctx);
-  EXPECT_EQ(instance->read_outputs(harness::Backend::cpu)[0].values, want);
+  harness::launch_on(variant("cpu"), *instance, ctx);
+  EXPECT_EQ(instance->read_outputs(harness::Backend::cpu)[0].floats(), want);
 
   const auto check = harness::compare_outputs(got, {harness::Output{"C", want}},
                                               gemm_problem().tolerance(p));
@@ -123,8 +123,8 @@ TEST(GemmPlugin, Work) {
   EXPECT_EQ(w0.bytes, 4.0 * (2 * 5 + 5 * 3 + 2 * 3));
   const auto w1 = gemm_problem().work(params(2, 3, 5, 1.0, 0.5));
   EXPECT_EQ(w1.bytes, 4.0 * (2 * 5 + 5 * 3 + 2 * 2 * 3));  // C read and written
-  EXPECT_EQ(gemm_problem().device_bytes(params(2, 3, 5)), 4u * (10 + 15 + 6));
-  EXPECT_EQ(gemm_problem().device_bytes(params(2, 3, 5, 1.0, 0.5)), 4u * (10 + 15 + 12));
+  EXPECT_EQ(harness::memory_need(gemm_problem(), params(2, 3, 5)).device, 4u * (10 + 15 + 6));
+  EXPECT_EQ(harness::memory_need(gemm_problem(), params(2, 3, 5, 1.0, 0.5)).device, 4u * (10 + 15 + 12));
 }
 
 TEST(GemmPlugin, ReferenceIsCpuUpTo2To30) {

@@ -107,13 +107,13 @@ TEST(Overflow, GemmAtIntMaxIsRefusedByTheRangeAndItsByteCountNeverWraps) {
             kHostile + "suites/gemm_int_max.yaml:5:17: value 2147483647 of 'M' is out of range: expected integer in [1, 131072]");
   // Past the range check (a caller of the Problem API): an error, not a wrapped size.
   const Params p = with("gemm", {{"M", std::int64_t{2147483647}}, {"N", std::int64_t{2147483647}}, {"K", std::int64_t{2147483647}}});
-  EXPECT_THROW((void)problem("gemm").device_bytes(p), InputError);
+  EXPECT_THROW((void)memory_need(problem("gemm"), p), InputError);
   EXPECT_EQ(problem("gemm").reject(p).value_or(""), "a matrix would exceed 2^34 elements (64 GiB)");
   const Work w = problem("gemm").work(p);  // in double: large, finite
   EXPECT_GT(w.flops, 1e28);
   // The largest accepted shape has an exact byte count.
   const Params big = with("gemm", {{"M", std::int64_t{131072}}, {"N", std::int64_t{131072}}, {"K", std::int64_t{131072}}});
-  EXPECT_EQ(problem("gemm").device_bytes(big), std::size_t{3} * 131072 * 131072 * 4);
+  EXPECT_EQ(memory_need(problem("gemm"), big).device, std::size_t{3} * 131072 * 131072 * 4);
 }
 
 TEST(Overflow, StreamSizesBeyondInt64OrTheRangeAreOneLine) {
@@ -122,9 +122,8 @@ TEST(Overflow, StreamSizesBeyondInt64OrTheRangeAreOneLine) {
   EXPECT_EQ(load_error("stream_above_range.yaml"),
             kHostile + "suites/stream_above_range.yaml:4:17: value 9223372036854775807 of 'n' is out of range: expected "
                        "integer in [1, 17179869184]");
-  EXPECT_THROW((void)problem("stream").device_bytes(with("stream", {{"n", kInt64Max}})), InputError);
-  EXPECT_TRUE(problem("stream").reject(with("stream", {{"n", kInt64Max}})).has_value());
-  EXPECT_EQ(problem("stream").device_bytes(with("stream", {{"n", std::int64_t{1} << 34}})), std::size_t{12} << 34);
+  EXPECT_THROW((void)memory_need(problem("stream"), with("stream", {{"n", kInt64Max}})), InputError);
+  EXPECT_EQ(memory_need(problem("stream"), with("stream", {{"n", std::int64_t{1} << 34}})).device, std::size_t{12} << 34);
 }
 
 TEST(Overflow, AttentionNaiveScoresPastTwoToTheSixtyFourAreRefusedAtLoad) {
@@ -165,7 +164,7 @@ TEST(Dimensions, ZeroAndNegativeAreOutOfRange) {
   // Past the range check: reject() says so rather than computing with them.
   EXPECT_EQ(problem("gemm").reject(with("gemm", {{"M", std::int64_t{0}}})).value_or(""), "M, N, K must be >= 1 (M=0 N=1024 K=1024)");
   EXPECT_TRUE(problem("attention").reject(with("attention", {{"seq_len", std::int64_t{-1}}})).has_value());
-  EXPECT_THROW((void)problem("stream").device_bytes(with("stream", {{"n", std::int64_t{-1}}})), InputError);
+  EXPECT_THROW((void)memory_need(problem("stream"), with("stream", {{"n", std::int64_t{-1}}})), InputError);
 }
 
 // ---- sweeps -------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ struct Prepared {
   Workspace workspace;
   LaunchContext ctx;
   std::string skip;
-  void launch() { variant->launch(*instance, ctx); }
+  void launch() { harness::launch_on(*variant, *instance, ctx); }
 };
 
 std::unique_ptr<Prepared> prepare(const char* problem, const char* variant, const Params& given, cudaStream_t stream) {

@@ -11,7 +11,7 @@
 #include "harness/registry.hpp"
 
 // Bump when Problem, Instance, Variant, Registry or anything they expose changes layout.
-#define HARNESS_PLUGIN_ABI_VERSION 3
+#define HARNESS_PLUGIN_ABI_VERSION 4
 
 #define HARNESS_PLUGIN(register_fn)                                                  \
   extern "C" __attribute__((visibility("default"))) int harness_plugin_abi_version() { \

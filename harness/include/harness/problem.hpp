@@ -1,8 +1,12 @@
 #pragma once
-// A Problem is a family (`stream`, `gemm`, `attention`): its parameters, its inputs built
-// deterministically from (params, seed), its outputs and how they are checked, and the
-// work it does. An Instance is one problem at one set of parameters, holding the inputs,
-// the outputs of each backend, and whatever the variants' launch functions need.
+// A Problem is a family (`stream`, `gemm`, `attention`): its parameters, its named
+// operands (dtype, shape, how inputs are filled, which outputs are in/out), the work one
+// run does, the tolerance and the reference. The core owns the operands' buffers.
+//
+// An Instance is one problem at one set of parameters: the core builds it from the
+// declared operands (make_instance's default). A problem with special needs (a training
+// step that owns a whole model, say) overrides make_instance and implements Instance
+// itself; each step (prepare, reset, read back) can then be taken over.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -13,12 +17,11 @@
 #include <cuda_runtime_api.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/check.hpp"
+#include "harness/operands.hpp"
 #include "harness/params.hpp"
 
 namespace harness {
-
-enum class Backend { cpu, cuda };
-std::string_view to_string(Backend backend);
 
 // The minimum work of one run: operations and the bytes that must cross device memory
 // (each input read once, each output written once). Rates and the roofline come from it.
@@ -27,38 +30,21 @@ struct Work {
   double bytes = 0;
 };
 
-// A result element passes when |got - ref| <= abs + rel * |ref|.
-struct Tolerance {
-  double abs = 0;
-  double rel = 0;
-};
-
-// One output tensor copied to the host, for checking. `sampled`: only a sample of the
-// tensor's elements (e.g. some rows, where a full reference is out of reach); the check
-// then says it was a sampled check.
-struct Output {
-  std::string name;
-  std::vector<float> values;
-  bool sampled = false;
-};
-
-// Outputs are poisoned with this byte before every run; an element whose bits are all
-// 0xFF (a NaN no arithmetic produces) was never written.
-inline constexpr unsigned char kPoisonByte = 0xFF;
-inline constexpr std::uint32_t kPoisonBits = 0xFFFFFFFFu;
-
 class Instance {
  public:
   virtual ~Instance() = default;
   // Make the inputs resident for `backend` (upload once; called before the first run).
   virtual void prepare(Backend backend) = 0;
-  // Poison this backend's outputs and restore any in/out operand (gemm's C when
-  // beta != 0) so that the next run starts from the original inputs.
+  // Poison this backend's outputs and restore any in/out operand so that the next run
+  // starts from the original inputs (enqueued on `stream` for cuda).
   virtual void reset_outputs(Backend backend, cudaStream_t stream) = 0;
-  // This backend's outputs, copied to the host (synchronizes).
+  // This backend's outputs, copied to the host. The runner has synchronized the launch
+  // stream before it asks.
   virtual std::vector<Output> read_outputs(Backend backend) = 0;
   // Device bytes held for inputs and outputs (memory accounting).
   virtual std::size_t device_bytes() const { return 0; }
+  // The operands on `backend` (nullptr for an instance that keeps its own buffers).
+  virtual Operands* operands(Backend) { return nullptr; }
   // Problem-specific figures for the report, asked for after the timed runs of a variant
   // (the training benchmark's phase times, tokens/s, allocator counts, loss curve);
   // null when there are none. They land in the result's "extra" object.
@@ -72,19 +58,35 @@ class Problem {
   virtual std::string description() const = 0;
   virtual std::vector<ParamSpec> params() const = 0;
   // Rules across parameters ("kv_heads must divide heads"); a message when violated.
+  // The suite loader reports it as an input error before any work.
   virtual std::optional<std::string> reject(const Params&) const { return std::nullopt; }
 
-  virtual std::unique_ptr<Instance> make_instance(const Params& params,
-                                                  std::uint64_t seed) const = 0;
+  // The named operands at these parameters, in the order the generator streams are
+  // numbered (stream id = position + 1 unless the fill names one). Sizes are checked by
+  // the core (overflow: an input error at load; too large for the device or the host: a
+  // skip before anything is allocated).
+  virtual std::vector<OperandSpec> operands(const Params&) const { return {}; }
+  // Called once when the inputs of `backend` are resident, before any run: derives
+  // inputs that are computed from other inputs (attention_backward's O and LSE from the
+  // forward kernel). The core synchronizes afterwards.
+  virtual void finish_inputs(Operands&, const Params&, cudaStream_t) const {}
+
+  // The default builds the core's instance from operands(); override for special needs.
+  virtual std::unique_ptr<Instance> make_instance(const Params& params, std::uint64_t seed) const;
   virtual Work work(const Params& params) const = 0;
+  // The tolerance of floating outputs (integers are exact unless an operand says otherwise).
   virtual Tolerance tolerance(const Params& params) const = 0;
   // The variant whose output the others are checked against at these parameters.
   virtual std::string reference_variant(const Params& params) const = 0;
-  // Device bytes the inputs and outputs need (checked against free memory before
-  // allocating; 0 when unknown).
+  // Device bytes of an instance that keeps its own buffers (0 when unknown); problems
+  // with operands are counted by the core.
   virtual std::size_t device_bytes(const Params&) const { return 0; }
   // How the tolerance was chosen, for `harness list` and the docs.
   virtual std::string tolerance_rule() const { return {}; }
 };
+
+// The bytes an instance of `problem` at `params` will need: from its operands where it
+// declares them, else the problem's own device_bytes(). InputError on overflow.
+OperandBytes memory_need(const Problem& problem, const Params& params);
 
 }  // namespace harness

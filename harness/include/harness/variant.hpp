@@ -4,23 +4,70 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include <cuda_runtime_api.h>
 
+#include "harness/operands.hpp"
 #include "harness/params.hpp"
 #include "harness/problem.hpp"
 #include "harness/workspace.hpp"
 
 namespace harness {
 
+// What a launch function gets: the stream, scratch memory, the parameters, and the
+// operands on its backend (host pointers for cpu variants, device pointers for cuda).
 struct LaunchContext {
-  cudaStream_t stream = nullptr;  // the one stream every CUDA variant runs on
-  Workspace* workspace = nullptr; // scratch beyond inputs/outputs (tracked)
+  cudaStream_t stream = nullptr;   // the one stream every CUDA variant runs on
+  Workspace* workspace = nullptr;  // scratch beyond inputs/outputs (tracked)
   const Params* params = nullptr;
+  Operands* operands = nullptr;    // null for problems that keep their own buffers
+  Instance* instance = nullptr;
+
+  // Typed operand pointers: ctx.in<float>("A"), ctx.out<__nv_bfloat16>("C").
+  template <class T>
+  const T* in(std::string_view name) const { return checked_operands().in<T>(name); }
+  template <class T>
+  T* out(std::string_view name) const { return checked_operands().out<T>(name); }
+  std::int64_t param_int(std::string_view name) const { return params->get_int(name); }
+  double param_float(std::string_view name) const { return params->get_float(name); }
+  const std::string& param_string(std::string_view name) const { return params->get_string(name); }
+
+ private:
+  const Operands& checked_operands() const {
+    if (operands == nullptr) throw std::logic_error("this problem declares no operands (it keeps its own buffers)");
+    return *operands;
+  }
 };
 
-using LaunchFn = std::function<void(Instance&, LaunchContext&)>;
+// A launch function: `void(LaunchContext&)`. The older form `void(Instance&,
+// LaunchContext&)`, for problems with their own Instance, is accepted too.
+class LaunchFn {
+ public:
+  LaunchFn() = default;
+  LaunchFn(std::nullptr_t) {}
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, LaunchFn> &&
+                                              !std::is_same_v<std::decay_t<F>, std::nullptr_t>>>
+  LaunchFn(F f) {
+    if constexpr (std::is_invocable_v<F&, LaunchContext&>) {
+      fn_ = std::move(f);
+    } else {
+      static_assert(std::is_invocable_v<F&, Instance&, LaunchContext&>,
+                    "a launch function takes (LaunchContext&) or (Instance&, LaunchContext&)");
+      fn_ = [g = std::move(f)](LaunchContext& ctx) mutable { g(*ctx.instance, ctx); };
+    }
+  }
+  void operator()(LaunchContext& ctx) const { fn_(ctx); }
+  explicit operator bool() const { return static_cast<bool>(fn_); }
+
+ private:
+  std::function<void(LaunchContext&)> fn_;
+};
+
 // Why these parameters are unsupported, or nothing when they are supported.
 using ConstraintFn = std::function<std::optional<std::string>(const Params&)>;
 // Scratch bytes the variant will ask for at these parameters (skip before allocating).
@@ -40,5 +87,13 @@ struct Variant {
 
   std::string full_name() const { return problem + "/" + name; }
 };
+
+// Runs `variant` once on `instance` (already prepared for the variant's backend), as the
+// runner does between reset_outputs and read_outputs. For tests and tools.
+inline void launch_on(const Variant& variant, Instance& instance, LaunchContext ctx) {
+  ctx.instance = &instance;
+  ctx.operands = instance.operands(variant.backend);
+  variant.launch(ctx);
+}
 
 }  // namespace harness

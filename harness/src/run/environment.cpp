@@ -12,6 +12,16 @@
 
 namespace harness {
 
+std::optional<std::size_t> host_memory_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::size_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * std::size_t{1024};
+  return std::nullopt;
+}
+
 DeviceInfo probe_device(int index) {
   DeviceInfo d;
   d.index = index;

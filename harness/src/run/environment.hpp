@@ -1,5 +1,7 @@
 #pragma once
 // Where a report was measured: GPU, driver, host, harness build, time, command line.
+#include <cstddef>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +32,9 @@ std::string harness_commit();    // git commit of the build, "-dirty" when modif
 std::string utc_timestamp();     // 2026-11-22T03:04:05Z
 std::string host_name();
 std::string cpu_model();
+// Host memory a new allocation can take without swapping (/proc/meminfo MemAvailable),
+// or nothing where that cannot be read.
+std::optional<std::size_t> host_memory_available();
 
 nlohmann::json environment_json(const DeviceInfo& device, const std::string& command_line);
 

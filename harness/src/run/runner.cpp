@@ -136,26 +136,30 @@ void Runner::run_case(const Case& c, const std::vector<const Variant*>& variants
     } else if (auto why = ref->constraint ? ref->constraint(c.params) : std::nullopt) {
       state.reference_problem = fmt::format("reference '{}' does not support these parameters: {}", state.reference_name, *why);
     }
+    // Skip before allocating when the operands cannot fit in device or host memory.
+    const OperandBytes need = memory_need(*c.problem, c.params);
     if (!state.reference_problem && any_cuda && device_.available && !fatal_) {
       ensure_stream();
-      // Skip before allocating when inputs and outputs cannot fit.
-      const std::size_t need = c.problem->device_bytes(c.params);
       std::size_t free_b = 0, total_b = 0;
       HARNESS_CUDA(cudaMemGetInfo(&free_b, &total_b));
-      if (need > free_b)
+      if (need.device > free_b)
         state.reference_problem = fmt::format("out of memory (needs {:.2f} GiB, free {:.2f} GiB)",
-                                              static_cast<double>(need) / kGiB, static_cast<double>(free_b) / kGiB);
+                                              static_cast<double>(need.device) / kGiB, static_cast<double>(free_b) / kGiB);
     }
+    if (!state.reference_problem)
+      if (const auto avail = host_memory_available(); avail && need.host > *avail)
+        state.reference_problem = fmt::format("out of host memory (needs {:.2f} GiB, available {:.2f} GiB)",
+                                              static_cast<double>(need.host) / kGiB, static_cast<double>(*avail) / kGiB);
     if (!state.reference_problem) {
       state.instance = c.problem->make_instance(c.params, options_.seed);
       // The reference run: same path as a checked run, outputs kept.
       NvtxRange ref_range(nvtx_variant_name(c.problem->name(), ref->name, c.params), NvtxPhase::variant);
       NvtxRange check_range("check", NvtxPhase::check);
       Workspace ws;
-      LaunchContext ctx{stream_, &ws, &c.params};
       state.instance->prepare(ref->backend);
+      LaunchContext ctx{stream_, &ws, &c.params, state.instance->operands(ref->backend), state.instance.get()};
       state.instance->reset_outputs(ref->backend, stream_);
-      ref->launch(*state.instance, ctx);
+      ref->launch(ctx);
       if (ref->backend == Backend::cuda) HARNESS_CUDA(cudaStreamSynchronize(stream_));
       state.reference_outputs = state.instance->read_outputs(ref->backend);
     }
@@ -229,16 +233,16 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
         }
       }
     }
-    LaunchContext ctx{stream_, &ws, &c.params};
     Instance& inst = *state.instance;
     inst.prepare(v.backend);
+    LaunchContext ctx{stream_, &ws, &c.params, inst.operands(v.backend), &inst};
     r.io_device_bytes = inst.device_bytes();
 
     // Checked run: poisoned outputs, one launch, compare.
     {
       NvtxRange check_range("check", NvtxPhase::check);
       inst.reset_outputs(v.backend, stream_);
-      v.launch(inst, ctx);
+      v.launch(ctx);
       if (v.backend == Backend::cuda) {
         HARNESS_CUDA(cudaGetLastError());
         HARNESS_CUDA(cudaStreamSynchronize(stream_));
@@ -255,10 +259,10 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     // Timed runs. Outputs are left as the runs leave them (in/out operands accumulate,
     // which changes values, not the work).
     if (v.backend == Backend::cuda) {
-      r.timing = time_cuda([&] { v.launch(inst, ctx); }, stream_, c.settings, flusher_.get());
+      r.timing = time_cuda([&] { v.launch(ctx); }, stream_, c.settings, flusher_.get());
       HARNESS_CUDA(cudaGetLastError());
     } else {
-      r.timing = time_cpu([&] { v.launch(inst, ctx); }, c.settings);
+      r.timing = time_cpu([&] { v.launch(ctx); }, c.settings);
     }
     r.workspace_peak_bytes = ws.peak_bytes();
     r.extra = inst.extra();
@@ -279,7 +283,7 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
         ProfileOptions po;
         po.metrics = !options_.metrics.empty() ? options_.metrics : c.metrics;
         po.counters = options_.counters;
-        r.profile = to_json(profile_pass(*collector_, [&] { v.launch(inst, ctx); }, stream_, po, r.work,
+        r.profile = to_json(profile_pass(*collector_, [&] { v.launch(ctx); }, stream_, po, r.work,
                                          r.timing->stats.median, peaks_->measured() ? &*peaks_ : nullptr, before));
       } catch (const CudaError& e) {
         if (e.sticky()) throw;

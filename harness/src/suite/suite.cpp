@@ -32,6 +32,22 @@ std::string result_name(const Case& c, const Variant& v) {
 
 namespace {
 
+// Why a problem refuses these parameters: its own cross-parameter rules, then sizes
+// whose byte counts overflow 64 bits (operands, or the problem's own count).
+std::optional<std::string> rejects(const Problem& problem, const Params& params) {
+  if (auto why = problem.reject(params)) return why;
+  try {
+    (void)memory_need(problem, params);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+namespace {
+
 // Sweeps larger than this are almost certainly a mistake (a range with a tiny step); it
 // also bounds the cases of a whole suite (YAML aliases can repeat a sweep cheaply).
 constexpr std::size_t kMaxSweep = 100000;
@@ -398,7 +414,7 @@ class Loader {
         if (suite.cases.size() + all.size() + part.size() > kMaxSweep)
           fail(m, fmt::format("the suite expands to more than {} cases", kMaxSweep));
         for (auto& p : part) {
-          if (auto why = problem->reject(p)) fail(m, fmt::format("{} ({})", *why, p.describe()));
+          if (auto why = rejects(*problem, p)) fail(m, fmt::format("{} ({})", *why, p.describe()));
           all.push_back(std::move(p));
         }
       }
@@ -407,7 +423,7 @@ class Loader {
       if (suite.cases.size() + all.size() > kMaxSweep)
         fail(params, fmt::format("the suite expands to more than {} cases", kMaxSweep));
       for (const auto& p : all)
-        if (auto why = problem->reject(p)) fail(params, fmt::format("{} ({})", *why, p.describe()));
+        if (auto why = rejects(*problem, p)) fail(params, fmt::format("{} ({})", *why, p.describe()));
     }
     for (auto& p : all) {
       Case c = proto;

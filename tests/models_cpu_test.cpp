@@ -56,7 +56,7 @@ TEST(ModelsCpu, TrainTransformerIsRegistered) {
   EXPECT_LT(w.flops, 6e11);
   harness::Params odd = params;
   odd.set("heads", std::int64_t{7});
-  EXPECT_TRUE(p->reject(odd).has_value());
+  EXPECT_EQ(p->reject(odd).value_or(""), "d_model (512) must be a multiple of heads (7)");
 }
 
 TEST(ModelsCpu, CheckedCudaCallThrowsWithCallSiteAndStickiness) {

@@ -180,10 +180,10 @@ INSTANTIATE_TEST_SUITE_P(
                       shape(1, 2, 1, 6, 8, true)));
 
 TEST(AttentionShape, RejectsKvHeadsThatDoNotDivideHeads) {
-  EXPECT_NE(kernels::attention::shape_error(shape(1, 32, 3, 16, 64, false)), "");
-  EXPECT_NE(kernels::attention::shape_error(shape(1, 4, 0, 16, 64, false)), "");
-  EXPECT_NE(kernels::attention::shape_error(shape(1, 4, 4, 0, 64, false)), "");
-  EXPECT_NE(kernels::attention::shape_error(shape(1, 4, 4, 16, 6, false)), "");
+  EXPECT_EQ(kernels::attention::shape_error(shape(1, 32, 3, 16, 64, false)), "kv_heads (3) must divide heads (32)");
+  EXPECT_EQ(kernels::attention::shape_error(shape(1, 4, 0, 16, 64, false)), "kv_heads (0) must be >= 1");
+  EXPECT_EQ(kernels::attention::shape_error(shape(1, 4, 4, 0, 64, false)), "seq_len (0) must be >= 1");
+  EXPECT_EQ(kernels::attention::shape_error(shape(1, 4, 4, 16, 6, false)), "head_dim (6) must be a positive multiple of 4");
   EXPECT_EQ(kernels::attention::shape_error(shape(1, 32, 8, 16, 64, true)), "");
   EXPECT_FLOAT_EQ(shape(1, 1, 1, 1, 64, false).effective_scale(), 0.125f);
   EXPECT_FLOAT_EQ(shape(1, 1, 1, 1, 64, false, 0.5f).effective_scale(), 0.5f);

@@ -17,6 +17,7 @@
 #include "harness/check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/random.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -24,10 +25,7 @@ namespace attn = kernels::attention;
 using attn::Shape;
 using harness::DeviceBuffer;
 
-bool have_device() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using harness::test::have_device;
 
 Shape shape(int b, int h, int hkv, int n, int d, bool causal, float scale = 0.0f) {
   Shape s;

@@ -18,15 +18,13 @@
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_cublas.hpp"
 #include "gemm_tolerance.hpp"
+#include "test_support.hpp"
 
 namespace {
 
 namespace kg = kernels::gemm;
 
-bool have_device() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
+using harness::test::have_device;
 
 #define SKIP_WITHOUT_DEVICE() \
   if (!have_device()) GTEST_SKIP() << "no CUDA device"

@@ -1,12 +1,22 @@
 // Host-only parts of the engine (label cpu): allocator size classes, the learning-rate
-// schedule, and the train_transformer problem's registration and parameters.
+// schedule, the checked calls and their exceptions, the GEMM backends (the kernels/gemm
+// table), and the train_transformer problem's registration, parameters and the
+// translation of the engine's exceptions into the harness's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
+#include "gemm/gemm_table.hpp"
+#include "harness/error.hpp"
 #include "harness/registry.hpp"
 #include "models/allocator.hpp"
+#include "models/check.hpp"
+#include "models/context.hpp"
 #include "models/optim.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -46,7 +56,86 @@ TEST(ModelsCpu, TrainTransformerIsRegistered) {
   EXPECT_LT(w.flops, 6e11);
   harness::Params odd = params;
   odd.set("heads", std::int64_t{7});
-  EXPECT_TRUE(p->reject(odd).has_value());
+  EXPECT_EQ(p->reject(odd).value_or(""), "d_model (512) must be a multiple of heads (7)");
+}
+
+TEST(ModelsCpu, CheckedCudaCallThrowsWithCallSiteAndStickiness) {
+  const int line = __LINE__ + 2;
+  try {
+    MODELS_CUDA(cudaErrorIllegalAddress);
+    FAIL() << "no exception";
+  } catch (const models::CudaError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("models_cpu_test.cpp:" + std::to_string(line) + ": cudaErrorIllegalAddress failed: "),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("(cudaErrorIllegalAddress)"), std::string::npos) << what;
+    EXPECT_EQ(e.code(), static_cast<int>(cudaErrorIllegalAddress));
+    EXPECT_TRUE(e.sticky());
+    EXPECT_FALSE(e.cublas());
+  }
+  try {
+    MODELS_CUDA(cudaErrorInvalidValue);
+    FAIL() << "no exception";
+  } catch (const models::CudaError& e) {
+    EXPECT_FALSE(e.sticky());
+    EXPECT_NE(std::string(e.what()).find("(cudaErrorInvalidValue)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(MODELS_CUDA(cudaErrorMemoryAllocation), models::OutOfMemory);
+  EXPECT_NO_THROW(MODELS_CUDA(cudaSuccess));
+  EXPECT_TRUE(models::is_sticky(cudaErrorLaunchFailure));
+  EXPECT_FALSE(models::is_sticky(cudaErrorNoDevice));
+}
+
+TEST(ModelsCpu, CheckedCublasCallThrows) {
+  try {
+    MODELS_CUBLAS(CUBLAS_STATUS_INVALID_VALUE);
+    FAIL() << "no exception";
+  } catch (const models::CudaError& e) {
+    EXPECT_NE(std::string(e.what()).find("CUBLAS_STATUS_INVALID_VALUE failed: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(CUBLAS_STATUS_INVALID_VALUE)"), std::string::npos) << e.what();
+    EXPECT_EQ(e.code(), static_cast<int>(CUBLAS_STATUS_INVALID_VALUE));
+    EXPECT_TRUE(e.cublas());
+    EXPECT_FALSE(e.sticky());
+  }
+  EXPECT_THROW(MODELS_CUBLAS(CUBLAS_STATUS_ALLOC_FAILED), models::OutOfMemory);
+  EXPECT_NO_THROW(MODELS_CUBLAS(CUBLAS_STATUS_SUCCESS));
+}
+
+// The backends are cuBLAS, every kernel of the kernels/gemm table in its order, and the
+// simple nn GEMM.
+TEST(ModelsCpu, GemmBackendsComeFromTheKernelTable) {
+  std::vector<std::string> expected = {"cublas"};
+  for (const auto& k : kernels::gemm::fp32_kernels()) expected.emplace_back(k.name);
+  expected.emplace_back("simple");
+  EXPECT_EQ(models::gemm_backends(), expected);
+  for (const char* name : {"cublas", "naive", "atomic", "tiled", "vectorized", "coarsened", "simple"})
+    EXPECT_NE(std::find(expected.begin(), expected.end(), name), expected.end()) << name;
+}
+
+// Without a device the engine's first cudaMalloc fails with a models::CudaError; what
+// leaves the variant's launch must be the harness's exception (the runner classifies
+// those), non-sticky here.
+TEST(ModelsCpu, TrainTransformerLaunchThrowsHarnessErrors) {
+  if (harness::test::have_device()) GTEST_SKIP() << "a CUDA device is present (the no-device path is not taken)";
+  const auto& reg = harness::Registry::instance();
+  const auto* p = reg.find_problem("train_transformer");
+  const auto* v = reg.find_variant("train_transformer", "ours");
+  ASSERT_NE(p, nullptr);
+  ASSERT_NE(v, nullptr);
+  const auto params = harness::with_defaults(p->params(), {});
+  auto instance = p->make_instance(params, 1);
+  harness::LaunchContext ctx;
+  ctx.params = &params;
+  try {
+    v->launch(*instance, ctx);
+    FAIL() << "the launch ran without a device";
+  } catch (const harness::CudaError& e) {
+    EXPECT_FALSE(e.sticky());
+    EXPECT_NE(std::string(e.what()).find("failed: "), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    FAIL() << "not translated into harness::CudaError: " << e.what();
+  }
 }
 
 }  // namespace

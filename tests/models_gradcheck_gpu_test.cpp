@@ -16,15 +16,13 @@
 #include "models/layers.hpp"
 #include "models/ops.hpp"
 #include "models/tensor.hpp"
+#include "test_support.hpp"
 
 namespace {
 
 using namespace models;
 
-bool have_device() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using harness::test::have_device;
 
 #define REQUIRE_GPU() \
   if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU test skipped"

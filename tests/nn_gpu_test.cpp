@@ -18,6 +18,7 @@
 
 #include "nn/nn.hpp"
 #include "nn/nn_cpu.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -26,10 +27,7 @@ namespace cpu = kernels::nn::cpu;
 using std::size_t;
 using Host = std::vector<double>;
 
-bool have_device() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using harness::test::have_device;
 
 #define REQUIRE_DEVICE() \
   if (!have_device()) GTEST_SKIP() << "no CUDA device"

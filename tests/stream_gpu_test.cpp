@@ -9,13 +9,11 @@
 #include "harness/device_buffer.hpp"
 #include "harness/random.hpp"
 #include "stream/stream.hpp"
+#include "test_support.hpp"
 
 namespace {
 
-bool have_device() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using harness::test::have_device;
 
 TEST(StreamGpu, EveryOpMatchesTheHostBitForBitAtOddSizes) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";

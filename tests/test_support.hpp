@@ -1,15 +1,26 @@
 #pragma once
-// Small helpers shared by the tests: running the harness executable and reading files.
+// Small helpers shared by the tests: is there a CUDA device, running the harness
+// executable, reading files.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include <cuda_runtime_api.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace harness::test {
+
+// True when a CUDA device can be used. GPU tests skip themselves (GTEST_SKIP, with the
+// reason) when this is false; the query's error (no driver, no device) is cleared.
+inline bool have_device() {
+  int n = 0;
+  const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  (void)cudaGetLastError();
+  return ok;
+}
 
 struct CommandResult {
   int exit_code = -1;

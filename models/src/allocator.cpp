@@ -5,8 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "harness/cuda_check.hpp"
-#include "harness/error.hpp"
+#include "models/check.hpp"
 
 namespace models {
 
@@ -46,11 +45,11 @@ void* CachingAllocator::allocate(std::size_t bytes) {
       (void)cudaGetLastError();
       std::size_t free_b = 0, total_b = 0;
       (void)cudaMemGetInfo(&free_b, &total_b);
-      throw harness::OutOfMemory("out of memory: the model needs " + std::to_string(c >> 20) +
+      throw OutOfMemory("out of memory: the model needs " + std::to_string(c >> 20) +
                                  " MiB more (in use " + std::to_string(stats_.bytes_in_use >> 20) +
                                  " MiB, free " + std::to_string(free_b >> 20) + " MiB)");
     }
-    HARNESS_CUDA(e);
+    MODELS_CUDA(e);
     stats_.bytes_reserved += c;
     if (stats_.bytes_reserved > stats_.peak_bytes_reserved) stats_.peak_bytes_reserved = stats_.bytes_reserved;
   }
@@ -66,7 +65,7 @@ void CachingAllocator::deallocate(void* ptr, std::size_t bytes) noexcept {
   try {
     free_[c].push_back(ptr);
   } catch (...) {  // no memory for the list entry: give the block back instead
-    HARNESS_CUDA_NOTHROW(cudaFree(ptr));
+    MODELS_CUDA_NOTHROW(cudaFree(ptr));
     ++stats_.cuda_free_calls;
     stats_.bytes_reserved -= c;
   }
@@ -75,7 +74,7 @@ void CachingAllocator::deallocate(void* ptr, std::size_t bytes) noexcept {
 void CachingAllocator::release_cached() noexcept {
   for (auto& [c, list] : free_) {
     for (void* p : list) {
-      HARNESS_CUDA_NOTHROW(cudaFree(p));
+      MODELS_CUDA_NOTHROW(cudaFree(p));
       ++stats_.cuda_free_calls;
       stats_.bytes_reserved -= c;
     }

@@ -4,8 +4,7 @@
 #include <stdexcept>
 
 #include "gemm/gemm_cublas.hpp"
-#include "harness/cuda_check.hpp"
-#include "harness/error.hpp"
+#include "gemm/gemm_table.hpp"
 
 namespace models {
 
@@ -14,20 +13,13 @@ thread_local Context* g_current = nullptr;
 }
 
 const std::vector<std::string>& gemm_backends() {
-  static const std::vector<std::string> names = {"cublas", "coarsened", "tiled", "vectorized",
-                                                 "naive", "atomic", "simple"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n = {"cublas"};
+    for (const auto& k : kernels::gemm::fp32_kernels()) n.emplace_back(k.name);
+    n.emplace_back("simple");
+    return n;
+  }();
   return names;
-}
-
-void check_cuda(cudaError_t e, const char* what, const char* file, int line) {
-  if (e != cudaSuccess) harness::detail::throw_cuda_error(e, what, file, line);
-}
-
-void check_cublas(cublasStatus_t s, const char* what, const char* file, int line) {
-  if (s == CUBLAS_STATUS_SUCCESS) return;
-  throw harness::CudaError(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
-                               cublasGetStatusName(s) + " (" + cublasGetStatusString(s) + ")",
-                           static_cast<int>(s), false);
 }
 
 Context::Context(cudaStream_t stream, std::string gemm, AttentionImpl attention)
@@ -36,7 +28,7 @@ Context::Context(cudaStream_t stream, std::string gemm, AttentionImpl attention)
 }
 
 Context::~Context() {
-  if (stream_ != nullptr || cublas_ != nullptr) HARNESS_CUDA_NOTHROW(cudaStreamSynchronize(stream_));
+  if (stream_ != nullptr || cublas_ != nullptr) MODELS_CUDA_NOTHROW(cudaStreamSynchronize(stream_));
   if (cublas_ != nullptr) cublasDestroy(cublas_);
   if (cublas_ws_ != nullptr) allocator_.deallocate(cublas_ws_, cublas_ws_bytes_);
 }

@@ -1,12 +1,11 @@
 #include "models/layers.hpp"
 
 #include <cmath>
-#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "models/context.hpp"
-#include "profile/nvtx.hpp"
+#include "nvtx.hpp"
 
 namespace models {
 
@@ -18,9 +17,8 @@ Tensor upload(const std::vector<double>& v, const Shape& shape, DType dtype) {
 }
 
 // An NVTX range when the context asks for them.
-std::optional<harness::NvtxRange> layer_range(const char* name) {
-  if (!has_ctx() || !ctx().nvtx()) return std::nullopt;
-  return std::optional<harness::NvtxRange>(std::in_place, name, harness::NvtxPhase::layer);
+detail::NvtxRange layer_range(const char* name) {
+  return detail::NvtxRange(has_ctx() && ctx().nvtx(), name, detail::NvtxKind::layer);
 }
 }  // namespace
 

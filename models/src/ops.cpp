@@ -5,8 +5,8 @@
 #include <string>
 
 #include "attention/attention.hpp"
-#include "gemm/gemm.hpp"
 #include "gemm/gemm_cublas.hpp"
+#include "gemm/gemm_table.hpp"
 #include "models/context.hpp"
 #include "nn/nn.hpp"
 
@@ -95,15 +95,12 @@ void cublas_gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, con
   }
 }
 
+// One of kernels/gemm's FP32 kernels by its table name (Context::set_gemm checked it).
 cudaError_t our_gemm_nn(const std::string& name, int M, int N, int K, float alpha, const float* A, const float* B,
                         float beta, float* C) {
-  namespace g = kernels::gemm;
-  if (name == "coarsened") return g::gemm_coarsened(M, N, K, alpha, A, B, beta, C, stream());
-  if (name == "tiled") return g::gemm_tiled(M, N, K, alpha, A, B, beta, C, stream());
-  if (name == "vectorized") return g::gemm_vectorized(M, N, K, alpha, A, B, beta, C, stream());
-  if (name == "naive") return g::gemm_naive(M, N, K, alpha, A, B, beta, C, stream());
-  if (name == "atomic") return g::gemm_atomic(M, N, K, alpha, A, B, beta, C, stream());
-  throw std::invalid_argument("unknown GEMM backend '" + name + "'");
+  const auto* kernel = kernels::gemm::find_fp32_kernel(name);
+  if (kernel == nullptr) throw std::invalid_argument("unknown GEMM backend '" + name + "'");
+  return kernel->launch(M, N, K, alpha, A, B, beta, C, stream());
 }
 
 }  // namespace

@@ -1,11 +1,10 @@
 #include "models/trainer.hpp"
 
-#include <optional>
 #include <random>
 #include <stdexcept>
 
 #include "models/ops.hpp"
-#include "profile/nvtx.hpp"
+#include "nvtx.hpp"
 
 namespace models {
 
@@ -13,10 +12,8 @@ namespace {
 constexpr std::int64_t kLossLog = 1 << 16;
 constexpr std::int32_t kBos = 1;  // token 0 is unused, 1 begins the decoder input
 
-std::optional<harness::NvtxRange> range(bool on, const char* name, harness::NvtxPhase phase) {
-  if (!on) return std::nullopt;
-  return std::optional<harness::NvtxRange>(std::in_place, name, phase);
-}
+using detail::NvtxKind;
+using detail::NvtxRange;
 }  // namespace
 
 TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t stream)
@@ -55,7 +52,7 @@ TransformerTrainer::~TransformerTrainer() {
 void TransformerTrainer::step(int batch_index) {
   ContextScope scope(context_);
   const bool nvtx = context_.nvtx();
-  auto step_range = range(nvtx, "train_step", harness::NvtxPhase::step);
+  NvtxRange step_range(nvtx, "train_step", NvtxKind::step);
   const std::uint64_t mallocs_before = context_.allocator().stats().cuda_malloc_calls;
   const std::size_t b = batch_index >= 0 ? static_cast<std::size_t>(batch_index) % src_.size()
                                          : static_cast<std::size_t>(step_) % src_.size();
@@ -72,18 +69,18 @@ void TransformerTrainer::step(int batch_index) {
   MODELS_CUDA(cudaEventRecord(ev.e[0], s));
   Tensor loss;
   {
-    auto r = range(nvtx, "forward", harness::NvtxPhase::forward);
+    NvtxRange r(nvtx, "forward", NvtxKind::forward);
     Tensor logits = (*model_)(src_[b], tgt_in_[b]);
     loss = cross_entropy(logits, tgt_out_[b]);
   }
   MODELS_CUDA(cudaEventRecord(ev.e[1], s));
   {
-    auto r = range(nvtx, "backward", harness::NvtxPhase::backward);
+    NvtxRange r(nvtx, "backward", NvtxKind::backward);
     backward(loss);
   }
   MODELS_CUDA(cudaEventRecord(ev.e[2], s));
   {
-    auto r = range(nvtx, "optimizer", harness::NvtxPhase::optimizer);
+    NvtxRange r(nvtx, "optimizer", NvtxKind::optimizer);
     if (config_.clip_norm > 0) clip_grad_norm(optimizer_->params(), config_.clip_norm);
     optimizer_->set_lr(schedule_.at(step_));
     optimizer_->step();

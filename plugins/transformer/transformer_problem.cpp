@@ -20,6 +20,12 @@
 // JSON object per (case, variant), to $HARNESS_TRAIN_METRICS (default
 // train_transformer_metrics.jsonl in the working directory) when the variant's model is
 // released, and summarized on stderr.
+//
+// This file is the one bridge between models/ and the harness: models/ throws its own
+// models::CudaError / models::OutOfMemory, which the runner does not know; every call
+// into the engine from a harness entry point goes through rethrow_translated() so that an
+// out-of-memory model is reported as skipped and a context-corrupting (sticky) CUDA error
+// still ends the case as crashed.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -39,6 +45,7 @@
 #include "harness/checked.hpp"
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
+#include "models/check.hpp"
 #include "models/trainer.hpp"
 
 namespace {
@@ -99,6 +106,18 @@ harness::Work step_work(const harness::Params& p) {
   return w;
 }
 
+// Rethrows the exception in flight, the engine's own translated into the harness's (call
+// from a catch block).
+[[noreturn]] void rethrow_translated() {
+  try {
+    throw;
+  } catch (const models::OutOfMemory& e) {
+    throw harness::OutOfMemory(e.what());
+  } catch (const models::CudaError& e) {
+    throw harness::CudaError(e.what(), e.code(), e.sticky());
+  }
+}
+
 std::string metrics_path() {
   const char* env = std::getenv("HARNESS_TRAIN_METRICS");
   return env && *env ? env : "train_transformer_metrics.jsonl";
@@ -136,8 +155,9 @@ class TrainInstance final : public harness::Instance {
   // the runner asks for this): its peak goes to the metrics file instead.
   std::size_t device_bytes() const override { return 0; }
 
+  // (A function-try-block: every engine exception leaves as the harness's.)
   void run(const std::string& variant, const std::string& gemm, models::AttentionImpl attention,
-           harness::LaunchContext& ctx) {
+           harness::LaunchContext& ctx) try {
     if (reset_ || !trainer_ || variant_ != variant) {
       finish();
       models::TrainConfig c = setup_.train;
@@ -152,13 +172,17 @@ class TrainInstance final : public harness::Instance {
       return;
     }
     trainer_->step();
+  } catch (...) {
+    rethrow_translated();
   }
 
  private:
   // The current model's figures for the report (the runner asks after the timed steps).
-  nlohmann::json extra() override {
+  nlohmann::json extra() override try {
     if (!trainer_ || trainer_->steps() <= setup_.check_steps) return nullptr;
     return metrics_json(*trainer_);
+  } catch (...) {
+    rethrow_translated();
   }
 
   // Writes the metrics of the current model (when it ran beyond its check) and frees it.

@@ -10,13 +10,15 @@
 #include <cuda_runtime_api.h>
 
 #include "models/allocator.hpp"
+#include "models/check.hpp"  // MODELS_CUDA, MODELS_CUBLAS, models::CudaError
 
 namespace models {
 
-// GEMM backends by name: "cublas" (cuBLAS, FP32 without TF32 / FP64), our FP32 kernels
-// "coarsened", "tiled", "vectorized", "naive", "atomic" (row-major NN; NT and TN run a
-// transpose kernel first), and "simple" (kernels::nn::gemm_simple, float and double).
-// Double tensors with one of our FP32-only kernels fall back to "simple".
+// GEMM backends by name: "cublas" (cuBLAS, FP32 without TF32 / FP64), every FP32 kernel
+// of kernels::gemm::fp32_kernels() ("naive", "atomic", "tiled", "vectorized", "coarsened",
+// ...: row-major NN; NT and TN run a transpose kernel first), and "simple"
+// (kernels::nn::gemm_simple, float and double). Double tensors with one of our FP32-only
+// kernels fall back to "simple".
 const std::vector<std::string>& gemm_backends();
 
 // Attention core for float: "flash" (kernels/attention FlashAttention-2, head_dim 32, 64,
@@ -73,11 +75,5 @@ class ContextScope {
  private:
   Context* previous_;
 };
-
-// Throws on a CUDA / cuBLAS error with the call site.
-void check_cuda(cudaError_t e, const char* what, const char* file, int line);
-void check_cublas(cublasStatus_t s, const char* what, const char* file, int line);
-#define MODELS_CUDA(expr) ::models::check_cuda((expr), #expr, __FILE__, __LINE__)
-#define MODELS_CUBLAS(expr) ::models::check_cublas((expr), #expr, __FILE__, __LINE__)
 
 }  // namespace models

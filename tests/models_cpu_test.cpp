@@ -128,7 +128,7 @@ TEST(ModelsCpu, TrainTransformerLaunchThrowsHarnessErrors) {
   harness::LaunchContext ctx;
   ctx.params = &params;
   try {
-    v->launch(*instance, ctx);
+    harness::launch_on(*v, *instance, ctx);
     FAIL() << "the launch ran without a device";
   } catch (const harness::CudaError& e) {
     EXPECT_FALSE(e.sticky());

@@ -295,8 +295,8 @@ void pretty(const nlohmann::json& j, std::size_t indent, std::string& out) {
     }
     out += "\n" + std::string(indent, ' ') + "}";
   } else if (j.is_array() && !j.empty()) {
-    const bool numbers = std::all_of(j.begin(), j.end(), [](const nlohmann::json& x) { return x.is_number(); });
-    if (numbers) {  // samples and the like: one line
+    const bool scalars = std::all_of(j.begin(), j.end(), [](const nlohmann::json& x) { return x.is_primitive(); });
+    if (scalars) {  // samples, param_order and the like: one line
       out += "[";
       for (std::size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + j[i].dump();
       out += "]";

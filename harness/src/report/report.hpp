@@ -35,7 +35,7 @@ nlohmann::json make_report(const nlohmann::json& environment, const Suite& suite
                            const std::vector<Result>& results);
 
 // A report as written to its file: indented by 2 like dump(2), except that arrays of
-// numbers (samples) take one line each. Ends with a newline; parses back to `report`.
+// scalars (samples_s, param_order) take one line each. Ends with a newline; parses back to `report`.
 std::string report_text(const nlohmann::json& report);
 
 // Writes `text` to `path` atomically: a temporary file in the same folder, then rename.

@@ -141,12 +141,12 @@ TEST(ValidateCli, ValidInvalidNewerTruncated) {
   EXPECT_TRUE(has(r.output, "gemm_base.json: valid harness-report, schema version 1, 43 results")) << r.output;
 
   auto report = nlohmann::json::parse(test::read_file(kReports + "gemm_base.json"));
-  report["schema_version"] = 2;
+  report["schema_version"] = 3;
   const std::string newer = test::temp_path("newer.json");
   std::ofstream(newer) << report.dump();
   r = run_command(kExe + " validate " + newer);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(has(r.output, "report schema version 2 is newer than this harness understands (1)")) << r.output;
+  EXPECT_TRUE(has(r.output, "report schema version 3 is newer than this harness understands (2)")) << r.output;
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
 
   const std::string truncated = test::temp_path("cut.json");
@@ -177,6 +177,20 @@ TEST(ValidateCli, AFreshRunIsValidAndComparesWithItself) {
   EXPECT_TRUE(has(r.output, "result: no regression")) << r.output;
   r = run_command(kExe + " report " + out + " --format html --out " + out + ".html");
   EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// The committed baselines are schema 1 reports: still compared and rendered.
+TEST(BaselinesCli, SchemaOneBaselinesCompareSameAndRender) {
+  const std::string gemm = HARNESS_SOURCE_DIR "/reports/baselines/h200/gemm.json";
+  auto r = run_command(kExe + " compare " + gemm + " " + gemm);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "result: no regression (97 same)")) << r.output;
+  r = run_command(kExe + " report " + gemm + " --format md");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "| variant | M | N | K | alpha | beta | status |")) << r.output.substr(0, 2000);
+  r = run_command(kExe + " validate " + gemm);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "valid harness-report, schema version 1")) << r.output;
 }
 
 }  // namespace

@@ -169,7 +169,7 @@ json report(const std::vector<json>& results, const std::string& gpu = "NVIDIA H
 }
 
 Comparison run(const json& base, const json& cand, CompareOptions o = {}) {
-  return compare(load_bench_set(base, "base.json"), load_bench_set(cand, "cand.json"), o);
+  return compare(decode_report(base, "base.json"), decode_report(cand, "cand.json"), o);
 }
 
 const Pair& pair_named(const Comparison& c, const std::string& name) {
@@ -356,11 +356,13 @@ TEST(Compare, WarnsWhenGpusDriversOrClocksDiffer) {
 
 TEST(Compare, DuplicateNamesAreKeptApartWithAWarning) {
   const json a = result("tiled", 1024, samples(1e-3, 0.01, 30, 1));
-  const BenchSet s = load_bench_set(report({a, a}), "dup.json");
-  ASSERT_EQ(s.entries.size(), 2u);
-  EXPECT_NE(s.entries[0].key, s.entries[1].key);
-  ASSERT_EQ(s.warnings.size(), 1u);
-  EXPECT_NE(s.warnings[0].find("appears 2 times"), std::string::npos);
+  const Report s = decode_report(report({a, a}), "dup.json");
+  ASSERT_EQ(s.results.size(), 2u);
+  const Comparison c = compare(s, s, {});
+  ASSERT_EQ(c.pairs.size(), 2u);
+  EXPECT_NE(c.pairs[0].key, c.pairs[1].key);
+  ASSERT_EQ(c.warnings.size(), 2u);  // once per side
+  EXPECT_NE(c.warnings[0].find("appears 2 times"), std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -384,21 +386,23 @@ json gbench(const std::vector<std::pair<std::string, std::vector<double>>>& runs
 }
 
 TEST(CompareGoogleBenchmark, IterationsAreSamples) {
-  const BenchSet s = load_bench_set(gbench({{"BM_A/64", {1000, 1010, 990}}, {"BM_B", {5, 6, 7}}}, false, "us"), "g.json");
+  const Report s = decode_report(gbench({{"BM_A/64", {1000, 1010, 990}}, {"BM_B", {5, 6, 7}}}, false, "us"), "g.json");
   EXPECT_EQ(s.format, "google-benchmark");
-  ASSERT_EQ(s.entries.size(), 2u);
-  EXPECT_EQ(s.entries[0].name, "BM_A/64");
-  EXPECT_EQ(s.entries[0].problem, "BM_A");
-  ASSERT_EQ(s.entries[0].samples.size(), 3u);
-  EXPECT_DOUBLE_EQ(s.entries[0].samples[0], 1000e-6);
-  EXPECT_DOUBLE_EQ(*s.entries[0].median, 1000e-6);
+  ASSERT_EQ(s.results.size(), 2u);
+  EXPECT_EQ(s.results[0].name, "BM_A/64");
+  EXPECT_EQ(s.results[0].problem, "BM_A");
+  ASSERT_TRUE(s.results[0].timing);
+  ASSERT_EQ(s.results[0].timing->samples.size(), 3u);
+  EXPECT_DOUBLE_EQ(s.results[0].timing->samples[0], 1000e-6);
+  EXPECT_DOUBLE_EQ(s.results[0].timing->stats.median, 1000e-6);
 }
 
 TEST(CompareGoogleBenchmark, AggregatesOnlyGiveTheMedian) {
-  const BenchSet s = load_bench_set(gbench({{"BM_A", {1, 2, 3}}}, true), "g.json");
-  ASSERT_EQ(s.entries.size(), 1u);
-  EXPECT_TRUE(s.entries[0].samples.empty());
-  EXPECT_DOUBLE_EQ(*s.entries[0].median, 2e-9);
+  const Report s = decode_report(gbench({{"BM_A", {1, 2, 3}}}, true), "g.json");
+  ASSERT_EQ(s.results.size(), 1u);
+  ASSERT_TRUE(s.results[0].timing);
+  EXPECT_TRUE(s.results[0].timing->samples.empty());
+  EXPECT_DOUBLE_EQ(s.results[0].timing->stats.median, 2e-9);
 }
 
 TEST(CompareGoogleBenchmark, SlowerRunIsFlagged) {
@@ -415,14 +419,14 @@ TEST(CompareGoogleBenchmark, ErrorsAndBadInput) {
   json g = gbench({{"BM_A", {1, 2, 3}}});
   g["benchmarks"].push_back({{"name", "BM_E"}, {"run_type", "iteration"}, {"error_occurred", true},
                              {"error_message", "boom"}, {"real_time", 0}});
-  const BenchSet s = load_bench_set(g, "g.json");
-  ASSERT_EQ(s.entries.size(), 2u);
-  EXPECT_EQ(s.entries[1].status, "error");
-  EXPECT_EQ(s.entries[1].reason, "boom");
+  const Report s = decode_report(g, "g.json");
+  ASSERT_EQ(s.results.size(), 2u);
+  EXPECT_EQ(s.results[1].status, Status::error);
+  EXPECT_EQ(s.results[1].reason, "boom");
   json bad_unit = gbench({{"BM_A", {1}}}, false, "fortnights");
-  EXPECT_THROW(load_bench_set(bad_unit, "g.json"), InputError);
-  EXPECT_THROW(load_bench_set(json::object(), "x.json"), InputError);
-  EXPECT_THROW(load_bench_set(json::array(), "x.json"), InputError);
+  EXPECT_THROW(decode_report(bad_unit, "g.json"), InputError);
+  EXPECT_THROW(decode_report(json::object(), "x.json"), InputError);
+  EXPECT_THROW(decode_report(json::array(), "x.json"), InputError);
 }
 
 TEST(CompareGoogleBenchmark, MixedWithAHarnessReportMatchesByName) {

@@ -73,7 +73,8 @@ TEST(SchemaValidator, IssuesAreCapped) {
 TEST(ReportSchema, ShippedFileIsTheEmbeddedOne) {
   const json on_disk = json::parse(test::read_file(HARNESS_SOURCE_DIR "/reports/schema.json"));
   EXPECT_EQ(on_disk, embedded_report_schema()) << "rebuild: reports/schema.json changed";
-  EXPECT_EQ(on_disk["x-harness-schema-version"], 1);
+  EXPECT_EQ(on_disk["x-harness-schema-version"], 2);
+  EXPECT_EQ(on_disk["properties"]["schema_version"]["enum"], json({1, 2}));  // version 1 reports stay valid
   EXPECT_NO_THROW(SchemaValidator{on_disk});
 }
 
@@ -124,7 +125,7 @@ TEST(ReportSchema, ConsistencyOfSummaryAndSampleCounts) {
 
 TEST(ReportSchema, NewerVersionTruncatedAndForeignFilesAreClearErrors) {
   json r = json::parse(test::read_file(kReports + "gemm_base.json"));
-  r["schema_version"] = 2;
+  r["schema_version"] = 3;
   auto message = [](const std::string& path) {
     try {
       validate_report_file(path);
@@ -134,7 +135,7 @@ TEST(ReportSchema, NewerVersionTruncatedAndForeignFilesAreClearErrors) {
     return std::string("no error");
   };
   const std::string newer = message(write_temp("newer.json", r.dump()));
-  EXPECT_NE(newer.find("schema version 2 is newer"), std::string::npos) << newer;
+  EXPECT_NE(newer.find("schema version 3 is newer"), std::string::npos) << newer;
   const std::string text = test::read_file(kReports + "gemm_base.json");
   const std::string truncated = message(write_temp("truncated.json", text.substr(0, text.size() / 2)));
   EXPECT_NE(truncated.find("truncated"), std::string::npos) << truncated;

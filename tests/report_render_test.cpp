@@ -23,7 +23,9 @@ using nlohmann::json;
 const std::string kReports = HARNESS_SOURCE_DIR "/tests/data/reports/";
 const std::string kGolden = HARNESS_SOURCE_DIR "/tests/data/golden/";
 
-json load(const std::string& name) { return json::parse(test::read_file(kReports + name)); }
+json load_json(const std::string& name) { return json::parse(test::read_file(kReports + name)); }
+Report load(const std::string& name) { return decode_report(load_json(name), name); }
+Report model(const json& report) { return decode_report(report, "test.json"); }
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -112,10 +114,10 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
 }
 
 TEST(ReportRender, CsvParses) {
-  json report = load("gemm_base.json");
+  json report = load_json("gemm_base.json");
   // A reason with a comma, a quote and a line break must survive.
   report["results"][4]["reason"] = "odd, \"quoted\"\nreason";
-  const auto rows = parse_csv(render_report(report, "csv"));
+  const auto rows = parse_csv(render_report(model(report), "csv"));
   ASSERT_EQ(rows.size(), report["results"].size() + 1);
   const auto& head = rows[0];
   for (const auto& row : rows) ASSERT_EQ(row.size(), head.size());
@@ -169,19 +171,19 @@ TEST(ReportRender, HtmlHasTheChartsAndNothingExternal) {
   EXPECT_EQ(html.find("url(http"), std::string::npos);
   EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
   // Every result appears in the tables.
-  EXPECT_EQ(count(html, "<tr class=\""), load("gemm_base.json")["results"].size());
+  EXPECT_EQ(count(html, "<tr class=\""), load("gemm_base.json").results.size());
 }
 
 TEST(ReportRender, RooflineFromBestMeasuredWithoutDevicePeaks) {
-  json report = load("gemm_base.json");
+  json report = load_json("gemm_base.json");
   report["environment"].erase("device_peaks");
-  const std::string html = render_report_html(report);
+  const std::string html = render_report_html(model(report));
   EXPECT_NE(html.find("roof (best measured)"), std::string::npos);
   EXPECT_NE(html.find("the report states no device peaks"), std::string::npos);
 }
 
 TEST(ReportRender, SmallAndEmptyReports) {
-  json report = load("gemm_base.json");
+  json report = load_json("gemm_base.json");
   // Only skipped results: no chart, a sentence instead, and nothing breaks.
   for (auto& r : report["results"]) {
     r["status"] = "skipped";
@@ -191,20 +193,20 @@ TEST(ReportRender, SmallAndEmptyReports) {
     r["memory"]["workspace_peak_bytes"] = 0;
     r["reason"] = "no CUDA device";
   }
-  const std::string html = render_report_html(report);
+  const std::string html = render_report_html(model(report));
   EXPECT_EQ(count(html, "<svg "), 0u);
   EXPECT_NE(html.find("No timed result for <b>gemm</b>"), std::string::npos);
   EXPECT_NE(html.find("no memory chart"), std::string::npos);
   report["results"] = json::array();
-  EXPECT_NE(render_report_html(report).find("The report has no results"), std::string::npos);
-  EXPECT_NE(render_report_markdown(report).find("0 results"), std::string::npos);
-  EXPECT_EQ(parse_csv(render_report_csv(report)).size(), 1u);
+  EXPECT_NE(render_report_html(model(report)).find("The report has no results"), std::string::npos);
+  EXPECT_NE(render_report_markdown(model(report)).find("0 results"), std::string::npos);
+  EXPECT_EQ(parse_csv(render_report_csv(model(report))).size(), 1u);
 }
 
 TEST(ReportRender, TimeChartWhenThereIsNoWork) {
-  json report = load("gemm_base.json");
+  json report = load_json("gemm_base.json");
   for (auto& r : report["results"]) r["work"] = {{"flops", 0}, {"bytes", 0}};
-  const std::string html = render_report_html(report);
+  const std::string html = render_report_html(model(report));
   EXPECT_NE(html.find("gemm: median time against M = N = K"), std::string::npos);
   EXPECT_NE(html.find("median time (ms)"), std::string::npos);
   EXPECT_NE(html.find("no roofline to draw"), std::string::npos);

@@ -76,7 +76,7 @@ std::string read_error(const std::string& text) {
 
 TEST(Report, BadReportsAreClearErrors) {
   EXPECT_EQ(read_error(R"({"schema": "harness-report", "schema_version": 99, "results": []})"),
-            "report schema version 99 is newer than this harness understands (1); update the harness");
+            "report schema version 99 is newer than this harness understands (2); update the harness");
   EXPECT_NE(read_error(R"({"schema": "harness-report", "schema_vers)").find("not valid JSON (truncated or corrupt?)"),
             std::string::npos);
   EXPECT_EQ(read_error(R"({"schema": "other"})"), "not a harness report (schema 'other')");

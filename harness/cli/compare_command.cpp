@@ -7,7 +7,7 @@
 #include "commands.hpp"
 #include "compare/compare.hpp"
 #include "harness/error.hpp"
-#include "report/report.hpp"
+#include "report/report_model.hpp"
 
 namespace harness::cli {
 
@@ -79,8 +79,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
         throw InputError(fmt::format("--filter '{}': not a valid regular expression: {}", args->filter, e.what()));
       }
     }
-    const BenchSet base = load_bench_set(read_report(args->baseline), args->baseline);
-    const BenchSet cand = load_bench_set(read_report(args->candidate), args->candidate);
+    const Report base = read_report_model(args->baseline);
+    const Report cand = read_report_model(args->candidate);
     const Comparison c = compare(base, cand, options);
     const std::string text = render_comparison(c, args->format);
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "harness/error.hpp"
 #include "report/report.hpp"
+#include "report/report_model.hpp"
 #include "report/report_render.hpp"
 
 namespace harness::cli {
@@ -42,11 +43,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
       else if (ends_with(args->out, ".csv")) format = "csv";
       else format = "md";
     }
-    const nlohmann::json report = read_report(args->input);
-    if (report.value("schema", "") != kReportSchema)
+    const nlohmann::json json = read_report(args->input);
+    if (json.value("schema", "") != kReportSchema)
       throw InputError(fmt::format("{}: Google Benchmark JSON, not a harness report: nothing to render "
                                    "(`harness compare` reads it)",
                                    args->input));
+    const Report report = decode_report(json, args->input);
     const std::string text = render_report(report, format);
     if (args->out.empty() || args->out == "-") {
       std::fwrite(text.data(), 1, text.size(), stdout);

@@ -309,7 +309,7 @@ int run(const RunArgs& args) {
       journal.append(result_to_json(r));
       console.result(r, offset + fresh.size() + 1, planned.size());
       fresh.push_back(r);
-      write_file_atomically(out_path, make_report(environment, suite, assemble(fresh)).dump(2) + "\n");
+      write_file_atomically(out_path, report_text(make_report(environment, suite, assemble(fresh))));
       fmt::print(stderr, "harness: {} timed out; report with the finished results: {}\n", p.name, out_path);
       std::fflush(nullptr);
       std::_Exit(kExitFailure);
@@ -322,7 +322,7 @@ int run(const RunArgs& args) {
   }
 
   const std::vector<Result> results = assemble(fresh);
-  write_file_atomically(out_path, make_report(environment, suite, results).dump(2) + "\n");
+  write_file_atomically(out_path, report_text(make_report(environment, suite, results)));
   console.summary(results);
   fmt::print("report: {}\n", out_path);
   if (fatal)

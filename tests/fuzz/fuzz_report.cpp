@@ -78,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& r : report["results"]) journal_entry(r);
 
   try {
-    const harness::BenchSet set = harness::load_bench_set(report, scratch_path());
+    const harness::Report set = harness::decode_report(report, scratch_path());
     const harness::Comparison c = harness::compare(set, set, harness::CompareOptions{});
     for (const char* format : {"text", "md", "json"}) (void)harness::render_comparison(c, format);
   } catch (const harness::InputError&) {
@@ -87,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (report.value("schema", "") == harness::kReportSchema) {
     for (const char* format : {"md", "csv", "html"}) {
       try {
-        (void)harness::render_report(report, format);
+        (void)harness::render_report(harness::decode_report(report, scratch_path()), format);
       } catch (const harness::InputError&) {
       }
     }

@@ -9,6 +9,7 @@
 
 #include "harness/error.hpp"
 #include "compare/mann_whitney.hpp"
+#include "report/json_get.hpp"
 #include "report/report.hpp"
 
 namespace harness {
@@ -28,30 +29,7 @@ std::string_view to_string(Verdict v) {
 
 namespace {
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-std::string str_or(const nlohmann::json& j, const char* key, const std::string& fallback = "") {
-  if (!j.is_object()) return fallback;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return fallback;
-  return it->get<std::string>();
-}
-
-const nlohmann::json* find_path(const nlohmann::json& j, std::initializer_list<const char*> keys) {
-  const nlohmann::json* at = &j;
-  for (const char* k : keys) {
-    if (!at->is_object()) return nullptr;
-    auto it = at->find(k);
-    if (it == at->end()) return nullptr;
-    at = &*it;
-  }
-  return at;
-}
+using json_get::str_or;
 
 std::string short_json(const nlohmann::json& j) {
   if (j.is_string()) return j.get<std::string>();
@@ -59,177 +37,65 @@ std::string short_json(const nlohmann::json& j) {
   return j.dump();
 }
 
-std::string harness_label(const nlohmann::json& report) {
-  const auto& env = report.contains("environment") ? report["environment"] : nlohmann::json::object();
-  std::string gpu = "no GPU";
-  if (const auto* g = find_path(env, {"gpu", "name"}); g && g->is_string()) gpu = g->get<std::string>();
-  std::string suite = "?";
-  if (const auto* s = find_path(report, {"suite", "name"}); s && s->is_string()) suite = s->get<std::string>();
-  return fmt::format("suite {}, {}, {}, driver {}, commit {}", suite, str_or(env, "date", "?"), gpu,
-                     str_or(env, "cuda_driver", "?"), str_or(env, "git_commit", "?"));
+std::string label_of(const Report& r) {
+  const Environment& env = r.environment;
+  if (!r.is_harness_report())
+    return fmt::format("google-benchmark, {}, host {}", env.date.value_or("?"), env.host.value_or("?"));
+  const std::string gpu = env.gpu && env.gpu->name ? *env.gpu->name : "no GPU";
+  return fmt::format("suite {}, {}, {}, driver {}, commit {}", r.suite.name.value_or("?"), env.date.value_or("?"), gpu,
+                     env.cuda_driver.value_or("?"), env.git_commit.value_or("?"));
 }
 
-void add_entry(BenchSet& set, std::map<std::string, int>& seen, BenchEntry e) {
-  const int n = ++seen[e.key];
-  if (n > 1) {
-    set.warnings.push_back(fmt::format("{}: '{}' appears {} times; compared as '{}#{}'", set.path, e.name, n,
-                                       e.name, n));
-    e.key += fmt::format("#{}", n);
-    e.name += fmt::format("#{}", n);
-  }
-  set.entries.push_back(std::move(e));
+// A result as compare pairs it: the key it is matched by and the name shown, both with
+// "#2" appended to the second of two results with one key.
+struct Entry {
+  std::string key, name;
+  const Result* result = nullptr;
+};
+
+// Only passed results were timed.
+std::optional<double> median_of(const Result& r) {
+  if (r.status != Status::passed || !r.timing) return std::nullopt;
+  return r.timing->stats.median;
 }
 
-BenchSet load_harness(const nlohmann::json& report, const std::string& path) {
-  BenchSet set;
-  set.path = path;
-  set.format = "harness-report";
-  if (report.contains("environment") && report["environment"].is_object()) set.environment = report["environment"];
-  if (const auto* s = find_path(report, {"suite", "settings"}); s && s->is_object()) set.settings = *s;
-  set.label = harness_label(report);
+std::size_t samples_of(const Result& r) { return r.timing ? r.timing->samples.size() : 0; }
+
+nlohmann::json params_json(const Params& p) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [n, v] : p.entries()) out[n] = std::visit([](const auto& x) { return nlohmann::json(x); }, v);
+  return out;
+}
+
+std::vector<Entry> entries_of(const Report& report, std::vector<std::string>& warnings) {
+  if (!report.errors.empty()) throw InputError(fmt::format("{}: {}", report.path, report.errors.front()));
+  std::vector<Entry> out;
   std::map<std::string, int> seen;
-  std::size_t index = 0;
-  for (const auto& r : report["results"]) {
-    const std::size_t i = index++;
-    if (!r.is_object()) throw InputError(fmt::format("{}: results[{}] is not an object", path, i));
-    BenchEntry e;
-    e.problem = str_or(r, "problem");
-    e.variant = str_or(r, "variant");
-    if (r.contains("params") && r["params"].is_object()) e.params = r["params"];
-    e.name = str_or(r, "name");
-    if (e.name.empty() && (e.problem.empty() || e.variant.empty()))
-      throw InputError(fmt::format("{}: results[{}] has neither a name nor problem and variant", path, i));
-    if (e.name.empty()) e.name = e.problem + "/" + e.variant;
+  for (const Result& r : report.results) {
+    Entry e;
+    e.result = &r;
+    e.name = r.name;
     // nlohmann's object keeps keys sorted: dump() is a canonical form of the parameters.
-    e.key = e.problem.empty() ? e.name : e.problem + "/" + e.variant + "/" + e.params.dump();
-    e.status = str_or(r, "status", "error");
-    e.reason = str_or(r, "reason");
-    if (const auto* passed = find_path(r, {"check", "passed"}); passed && passed->is_boolean() && !passed->get<bool>())
-      e.check_failed = true;
-    if (e.status == "failed") e.check_failed = true;
-    if (r.contains("samples_s") && r["samples_s"].is_array())
-      for (const auto& s : r["samples_s"])
-        if (s.is_number() && std::isfinite(s.get<double>())) e.samples.push_back(s.get<double>());
-    if (const auto* m = find_path(r, {"stats", "median_s"}); m && m->is_number())
-      e.median = m->get<double>();
-    else if (!e.samples.empty())
-      e.median = median_of(e.samples);
-    if (e.status != "passed") e.median.reset();  // only passed results were timed
-    add_entry(set, seen, std::move(e));
-  }
-  return set;
-}
-
-double unit_seconds(const std::string& unit, const std::string& path, const std::string& name) {
-  if (unit.empty() || unit == "ns") return 1e-9;
-  if (unit == "us") return 1e-6;
-  if (unit == "ms") return 1e-3;
-  if (unit == "s") return 1;
-  throw InputError(fmt::format("{}: benchmark '{}': unknown time_unit '{}'", path, name, unit));
-}
-
-BenchSet load_google_benchmark(const nlohmann::json& report, const std::string& path) {
-  BenchSet set;
-  set.path = path;
-  set.format = "google-benchmark";
-  if (report.contains("context") && report["context"].is_object()) set.environment = report["context"];
-  set.label = fmt::format("google-benchmark, {}, host {}", str_or(set.environment, "date", "?"),
-                          str_or(set.environment, "host_name", "?"));
-  struct Group {
-    std::vector<double> iterations;
-    std::optional<double> agg_median, agg_mean;
-    std::string error;
-  };
-  std::vector<std::string> order;
-  std::map<std::string, Group> groups;
-  std::size_t index = 0;
-  for (const auto& b : report["benchmarks"]) {
-    const std::size_t i = index++;
-    if (!b.is_object()) throw InputError(fmt::format("{}: benchmarks[{}] is not an object", path, i));
-    const std::string name = str_or(b, "name");
-    const std::string run_name = str_or(b, "run_name", name);
-    if (run_name.empty()) throw InputError(fmt::format("{}: benchmarks[{}] has no name", path, i));
-    if (!groups.count(run_name)) order.push_back(run_name);
-    Group& g = groups[run_name];
-    auto flag = [&](const char* key) {
-      const auto it = b.find(key);
-      return it != b.end() && it->is_boolean() && it->get<bool>();
-    };
-    if (flag("error_occurred") || flag("skipped")) {
-      g.error = str_or(b, "error_message", str_or(b, "skip_message", "error"));
-      continue;
+    e.key = !report.is_harness_report() || r.problem.empty() ? r.name
+                                                             : r.problem + "/" + r.variant + "/" + params_json(r.params).dump();
+    const int n = ++seen[e.key];
+    if (n > 1) {
+      warnings.push_back(fmt::format("{}: '{}' appears {} times; compared as '{}#{}'", report.path, e.name, n, e.name, n));
+      e.key += fmt::format("#{}", n);
+      e.name += fmt::format("#{}", n);
     }
-    const std::string run_type = str_or(b, "run_type", "iteration");
-    if (!b.contains("real_time") || !b["real_time"].is_number())
-      throw InputError(fmt::format("{}: benchmark '{}' has no numeric real_time", path, name));
-    const double t = b["real_time"].get<double>() * unit_seconds(str_or(b, "time_unit", "ns"), path, name);
-    if (run_type == "aggregate") {
-      const std::string agg = str_or(b, "aggregate_name");
-      if (agg == "median") g.agg_median = t;
-      if (agg == "mean") g.agg_mean = t;
-    } else {
-      g.iterations.push_back(t);
-    }
+    out.push_back(std::move(e));
   }
-  std::map<std::string, int> seen;
-  for (const auto& run_name : order) {
-    const Group& g = groups[run_name];
-    BenchEntry e;
-    e.key = e.name = run_name;
-    e.problem = run_name.substr(0, run_name.find('/'));
-    if (!g.error.empty()) {
-      e.status = "error";
-      e.reason = g.error;
-    } else if (!g.iterations.empty()) {
-      e.status = "passed";
-      e.samples = g.iterations;
-      e.median = median_of(g.iterations);
-    } else if (g.agg_median || g.agg_mean) {
-      e.status = "passed";
-      e.median = g.agg_median ? g.agg_median : g.agg_mean;
-    } else {
-      e.status = "skipped";
-      e.reason = "no timing";
-    }
-    add_entry(set, seen, std::move(e));
-  }
-  return set;
+  return out;
 }
 
-bool throttled(const nlohmann::json& r) {
-  for (const auto* p : {find_path(r, {"throttled"}), find_path(r, {"stats", "throttled"}),
-                        find_path(r, {"clocks", "throttled"})})
-    if (p && p->is_boolean() && p->get<bool>()) return true;
-  return false;
-}
-
-}  // namespace
-
-BenchSet load_bench_set(const nlohmann::json& report, const std::string& path) {
-  if (!report.is_object()) throw InputError(fmt::format("{}: a report is a JSON object", path));
-  BenchSet set;
-  if (report.value("schema", "") == kReportSchema) {
-    if (!report.contains("results") || !report["results"].is_array())
-      throw InputError(fmt::format("{}: report has no 'results' array", path));
-    set = load_harness(report, path);
-    std::size_t n = 0;
-    for (const auto& r : report["results"]) n += throttled(r);
-    if (n)
-      set.warnings.push_back(fmt::format("{}: {} result(s) were measured while the GPU throttled", path, n));
-    return set;
-  }
-  if (report.contains("benchmarks") && report["benchmarks"].is_array()) return load_google_benchmark(report, path);
-  throw InputError(fmt::format("{}: neither a harness report nor Google Benchmark JSON", path));
-}
-
-namespace {
-
-void environment_warnings(const BenchSet& base, const BenchSet& cand, std::vector<std::string>& out) {
-  const auto& b = base.environment;
-  const auto& c = cand.environment;
+void environment_warnings(const Report& base, const Report& cand, std::vector<std::string>& out) {
+  using json_get::at;
+  const auto& b = base.environment.raw;
+  const auto& c = cand.environment.raw;
   auto differ = [&](std::initializer_list<const char*> keys, const std::string& what) {
-    const auto* x = find_path(b, keys);
-    const auto* y = find_path(c, keys);
+    const auto* x = at(b, keys);
+    const auto* y = at(c, keys);
     const nlohmann::json nx = x ? *x : nlohmann::json(), ny = y ? *y : nlohmann::json();
     if (nx != ny)
       out.push_back(fmt::format("{} differ: baseline {}, candidate {}", what, short_json(nx), short_json(ny)));
@@ -237,13 +103,13 @@ void environment_warnings(const BenchSet& base, const BenchSet& cand, std::vecto
   if (base.format != cand.format)
     out.push_back(fmt::format("comparing a {} file with a {} file: matched by benchmark name", base.format,
                               cand.format));
-  if (base.format == "harness-report" && cand.format == "harness-report") {
-    const auto* bg = find_path(b, {"gpu"});
-    const auto* cg = find_path(c, {"gpu"});
-    const bool bgpu = bg && bg->is_object(), cgpu = cg && cg->is_object();
+  if (base.is_harness_report() && cand.is_harness_report()) {
+    const auto& bg = base.environment.gpu;
+    const auto& cg = cand.environment.gpu;
+    const bool bgpu = bg.has_value(), cgpu = cg.has_value();
     if (bgpu != cgpu)
       out.push_back(fmt::format("one report has a GPU and the other none: baseline {}, candidate {}",
-                                bgpu ? str_or(*bg, "name", "?") : "no GPU", cgpu ? str_or(*cg, "name", "?") : "no GPU"));
+                                bgpu ? bg->name.value_or("?") : "no GPU", cgpu ? cg->name.value_or("?") : "no GPU"));
     if (bgpu && cgpu) {
       differ({"gpu", "name"}, "GPUs");
       differ({"gpu", "sm_clock_max_mhz"}, "clock states (maximum SM clock, MHz)");
@@ -253,28 +119,30 @@ void environment_warnings(const BenchSet& base, const BenchSet& cand, std::vecto
     differ({"cuda_driver"}, "CUDA drivers");
     differ({"cuda_runtime"}, "CUDA runtimes");
     differ({"cpu"}, "CPUs (cpu variants are timed on the host)");
-    const auto* bc = find_path(base.settings, {"cache"});
-    const auto* cc = find_path(cand.settings, {"cache"});
-    if (bc && cc && *bc != *cc)
+    const auto& bs = base.suite.settings;
+    const auto& cs = cand.suite.settings;
+    if (bs && cs && bs->cache != cs->cache)
       out.push_back(fmt::format("measurement settings differ: cache mode {} (baseline) vs {} (candidate)",
-                                short_json(*bc), short_json(*cc)));
-  } else if (base.format == "google-benchmark" && cand.format == "google-benchmark") {
+                                to_string(bs->cache), to_string(cs->cache)));
+  } else if (!base.is_harness_report() && !cand.is_harness_report()) {
     differ({"host_name"}, "hosts");
     differ({"num_cpus"}, "CPU counts");
     differ({"mhz_per_cpu"}, "CPU clocks (MHz)");
   }
-  for (const BenchSet* s : {&base, &cand}) {
-    if (s->format != "google-benchmark") continue;
-    if (str_or(s->environment, "library_build_type") == "debug")
+  for (const Report* s : {&base, &cand}) {
+    if (s->is_harness_report()) continue;
+    if (str_or(s->environment.raw, {"library_build_type"}) == "debug")
       out.push_back(fmt::format("{}: Google Benchmark library was built in debug mode", s->path));
-    if (const auto* scaling = find_path(s->environment, {"cpu_scaling_enabled"});
-        scaling && scaling->is_boolean() && scaling->get<bool>())
+    if (json_get::boolean(s->environment.raw, {"cpu_scaling_enabled"}).value_or(false))
       out.push_back(fmt::format("{}: CPU frequency scaling was enabled", s->path));
   }
 }
 
 // Anything but passed and skipped is a failure: failed (check), error, crashed, timeout.
-bool is_failed(const BenchEntry& e) { return (e.status != "passed" && e.status != "skipped") || e.check_failed; }
+bool check_failed(const Result& r) { return r.status == Status::failed || (r.check && !r.check->passed); }
+bool is_failed(const Result& r) {
+  return (r.status != Status::passed && r.status != Status::skipped) || check_failed(r);
+}
 
 std::string fmt_pct(double x) { return fmt::format("{:+.1f}%", x * 100); }
 
@@ -283,21 +151,24 @@ std::string fmt_p(double p) {
   return p < 1e-16 ? std::string("<1e-16") : fmt::format("{:.1e}", p);
 }
 
-Pair judge(const BenchEntry* b, const BenchEntry* c, const CompareOptions& o) {
-  const BenchEntry& any = c ? *c : *b;
+Pair judge(const Entry* be, const Entry* ce, const CompareOptions& o) {
+  const Entry& any = ce ? *ce : *be;
+  const Result* b = be ? be->result : nullptr;
+  const Result* c = ce ? ce->result : nullptr;
   Pair p;
   p.key = any.key;
-  p.name = (b ? *b : *c).name;
-  p.problem = any.problem;
-  p.variant = any.variant;
-  p.params = any.params;
+  p.name = (be ? *be : *ce).name;
+  p.problem = any.result->problem;
+  p.variant = any.result->variant;
+  p.params = params_json(any.result->params);
+  std::optional<double> b_median, c_median;
   if (b) {
-    p.base_median = b->median;
-    p.base_n = b->samples.size();
+    p.base_median = b_median = median_of(*b);
+    p.base_n = samples_of(*b);
   }
   if (c) {
-    p.cand_median = c->median;
-    p.cand_n = c->samples.size();
+    p.cand_median = c_median = median_of(*c);
+    p.cand_n = samples_of(*c);
   }
   if (!c) {
     p.verdict = Verdict::missing;
@@ -308,8 +179,9 @@ Pair judge(const BenchEntry* b, const BenchEntry* c, const CompareOptions& o) {
   if (is_failed(*c)) {
     p.verdict = Verdict::failed;
     p.regression = true;
-    std::string why = c->reason.empty() ? (c->check_failed ? "check failed" : c->status) : c->reason;
-    p.note = fmt::format("{} in the candidate: {}", c->status, why);
+    const std::string status(to_string(c->status));
+    std::string why = c->reason.empty() ? (check_failed(*c) ? "check failed" : status) : c->reason;
+    p.note = fmt::format("{} in the candidate: {}", status, why);
     if (b && is_failed(*b)) p.note += " (failed in the baseline too)";
     return p;
   }
@@ -318,23 +190,26 @@ Pair judge(const BenchEntry* b, const BenchEntry* c, const CompareOptions& o) {
     p.note = "not in the baseline";
     return p;
   }
-  if (!c->median) {
-    if (b->median) {
+  if (!c_median) {
+    if (b_median) {
       p.verdict = Verdict::missing;
       p.regression = o.fail_on_missing;
-      p.note = fmt::format("{} in the candidate: {}", c->status, c->reason);
+      p.note = fmt::format("{} in the candidate: {}", to_string(c->status), c->reason);
     } else {
       p.verdict = Verdict::skipped;
       p.note = c->reason;
     }
     return p;
   }
-  if (!b->median) {
+  if (!b_median) {
     p.verdict = Verdict::new_;
-    p.note = fmt::format("{} in the baseline: {}", b->status, b->reason);
+    p.note = fmt::format("{} in the baseline: {}", to_string(b->status), b->reason);
     return p;
   }
-  const double bm = *b->median, cm = *c->median;
+  const double bm = *b_median, cm = *c_median;
+  static const std::vector<double> kNone;
+  const std::vector<double>& bs = b->timing ? b->timing->samples : kNone;
+  const std::vector<double>& cs = c->timing ? c->timing->samples : kNone;
   if (!(bm > 0) || !(cm > 0)) {
     p.verdict = Verdict::same;
     p.note = "a median time is zero: not compared";
@@ -342,17 +217,17 @@ Pair judge(const BenchEntry* b, const BenchEntry* c, const CompareOptions& o) {
   }
   p.change = cm / bm - 1;
   bool use_test = true;
-  if (b->samples.empty() || c->samples.empty()) {
+  if (bs.empty() || cs.empty()) {
     use_test = false;
     p.note = "no samples (aggregates only): decided by the threshold alone";
-  } else if (mann_whitney_min_p(b->samples.size(), c->samples.size()) >= o.alpha) {
+  } else if (mann_whitney_min_p(bs.size(), cs.size()) >= o.alpha) {
     use_test = false;
     p.note = fmt::format("too few samples ({} and {}) for the U test at alpha {}: decided by the threshold alone",
-                         b->samples.size(), c->samples.size(), o.alpha);
+                         bs.size(), cs.size(), o.alpha);
   }
   bool significant = true, separated = true;
   if (use_test) {
-    const MannWhitney m = mann_whitney_u(c->samples, b->samples);
+    const MannWhitney m = mann_whitney_u(cs, bs);
     p.p_value = m.p_value;
     p.exact_test = m.exact;
     p.effect_size = 2 * m.prob_greater - 1;
@@ -484,33 +359,39 @@ void summarize(Comparison& c) {
 
 }  // namespace
 
-Comparison compare(const BenchSet& base, const BenchSet& cand, const CompareOptions& options) {
+Comparison compare(const Report& base, const Report& cand, const CompareOptions& options) {
   Comparison c;
   c.options = options;
   c.base_path = base.path;
   c.cand_path = cand.path;
-  c.base_label = base.label;
-  c.cand_label = cand.label;
-  c.warnings = base.warnings;
+  c.base_label = label_of(base);
+  c.cand_label = label_of(cand);
+  std::vector<std::string> base_dups, cand_dups;
+  const std::vector<Entry> base_entries = entries_of(base, base_dups);
+  const std::vector<Entry> cand_entries = entries_of(cand, cand_dups);
+  // As they were read: each report's duplicates, then its throttling.
+  c.warnings = base_dups;
+  c.warnings.insert(c.warnings.end(), base.warnings.begin(), base.warnings.end());
+  c.warnings.insert(c.warnings.end(), cand_dups.begin(), cand_dups.end());
   c.warnings.insert(c.warnings.end(), cand.warnings.begin(), cand.warnings.end());
   environment_warnings(base, cand, c.warnings);
 
   // Mixed formats: only the names are common to both.
   const bool by_name = base.format != cand.format;
-  auto key = [&](const BenchEntry& e) { return by_name ? e.name : e.key; };
-  auto wanted = [&](const BenchEntry& e) { return !options.filter || std::regex_search(e.name, *options.filter); };
-  std::map<std::string, const BenchEntry*> cand_by_key;
-  for (const auto& e : cand.entries)
+  auto key = [&](const Entry& e) { return by_name ? e.name : e.key; };
+  auto wanted = [&](const Entry& e) { return !options.filter || std::regex_search(e.name, *options.filter); };
+  std::map<std::string, const Entry*> cand_by_key;
+  for (const auto& e : cand_entries)
     if (wanted(e)) cand_by_key.emplace(key(e), &e);
   std::set<std::string> matched;
-  for (const auto& b : base.entries) {
+  for (const auto& b : base_entries) {
     if (!wanted(b)) continue;
     auto it = cand_by_key.find(key(b));
-    const BenchEntry* ce = it == cand_by_key.end() ? nullptr : it->second;
+    const Entry* ce = it == cand_by_key.end() ? nullptr : it->second;
     if (ce) matched.insert(key(b));
     c.pairs.push_back(judge(&b, ce, options));
   }
-  for (const auto& e : cand.entries)
+  for (const auto& e : cand_entries)
     if (wanted(e) && !matched.count(key(e))) c.pairs.push_back(judge(nullptr, &e, options));
   for (const auto& p : c.pairs) c.regression = c.regression || p.regression;
   summarize(c);

@@ -21,39 +21,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/report_model.hpp"
+
 namespace harness {
 
 enum class Verdict { faster, slower, same, new_, missing, failed, skipped };
 std::string_view to_string(Verdict v);
-
-// One benchmark of one report, in the form compare needs.
-struct BenchEntry {
-  std::string key;       // what pairs are matched by
-  std::string name;      // shown to people
-  std::string problem;   // "" when unknown (Google Benchmark names)
-  std::string variant;
-  nlohmann::json params = nlohmann::json::object();
-  std::string status;    // passed | failed | skipped | error
-  std::string reason;
-  bool check_failed = false;
-  std::vector<double> samples;   // seconds
-  std::optional<double> median;  // seconds; set whenever the entry was timed
-};
-
-// A report as compare sees it.
-struct BenchSet {
-  std::string path;
-  std::string format;    // "harness-report" or "google-benchmark"
-  nlohmann::json environment = nlohmann::json::object();
-  nlohmann::json settings = nlohmann::json::object();   // suite measurement settings
-  std::string label;     // "smoke @ 2026-11-22T03:04:05Z on NVIDIA H100 ..."
-  std::vector<BenchEntry> entries;
-  std::vector<std::string> warnings;  // duplicates, unreadable entries
-};
-
-// Accepts a harness report or Google Benchmark JSON (as returned by read_report).
-// Throws InputError when it is neither.
-BenchSet load_bench_set(const nlohmann::json& report, const std::string& path);
 
 struct CompareOptions {
   double threshold = 0.05;   // minimum relative change of the median (0.05 = 5%)
@@ -97,7 +70,9 @@ struct Comparison {
   bool regression = false;
 };
 
-Comparison compare(const BenchSet& base, const BenchSet& cand, const CompareOptions& options);
+// Reports as decode_report returns them. Throws InputError for a report with entries
+// that could not be decoded (Report::errors).
+Comparison compare(const Report& base, const Report& cand, const CompareOptions& options);
 
 // Renderings; `format` is text, md or json.
 std::string render_comparison(const Comparison& c, const std::string& format);

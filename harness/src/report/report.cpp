@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,8 @@
 
 #include "run/environment.hpp"
 #include "harness/error.hpp"
+#include "measure/stats.hpp"
+#include "report/json_get.hpp"
 
 namespace harness {
 
@@ -35,13 +39,30 @@ nlohmann::json settings_to_json(const MeasureSettings& s) {
           {"timeout_s", s.timeout}};
 }
 
+MeasureSettings settings_from_json(const nlohmann::json& s) {
+  using namespace json_get;
+  MeasureSettings m;
+  if (const auto v = num(s, {"warmup"}); v && *v >= 0 && *v < 1e9) m.warmup = static_cast<decltype(m.warmup)>(*v);
+  if (const auto v = num(s, {"min_samples"}); v && *v >= 0 && *v < 2e9)
+    m.min_samples = static_cast<decltype(m.min_samples)>(*v);
+  m.min_time = num_or(s, {"min_time_s"}, m.min_time);
+  m.max_time = num_or(s, {"max_time_s"}, m.max_time);
+  m.noise = num_or(s, {"noise"}, m.noise);
+  m.cache = str_or(s, {"cache"}, "cold") == "hot" ? CacheMode::hot : CacheMode::cold;
+  m.timeout = num_or(s, {"timeout_s"}, 0.0);
+  return m;
+}
+
 nlohmann::json result_to_json(const Result& r) {
+  nlohmann::json order = nlohmann::json::array();
+  for (const auto& [n, v] : r.params.entries()) order.push_back(n);
   nlohmann::json j = {{"name", r.name},
                       {"case", r.case_name},
                       {"problem", r.problem},
                       {"variant", r.variant},
                       {"backend", r.backend},
                       {"params", params_json(r.params)},
+                      {"param_order", std::move(order)},
                       {"status", std::string(to_string(r.status))},
                       {"reason", r.reason},
                       {"reference", r.reference},
@@ -50,6 +71,7 @@ nlohmann::json result_to_json(const Result& r) {
                       {"settings", settings_to_json(r.settings)}};
   j["profile"] = r.profile;
   if (!r.extra.is_null()) j["extra"] = r.extra;
+  if (r.throttled) j["throttled"] = true;
   if (r.check) {
     const CheckResult& c = *r.check;
     j["check"] = {{"passed", c.passed},
@@ -84,71 +106,126 @@ nlohmann::json result_to_json(const Result& r) {
 }
 
 namespace {
+// Parameters are scalars; anything else (a hand-edited report) is kept as its JSON text.
 ParamValue param_from_json(const nlohmann::json& v) {
   if (v.is_boolean()) return v.get<bool>();
   if (v.is_number_integer()) return v.get<std::int64_t>();
   if (v.is_number()) return v.get<double>();
-  return v.get<std::string>();
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+// The declared order of the parameters: "param_order" (schema 2), else (schema 1) the
+// order in which the result name lists them ("gemm/tiled/M:4096/N:4096/K:4096"); any
+// parameter neither names comes last, in key order.
+std::vector<std::string> param_order(const nlohmann::json& j, const nlohmann::json& params, const std::string& name) {
+  std::vector<std::string> order;
+  auto add = [&](const std::string& key) {
+    if (params.contains(key) && std::find(order.begin(), order.end(), key) == order.end()) order.push_back(key);
+  };
+  if (const auto* o = json_get::at(j, {"param_order"}); o && o->is_array()) {
+    for (const auto& k : *o)
+      if (k.is_string()) add(k.get<std::string>());
+  } else {
+    std::size_t pos = 0, seg = 0;
+    while (pos <= name.size()) {
+      std::size_t end = name.find('/', pos);
+      if (end == std::string::npos) end = name.size();
+      if (seg >= 2) {
+        const std::string part = name.substr(pos, end - pos);
+        add(part.substr(0, part.find(':')));
+      }
+      ++seg;
+      pos = end + 1;
+    }
+  }
+  for (const auto& [k, v] : params.items()) add(k);
+  return order;
+}
+
+std::optional<Timing> timing_from_json(const nlohmann::json& j) {
+  using namespace json_get;
+  Timing t;
+  if (const auto* s = at(j, {"samples_s"}); s && s->is_array())
+    for (const auto& x : *s)
+      if (x.is_number() && std::isfinite(x.get<double>())) t.samples.push_back(x.get<double>());
+  const nlohmann::json* stats = at(j, {"stats"});
+  if (!stats || !stats->is_object()) stats = nullptr;
+  // Timed: a median stated, or samples to take it from.
+  if (!(stats && num(*stats, {"median_s"})) && t.samples.empty()) return std::nullopt;
+  t.stats = compute_stats(t.samples);
+  if (stats) {  // the figures as written win over the recomputed ones
+    Stats& s = t.stats;
+    s.count = count_or(*stats, {"count"}, t.samples.empty() ? s.count : t.samples.size());
+    s.min = num_or(*stats, {"min_s"}, s.min);
+    s.max = num_or(*stats, {"max_s"}, s.max);
+    s.mean = num_or(*stats, {"mean_s"}, s.mean);
+    s.median = num_or(*stats, {"median_s"}, s.median);
+    s.stddev = num_or(*stats, {"stddev_s"}, s.stddev);
+    s.q1 = num_or(*stats, {"q1_s"}, s.q1);
+    s.q3 = num_or(*stats, {"q3_s"}, s.q3);
+    s.rel_noise = num_or(*stats, {"rel_noise"}, s.rel_noise);
+    t.noise_reached = boolean(*stats, {"noise_reached"}).value_or(true);
+    t.stop_reason = str_or(*stats, {"stop_reason"});
+    t.wall_time = num_or(*stats, {"wall_time_s"});
+  } else {
+    t.noise_reached = true;
+  }
+  return t;
+}
+
+// Field by field with defaults, so that fields added to CheckResult later do not break
+// reading older reports. A check without a boolean verdict is no check.
+std::optional<CheckResult> check_from_json(const nlohmann::json& j) {
+  using namespace json_get;
+  const nlohmann::json* c = at(j, {"check"});
+  if (!c || !c->is_object() || !boolean(*c, {"passed"})) return std::nullopt;
+  CheckResult k;
+  k.passed = *boolean(*c, {"passed"});
+  k.elements = count_or(*c, {"elements"});
+  k.mismatches = count_or(*c, {"mismatches"});
+  k.nonfinite = count_or(*c, {"nonfinite"});
+  k.unwritten = count_or(*c, {"unwritten"});
+  k.max_abs_error = num_or(*c, {"max_abs_error"});
+  k.rel_l2_error = num_or(*c, {"rel_l2_error"});
+  k.tolerance = {num_or(*c, {"tolerance", "abs"}), num_or(*c, {"tolerance", "rel"})};
+  k.sampled = boolean(*c, {"sampled"}).value_or(false);
+  k.worst = str_or(*c, {"worst"});
+  return k;
 }
 }  // namespace
 
 Result result_from_json(const nlohmann::json& j) {
+  using namespace json_get;
   Result r;
-  r.name = j.at("name").get<std::string>();
-  r.case_name = j.value("case", "");
-  r.problem = j.at("problem").get<std::string>();
-  r.variant = j.at("variant").get<std::string>();
-  r.backend = j.value("backend", "");
-  for (const auto& [k, v] : j.at("params").items()) r.params.set(k, param_from_json(v));
-  r.status = status_from_string(j.at("status").get<std::string>()).value_or(Status::error);
-  r.reason = j.value("reason", "");
-  r.reference = j.value("reference", "");
-  if (j.contains("work")) r.work = {j["work"].value("flops", 0.0), j["work"].value("bytes", 0.0)};
-  if (j.contains("memory")) {
-    r.io_device_bytes = j["memory"].value("io_device_bytes", std::size_t{0});
-    r.workspace_peak_bytes = j["memory"].value("workspace_peak_bytes", std::size_t{0});
+  r.problem = str_or(j, {"problem"});
+  r.variant = str_or(j, {"variant"});
+  r.name = str_or(j, {"name"});
+  if (r.name.empty()) {
+    // Neither a name nor problem and variant (or not an object): json's own exception.
+    if (r.problem.empty() || r.variant.empty()) (void)j.at("name").get<std::string>();
+    r.name = r.problem + "/" + r.variant;
   }
-  if (j.contains("settings")) {
-    const auto& s = j["settings"];
-    r.settings.warmup = s.value("warmup", r.settings.warmup);
-    r.settings.min_samples = s.value("min_samples", r.settings.min_samples);
-    r.settings.min_time = s.value("min_time_s", r.settings.min_time);
-    r.settings.max_time = s.value("max_time_s", r.settings.max_time);
-    r.settings.noise = s.value("noise", r.settings.noise);
-    r.settings.cache = s.value("cache", "cold") == "hot" ? CacheMode::hot : CacheMode::cold;
-    r.settings.timeout = s.value("timeout_s", 0.0);
-  }
-  if (j.contains("check") && j["check"].is_object()) {
-    const auto& c = j["check"];
-    CheckResult k;
-    k.passed = c.value("passed", false);
-    k.elements = c.value("elements", std::size_t{0});
-    k.mismatches = c.value("mismatches", std::size_t{0});
-    k.nonfinite = c.value("nonfinite", std::size_t{0});
-    k.unwritten = c.value("unwritten", std::size_t{0});
-    k.max_abs_error = c.value("max_abs_error", 0.0);
-    k.rel_l2_error = c.value("rel_l2_error", 0.0);
-    if (c.contains("tolerance")) k.tolerance = {c["tolerance"].value("abs", 0.0), c["tolerance"].value("rel", 0.0)};
-    k.sampled = c.value("sampled", false);
-    k.worst = c.value("worst", "");
-    r.check = k;
-  }
-  if (j.contains("stats") && j["stats"].is_object()) {
-    Timing t;
-    t.samples = j.value("samples_s", std::vector<double>{});
-    t.stats = compute_stats(t.samples);
-    t.noise_reached = j["stats"].value("noise_reached", false);
-    t.stop_reason = j["stats"].value("stop_reason", "");
-    t.wall_time = j["stats"].value("wall_time_s", 0.0);
-    r.timing = t;
-  }
-  if (j.contains("profile")) r.profile = j["profile"];
-  if (j.contains("extra")) r.extra = j["extra"];
-  if (j.contains("rates") && j["rates"].is_object()) {
-    r.gflops = j["rates"].value("gflops", 0.0);
-    r.gbytes_per_s = j["rates"].value("gbytes_per_s", 0.0);
-    r.intensity = j["rates"].value("arithmetic_intensity", 0.0);
-  }
+  r.case_name = str_or(j, {"case"});
+  r.backend = str_or(j, {"backend"});
+  if (const auto* p = at(j, {"params"}); p && p->is_object())
+    for (const auto& k : param_order(j, *p, r.name)) r.params.set(k, param_from_json((*p)[k]));
+  r.status = status_from_string(str_or(j, {"status"})).value_or(Status::error);
+  r.reason = str_or(j, {"reason"});
+  r.reference = str_or(j, {"reference"});
+  r.work = {num_or(j, {"work", "flops"}), num_or(j, {"work", "bytes"})};
+  r.io_device_bytes = count_or(j, {"memory", "io_device_bytes"});
+  r.workspace_peak_bytes = count_or(j, {"memory", "workspace_peak_bytes"});
+  if (const auto* s = at(j, {"settings"}); s && s->is_object()) r.settings = settings_from_json(*s);
+  r.check = check_from_json(j);
+  r.timing = timing_from_json(j);
+  if (const auto* p = at(j, {"profile"})) r.profile = *p;
+  if (const auto* e = at(j, {"extra"})) r.extra = *e;
+  r.gflops = num_or(j, {"rates", "gflops"});
+  r.gbytes_per_s = num_or(j, {"rates", "gbytes_per_s"});
+  r.intensity = num_or(j, {"rates", "arithmetic_intensity"});
+  for (const auto& path : {std::initializer_list<const char*>{"throttled"}, {"stats", "throttled"}, {"clocks", "throttled"}})
+    r.throttled = r.throttled || boolean(j, path).value_or(false);
   return r;
 }
 
@@ -202,6 +279,46 @@ nlohmann::json make_report(const nlohmann::json& environment, const Suite& suite
           {"context", {{"date", environment.value("date", "")}, {"host_name", environment.value("host", "")},
                        {"executable", "harness"}, {"library_build_type", "release"}}},
           {"benchmarks", benchmarks_json(results)}};
+}
+
+namespace {
+void pretty(const nlohmann::json& j, std::size_t indent, std::string& out) {
+  const std::string pad(indent + 2, ' ');
+  if (j.is_object() && !j.empty()) {
+    out += "{\n";
+    bool first = true;
+    for (const auto& [k, v] : j.items()) {
+      if (!first) out += ",\n";
+      first = false;
+      out += pad + nlohmann::json(k).dump() + ": ";
+      pretty(v, indent + 2, out);
+    }
+    out += "\n" + std::string(indent, ' ') + "}";
+  } else if (j.is_array() && !j.empty()) {
+    const bool scalars = std::all_of(j.begin(), j.end(), [](const nlohmann::json& x) { return x.is_primitive(); });
+    if (scalars) {  // samples, param_order and the like: one line
+      out += "[";
+      for (std::size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + j[i].dump();
+      out += "]";
+      return;
+    }
+    out += "[\n";
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      if (i) out += ",\n";
+      out += pad;
+      pretty(j[i], indent + 2, out);
+    }
+    out += "\n" + std::string(indent, ' ') + "]";
+  } else {
+    out += j.dump();
+  }
+}
+}  // namespace
+
+std::string report_text(const nlohmann::json& report) {
+  std::string out;
+  pretty(report, 0, out);
+  return out + "\n";
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

@@ -17,16 +17,26 @@
 namespace harness {
 
 inline constexpr const char* kReportSchema = "harness-report";
-inline constexpr int kReportSchemaVersion = 1;
+// 2: results carry "param_order" (the declared order of their parameters). Version 1
+// reports are still read (the order then comes from the result name).
+inline constexpr int kReportSchemaVersion = 2;
 
 nlohmann::json result_to_json(const Result& r);
-// The inverse, for journals (resume, isolated children) and reports; throws
-// nlohmann::json::exception on a malformed entry.
+// The inverse, and the single decoder of one result: journals (resume, isolated
+// children) and reports (decode_report). A field missing or of the wrong type keeps its
+// default; throws nlohmann::json::exception only when `j` is not an object or has
+// neither a name nor problem and variant.
 Result result_from_json(const nlohmann::json& j);
 nlohmann::json settings_to_json(const MeasureSettings& s);
+// Forgiving like result_from_json.
+MeasureSettings settings_from_json(const nlohmann::json& s);
 nlohmann::json benchmarks_json(const std::vector<Result>& results);
 nlohmann::json make_report(const nlohmann::json& environment, const Suite& suite,
                            const std::vector<Result>& results);
+
+// A report as written to its file: indented by 2 like dump(2), except that arrays of
+// scalars (samples_s, param_order) take one line each. Ends with a newline; parses back to `report`.
+std::string report_text(const nlohmann::json& report);
 
 // Writes `text` to `path` atomically: a temporary file in the same folder, then rename.
 // Throws InputError when the folder cannot be written.

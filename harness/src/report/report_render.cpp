@@ -12,6 +12,7 @@
 #include "run/environment.hpp"
 #include "harness/error.hpp"
 #include "report/report.hpp"
+#include "report/report_model.hpp"
 #include "report/report_svg.hpp"
 
 namespace harness {
@@ -23,137 +24,78 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------------------
 // The report's results, read defensively (a report of an older harness may lack fields).
 
-struct Row {
-  std::string name, case_name, problem, variant, backend, status, reason;
-  json params = json::object();
-  std::vector<std::string> param_order;  // as the result name lists them
-  bool timed = false;
-  std::size_t samples = 0;
-  double median = 0, mean = 0, min = 0, max = 0, stddev = 0, rel_noise = 0;
-  bool noise_reached = true;
-  double gflops = 0, gbps = 0, intensity = 0, flops = 0, bytes = 0;
-  double io_bytes = 0, ws_bytes = 0;
-  std::optional<bool> check_passed;
-  double max_abs_error = 0, rel_l2_error = 0;
-  bool oom() const { return reason.rfind("out of memory", 0) == 0; }
-};
+// Figures of a result as the tables and charts show them.
+bool is_timed(const Result& r) {
+  return r.status == Status::passed && r.timing && r.timing->stats.median > 0;
+}
+const Stats& stats_of(const Result& r) {
+  static const Stats kNone;
+  return r.timing ? r.timing->stats : kNone;
+}
+double median_s(const Result& r) { return is_timed(r) ? stats_of(r).median : 0; }
+double mean_s(const Result& r) { return is_timed(r) ? stats_of(r).mean : 0; }
+double min_s(const Result& r) { return is_timed(r) ? stats_of(r).min : 0; }
+double max_s(const Result& r) { return is_timed(r) ? stats_of(r).max : 0; }
+double stddev_s(const Result& r) { return is_timed(r) ? stats_of(r).stddev : 0; }
+double rel_noise(const Result& r) { return is_timed(r) ? stats_of(r).rel_noise : 0; }
+bool noise_reached(const Result& r) { return !r.timing || r.timing->noise_reached; }
+std::size_t sample_count(const Result& r) {
+  if (!r.timing) return 0;
+  return r.timing->samples.empty() ? r.timing->stats.count : r.timing->samples.size();
+}
+double flops_of(const Result& r) { return r.work.flops; }
+double bytes_of(const Result& r) { return r.work.bytes; }
+double intensity_of(const Result& r) {
+  const double stated = is_timed(r) ? r.intensity : 0;
+  return stated <= 0 && r.work.flops > 0 && r.work.bytes > 0 ? r.work.flops / r.work.bytes : stated;
+}
+double gflops_of(const Result& r) {
+  if (!is_timed(r)) return 0;
+  return r.gflops <= 0 && r.work.flops > 0 ? r.work.flops / median_s(r) / 1e9 : r.gflops;
+}
+double gbps_of(const Result& r) {
+  if (!is_timed(r)) return 0;
+  return r.gbytes_per_s <= 0 && r.work.bytes > 0 ? r.work.bytes / median_s(r) / 1e9 : r.gbytes_per_s;
+}
+double io_bytes(const Result& r) { return static_cast<double>(r.io_device_bytes); }
+double ws_bytes(const Result& r) { return static_cast<double>(r.workspace_peak_bytes); }
+std::string status_text(const Result& r) { return std::string(to_string(r.status)); }
+std::optional<bool> check_passed(const Result& r) {
+  return r.check ? std::optional<bool>(r.check->passed) : std::nullopt;
+}
+bool oom(const Result& r) { return r.reason.rfind("out of memory", 0) == 0; }
 
-const json* at(const json& j, std::initializer_list<const char*> keys) {
-  const json* p = &j;
-  for (const char* k : keys) {
-    if (!p->is_object()) return nullptr;
-    auto it = p->find(k);
-    if (it == p->end()) return nullptr;
-    p = &*it;
-  }
-  return p;
+// A parameter as JSON (null when the result does not have it).
+json pv(const Result& r, const std::string& name) {
+  if (!r.params.has(name)) return nullptr;
+  return std::visit([](const auto& x) { return json(x); }, r.params.at(name));
 }
 
-double num(const json& j, std::initializer_list<const char*> keys, double fallback = 0) {
-  const json* p = at(j, keys);
-  return p && p->is_number() ? p->get<double>() : fallback;
+// In the problem's declared order (the decoder keeps it).
+std::vector<std::string> param_order_of(const Result& r) {
+  std::vector<std::string> out;
+  for (const auto& [n, v] : r.params.entries()) out.push_back(n);
+  return out;
 }
 
-std::string str(const json& j, std::initializer_list<const char*> keys, const std::string& fallback = "") {
-  const json* p = at(j, keys);
-  return p && p->is_string() ? p->get<std::string>() : fallback;
-}
-
-// The device peaks of the environment: "device_peaks" as `harness run` writes them, or
-// "peaks"; null when absent or unavailable.
-const json* device_peaks(const json& env) {
-  for (const char* key : {"device_peaks", "peaks"})
-    if (const json* p = at(env, {key}); p && p->is_object() && (num(*p, {"dram_gbytes_per_s"}) > 0 || num(*p, {"fp32_gflops"}) > 0))
-      return p;
-  return nullptr;
-}
-
-std::vector<Row> read_rows(const json& report) {
-  std::vector<Row> rows;
-  const json* results = at(report, {"results"});
-  if (!results || !results->is_array()) return rows;
-  for (const auto& r : *results) {
-    if (!r.is_object()) continue;
-    Row row;
-    row.name = str(r, {"name"});
-    row.case_name = str(r, {"case"});
-    row.problem = str(r, {"problem"}, "?");
-    row.variant = str(r, {"variant"}, "?");
-    row.backend = str(r, {"backend"});
-    row.status = str(r, {"status"}, "error");
-    row.reason = str(r, {"reason"});
-    if (const json* p = at(r, {"params"}); p && p->is_object()) row.params = *p;
-    // The result name lists the parameters in the problem's declared order
-    // ("gemm/tiled/M:4096/N:4096/K:4096"); the JSON object sorts them.
-    std::size_t pos = 0, seg = 0;
-    while (pos <= row.name.size()) {
-      std::size_t end = row.name.find('/', pos);
-      if (end == std::string::npos) end = row.name.size();
-      if (seg >= 2) {
-        const std::string part = row.name.substr(pos, end - pos);
-        const std::string key = part.substr(0, part.find(':'));
-        if (row.params.contains(key) &&
-            std::find(row.param_order.begin(), row.param_order.end(), key) == row.param_order.end())
-          row.param_order.push_back(key);
-      }
-      ++seg;
-      pos = end + 1;
-    }
-    for (const auto& [k, v] : row.params.items())
-      if (std::find(row.param_order.begin(), row.param_order.end(), k) == row.param_order.end())
-        row.param_order.push_back(k);
-    if (row.name.empty()) row.name = row.problem + "/" + row.variant;
-    const json* stats = at(r, {"stats"});
-    row.timed = row.status == "passed" && stats && stats->is_object() && num(*stats, {"median_s"}) > 0;
-    if (row.timed) {
-      row.median = num(*stats, {"median_s"});
-      row.mean = num(*stats, {"mean_s"});
-      row.min = num(*stats, {"min_s"});
-      row.max = num(*stats, {"max_s"});
-      row.stddev = num(*stats, {"stddev_s"});
-      row.rel_noise = num(*stats, {"rel_noise"});
-      if (const json* nr = at(*stats, {"noise_reached"}); nr && nr->is_boolean()) row.noise_reached = nr->get<bool>();
-      row.samples = static_cast<std::size_t>(num(*stats, {"count"}));
-      if (const json* s = at(r, {"samples_s"}); s && s->is_array() && !s->empty()) row.samples = s->size();
-      row.gflops = num(r, {"rates", "gflops"});
-      row.gbps = num(r, {"rates", "gbytes_per_s"});
-      row.intensity = num(r, {"rates", "arithmetic_intensity"});
-    }
-    row.flops = num(r, {"work", "flops"});
-    row.bytes = num(r, {"work", "bytes"});
-    if (row.intensity <= 0 && row.flops > 0 && row.bytes > 0) row.intensity = row.flops / row.bytes;
-    if (row.timed && row.gflops <= 0 && row.flops > 0) row.gflops = row.flops / row.median / 1e9;
-    if (row.timed && row.gbps <= 0 && row.bytes > 0) row.gbps = row.bytes / row.median / 1e9;
-    row.io_bytes = num(r, {"memory", "io_device_bytes"});
-    row.ws_bytes = num(r, {"memory", "workspace_peak_bytes"});
-    if (const json* c = at(r, {"check"}); c && c->is_object()) {
-      if (const json* p = at(*c, {"passed"}); p && p->is_boolean()) row.check_passed = p->get<bool>();
-      row.max_abs_error = num(*c, {"max_abs_error"});
-      row.rel_l2_error = num(*c, {"rel_l2_error"});
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-std::vector<std::string> problems_of(const std::vector<Row>& rows) {
+std::vector<std::string> problems_of(const std::vector<Result>& rows) {
   std::vector<std::string> out;
   for (const auto& r : rows)
     if (std::find(out.begin(), out.end(), r.problem) == out.end()) out.push_back(r.problem);
   return out;
 }
 
-std::vector<const Row*> rows_of(const std::vector<Row>& rows, const std::string& problem) {
-  std::vector<const Row*> out;
+std::vector<const Result*> rows_of(const std::vector<Result>& rows, const std::string& problem) {
+  std::vector<const Result*> out;
   for (const auto& r : rows)
     if (r.problem == problem) out.push_back(&r);
   return out;
 }
 
-std::vector<std::string> param_names(const std::vector<const Row*>& rows) {
+std::vector<std::string> param_names(const std::vector<const Result*>& rows) {
   std::vector<std::string> out;
-  for (const Row* r : rows)
-    for (const auto& k : r->param_order)
+  for (const Result* r : rows)
+    for (const auto& k : param_order_of(*r))
       if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
   return out;
 }
@@ -165,18 +107,14 @@ struct ParamSplit {
   std::vector<std::string> fixed;
 };
 
-ParamSplit split_params(const std::vector<const Row*>& prow) {
+ParamSplit split_params(const std::vector<const Result*>& prow) {
   ParamSplit split;
   for (const auto& n : param_names(prow)) {
     bool same = prow.size() > 1;
-    // find, not operator[]: a const json's operator[] on a missing key is undefined
-    // behaviour, and the first row need not have every parameter.
-    const json& first = prow.front()->params;
-    const auto f = first.find(n);
-    for (const Row* r : prow) {
-      const auto it = r->params.find(n);
-      if (f == first.end() || it == r->params.end() || *it != *f) same = false;
-    }
+    // The first row need not have every parameter; 1 and 1.0 count as one value.
+    const json first = pv(*prow.front(), n);
+    for (const Result* r : prow)
+      if (first.is_null() || !r->params.has(n) || pv(*r, n) != first) same = false;
     (same ? split.fixed : split.columns).push_back(n);
   }
   return split;
@@ -220,15 +158,15 @@ std::string fmt_3(double v) {
 
 std::string fmt_csv_number(double v) { return fmt::format("{}", v); }
 
-std::string fixed_text(const Row& any, const std::vector<std::string>& fixed) {
+std::string fixed_text(const Result& any, const std::vector<std::string>& fixed) {
   std::vector<std::string> parts;
-  for (const auto& n : fixed) parts.push_back(fmt::format("{}={}", n, param_text(any.params[n])));
+  for (const auto& n : fixed) parts.push_back(fmt::format("{}={}", n, param_text(pv(any, n))));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::string summary_line(const std::vector<Row>& rows) {
+std::string summary_line(const std::vector<Result>& rows) {
   std::map<std::string, int> n;
-  for (const auto& r : rows) ++n[r.status];
+  for (const auto& r : rows) ++n[status_text(r)];
   std::string s = fmt::format("{} results: {} passed, {} failed, {} skipped, {} errors", rows.size(), n["passed"],
                               n["failed"], n["skipped"], n["error"]);
   for (const auto& [status, count] : n)
@@ -238,55 +176,48 @@ std::string summary_line(const std::vector<Row>& rows) {
 }
 
 // The environment as (label, value) lines, shared by markdown and HTML.
-std::vector<std::pair<std::string, std::string>> environment_lines(const json& report) {
+std::vector<std::pair<std::string, std::string>> environment_lines(const Report& report) {
   std::vector<std::pair<std::string, std::string>> out;
-  const json env = report.contains("environment") ? report["environment"] : json::object();
-  const json suite = report.contains("suite") ? report["suite"] : json::object();
-  std::string s = str(suite, {"name"}, "?");
-  if (!str(suite, {"file"}).empty()) s += fmt::format(" ({})", str(suite, {"file"}));
-  // An integer as written (a float such as 1e300 would not convert to an integer type).
-  if (const json* c = at(suite, {"cases"}); c && c->is_number()) s += fmt::format(", {} cases", c->dump());
+  const Environment& env = report.environment;
+  const SuiteInfo& suite = report.suite;
+  std::string s = suite.name.value_or("?");
+  if (!suite.file.value_or("").empty()) s += fmt::format(" ({})", *suite.file);
+  if (suite.cases) s += fmt::format(", {} cases", fmt_num(*suite.cases));
   out.emplace_back("Suite", s);
-  out.emplace_back("Date", str(env, {"date"}, "?"));
-  if (const json* g = at(env, {"gpu"}); g && g->is_object()) {
-    std::string gpu = str(*g, {"name"}, "?");
+  out.emplace_back("Date", env.date.value_or("?"));
+  if (const auto& g = env.gpu) {
+    std::string gpu = g->name.value_or("?");
     std::vector<std::string> details;
-    if (num(*g, {"sm_count"}) > 0) details.push_back(fmt::format("{} SMs", fmt_num(num(*g, {"sm_count"}))));
-    if (!str(*g, {"compute_capability"}).empty()) details.push_back("cc " + str(*g, {"compute_capability"}));
-    if (num(*g, {"memory_gib"}) > 0) details.push_back(fmt::format("{:.0f} GiB", num(*g, {"memory_gib"})));
-    if (num(*g, {"sm_clock_max_mhz"}) > 0)
-      details.push_back(fmt::format("SM clock up to {} MHz", fmt_num(num(*g, {"sm_clock_max_mhz"}))));
-    if (num(*g, {"memory_clock_mhz"}) > 0)
-      details.push_back(fmt::format("memory clock {} MHz", fmt_num(num(*g, {"memory_clock_mhz"}))));
+    if (g->sm_count > 0) details.push_back(fmt::format("{} SMs", fmt_num(g->sm_count)));
+    if (!g->compute_capability.value_or("").empty()) details.push_back("cc " + *g->compute_capability);
+    if (g->memory_gib > 0) details.push_back(fmt::format("{:.0f} GiB", g->memory_gib));
+    if (g->sm_clock_max_mhz > 0) details.push_back(fmt::format("SM clock up to {} MHz", fmt_num(g->sm_clock_max_mhz)));
+    if (g->memory_clock_mhz > 0) details.push_back(fmt::format("memory clock {} MHz", fmt_num(g->memory_clock_mhz)));
     if (!details.empty()) gpu += fmt::format(" ({})", fmt::join(details, ", "));
     out.emplace_back("GPU", gpu);
   } else {
-    const std::string why = str(env, {"gpu_unavailable_reason"});
+    const std::string why = env.gpu_unavailable_reason.value_or("");
     out.emplace_back("GPU", why.empty() ? "none" : "none: " + why);
   }
-  if (const json* p = device_peaks(env)) {
+  if (const auto& p = env.peaks) {
     std::vector<std::string> parts;
-    if (num(*p, {"dram_gbytes_per_s"}) > 0) parts.push_back(fmt::format("{} GB/s DRAM", fmt_3(num(*p, {"dram_gbytes_per_s"}))));
-    if (num(*p, {"fp32_gflops"}) > 0) parts.push_back(fmt::format("{} GFLOP/s FP32", fmt_3(num(*p, {"fp32_gflops"}))));
+    if (p->dram_gbytes_per_s > 0) parts.push_back(fmt::format("{} GB/s DRAM", fmt_3(p->dram_gbytes_per_s)));
+    if (p->fp32_gflops > 0) parts.push_back(fmt::format("{} GFLOP/s FP32", fmt_3(p->fp32_gflops)));
     if (!parts.empty()) out.emplace_back("Device peaks", fmt::format("{}", fmt::join(parts, ", ")));
   }
-  out.emplace_back("CUDA", fmt::format("driver {}, runtime {}", str(env, {"cuda_driver"}, "?"), str(env, {"cuda_runtime"}, "?")));
-  std::string host = str(env, {"host"}, "?");
-  if (!str(env, {"cpu"}).empty()) host += ": " + str(env, {"cpu"});
-  if (num(env, {"cpu_threads"}) > 0) host += fmt::format(", {} threads", fmt_num(num(env, {"cpu_threads"})));
+  out.emplace_back("CUDA", fmt::format("driver {}, runtime {}", env.cuda_driver.value_or("?"), env.cuda_runtime.value_or("?")));
+  std::string host = env.host.value_or("?");
+  if (!env.cpu.value_or("").empty()) host += ": " + *env.cpu;
+  if (env.cpu_threads > 0) host += fmt::format(", {} threads", fmt_num(env.cpu_threads));
   out.emplace_back("Host", host);
-  out.emplace_back("Harness", fmt::format("{}, commit {}", str(env, {"harness_version"}, "?"), str(env, {"git_commit"}, "?")));
-  if (!str(env, {"command_line"}).empty()) out.emplace_back("Command", str(env, {"command_line"}));
-  if (const json* st = at(suite, {"settings"}); st && st->is_object()) {
-    std::vector<std::string> parts;
-    if (!str(*st, {"cache"}).empty()) parts.push_back("cache " + str(*st, {"cache"}));
-    if (at(*st, {"warmup"})) parts.push_back(fmt::format("warm-up {}", fmt_num(num(*st, {"warmup"}))));
-    if (at(*st, {"min_samples"}) || at(*st, {"min_time_s"}))
-      parts.push_back(fmt::format("at least {} samples and {} s", fmt_num(num(*st, {"min_samples"})),
-                                  fmt_num(num(*st, {"min_time_s"}))));
-    if (at(*st, {"max_time_s"})) parts.push_back(fmt::format("at most {} s", fmt_num(num(*st, {"max_time_s"}))));
-    if (at(*st, {"noise"})) parts.push_back(fmt::format("noise target {}%", fmt_num(num(*st, {"noise"}) * 100)));
-    if (!parts.empty()) out.emplace_back("Settings", fmt::format("{}", fmt::join(parts, ", ")));
+  out.emplace_back("Harness", fmt::format("{}, commit {}", env.harness_version.value_or("?"), env.git_commit.value_or("?")));
+  if (!env.command_line.value_or("").empty()) out.emplace_back("Command", *env.command_line);
+  if (const auto& st = suite.settings) {
+    const std::vector<std::string> parts = {
+        "cache " + std::string(to_string(st->cache)), fmt::format("warm-up {}", st->warmup),
+        fmt::format("at least {} samples and {} s", st->min_samples, fmt_num(st->min_time)),
+        fmt::format("at most {} s", fmt_num(st->max_time)), fmt::format("noise target {}%", fmt_num(st->noise * 100))};
+    out.emplace_back("Settings", fmt::format("{}", fmt::join(parts, ", ")));
   }
   return out;
 }
@@ -296,17 +227,17 @@ struct Cells {
   std::string status, median, noise, gflops, gbps, memory, note;
 };
 
-Cells cells_of(const Row& r) {
+Cells cells_of(const Result& r) {
   Cells c;
-  c.status = r.status;
-  c.median = r.timed ? fmt_seconds(r.median) : "-";
-  c.noise = r.timed ? fmt::format("{:.1f}%", r.rel_noise * 100) : "-";
-  c.gflops = r.timed && r.flops > 0 ? fmt_3(r.gflops) : "-";
-  c.gbps = r.timed && r.bytes > 0 ? fmt_3(r.gbps) : "-";
-  c.memory = r.ws_bytes > 0 ? fmt_bytes(r.ws_bytes) : "-";
+  c.status = status_text(r);
+  c.median = is_timed(r) ? fmt_seconds(median_s(r)) : "-";
+  c.noise = is_timed(r) ? fmt::format("{:.1f}%", rel_noise(r) * 100) : "-";
+  c.gflops = is_timed(r) && flops_of(r) > 0 ? fmt_3(gflops_of(r)) : "-";
+  c.gbps = is_timed(r) && bytes_of(r) > 0 ? fmt_3(gbps_of(r)) : "-";
+  c.memory = ws_bytes(r) > 0 ? fmt_bytes(ws_bytes(r)) : "-";
   std::vector<std::string> notes;
   if (!r.reason.empty()) notes.push_back(r.reason);
-  if (r.timed && !r.noise_reached) notes.push_back("noise target not reached");
+  if (is_timed(r) && !noise_reached(r)) notes.push_back("noise target not reached");
   c.note = fmt::format("{}", fmt::join(notes, "; "));
   return c;
 }
@@ -328,11 +259,11 @@ std::string md_escape(const std::string& s) {
 // ---------------------------------------------------------------------------------------
 // Markdown
 
-std::string render_report_markdown(const json& report) {
-  const std::vector<Row> rows = read_rows(report);
+std::string render_report_markdown(const Report& report) {
+  const std::vector<Result>& rows = report.results;
   std::string o;
-  o += fmt::format("# harness report: {}\n\n", md_escape(str(report, {"suite", "name"}, "?")));
-  if (!str(report, {"suite", "description"}).empty()) o += md_escape(str(report, {"suite", "description"})) + "\n\n";
+  o += fmt::format("# harness report: {}\n\n", md_escape(report.suite.name.value_or("?")));
+  if (!report.suite.description.value_or("").empty()) o += md_escape(*report.suite.description) + "\n\n";
   o += "| | |\n|---|---|\n";
   for (const auto& [k, v] : environment_lines(report))
     o += fmt::format("| {} | {} |\n", k, k == "Command" ? "`" + md_escape(v) + "`" : md_escape(v));
@@ -349,16 +280,16 @@ std::string render_report_markdown(const json& report) {
     o += "\n|---|";
     for (const auto& n : names) {
       bool numeric = true;
-      for (const Row* r : prow)
-        if (r->params.contains(n) && !r->params[n].is_number()) numeric = false;
+      for (const Result* r : prow)
+        if (r->params.has(n) && !pv(*r, n).is_number()) numeric = false;
       o += numeric ? "---:|" : "---|";
     }
     o += "---|---:|---:|---:|---:|---:|---|\n";
-    for (const Row* r : prow) {
+    for (const Result* r : prow) {
       const Cells c = cells_of(*r);
       o += fmt::format("| {} |", md_escape(r->variant));
       for (const auto& n : names)
-        o += fmt::format(" {} |", r->params.contains(n) ? md_escape(param_text(r->params[n])) : "");
+        o += fmt::format(" {} |", r->params.has(n) ? md_escape(param_text(pv(*r, n))) : "");
       o += fmt::format(" {} | {} | {} | {} | {} | {} | {} |\n", c.status, c.median, c.noise, c.gflops, c.gbps, c.memory,
                        md_escape(c.note));
     }
@@ -381,9 +312,9 @@ std::string csv_field(const std::string& s) {
 }
 }  // namespace
 
-std::string render_report_csv(const json& report) {
-  const std::vector<Row> rows = read_rows(report);
-  std::vector<const Row*> all;
+std::string render_report_csv(const Report& report) {
+  const std::vector<Result>& rows = report.results;
+  std::vector<const Result*> all;
   for (const auto& r : rows) all.push_back(&r);
   const auto names = param_names(all);
   std::vector<std::string> head = {"name", "case", "problem", "variant", "backend"};
@@ -401,19 +332,19 @@ std::string render_report_csv(const json& report) {
     o += "\n";
   };
   line(head);
-  for (const Row& r : rows) {
+  for (const Result& r : rows) {
     std::vector<std::string> f = {r.name, r.case_name, r.problem, r.variant, r.backend};
-    for (const auto& n : names) f.push_back(r.params.contains(n) ? param_text(r.params[n]) : "");
-    f.push_back(r.status);
+    for (const auto& n : names) f.push_back(r.params.has(n) ? param_text(pv(r, n)) : "");
+    f.push_back(status_text(r));
     f.push_back(r.reason);
-    auto timed = [&](double v) { return r.timed ? fmt_csv_number(v) : std::string(); };
-    f.push_back(r.timed ? fmt::format("{}", r.samples) : "");
-    for (double v : {r.median, r.mean, r.min, r.max, r.stddev, r.rel_noise, r.gflops, r.gbps}) f.push_back(timed(v));
-    f.push_back(r.intensity > 0 ? fmt_csv_number(r.intensity) : "");
-    for (double v : {r.flops, r.bytes, r.io_bytes, r.ws_bytes}) f.push_back(fmt_csv_number(v));
-    f.push_back(r.check_passed ? (*r.check_passed ? "true" : "false") : "");
-    f.push_back(r.check_passed ? fmt_csv_number(r.max_abs_error) : "");
-    f.push_back(r.check_passed ? fmt_csv_number(r.rel_l2_error) : "");
+    auto timed = [&](double v) { return is_timed(r) ? fmt_csv_number(v) : std::string(); };
+    f.push_back(is_timed(r) ? fmt::format("{}", sample_count(r)) : "");
+    for (double v : {median_s(r), mean_s(r), min_s(r), max_s(r), stddev_s(r), rel_noise(r), gflops_of(r), gbps_of(r)}) f.push_back(timed(v));
+    f.push_back(intensity_of(r) > 0 ? fmt_csv_number(intensity_of(r)) : "");
+    for (double v : {flops_of(r), bytes_of(r), io_bytes(r), ws_bytes(r)}) f.push_back(fmt_csv_number(v));
+    f.push_back(check_passed(r) ? (*check_passed(r) ? "true" : "false") : "");
+    f.push_back(check_passed(r) ? fmt_csv_number(r.check->max_abs_error) : "");
+    f.push_back(check_passed(r) ? fmt_csv_number(r.check->rel_l2_error) : "");
     line(f);
   }
   return o;
@@ -435,24 +366,24 @@ struct Layout {
   std::vector<std::string> series_params;  // parameters that split series (besides the variant)
 };
 
-bool numeric_param(const std::vector<const Row*>& rows, const std::string& name) {
+bool numeric_param(const std::vector<const Result*>& rows, const std::string& name) {
   bool any = false;
-  for (const Row* r : rows) {
-    if (!r->params.contains(name)) continue;
-    if (!r->params[name].is_number()) return false;
+  for (const Result* r : rows) {
+    if (!r->params.has(name)) continue;
+    if (!pv(*r, name).is_number()) return false;
     any = true;
   }
   return any;
 }
 
-std::size_t distinct(const std::vector<const Row*>& rows, const std::string& name) {
+std::size_t distinct(const std::vector<const Result*>& rows, const std::string& name) {
   std::set<std::string> v;
-  for (const Row* r : rows)
-    if (r->params.contains(name)) v.insert(r->params[name].dump());
+  for (const Result* r : rows)
+    if (r->params.has(name)) v.insert(pv(*r, name).dump());
   return v.size();
 }
 
-Layout choose_layout(const std::vector<const Row*>& rows, const std::vector<std::string>& prefer, bool prefer_first) {
+Layout choose_layout(const std::vector<const Result*>& rows, const std::vector<std::string>& prefer, bool prefer_first) {
   Layout l;
   const auto names = param_names(rows);
   std::vector<std::string> numeric;
@@ -484,9 +415,9 @@ Layout choose_layout(const std::vector<const Row*>& rows, const std::vector<std:
     if (n == best) continue;
     bool equal = numeric_param(rows, n), determined = true, varies = distinct(rows, n) > 1;
     std::map<std::string, std::string> by_x;
-    for (const Row* r : rows) {
-      const std::string xv = r->params.contains(best) ? r->params[best].dump() : "";
-      const std::string v = r->params.contains(n) ? r->params[n].dump() : "";
+    for (const Result* r : rows) {
+      const std::string xv = r->params.has(best) ? pv(*r, best).dump() : "";
+      const std::string v = r->params.has(n) ? pv(*r, n).dump() : "";
       if (xv != v) equal = false;
       auto [it, inserted] = by_x.emplace(xv, v);
       if (!inserted && it->second != v) determined = false;
@@ -502,16 +433,16 @@ Layout choose_layout(const std::vector<const Row*>& rows, const std::vector<std:
   return l;
 }
 
-std::string series_key(const Row& r, const Layout& l) {
+std::string series_key(const Result& r, const Layout& l) {
   std::string key = r.variant;
   for (const auto& n : l.series_params)
-    if (r.params.contains(n)) key += fmt::format(" {}={}", n, param_text(r.params[n]));
+    if (r.params.has(n)) key += fmt::format(" {}={}", n, param_text(pv(r, n)));
   return key;
 }
 
-std::string describe(const Row& r) {
+std::string describe(const Result& r) {
   std::string s = r.problem + "/" + r.variant;
-  for (const auto& k : r.param_order) s += fmt::format(" {}={}", k, param_text(r.params[k]));
+  for (const auto& k : param_order_of(r)) s += fmt::format(" {}={}", k, param_text(pv(r, k)));
   return s;
 }
 
@@ -551,13 +482,13 @@ void y_axis(svg::Axis& axis, const std::vector<double>& ys, const std::string& l
   axis.from_zero = !axis.log;
 }
 
-std::string throughput_chart(const std::string& problem, const std::vector<const Row*>& prow, std::size_t index) {
-  std::vector<const Row*> timed;
-  for (const Row* r : prow)
-    if (r->timed) timed.push_back(r);
+std::string throughput_chart(const std::string& problem, const std::vector<const Result*>& prow, std::size_t index) {
+  std::vector<const Result*> timed;
+  for (const Result* r : prow)
+    if (is_timed(*r)) timed.push_back(r);
   if (timed.empty()) {
     std::map<std::string, int> n;
-    for (const Row* r : prow) ++n[r->status];
+    for (const Result* r : prow) ++n[status_text(*r)];
     return fmt::format("<p class=\"nochart\">No timed result for <b>{}</b> ({} skipped, {} failed, {} errors): "
                        "nothing to plot.</p>\n",
                        escape(problem), n["skipped"], n["failed"], n["error"]);
@@ -570,10 +501,10 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
   // else the median time.
   bool all_flops = true, all_bytes = true;
   double tmax = 0;
-  for (const Row* r : timed) {
-    all_flops = all_flops && r->flops > 0;
-    all_bytes = all_bytes && r->bytes > 0;
-    tmax = std::max(tmax, r->median);
+  for (const Result* r : timed) {
+    all_flops = all_flops && flops_of(*r) > 0;
+    all_bytes = all_bytes && bytes_of(*r) > 0;
+    tmax = std::max(tmax, median_s(*r));
   }
   std::string unit = "s";
   double scale = 1;
@@ -590,7 +521,7 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
   // would make dozens of two-point lines. Then the x axis is the work of one run and
   // every variant is one series.
   std::set<std::string> keys;
-  for (const Row* r : timed) keys.insert(series_key(*r, l));
+  for (const Result* r : timed) keys.insert(series_key(*r, l));
   constexpr std::size_t kMaxSeries = 12;
   const bool by_work = keys.size() > kMaxSeries && (all_flops || all_bytes);
   const std::string x_label = by_work ? (all_flops ? "work per run (GFLOP)" : "bytes per run (GB)") : l.x_label;
@@ -599,16 +530,16 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
                                       : "median time of each result; lower is better";
   if (by_work) c.subtitle += "; one point per shape, one series per variant";
   std::vector<double> xs, ys;
-  for (const Row* r : timed) {
-    if (!by_work && !r->params.contains(l.x)) continue;
-    const double x = by_work ? (all_flops ? r->flops : r->bytes) * 1e-9 : r->params[l.x].get<double>();
-    const double y = all_flops ? r->gflops : all_bytes ? r->gbps : r->median * scale;
+  for (const Result* r : timed) {
+    if (!by_work && !r->params.has(l.x)) continue;
+    const double x = by_work ? (all_flops ? flops_of(*r) : bytes_of(*r)) * 1e-9 : pv(*r, l.x).get<double>();
+    const double y = all_flops ? gflops_of(*r) : all_bytes ? gbps_of(*r) : median_s(*r) * scale;
     const std::size_t si = series_index(c.series, by_work ? r->variant : series_key(*r, l));
     const std::string value = all_flops ? fmt::format("{} GFLOP/s", fmt_3(y))
                               : all_bytes ? fmt::format("{} GB/s", fmt_3(y))
-                                          : fmt_seconds(r->median);
+                                          : fmt_seconds(median_s(*r));
     c.series[si].points.push_back({x, y, fmt::format("{}: {} (median {}, {} samples)", describe(*r), value,
-                                                     fmt_seconds(r->median), r->samples)});
+                                                     fmt_seconds(median_s(*r)), sample_count(*r))});
     if (by_work) c.series[si].line = false;
     xs.push_back(x);
     ys.push_back(y);
@@ -619,22 +550,21 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
   return svg::render(c);
 }
 
-std::string roofline_chart(const json& report, const std::vector<Row>& rows, std::string& note) {
+std::string roofline_chart(const Report& report, const std::vector<Result>& rows, std::string& note) {
   double peak_bw = 0, peak_flops = 0;
   bool have_peaks = false;
-  static const json kNoEnvironment = json::object();
-  if (const json* p = device_peaks(report.contains("environment") ? report["environment"] : kNoEnvironment)) {
-    peak_bw = num(*p, {"dram_gbytes_per_s"});
-    peak_flops = num(*p, {"fp32_gflops"});
+  if (const auto& p = report.environment.peaks) {
+    peak_bw = p->dram_gbytes_per_s;
+    peak_flops = p->fp32_gflops;
     have_peaks = peak_bw > 0 || peak_flops > 0;
   }
   std::string source = "device peak";
   if (!have_peaks) {
     source = "best measured";
     for (const auto& r : rows) {
-      if (!r.timed) continue;
-      if (r.bytes > 0) peak_bw = std::max(peak_bw, r.gbps);
-      if (r.flops > 0) peak_flops = std::max(peak_flops, r.gflops);
+      if (!is_timed(r)) continue;
+      if (bytes_of(r) > 0) peak_bw = std::max(peak_bw, gbps_of(r));
+      if (flops_of(r) > 0) peak_flops = std::max(peak_flops, gflops_of(r));
     }
   }
   svg::Chart c;
@@ -652,22 +582,22 @@ std::string roofline_chart(const json& report, const std::vector<Row>& rows, std
   std::size_t not_shown = 0;
   double xlo = std::numeric_limits<double>::infinity(), xhi = 0;
   for (const auto& r : rows) {
-    if (!r.timed) continue;
-    if (!(r.flops > 0 && r.bytes > 0 && r.intensity > 0 && r.gflops > 0)) {
+    if (!is_timed(r)) continue;
+    if (!(flops_of(r) > 0 && bytes_of(r) > 0 && intensity_of(r) > 0 && gflops_of(r) > 0)) {
       ++not_shown;
       continue;
     }
     const std::size_t si = series_index(c.series, r.problem + "/" + r.variant);
     c.series[si].line = false;
-    const double roof = peak_bw > 0 && peak_flops > 0 ? std::min(peak_flops, peak_bw * r.intensity)
+    const double roof = peak_bw > 0 && peak_flops > 0 ? std::min(peak_flops, peak_bw * intensity_of(r))
                         : peak_flops > 0               ? peak_flops
-                                                       : peak_bw * r.intensity;
-    c.series[si].points.push_back({r.intensity, r.gflops,
+                                                       : peak_bw * intensity_of(r);
+    c.series[si].points.push_back({intensity_of(r), gflops_of(r),
                                    fmt::format("{}: {} GFLOP/s at {} FLOP/byte ({:.0f}% of the roof)", describe(r),
-                                               fmt_3(r.gflops), fmt_3(r.intensity),
-                                               roof > 0 ? 100 * r.gflops / roof : 0.0)});
-    xlo = std::min(xlo, r.intensity);
-    xhi = std::max(xhi, r.intensity);
+                                               fmt_3(gflops_of(r)), fmt_3(intensity_of(r)),
+                                               roof > 0 ? 100 * gflops_of(r) / roof : 0.0)});
+    xlo = std::min(xlo, intensity_of(r));
+    xhi = std::max(xhi, intensity_of(r));
   }
   if (!(xhi > 0)) {
     note = not_shown ? fmt::format("No timed result has both FLOPs and bytes ({} without): no roofline to draw.",
@@ -701,18 +631,18 @@ std::string roofline_chart(const json& report, const std::vector<Row>& rows, std
   return svg::render(c);
 }
 
-std::string memory_charts(const std::vector<Row>& rows) {
+std::string memory_charts(const std::vector<Result>& rows) {
   std::string o;
   std::size_t index = 0;
   for (const auto& problem : problems_of(rows)) {
     const auto prow = rows_of(rows, problem);
     bool any = false;
-    for (const Row* r : prow) any = any || r->ws_bytes > 0 || r->oom();
+    for (const Result* r : prow) any = any || ws_bytes(*r) > 0 || oom(*r);
     if (!any) continue;
     const Layout l = choose_layout(prow, {"seq_len", "N", "n", "S", "L", "M", "K"}, true);
     if (!l.ok) continue;
     double wmax = 0;
-    for (const Row* r : prow) wmax = std::max(wmax, r->ws_bytes);
+    for (const Result* r : prow) wmax = std::max(wmax, ws_bytes(*r));
     std::string unit = "B";
     double div = 1;
     if (wmax >= 1024.0 * 1024 * 1024) unit = "GiB", div = 1024.0 * 1024 * 1024;
@@ -721,28 +651,28 @@ std::string memory_charts(const std::vector<Row>& rows) {
     // Only the series that used extra memory or ran out of it (a host variant's 0 would
     // only flatten the chart).
     std::set<std::string> used;
-    for (const Row* r : prow)
-      if (r->ws_bytes > 0 || r->oom()) used.insert(series_key(*r, l));
+    for (const Result* r : prow)
+      if (ws_bytes(*r) > 0 || oom(*r)) used.insert(series_key(*r, l));
     svg::Chart c;
     c.id = fmt::format("memory-{}", index++);
     c.title = fmt::format("{}: extra device memory against {}", problem, l.x_label);
     c.subtitle = "peak workspace each variant allocated beyond inputs and outputs; x at the top: skipped, out of memory";
     c.edge_marker_label = "out of memory (skipped)";
     std::vector<double> xs, ys;
-    for (const Row* r : prow) {
-      if (!r->params.contains(l.x) || !used.count(series_key(*r, l))) continue;
-      const double x = r->params[l.x].get<double>();
+    for (const Result* r : prow) {
+      if (!r->params.has(l.x) || !used.count(series_key(*r, l))) continue;
+      const double x = pv(*r, l.x).get<double>();
       const std::size_t si = series_index(c.series, series_key(*r, l));
-      if (r->oom()) {
+      if (oom(*r)) {
         c.edge_markers.push_back({x, si, fmt::format("{}: {}", describe(*r), r->reason)});
         xs.push_back(x);
         continue;
       }
-      if (r->status != "passed" && !(r->ws_bytes > 0)) continue;
+      if (status_text(*r) != "passed" && !(ws_bytes(*r) > 0)) continue;
       c.series[si].points.push_back(
-          {x, r->ws_bytes / div, fmt::format("{}: {} extra", describe(*r), fmt_bytes(r->ws_bytes))});
+          {x, ws_bytes(*r) / div, fmt::format("{}: {} extra", describe(*r), fmt_bytes(ws_bytes(*r)))});
       xs.push_back(x);
-      ys.push_back(r->ws_bytes / div);
+      ys.push_back(ws_bytes(*r) / div);
     }
     x_axis(c.x, xs, l.x_label);
     y_axis(c.y, ys, fmt::format("workspace peak ({})", unit), 16);
@@ -760,7 +690,7 @@ std::string memory_charts(const std::vector<Row>& rows) {
   return o;
 }
 
-std::string html_table(const std::vector<const Row*>& prow) {
+std::string html_table(const std::vector<const Result*>& prow) {
   const ParamSplit split = split_params(prow);
   const auto& names = split.columns;
   std::string o;
@@ -770,11 +700,11 @@ std::string html_table(const std::vector<const Row*>& prow) {
   for (const auto& n : names) o += fmt::format("<th>{}</th>", escape(n));
   for (const char* h : kTableHead) o += fmt::format("<th>{}</th>", h);
   o += "</tr></thead>\n<tbody>\n";
-  for (const Row* r : prow) {
+  for (const Result* r : prow) {
     const Cells c = cells_of(*r);
-    o += fmt::format("<tr class=\"{}\"><td>{}</td>", escape(r->status), escape(r->variant));
+    o += fmt::format("<tr class=\"{}\"><td>{}</td>", escape(status_text(*r)), escape(r->variant));
     for (const auto& n : names)
-      o += fmt::format("<td class=\"num\">{}</td>", r->params.contains(n) ? escape(param_text(r->params[n])) : "");
+      o += fmt::format("<td class=\"num\">{}</td>", r->params.has(n) ? escape(param_text(pv(*r, n))) : "");
     o += fmt::format(
         "<td class=\"status\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"note\">{}</td></tr>\n",
@@ -807,17 +737,17 @@ footer { margin-top: 40px; font-size: 12px; color: #777; }
 
 }  // namespace
 
-std::string render_report_html(const json& report) {
-  const std::vector<Row> rows = read_rows(report);
-  const std::string suite = str(report, {"suite", "name"}, "?");
+std::string render_report_html(const Report& report) {
+  const std::vector<Result>& rows = report.results;
+  const std::string suite = report.suite.name.value_or("?");
   std::string o;
   o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   // Nothing may be fetched: the file is the whole report.
   o += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n";
   o += fmt::format("<title>harness report: {}</title>\n<style>{}</style>\n</head>\n<body>\n", escape(suite), kStyle);
   o += fmt::format("<h1>harness report: {}</h1>\n", escape(suite));
-  if (!str(report, {"suite", "description"}).empty())
-    o += fmt::format("<p>{}</p>\n", escape(str(report, {"suite", "description"})));
+  if (!report.suite.description.value_or("").empty())
+    o += fmt::format("<p>{}</p>\n", escape(*report.suite.description));
   o += "<table class=\"env\">\n";
   for (const auto& [k, v] : environment_lines(report))
     o += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(k), escape(v));
@@ -846,14 +776,14 @@ std::string render_report_html(const json& report) {
   }
   o += fmt::format("<footer>Rendered by harness {} from a report written by harness {} (schema {} version {}); "
                    "hover over a point for its details.</footer>\n",
-                   escape(harness_version()), escape(str(report, {"environment", "harness_version"}, "?")),
-                   escape(str(report, {"schema"}, "?")), fmt_num(num(report, {"schema_version"})));
+                   escape(harness_version()), escape(report.environment.harness_version.value_or("?")),
+                   escape(report.format), report.schema_version);
   o += "</body>\n</html>\n";
   return o;
 }
 
-std::string render_report(const json& report, const std::string& format) {
-  if (str(report, {"schema"}) != kReportSchema)
+std::string render_report(const Report& report, const std::string& format) {
+  if (!report.is_harness_report())
     throw InputError("not a harness report (Google Benchmark JSON has no results to render)");
   if (format == "md") return render_report_markdown(report);
   if (format == "csv") return render_report_csv(report);

@@ -4,16 +4,16 @@
 // against size per problem, a roofline, and extra device memory against size.
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "report/report_model.hpp"
 
 namespace harness {
 
-std::string render_report_markdown(const nlohmann::json& report);
-std::string render_report_csv(const nlohmann::json& report);
-std::string render_report_html(const nlohmann::json& report);
+std::string render_report_markdown(const Report& report);
+std::string render_report_csv(const Report& report);
+std::string render_report_html(const Report& report);
 
 // format: md, csv or html. Throws InputError for anything else or for a report that is
 // not a harness report (Google Benchmark JSON has no results to render).
-std::string render_report(const nlohmann::json& report, const std::string& format);
+std::string render_report(const Report& report, const std::string& format);
 
 }  // namespace harness

@@ -10,6 +10,7 @@
 
 #include "harness/error.hpp"
 #include "report/report.hpp"
+#include "report/report_model.hpp"
 
 namespace harness {
 
@@ -223,21 +224,21 @@ ReportValidation validate_report_file(const std::string& path, const std::string
   v.issues = validator.validate(report);
   if (!v.issues.empty()) return v;
   // What a schema cannot say: the summary counts the results, stats count the samples.
+  const Report model = decode_report(report, path);
   std::map<std::string, long long> counts;
-  for (const auto& r : report["results"]) ++counts[r["status"].get<std::string>()];
+  for (const Result& r : model.results) ++counts[std::string(to_string(r.status))];
   for (const auto& [status, n] : report["summary"].items()) {
     const long long expected = counts.count(status) ? counts[status] : 0;
     if (n.get<long long>() != expected)
       v.issues.push_back({"summary." + status, fmt::format("says {}, but {} results have status '{}'",
                                                            n.get<long long>(), expected, status)});
   }
-  std::size_t i = 0;
-  for (const auto& r : report["results"]) {
-    if (r["stats"].is_object() && r["stats"]["count"].get<double>() != static_cast<double>(r["samples_s"].size()))
+  for (std::size_t i = 0; i < model.results.size(); ++i) {
+    const Result& r = model.results[i];
+    if (r.timing && r.timing->stats.count != r.timing->samples.size())
       v.issues.push_back({fmt::format("results[{}].stats.count", i),
-                          fmt::format("says {}, but samples_s holds {} samples", r["stats"]["count"].dump(),
-                                      r["samples_s"].size())});
-    ++i;
+                          fmt::format("says {}, but samples_s holds {} samples", r.timing->stats.count,
+                                      r.timing->samples.size())});
   }
   return v;
 }

@@ -40,6 +40,7 @@ struct Result {
   std::size_t io_device_bytes = 0;         // inputs + outputs on the device
   std::size_t workspace_peak_bytes = 0;    // extra device memory the variant used
   MeasureSettings settings;
+  bool throttled = false;  // the GPU throttled while this result was measured
   // The profiling pass (kernel breakdown, counters, roofline), kept as JSON so that it
   // crosses --isolate unchanged; null when not profiled.
   nlohmann::json profile;

@@ -1,0 +1,122 @@
+#include "report/report_model.hpp"
+
+#include <fmt/format.h>
+
+#include "harness/error.hpp"
+#include "report/google_benchmark.hpp"
+#include "report/json_get.hpp"
+#include "report/report.hpp"
+
+namespace harness {
+
+bool Report::is_harness_report() const { return format == kReportSchema; }
+
+namespace {
+
+using nlohmann::json;
+using namespace json_get;
+
+Environment environment_from_json(const json& env) {
+  Environment e;
+  if (!env.is_object()) return e;
+  e.raw = env;
+  e.date = str(env, {"date"});
+  e.host = str(env, {"host"});
+  e.cpu = str(env, {"cpu"});
+  e.cuda_driver = str(env, {"cuda_driver"});
+  e.cuda_runtime = str(env, {"cuda_runtime"});
+  e.harness_version = str(env, {"harness_version"});
+  e.git_commit = str(env, {"git_commit"});
+  e.command_line = str(env, {"command_line"});
+  e.gpu_unavailable_reason = str(env, {"gpu_unavailable_reason"});
+  e.cpu_threads = num_or(env, {"cpu_threads"});
+  if (const json* g = at(env, {"gpu"}); g && g->is_object()) {
+    GpuInfo gpu;
+    gpu.name = str(*g, {"name"});
+    gpu.compute_capability = str(*g, {"compute_capability"});
+    gpu.sm_count = num_or(*g, {"sm_count"});
+    gpu.memory_gib = num_or(*g, {"memory_gib"});
+    gpu.sm_clock_max_mhz = num_or(*g, {"sm_clock_max_mhz"});
+    gpu.memory_clock_mhz = num_or(*g, {"memory_clock_mhz"});
+    e.gpu = gpu;
+  }
+  // "device_peaks" as `harness run` writes them, or "peaks"; unavailable ones are absent.
+  for (const char* key : {"device_peaks", "peaks"}) {
+    const json* p = at(env, {key});
+    if (!p || !p->is_object()) continue;
+    const DevicePeaks peaks{num_or(*p, {"dram_gbytes_per_s"}), num_or(*p, {"fp32_gflops"})};
+    if (peaks.dram_gbytes_per_s > 0 || peaks.fp32_gflops > 0) {
+      e.peaks = peaks;
+      break;
+    }
+  }
+  return e;
+}
+
+SuiteInfo suite_from_json(const json& suite) {
+  SuiteInfo s;
+  s.name = str(suite, {"name"});
+  s.file = str(suite, {"file"});
+  s.description = str(suite, {"description"});
+  s.cases = num(suite, {"cases"});
+  // An empty object (reports converted from other tools) states no settings.
+  if (const json* st = at(suite, {"settings"}); st && st->is_object() && !st->empty())
+    s.settings = settings_from_json(*st);
+  return s;
+}
+
+Report decode_harness(const json& j, const std::string& path) {
+  Report rep;
+  rep.path = path;
+  rep.format = kReportSchema;
+  const double version = num_or(j, {"schema_version"}, 1);
+  rep.schema_version = version >= 0 && version < 1e6 ? static_cast<int>(version) : 0;
+  if (const json* env = at(j, {"environment"})) rep.environment = environment_from_json(*env);
+  if (const json* suite = at(j, {"suite"})) rep.suite = suite_from_json(*suite);
+  std::size_t index = 0, throttled = 0;
+  for (const auto& r : j["results"]) {
+    const std::size_t i = index++;
+    if (!r.is_object()) {
+      rep.errors.push_back(fmt::format("results[{}] is not an object", i));
+      continue;
+    }
+    try {
+      rep.results.push_back(result_from_json(r));
+    } catch (const json::exception&) {
+      rep.errors.push_back(fmt::format("results[{}] has neither a name nor problem and variant", i));
+      continue;
+    }
+    throttled += rep.results.back().throttled;
+  }
+  if (throttled)
+    rep.warnings.push_back(fmt::format("{}: {} result(s) were measured while the GPU throttled", path, throttled));
+  return rep;
+}
+
+}  // namespace
+
+Report decode_report(const json& report, const std::string& path) {
+  if (!report.is_object()) throw InputError(fmt::format("{}: a report is a JSON object", path));
+  if (str_or(report, {"schema"}) == kReportSchema) {
+    if (!report.contains("results") || !report["results"].is_array())
+      throw InputError(fmt::format("{}: report has no 'results' array", path));
+    return decode_harness(report, path);
+  }
+  if (const json* b = at(report, {"benchmarks"}); b && b->is_array()) {
+    Report rep;
+    rep.path = path;
+    rep.format = kGoogleBenchmarkFormat;
+    if (const json* ctx = at(report, {"context"}); ctx && ctx->is_object()) {
+      rep.environment.raw = *ctx;
+      rep.environment.date = str(*ctx, {"date"});
+      rep.environment.host = str(*ctx, {"host_name"});
+    }
+    rep.results = google_benchmark_results(*b, path);
+    return rep;
+  }
+  throw InputError(fmt::format("{}: neither a harness report nor Google Benchmark JSON", path));
+}
+
+Report read_report_model(const std::string& path) { return decode_report(read_report(path), path); }
+
+}  // namespace harness

@@ -17,6 +17,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "measure/l2_flush.hpp"
 #include "profile/device_peaks.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/registry.hpp"
@@ -156,10 +157,10 @@ TEST(MetricsGpu, DramBytesOfACopyAreWithinTenPercentOfTheModel) {
   const std::size_t n = std::size_t{1} << 26;  // 256 MiB per buffer: far beyond any L2
   Device<float> in(n), out(n);
   HARNESS_CUDA(cudaMemset(in.p, 0, n * sizeof(float)));
-  L2Evictor evictor;
+  L2Flusher evictor;
   MetricCollector collector(0);
   const auto m = collector.collect([&] { HARNESS_CUDA(harness::peaks::copy(in.p, out.p, n, stream.s)); }, stream.s,
-                                   {"dram__bytes_read.sum", "dram__bytes_write.sum"}, [&] { evictor.evict(stream.s); });
+                                   {"dram__bytes_read.sum", "dram__bytes_write.sum"}, [&] { evictor.flush(stream.s); });
   REQUIRE_VALUES(m);
   const double model = static_cast<double>(n * sizeof(float));
   std::printf("read %.0f, written %.0f, model %.0f each\n", *m.get("dram__bytes_read.sum"), *m.get("dram__bytes_write.sum"), model);
@@ -173,10 +174,10 @@ TEST(MetricsGpu, DramBytesReadOfStreamCopyAreWithinTenPercentOfTheModel) {
   const std::int64_t n = std::int64_t{1} << 26;
   auto s = prepare("stream", "cuda", params({{"op", std::string("copy")}, {"n", n}}), stream.s);
   if (!s->skip.empty()) GTEST_SKIP() << s->skip;
-  L2Evictor evictor;
+  L2Flusher evictor;
   MetricCollector collector(0);
   const auto m = collector.collect([&] { s->launch(); }, stream.s, MetricCollector::default_metrics(),
-                                   [&] { evictor.evict(stream.s); });
+                                   [&] { evictor.flush(stream.s); });
   REQUIRE_VALUES(m);
   const double read_model = 4.0 * static_cast<double>(n);  // copy reads x once
   EXPECT_NEAR(*m.get("dram__bytes_read.sum") / read_model, 1.0, 0.10);
@@ -289,12 +290,12 @@ TEST(ProfilePassGpu, CopyIsMemoryBoundWithModelledBytes) {
   HARNESS_CUDA(cudaMemset(in.p, 0, n * sizeof(float)));
   const DevicePeaks peaks = measure_device_peaks(0);
   ASSERT_TRUE(peaks.measured());
-  L2Evictor evictor;
+  L2Flusher evictor;
   MetricCollector collector(0);
   ProfileOptions options;
   const Work work{0, 2.0 * n * sizeof(float)};
   const auto p = profile_pass(collector, [&] { HARNESS_CUDA(harness::peaks::copy(in.p, out.p, n, stream.s)); }, stream.s,
-                              options, work, 0.0, &peaks, [&] { evictor.evict(stream.s); });
+                              options, work, 0.0, &peaks, [&] { evictor.flush(stream.s); });
   std::printf("%s\n", to_json(p).dump(2).c_str());
   ASSERT_FALSE(p.kernels.unavailable) << *p.kernels.unavailable;
   ASSERT_EQ(p.kernels.kernels.size(), 1u);

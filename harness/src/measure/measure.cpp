@@ -33,22 +33,6 @@ bool should_stop(const std::vector<double>& samples, double elapsed_wall,
   return false;
 }
 
-L2Flusher::L2Flusher() {
-  int device = 0, l2 = 0;
-  HARNESS_CUDA(cudaGetDevice(&device));
-  HARNESS_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-  bytes_ = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 1 << 20);
-  HARNESS_CUDA(cudaMalloc(&buffer_, bytes_));
-}
-
-L2Flusher::~L2Flusher() {
-  if (buffer_) HARNESS_CUDA_NOTHROW(cudaFree(buffer_));
-}
-
-void L2Flusher::flush(cudaStream_t stream) {
-  HARNESS_CUDA(cudaMemsetAsync(buffer_, 0, bytes_, stream));
-}
-
 namespace {
 // Events for up to `n` samples of one batch, created once.
 struct EventPool {

@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "measure/l2_flush.hpp"
 #include "measure/stats.hpp"
 #include "suite/suite.hpp"
 
@@ -26,19 +27,6 @@ struct Timing {
   double wall_time = 0;         // seconds spent measuring, warm-up included
 };
 
-// Evicts L2 between samples by writing a buffer twice the L2 size.
-class L2Flusher {
- public:
-  L2Flusher();
-  ~L2Flusher();
-  L2Flusher(const L2Flusher&) = delete;
-  L2Flusher& operator=(const L2Flusher&) = delete;
-  void flush(cudaStream_t stream);
-
- private:
-  void* buffer_ = nullptr;
-  std::size_t bytes_ = 0;
-};
 
 // `launch` enqueues one run on `stream` (and must not synchronize).
 Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream,

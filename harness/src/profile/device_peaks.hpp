@@ -37,21 +37,5 @@ nlohmann::json to_json(const DevicePeaks& p);
 // children); malformed input gives peaks with `unavailable` set.
 DevicePeaks device_peaks_from_json(const nlohmann::json& j);
 
-// Evicts the L2 by reading a buffer twice its size: unlike a memset, it leaves no dirty
-// lines whose write-back would be counted in the next kernel's dram__bytes_write.
-// Use it before each profiled run in cold-cache mode.
-class L2Evictor {
- public:
-  L2Evictor();  // allocates on the current device; throws CudaError / OutOfMemory
-  ~L2Evictor();
-  L2Evictor(const L2Evictor&) = delete;
-  L2Evictor& operator=(const L2Evictor&) = delete;
-  void evict(cudaStream_t stream);  // enqueues the reads (does not synchronize)
-
- private:
-  float* buffer_ = nullptr;
-  float* sink_ = nullptr;
-  std::size_t floats_ = 0;
-};
 
 }  // namespace harness

@@ -277,8 +277,7 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
         if (!peaks_) peaks_ = measure_device_peaks(device_.index);
         std::function<void()> before;
         if (c.settings.cache == CacheMode::cold) {
-          if (!evictor_) evictor_ = std::make_unique<L2Evictor>();
-          before = [&] { evictor_->evict(stream_); };  // read-based: leaves no dirty lines to write back
+          before = [&] { flusher_->flush(stream_); };
         }
         ProfileOptions po;
         po.metrics = !options_.metrics.empty() ? options_.metrics : c.metrics;

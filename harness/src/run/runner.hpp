@@ -73,7 +73,6 @@ class Runner {
   std::unique_ptr<L2Flusher> flusher_;
   std::optional<std::string> fatal_;
   std::unique_ptr<MetricCollector> collector_;
-  std::unique_ptr<L2Evictor> evictor_;
   std::optional<DevicePeaks> peaks_;
 };
 

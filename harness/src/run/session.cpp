@@ -1,0 +1,297 @@
+// A whole `harness run` (see session.hpp).
+#include "run/session.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "harness/error.hpp"
+#include "harness/registry.hpp"
+#include "plugin/plugin_loader.hpp"
+#include "profile/kernel_trace.hpp"
+#include "profile/metrics.hpp"
+#include "report/report.hpp"
+#include "run/console.hpp"
+#include "run/environment.hpp"
+#include "run/isolation.hpp"
+#include "run/runner.hpp"
+#include "suite/suggest.hpp"
+
+namespace harness {
+namespace {
+
+// Several suites run as one: their cases in order, one report.
+Suite merge(std::vector<Suite> suites) {
+  if (suites.size() == 1) return std::move(suites.front());
+  Suite all;
+  std::vector<std::string> names, files;
+  for (auto& s : suites) {
+    names.push_back(s.name);
+    files.push_back(s.file);
+    for (auto& c : s.cases) all.cases.push_back(std::move(c));
+  }
+  all.name = fmt::format("{}", fmt::join(names, "+"));
+  all.file = fmt::format("{}", fmt::join(files, ","));
+  all.settings = suites.front().settings;
+  return all;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// Results already in a journal (from an interrupted run), by name; a later line for the
+// same name wins. A torn last line (the kill came mid-write) is ignored.
+std::map<std::string, Result> read_journal(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open the journal to resume: {}", path, std::strerror(errno)));
+  std::map<std::string, Result> done;
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      if (in.peek() == EOF) break;  // the last line was cut by the kill
+      throw InputError(fmt::format("{}:{}: not a journal line (invalid JSON)", path, number));
+    }
+    try {
+      Result r = result_from_json(j);
+      done[r.name] = std::move(r);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(fmt::format("{}:{}: not a journal entry: {}", path, number, e.what()));
+    }
+  }
+  return done;
+}
+
+
+// Without --isolate a hung variant cannot be interrupted: on timeout the watchdog writes
+// the report of everything finished (the hung result as `timeout`) and ends the process.
+class Watchdog {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit Watchdog(std::function<void(const PlannedResult&, double)> on_expiry) : on_expiry_(std::move(on_expiry)) {
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void arm(const PlannedResult* p, double limit) {
+    std::lock_guard lock(mutex_);
+    current_ = p;
+    limit_ = limit;
+    started_ = Clock::now();
+  }
+  void disarm() { arm(nullptr, 0); }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    while (!stop_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+      if (current_ && limit_ > 0 && std::chrono::duration<double>(Clock::now() - started_).count() > limit_)
+        on_expiry_(*current_, limit_);  // does not return
+    }
+  }
+  std::function<void(const PlannedResult&, double)> on_expiry_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::thread thread_;
+  const PlannedResult* current_ = nullptr;
+  double limit_ = 0;
+  Clock::time_point started_;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+int run_session(const SessionOptions& args) {
+  Registry& registry = Registry::instance();
+  for (const auto& p : args.plugins) load_plugin(p, registry);
+
+  std::vector<Suite> suites;
+  for (const auto& path : args.suites) suites.push_back(load_suite(path, registry));
+  Suite suite = merge(std::move(suites));
+
+  RunOptions options;
+  options.suite_name = suite.name;
+  options.seed = args.seed;
+  options.device = args.device;
+  if (!args.filter.empty()) {
+    try {
+      options.filter = std::regex(args.filter, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw InputError(fmt::format("--filter '{}': not a valid regular expression: {}", args.filter, e.what()));
+    }
+  }
+  options.variants = split_list(args.variants);
+  options.profile = !args.no_profile;
+  options.metrics = split_list(args.metrics);
+  if (options.metrics == std::vector<std::string>{"none"}) {
+    options.metrics.clear();
+    options.counters = false;  // kernel breakdown only: no counter replay passes
+  }
+  if (auto why = MetricCollector::validate(options.metrics)) throw InputError("--metrics: " + *why);
+  // A --variants name that no case of the suite has is a typo, not an empty selection.
+  for (const auto& name : options.variants) {
+    bool known = false;
+    std::vector<std::string> all;
+    for (const auto& c : suite.cases)
+      for (const Variant* v : c.variants) {
+        known |= v->name == name;
+        all.push_back(v->name);
+      }
+    if (!known)
+      throw InputError(fmt::format("--variants: no case of the suite has a variant '{}'{}", name, did_you_mean(name, all)));
+  }
+
+  std::vector<PlannedResult> planned = plan(suite, options);
+  if (planned.empty()) throw InputError("nothing to run: the filter and --variants select no result");
+
+  if (!args.child_events.empty()) {
+    // An isolated child: run exactly the listed results, report through the events file.
+    const auto names = read_name_list(args.child_only);
+    std::erase_if(planned, [&](const PlannedResult& p) { return std::find(names.begin(), names.end(), p.name) == names.end(); });
+    Runner runner(options, probe_device(args.device));
+    return run_isolated_child(runner, planned, args.child_events);
+  }
+
+  if (args.dry_run) {
+    for (const auto& p : planned)
+      fmt::print("{:<20} {}  ({})\n", p.c->name, p.name, p.c->location);
+    fmt::print("{} results in {} cases (dry run: nothing was executed)\n", planned.size(), suite.cases.size());
+    return kExitOk;
+  }
+
+  // --resume: keep what the journal holds, run the rest, report everything.
+  std::map<std::string, Result> resumed;
+  std::string journal_path;
+  std::string out_path = args.out;
+  if (!args.resume.empty()) {
+    resumed = read_journal(args.resume);
+    journal_path = args.resume;
+    const std::string suffix = ".journal.jsonl";
+    if (out_path.empty() && args.resume.size() > suffix.size() &&
+        args.resume.compare(args.resume.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out_path = args.resume.substr(0, args.resume.size() - suffix.size());
+  }
+  if (out_path.empty()) out_path = default_report_path(suite.name);
+  if (journal_path.empty()) journal_path = out_path + ".journal.jsonl";
+  std::vector<PlannedResult> todo;
+  for (const auto& p : planned)
+    if (!resumed.count(p.name)) todo.push_back(p);
+
+  // Fail on an unwritable output before measuring anything.
+  Journal journal(journal_path);
+
+  const DeviceInfo device = probe_device(args.device);
+  Console console(stdout, args.quiet);
+  if (!args.quiet) {
+    if (device.available)
+      fmt::print("harness {} | {} | {} ({} SMs, {:.0f} GiB) | seed {}{}\n", harness_version(), suite.name, device.name,
+                 device.sm_count, device.memory_gib, args.seed, args.isolate ? " | isolated" : "");
+    else
+      fmt::print("harness {} | {} | {}: cuda variants will be skipped | seed {}{}\n", harness_version(), suite.name,
+                 device.unavailable_reason, args.seed, args.isolate ? " | isolated" : "");
+    if (options.profile && device.available)
+      if (auto tool = outside_profiler())
+        fmt::print("note: CUPTI is held by {}; the harness skips its own kernel trace and counters\n", *tool);
+    if (!resumed.empty())
+      fmt::print("resuming {}: {} of {} results already done\n", args.resume, planned.size() - todo.size(), planned.size());
+  }
+
+  nlohmann::json environment = environment_json(device, args.command_line);
+  // Every result of the plan in plan order: resumed ones and new ones.
+  auto assemble = [&](const std::vector<Result>& fresh) {
+    std::map<std::string, const Result*> by_name;
+    for (const auto& [n, r] : resumed) by_name[n] = &r;
+    for (const auto& r : fresh) by_name[r.name] = &r;
+    std::vector<Result> all;
+    for (const auto& p : planned)
+      if (auto it = by_name.find(p.name); it != by_name.end()) all.push_back(*it->second);
+    return all;
+  };
+
+  std::mutex results_mutex;
+  std::vector<Result> fresh;
+  std::size_t offset = planned.size() - todo.size();
+  RunObserver observer;
+  std::unique_ptr<Watchdog> watchdog;
+  observer.on_start = [&](const std::string& name, std::size_t i, std::size_t) {
+    console.start(name, offset + i, planned.size());
+    if (watchdog)
+      for (const auto& p : todo)
+        if (p.name == name) watchdog->arm(&p, args.timeout > 0 ? args.timeout : p.c->settings.timeout);
+  };
+  observer.on_result = [&](const Result& r, std::size_t i, std::size_t) {
+    if (watchdog) watchdog->disarm();
+    journal.append(result_to_json(r));
+    console.result(r, offset + i, planned.size());
+    std::lock_guard lock(results_mutex);
+    fresh.push_back(r);
+  };
+
+  std::optional<std::string> fatal;
+  if (args.isolate) {
+    IsolatedRunner runner({args.child_argv, args.timeout});
+    runner.run(todo, observer);
+  } else {
+    watchdog = std::make_unique<Watchdog>([&](const PlannedResult& p, double limit) {
+      Result r = unfinished_result(p);
+      r.status = Status::timeout;
+      r.reason = fmt::format("timeout: still running after {:g} s; the run ends here (use --isolate to kill only the variant and go on)", limit);
+      std::lock_guard lock(results_mutex);
+      journal.append(result_to_json(r));
+      console.result(r, offset + fresh.size() + 1, planned.size());
+      fresh.push_back(r);
+      write_file_atomically(out_path, report_text(make_report(environment, suite, assemble(fresh))));
+      fmt::print(stderr, "harness: {} timed out; report with the finished results: {}\n", p.name, out_path);
+      std::fflush(nullptr);
+      std::_Exit(kExitFailure);
+    });
+    Runner runner(options, device);
+    runner.run(todo, observer);
+    fatal = runner.fatal_cuda_error();
+    if (runner.device_peaks()) environment["device_peaks"] = to_json(*runner.device_peaks());
+    watchdog.reset();
+  }
+
+  const std::vector<Result> results = assemble(fresh);
+  write_file_atomically(out_path, report_text(make_report(environment, suite, results)));
+  console.summary(results);
+  fmt::print("report: {}\n", out_path);
+  if (fatal)
+    fmt::print(stderr, "harness: a CUDA error corrupted the context and ended the run early: {}\n"
+                       "harness: the report holds every result finished before it; rerun with --isolate to contain the failing variant\n",
+               *fatal);
+
+  bool ok = !fatal;
+  for (const auto& r : results) ok &= r.status == Status::passed || r.status == Status::skipped;
+  return ok ? kExitOk : kExitFailure;
+}
+
+
+}  // namespace harness

@@ -1,0 +1,37 @@
+#pragma once
+// A whole `harness run`: load and validate every suite (all input errors before any
+// work), plan, resume from a journal, run in-process (with a watchdog) or in isolated
+// children, journal every result, write the report, print the summary. The CLI parses
+// the command line into SessionOptions and calls run_session.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct SessionOptions {
+  std::vector<std::string> suites;
+  std::string filter;               // regular expression on result names
+  std::string variants;             // comma-separated variant names
+  std::string out;                  // report path ("" = reports/run-<suite>-<time>.json)
+  int device = 0;
+  std::vector<std::string> plugins;
+  std::uint64_t seed = 42;
+  bool dry_run = false;
+  bool quiet = false;
+  bool isolate = false;
+  bool no_profile = false;
+  std::string metrics;              // comma-separated, or "none"
+  double timeout = 0;               // seconds per result (0: the suites' settings)
+  std::string resume;               // a journal to complete
+  std::string command_line;         // as typed, for the report's environment
+  std::vector<std::string> child_argv;  // how an isolated child re-runs this command
+  // Set by an --isolate parent for its children.
+  std::string child_events;
+  std::string child_only;
+};
+
+// Runs it; returns an ExitCode. Input errors throw InputError before any work.
+int run_session(const SessionOptions& options);
+
+}  // namespace harness

@@ -48,9 +48,9 @@ class RowSum : public ::testing::Test {
     Registry& reg = Registry::instance();
     if (reg.find_problem("row_sum")) return;
     load_plugin(kPlugin, reg);
-    reg.add_variant({"row_sum", "int_off_by_one", Backend::cpu, "test: isum[0] + 1", off_by_one_integer});
+    reg.add_variant({"row_sum", "int_off_by_one", Backend::cpu, "test: isum[0] + 1", off_by_one_integer, nullptr, nullptr});
     reg.add_variant({"row_sum", "bf16_accumulation", Backend::cpu, "test: sums rounded to bf16 per add",
-                     bf16_accumulation});
+                     bf16_accumulation, nullptr, nullptr});
   }
 
   static std::vector<Result> run(const std::string& variants) {
@@ -105,14 +105,19 @@ TEST_F(RowSum, Bf16AccumulationFailsTheBf16ToleranceOnLongRows) {
       EXPECT_EQ(r.status, Status::failed) << r.name;
       EXPECT_NE(r.check->worst.find("bsum["), std::string::npos) << r.check->worst;
     }
-    if (single_values) EXPECT_EQ(r.status, Status::passed) << r.name << " " << r.reason;
+    if (single_values) {
+      EXPECT_EQ(r.status, Status::passed) << r.name << " " << r.reason;
+    }
   }
 }
 
 TEST_F(RowSum, TheCudaVariantRunsOrIsSkippedWithTheReason) {
   for (const auto& r : run("cuda")) {
-    if (test::have_device()) EXPECT_EQ(r.status, Status::passed) << r.name << ": " << r.reason;
-    else EXPECT_EQ(r.status, Status::skipped) << r.name;
+    if (test::have_device()) {
+      EXPECT_EQ(r.status, Status::passed) << r.name << ": " << r.reason;
+    } else {
+      EXPECT_EQ(r.status, Status::skipped) << r.name;
+    }
   }
 }
 

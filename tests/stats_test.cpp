@@ -1,4 +1,6 @@
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 
 #include <gtest/gtest.h>
 
@@ -44,7 +46,7 @@ TEST(StoppingRule, NeedsMinSamplesMinTimeAndLowNoise) {
   EXPECT_FALSE(should_stop({0.01, 0.01, 0.01, 0.01, 0.01}, 1.0, m, &why));  // too little time
   EXPECT_FALSE(should_stop({0.1, 0.2, 0.1, 0.2, 0.1, 0.2}, 1.0, m, &why));  // too noisy
   EXPECT_TRUE(should_stop({0.1, 0.1, 0.1, 0.1, 0.1, 0.1}, 1.0, m, &why));
-  EXPECT_EQ(why, "converged");
+  EXPECT_EQ(why, "noise reached");
   EXPECT_TRUE(should_stop({0.1, 0.2, 0.1, 0.2, 0.1, 0.2}, 10.5, m, &why));  // noisy but out of time
   EXPECT_EQ(why, "time cap");
 }
@@ -62,6 +64,75 @@ TEST(StoppingRule, CpuTimingStopsAtTheTimeCap) {
   EXPECT_GE(t.samples.size(), 3u);
   EXPECT_EQ(static_cast<std::size_t>(calls), t.samples.size() + 1);
   EXPECT_LT(t.wall_time, 1.0);
+}
+
+
+TEST(StoppingRule, AFixedCountStopsAtExactlyThatManySamples) {
+  MeasureSettings m;
+  m.stopping.rule = StoppingRule::samples;
+  m.stopping.samples = 7;
+  m.max_time = 100;
+  std::string why;
+  std::vector<double> s(6, 0.1);
+  EXPECT_FALSE(should_stop(s, 1.0, m, &why));
+  s.push_back(0.5);  // noisy or not: the count decides
+  EXPECT_TRUE(should_stop(s, 1.0, m, &why));
+  EXPECT_EQ(why, "sample count reached");
+}
+
+TEST(StoppingRule, EntropyStopsOnceNewSamplesRepeatTheDistribution) {
+  MeasureSettings m;
+  m.stopping.rule = StoppingRule::entropy;
+  m.min_samples = 10;
+  m.min_time = 0;
+  m.max_time = 1e9;
+  StoppingCriterion c(m);
+  std::string why;
+  // Timings at the 0.5 us resolution of CUDA events: a bell of ~40 distinct values
+  // (the sum of four uniforms from a fixed generator). The entropy climbs while the
+  // distribution is discovered, then flattens.
+  std::uint64_t x = 12345;
+  auto uniform = [&] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(x >> 11) / 9007199254740992.0;
+  };
+  std::size_t stopped_at = 0;
+  for (std::size_t i = 0; i < 5000 && !stopped_at; ++i) {
+    const double bell = uniform() + uniform() + uniform() + uniform();  // 0..4
+    c.add(100e-6 + std::round(bell * 10) * 0.5e-6);
+    if (c.finished(0, &why)) stopped_at = i + 1;
+  }
+  ASSERT_GT(stopped_at, 10u) << "never stopped";
+  std::printf("entropy rule stopped after %zu samples, H = %.3f bits\n", stopped_at, c.entropy());
+  EXPECT_EQ(why, "entropy flat");
+  EXPECT_GT(c.entropy(), 3.0);
+  EXPECT_LT(c.entropy(), std::log2(41.0));
+  // Every sample new: the entropy keeps climbing (log2 k), so the rule never holds.
+  StoppingCriterion growing(m);
+  for (int i = 0; i < 600; ++i) {
+    growing.add(1.0 + i * 1e-3);
+    EXPECT_FALSE(growing.finished(0, &why)) << i;
+  }
+}
+
+TEST(StoppingRule, LineFitGivesSlopeAndR2) {
+  const LineFit f = fit_line({1.0, 3.0, 5.0, 7.0});
+  EXPECT_DOUBLE_EQ(f.slope, 2.0);
+  EXPECT_DOUBLE_EQ(f.intercept, 1.0);
+  EXPECT_DOUBLE_EQ(f.r2, 1.0);
+  EXPECT_DOUBLE_EQ(fit_line({4.0, 4.0, 4.0}).r2, 1.0);  // constant: a flat, perfect fit
+  EXPECT_LT(fit_line({0.0, 1.0, 0.0, 1.0, 0.0, 1.0}).r2, 0.2);
+}
+
+TEST(Clocks, BatchesUnderTheThresholdAreThrottled) {
+  const ClockStats c = clock_stats({1980, 1975, 1200, 1970}, 1980, 0.75);
+  EXPECT_DOUBLE_EQ(c.min_mhz, 1200);
+  EXPECT_DOUBLE_EQ(c.median_mhz, 1972.5);
+  EXPECT_EQ(c.throttled_batches, 1u);  // 1200 < 0.75 * 1980 = 1485
+  EXPECT_TRUE(c.throttled());
+  EXPECT_FALSE(clock_stats({1980, 1975, 1500}, 1980, 0.75).throttled());
+  EXPECT_EQ(clock_stats({1980, 1975, 1500}, 1980, 1.0).throttled_batches, 2u);  // a high threshold flags more
+  EXPECT_FALSE(clock_stats({}, 1980, 0.75).throttled());
 }
 
 }  // namespace

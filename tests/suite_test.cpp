@@ -146,5 +146,36 @@ TEST(Suite, MoreErrors) {
             "t.yaml:3:18: unknown sweep 'steps' (expected 'range' or 'pow2')");
 }
 
+
+TEST(Suite, TimingStoppingAndThrottleSettings) {
+  const Suite s = parse(R"(
+settings: {timing: graph, stopping: entropy, throttle: 0.9}
+cases:
+  - problem: stream
+  - problem: stream
+    settings: {timing: events, stopping: {rule: samples, samples: 50}}
+)");
+  EXPECT_EQ(s.cases[0].settings.timing, TimingMode::graph);
+  EXPECT_EQ(s.cases[0].settings.stopping.rule, StoppingRule::entropy);
+  EXPECT_DOUBLE_EQ(s.cases[0].settings.throttle, 0.9);
+  EXPECT_EQ(s.cases[1].settings.timing, TimingMode::events);
+  EXPECT_EQ(s.cases[1].settings.stopping.rule, StoppingRule::samples);
+  EXPECT_EQ(s.cases[1].settings.stopping.samples, 50);
+  EXPECT_DOUBLE_EQ(s.cases[1].settings.throttle, 0.9);
+}
+
+TEST(Suite, BadTimingStoppingAndThrottleAreLocatedErrors) {
+  EXPECT_EQ(error_of("settings: {timing: grph}\ncases:\n  - problem: stream\n"),
+            "t.yaml:1:20: 'timing' must be 'events' or 'graph', got 'grph'; did you mean 'graph'?");
+  EXPECT_EQ(error_of("settings: {stopping: entrpy}\ncases:\n  - problem: stream\n"),
+            "t.yaml:1:22: unknown stopping rule 'entrpy': expected noise, entropy or samples; did you mean 'entropy'?");
+  EXPECT_EQ(error_of("settings: {stopping: {rule: samples, count: 3}}\ncases:\n  - problem: stream\n"),
+            "t.yaml:1:38: unknown key 'count' in stopping (expected one of: rule, samples, max_angle, min_r2)");
+  EXPECT_EQ(error_of("settings: {throttle: 1.5}\ncases:\n  - problem: stream\n"),
+            "t.yaml:1:22: 'throttle' = 1.5 is out of range [0, 1]");
+  EXPECT_EQ(error_of("settings: {throttle: 0}\ncases:\n  - problem: stream\n"),
+            "t.yaml:1:22: 'throttle' must be in (0, 1]: a share of the maximum SM clock");
+}
+
 }  // namespace
 }  // namespace harness

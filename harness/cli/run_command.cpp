@@ -74,6 +74,14 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Complete an interrupted run from its journal (<report>.journal.jsonl):\n"
                   "finished results are kept, the rest is run, the report holds all")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--timing", args->timing,
+                  "events: CUDA events around each launch (default); graph: a CUDA graph of k launches\n"
+                  "replayed, per-launch time = replay / k (no launch gaps, for kernels of a few us)");
+  cmd->add_option("--stopping", args->stopping,
+                  "When to stop sampling: noise (relative noise under the target, default), entropy\n"
+                  "(nvbench's entropy criterion), samples (a fixed count, settings.stopping.samples)");
+  cmd->add_option("--throttle", args->throttle,
+                  "Flag results whose SM clock fell under this share of the maximum (default 0.75)");
   cmd->add_option(kChildEventsOption, args->child_events)->group("");  // hidden: set by --isolate
   cmd->add_option(kChildOnlyOption, args->child_only)->group("");
   cmd->callback([args, &exit_code] {

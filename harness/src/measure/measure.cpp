@@ -2,38 +2,26 @@
 
 #include <algorithm>
 #include <chrono>
-#include <numeric>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
 
 #include "harness/cuda_check.hpp"
+#include "harness/error.hpp"
+#include "measure/clock_probe.hpp"
 #include "profile/nvtx.hpp"
 
 namespace harness {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-// More samples than this only cost memory; the statistics do not change.
-constexpr std::size_t kMaxSamples = 10000;
-}  // namespace
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-bool should_stop(const std::vector<double>& samples, double elapsed_wall,
-                 const MeasureSettings& settings, std::string* reason) {
-  auto say = [&](const char* r) {
-    if (reason) *reason = r;
-    return true;
-  };
-  if (samples.size() >= kMaxSamples) return say("sample cap");
-  const double total = std::accumulate(samples.begin(), samples.end(), 0.0);
-  const bool enough = samples.size() >= static_cast<std::size_t>(settings.min_samples) &&
-                      total >= settings.min_time;
-  if (enough && compute_stats(samples).rel_noise <= settings.noise) return say("converged");
-  if (elapsed_wall >= settings.max_time && samples.size() >= 1) return say("time cap");
-  return false;
-}
+constexpr double kBatchSeconds = 0.05;   // a batch of samples between host round trips
+constexpr std::size_t kMaxBatch = 256;
+constexpr double kGraphReplaySeconds = 100e-6;  // launches per graph: about this much work
+constexpr std::size_t kMaxGraphLaunches = 1000;
 
-namespace {
 // Events for up to `n` samples of one batch, created once.
 struct EventPool {
   std::vector<cudaEvent_t> start, stop;
@@ -51,69 +39,191 @@ struct EventPool {
     }
   }
 };
+
+// k launches captured once into an executable graph.
+class LaunchGraph {
+ public:
+  LaunchGraph(const std::function<void()>& launch, cudaStream_t stream, std::size_t k) {
+    HARNESS_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (std::size_t i = 0; i < k; ++i) launch();
+    } catch (...) {
+      cudaGraph_t partial = nullptr;
+      (void)cudaStreamEndCapture(stream, &partial);  // leave the stream usable
+      if (partial) (void)cudaGraphDestroy(partial);
+      (void)cudaGetLastError();
+      throw;
+    }
+    HARNESS_CUDA(cudaStreamEndCapture(stream, &graph_));
+    HARNESS_CUDA(cudaGraphInstantiate(&exec_, graph_, 0));
+  }
+  ~LaunchGraph() {
+    if (exec_) HARNESS_CUDA_NOTHROW(cudaGraphExecDestroy(exec_));
+    if (graph_) HARNESS_CUDA_NOTHROW(cudaGraphDestroy(graph_));
+  }
+  void replay(cudaStream_t stream) { HARNESS_CUDA(cudaGraphLaunch(exec_, stream)); }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// One launch timed with events (the estimate that sizes graphs).
+double time_one(const std::function<void()>& launch, cudaStream_t stream) {
+  EventPool e;
+  e.reserve(1);
+  HARNESS_CUDA(cudaEventRecord(e.start[0], stream));
+  launch();
+  HARNESS_CUDA(cudaEventRecord(e.stop[0], stream));
+  HARNESS_CUDA(cudaEventSynchronize(e.stop[0]));
+  float ms = 0;
+  HARNESS_CUDA(cudaEventElapsedTime(&ms, e.start[0], e.stop[0]));
+  return static_cast<double>(ms) * 1e-3;
+}
+
+// Device buffer of clock probes: two words per batch.
+struct ClockProbes {
+  unsigned long long* d = nullptr;
+  std::size_t capacity = 0, used = 0;
+  ~ClockProbes() {
+    if (d) HARNESS_CUDA_NOTHROW(cudaFree(d));
+  }
+  void enqueue(cudaStream_t stream) {
+    if (used == capacity) return;  // past the buffer: later batches go unprobed
+    HARNESS_CUDA(clocks::probe(d + 2 * used, stream));
+    ++used;
+  }
+  std::vector<double> read_mhz() const {
+    std::vector<unsigned long long> h(2 * used);
+    if (used) HARNESS_CUDA(cudaMemcpy(h.data(), d, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
+    std::vector<double> mhz;
+    for (std::size_t i = 0; i < used; ++i)
+      if (h[2 * i + 1] > 0) mhz.push_back(static_cast<double>(h[2 * i]) / static_cast<double>(h[2 * i + 1]) * 1e3);
+    return mhz;
+  }
+};
+
+double device_max_clock_mhz() {
+  int device = 0, khz = 0;
+  HARNESS_CUDA(cudaGetDevice(&device));
+  HARNESS_CUDA(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device));
+  return khz / 1e3;
+}
+
+void finish(Timing& t, const StoppingCriterion& criterion, const MeasureSettings& settings, Clock::time_point t0) {
+  t.samples = criterion.samples();
+  t.stats = compute_stats(t.samples);
+  t.noise_reached = t.stats.rel_noise <= settings.noise;
+  t.stopping_rule = std::string(to_string(settings.stopping.rule));
+  t.wall_time = seconds_since(t0);
+}
+
 }  // namespace
 
-Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream,
-                 const MeasureSettings& settings, L2Flusher* flusher) {
+ClockStats clock_stats(std::vector<double> mhz, double max_mhz, double threshold) {
+  ClockStats c;
+  c.max_mhz = max_mhz;
+  c.threshold = threshold;
+  c.mhz = std::move(mhz);
+  if (c.mhz.empty()) return c;
+  const Stats s = compute_stats(c.mhz);
+  c.min_mhz = s.min;
+  c.median_mhz = s.median;
+  for (double v : c.mhz) c.throttled_batches += v < threshold * max_mhz ? 1 : 0;
+  return c;
+}
+
+bool should_stop(const std::vector<double>& samples, double elapsed_wall, const MeasureSettings& settings,
+                 std::string* reason) {
+  StoppingCriterion c(settings);
+  for (double s : samples) c.add(s);
+  return c.finished(elapsed_wall, reason);
+}
+
+Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream, const MeasureSettings& settings,
+                 L2Flusher* flusher) {
   Timing t;
+  t.mode = "events";
+  const bool cold = flusher && settings.cache == CacheMode::cold;
   const auto t0 = Clock::now();
   {
     NvtxRange warmup_range("warmup", NvtxPhase::warmup);
     for (int i = 0; i < settings.warmup; ++i) {
-      if (flusher && settings.cache == CacheMode::cold) flusher->flush(stream);
+      if (cold) flusher->flush(stream);
       launch();
     }
     HARNESS_CUDA(cudaStreamSynchronize(stream));
   }
-  NvtxRange timed_range("timed", NvtxPhase::timed);
 
+  // Graph mode: k launches per replay, k sized from one timed launch.
+  std::unique_ptr<LaunchGraph> graph;
+  if (settings.timing == TimingMode::graph) {
+    const double one = std::max(time_one(launch, stream), 1e-7);
+    const std::size_t k = std::clamp<std::size_t>(static_cast<std::size_t>(kGraphReplaySeconds / one), 1, kMaxGraphLaunches);
+    try {
+      graph = std::make_unique<LaunchGraph>(launch, stream, k);
+      t.mode = "graph";
+      t.launches_per_sample = k;
+    } catch (const CudaError& e) {
+      if (e.sticky()) throw;
+      t.note = std::string("graph capture failed (") + e.what() + "); timed with events";
+    } catch (const std::exception& e) {
+      t.note = std::string("graph capture failed (") + e.what() + "); timed with events";
+    }
+  }
+
+  NvtxRange timed_range("timed", NvtxPhase::timed);
+  StoppingCriterion criterion(settings);
   EventPool events;
+  ClockProbes probes;
+  probes.capacity = 4096;
+  HARNESS_CUDA(cudaMalloc(reinterpret_cast<void**>(&probes.d), probes.capacity * 2 * sizeof(unsigned long long)));
   std::size_t batch = 1;  // the first batch of one sample estimates the run time
-  constexpr double kBatchSeconds = 0.05;
-  constexpr std::size_t kMaxBatch = 256;
+  const double per_sample_launches = static_cast<double>(t.launches_per_sample);
   for (;;) {
     events.reserve(batch);
     for (std::size_t i = 0; i < batch; ++i) {
-      if (flusher && settings.cache == CacheMode::cold) flusher->flush(stream);
+      if (cold) flusher->flush(stream);  // outside the timed region
       HARNESS_CUDA(cudaEventRecord(events.start[i], stream));
-      launch();
+      if (graph) graph->replay(stream);
+      else launch();
       HARNESS_CUDA(cudaEventRecord(events.stop[i], stream));
     }
-    HARNESS_CUDA(cudaEventSynchronize(events.stop[batch - 1]));
+    probes.enqueue(stream);  // the clock right after the batch, outside every sample
+    HARNESS_CUDA(cudaStreamSynchronize(stream));
     for (std::size_t i = 0; i < batch; ++i) {
       float ms = 0;
       HARNESS_CUDA(cudaEventElapsedTime(&ms, events.start[i], events.stop[i]));
-      t.samples.push_back(static_cast<double>(ms) * 1e-3);
+      criterion.add(static_cast<double>(ms) * 1e-3 / per_sample_launches);
     }
-    if (should_stop(t.samples, seconds_since(t0), settings, &t.stop_reason)) break;
+    if (criterion.finished(seconds_since(t0), &t.stop_reason)) break;
     // Size the next batch to about 50 ms of work, so the stopping rule is checked often
     // enough without a host round trip per sample.
-    const double est = std::max(compute_stats(t.samples).median, 1e-7);
+    const double est = std::max(compute_stats(criterion.samples()).median * per_sample_launches, 1e-7);
     batch = std::clamp<std::size_t>(static_cast<std::size_t>(kBatchSeconds / est), 1, kMaxBatch);
   }
-  t.stats = compute_stats(t.samples);
-  t.noise_reached = t.stats.rel_noise <= settings.noise;
-  t.wall_time = seconds_since(t0);
+  t.clocks = clock_stats(probes.read_mhz(), device_max_clock_mhz(), settings.throttle);
+  finish(t, criterion, settings, t0);
   return t;
 }
 
 Timing time_cpu(const std::function<void()>& run, const MeasureSettings& settings) {
   Timing t;
+  t.mode = "host";
   const auto t0 = Clock::now();
   {
     NvtxRange warmup_range("warmup", NvtxPhase::warmup);
     for (int i = 0; i < settings.warmup; ++i) run();
   }
   NvtxRange timed_range("timed", NvtxPhase::timed);
+  StoppingCriterion criterion(settings);
   for (;;) {
     const auto s0 = Clock::now();
     run();
-    t.samples.push_back(seconds_since(s0));
-    if (should_stop(t.samples, seconds_since(t0), settings, &t.stop_reason)) break;
+    criterion.add(seconds_since(s0));
+    if (criterion.finished(seconds_since(t0), &t.stop_reason)) break;
   }
-  t.stats = compute_stats(t.samples);
-  t.noise_reached = t.stats.rel_noise <= settings.noise;
-  t.wall_time = seconds_since(t0);
+  finish(t, criterion, settings, t0);
   return t;
 }
 

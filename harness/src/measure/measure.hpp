@@ -8,6 +8,7 @@
 // until max_time of wall time has passed (then noise_reached is false).
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,29 @@
 
 namespace harness {
 
+// The SM clock during the timed batches (one probe after each batch).
+struct ClockStats {
+  std::vector<double> mhz;     // one per batch
+  double min_mhz = 0, median_mhz = 0;
+  double max_mhz = 0;          // the device's maximum SM clock
+  double threshold = 0.75;     // a batch under threshold * max_mhz is throttled
+  std::size_t throttled_batches = 0;
+  bool throttled() const { return throttled_batches > 0; }
+};
+// Fills the figures from `mhz` (exposed for tests).
+ClockStats clock_stats(std::vector<double> mhz, double max_mhz, double threshold);
+
 struct Timing {
   std::vector<double> samples;  // seconds, one per run
   Stats stats;
   bool noise_reached = false;
-  std::string stop_reason;      // "converged", "time cap", "sample cap"
+  std::string stopping_rule;    // "noise", "entropy", "samples"
+  std::string stop_reason;      // "noise reached", "entropy flat", "sample count reached", "time cap", "sample cap"
   double wall_time = 0;         // seconds spent measuring, warm-up included
+  std::string mode;             // "events", "graph" or "host"
+  std::size_t launches_per_sample = 1;  // graph: launches per replay (a sample is the mean)
+  std::string note;             // why graph timing fell back to events
+  std::optional<ClockStats> clocks;
 };
 
 

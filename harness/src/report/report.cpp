@@ -36,7 +36,10 @@ nlohmann::json params_json(const Params& p) {
 nlohmann::json settings_to_json(const MeasureSettings& s) {
   return {{"warmup", s.warmup},   {"min_samples", s.min_samples}, {"min_time_s", s.min_time},
           {"max_time_s", s.max_time}, {"noise", s.noise},        {"cache", std::string(to_string(s.cache))},
-          {"timeout_s", s.timeout}};
+          {"timeout_s", s.timeout}, {"timing", std::string(to_string(s.timing))},
+          {"stopping", {{"rule", std::string(to_string(s.stopping.rule))}, {"samples", s.stopping.samples},
+                        {"max_angle", s.stopping.max_angle}, {"min_r2", s.stopping.min_r2}}},
+          {"throttle", s.throttle}};
 }
 
 MeasureSettings settings_from_json(const nlohmann::json& s) {
@@ -50,6 +53,12 @@ MeasureSettings settings_from_json(const nlohmann::json& s) {
   m.noise = num_or(s, {"noise"}, m.noise);
   m.cache = str_or(s, {"cache"}, "cold") == "hot" ? CacheMode::hot : CacheMode::cold;
   m.timeout = num_or(s, {"timeout_s"}, 0.0);
+  m.timing = str_or(s, {"timing"}, "events") == "graph" ? TimingMode::graph : TimingMode::events;
+  m.stopping.rule = stopping_rule_from_string(str_or(s, {"stopping", "rule"}, "noise")).value_or(StoppingRule::noise);
+  if (const auto v = num(s, {"stopping", "samples"}); v && *v >= 1 && *v <= 1e4) m.stopping.samples = static_cast<int>(*v);
+  m.stopping.max_angle = num_or(s, {"stopping", "max_angle"}, m.stopping.max_angle);
+  m.stopping.min_r2 = num_or(s, {"stopping", "min_r2"}, m.stopping.min_r2);
+  m.throttle = num_or(s, {"throttle"}, m.throttle);
   return m;
 }
 
@@ -94,8 +103,16 @@ nlohmann::json result_to_json(const Result& r) {
     j["stats"] = {{"count", s.count},   {"min_s", s.min},       {"max_s", s.max},
                   {"mean_s", s.mean},   {"median_s", s.median}, {"stddev_s", s.stddev},
                   {"q1_s", s.q1},       {"q3_s", s.q3},         {"rel_noise", s.rel_noise},
-                  {"noise_reached", t.noise_reached}, {"stop_reason", t.stop_reason},
-                  {"wall_time_s", t.wall_time}};
+                  {"noise_reached", t.noise_reached}, {"stopping_rule", t.stopping_rule},
+                  {"stop_reason", t.stop_reason}, {"wall_time_s", t.wall_time},
+                  {"timing_mode", t.mode}, {"launches_per_sample", t.launches_per_sample}};
+    if (!t.note.empty()) j["stats"]["timing_note"] = t.note;
+    if (t.clocks) {
+      const ClockStats& c = *t.clocks;
+      j["clocks"] = {{"min_mhz", c.min_mhz},     {"median_mhz", c.median_mhz}, {"max_mhz", c.max_mhz},
+                     {"threshold", c.threshold}, {"throttled_batches", c.throttled_batches},
+                     {"throttled", c.throttled()}, {"mhz", c.mhz}};
+    }
     j["rates"] = {{"gflops", r.gflops}, {"gbytes_per_s", r.gbytes_per_s}, {"arithmetic_intensity", r.intensity}};
   } else {
     j["samples_s"] = nlohmann::json::array();
@@ -167,9 +184,23 @@ std::optional<Timing> timing_from_json(const nlohmann::json& j) {
     s.rel_noise = num_or(*stats, {"rel_noise"}, s.rel_noise);
     t.noise_reached = boolean(*stats, {"noise_reached"}).value_or(true);
     t.stop_reason = str_or(*stats, {"stop_reason"});
+    t.stopping_rule = str_or(*stats, {"stopping_rule"});
+    t.mode = str_or(*stats, {"timing_mode"});
+    t.note = str_or(*stats, {"timing_note"});
+    t.launches_per_sample = count_or(*stats, {"launches_per_sample"}, 1);
     t.wall_time = num_or(*stats, {"wall_time_s"});
   } else {
     t.noise_reached = true;
+  }
+  if (const auto* c = at(j, {"clocks"}); c && c->is_object()) {
+    std::vector<double> mhz;
+    if (const auto* m = at(*c, {"mhz"}); m && m->is_array())
+      for (const auto& x : *m)
+        if (x.is_number()) mhz.push_back(x.get<double>());
+    t.clocks = clock_stats(std::move(mhz), num_or(*c, {"max_mhz"}), num_or(*c, {"threshold"}, 0.75));
+    t.clocks->min_mhz = num_or(*c, {"min_mhz"}, t.clocks->min_mhz);
+    t.clocks->median_mhz = num_or(*c, {"median_mhz"}, t.clocks->median_mhz);
+    t.clocks->throttled_batches = count_or(*c, {"throttled_batches"}, t.clocks->throttled_batches);
   }
   return t;
 }

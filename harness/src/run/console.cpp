@@ -74,6 +74,13 @@ void Console::result(const Result& r, std::size_t index, std::size_t total) {
   }
   fmt::print(out_, "[{:>{}}/{}] {}{:<7}{} {}  {}\n", index, fmt::formatted_size("{}", total), total, color,
              to_string(r.status), reset, display_name(r), outcome_text(r));
+  if (r.throttled && r.timing && r.timing->clocks) {
+    const ClockStats& c = *r.timing->clocks;
+    fmt::print(out_, "    warning: the SM clock fell to {:.0f} MHz (< {:g} x the maximum {:.0f} MHz) in {} of {} batches: "
+                     "throttled\n",
+               c.min_mhz, c.threshold, c.max_mhz, c.throttled_batches, c.mhz.size());
+  }
+  if (r.timing && !r.timing->note.empty()) fmt::print(out_, "    note: {}\n", r.timing->note);
   std::fflush(out_);
 }
 

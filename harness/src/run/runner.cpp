@@ -268,6 +268,7 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     r.extra = inst.extra();
     r.status = Status::passed;
     derive_rates(r);
+    r.throttled = r.timing && r.timing->clocks && r.timing->clocks->throttled();
     // Profiling: its own pass after timing (kernel trace, counters with replay), so it
     // never perturbs the timed samples.
     if (v.backend == Backend::cuda && options_.profile) {

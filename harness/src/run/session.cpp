@@ -126,6 +126,31 @@ class Watchdog {
   bool stop_ = false;
 };
 
+// --timing, --stopping and --throttle override every case's settings.
+void apply_overrides(const SessionOptions& args, Suite& suite) {
+  std::optional<TimingMode> timing;
+  if (!args.timing.empty()) {
+    if (args.timing == "events") timing = TimingMode::events;
+    else if (args.timing == "graph") timing = TimingMode::graph;
+    else throw InputError(fmt::format("--timing: expected events or graph, got '{}'{}", args.timing,
+                                      did_you_mean(args.timing, {"events", "graph"})));
+  }
+  std::optional<StoppingRule> rule;
+  if (!args.stopping.empty()) {
+    rule = stopping_rule_from_string(args.stopping);
+    if (!rule)
+      throw InputError(fmt::format("--stopping: expected noise, entropy or samples, got '{}'{}", args.stopping,
+                                   did_you_mean(args.stopping, {"noise", "entropy", "samples"})));
+  }
+  if (args.throttle && !(*args.throttle > 0 && *args.throttle <= 1))
+    throw InputError(fmt::format("--throttle: {:g} is outside (0, 1]: a share of the maximum SM clock", *args.throttle));
+  for (auto& c : suite.cases) {
+    if (timing) c.settings.timing = *timing;
+    if (rule) c.settings.stopping.rule = *rule;
+    if (args.throttle) c.settings.throttle = *args.throttle;
+  }
+}
+
 }  // namespace
 
 int run_session(const SessionOptions& args) {
@@ -135,6 +160,7 @@ int run_session(const SessionOptions& args) {
   std::vector<Suite> suites;
   for (const auto& path : args.suites) suites.push_back(load_suite(path, registry));
   Suite suite = merge(std::move(suites));
+  apply_overrides(args, suite);
 
   RunOptions options;
   options.suite_name = suite.name;

@@ -4,6 +4,7 @@
 // children, journal every result, write the report, print the summary. The CLI parses
 // the command line into SessionOptions and calls run_session.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct SessionOptions {
   std::string metrics;              // comma-separated, or "none"
   double timeout = 0;               // seconds per result (0: the suites' settings)
   std::string resume;               // a journal to complete
+  std::string timing;               // "events" | "graph": overrides the suites' settings
+  std::string stopping;             // "noise" | "entropy" | "samples"
+  std::optional<double> throttle;   // (0, 1]: share of the maximum SM clock
   std::string command_line;         // as typed, for the report's environment
   std::vector<std::string> child_argv;  // how an isolated child re-runs this command
   // Set by an --isolate parent for its children.

@@ -17,6 +17,7 @@
 namespace harness {
 
 std::string_view to_string(CacheMode mode) { return mode == CacheMode::hot ? "hot" : "cold"; }
+std::string_view to_string(TimingMode mode) { return mode == TimingMode::graph ? "graph" : "events"; }
 
 std::string Case::id() const {
   std::string out = problem->name();
@@ -174,7 +175,9 @@ class Loader {
 
   void read_settings(const YAML::Node& node, MeasureSettings& s) const {
     if (!node.IsMap()) fail(node, "'settings' must be a map");
-    check_keys(node, {"warmup", "min_samples", "min_time", "max_time", "noise", "cache", "timeout"}, "settings");
+    check_keys(node, {"warmup", "min_samples", "min_time", "max_time", "noise", "cache", "timeout", "timing", "stopping",
+                      "throttle"},
+               "settings");
     if (node["warmup"]) s.warmup = integer(node["warmup"], "warmup", 0, 100000);
     if (node["min_samples"]) s.min_samples = integer(node["min_samples"], "min_samples", 1, 1000000);
     if (node["min_time"]) s.min_time = number(node["min_time"], "min_time", 0, 86400);
@@ -187,8 +190,40 @@ class Loader {
       else if (c == "cold") s.cache = CacheMode::cold;
       else fail(node["cache"], fmt::format("'cache' must be 'hot' or 'cold', got '{}'{}", c, did_you_mean(c, {"hot", "cold"})));
     }
+    if (node["timing"]) {
+      const std::string t = scalar(node["timing"], "timing");
+      if (t == "events") s.timing = TimingMode::events;
+      else if (t == "graph") s.timing = TimingMode::graph;
+      else fail(node["timing"], fmt::format("'timing' must be 'events' or 'graph', got '{}'{}", t, did_you_mean(t, {"events", "graph"})));
+    }
+    if (node["throttle"]) {
+      s.throttle = number(node["throttle"], "throttle", 0, 1);
+      if (s.throttle <= 0) fail(node["throttle"], "'throttle' must be in (0, 1]: a share of the maximum SM clock");
+    }
+    if (node["stopping"]) read_stopping(node["stopping"], s.stopping);
     if (s.max_time < s.min_time)
       fail(node, fmt::format("max_time ({:g} s) is shorter than min_time ({:g} s)", s.max_time, s.min_time));
+  }
+
+  // stopping: entropy   or   stopping: {rule: samples, samples: 200}
+  //           {rule: entropy, max_angle: 0.048, min_r2: 0.36}
+  void read_stopping(const YAML::Node& node, StoppingSettings& st) const {
+    const std::vector<std::string> rules = {"noise", "entropy", "samples"};
+    auto rule = [&](const YAML::Node& n) {
+      const std::string r = scalar(n, "rule");
+      if (auto v = stopping_rule_from_string(r)) return *v;
+      fail(n, fmt::format("unknown stopping rule '{}': expected noise, entropy or samples{}", r, did_you_mean(r, rules)));
+    };
+    if (node.IsScalar()) {
+      st.rule = rule(node);
+      return;
+    }
+    if (!node.IsMap()) fail(node, "'stopping' must be a rule name or a map {rule: ..., ...}");
+    check_keys(node, {"rule", "samples", "max_angle", "min_r2"}, "stopping");
+    if (node["rule"]) st.rule = rule(node["rule"]);
+    if (node["samples"]) st.samples = integer(node["samples"], "samples", 1, 10000);
+    if (node["max_angle"]) st.max_angle = number(node["max_angle"], "max_angle", 0, 90);
+    if (node["min_r2"]) st.min_r2 = number(node["min_r2"], "min_r2", 0, 1);
   }
 
   // One scalar as a value of `spec`'s type; errors are located at the scalar.

@@ -6,6 +6,7 @@
 # Where the tree has no .git, pass the commit: HARNESS_COMMIT=<sha> bash scripts/gpu-round.sh
 #   stages: build test smoke gemm attention target memory pytorch broken ncu models
 #           transformer pytorch-transformer kernels-transformer tasks slowdown sanitizer tables
+#           patterns-a (reduce, scan, histogram suites and their GPU tests)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -123,6 +124,14 @@ PY
       $exe compare "$OUT/slow-a.json" "$OUT/slow-b.json" --filter 'cuda'; echo "exit code $?"
       echo "--- harness compare slow-a.json slow-c.json (HARNESS_BROKEN_SLOWDOWN=3)"
       $exe compare "$OUT/slow-a.json" "$OUT/slow-c.json" --filter 'cuda'; echo "exit code $?" ;;
+    patterns-a)
+      step "reduce, scan, histogram: GPU tests, then the suites (cub in the same run)"
+      ctest --preset release -L gpu -R 'PatternsGpu' --timeout 400 --output-on-failure >"$OUT/ctest-patterns-a.log" 2>&1 || status=1
+      grep -E "tests passed|Failed|\*\*\*|Failure|Skipped" "$OUT/ctest-patterns-a.log" | head -20
+      for fam in reduce scan histogram; do
+        step "harness run suites/$fam.yaml"
+        timeout "${SUITE_TIMEOUT:-400}" $exe run suites/$fam.yaml --out "$OUT/$fam.json" --quiet 2>&1 | tee "$OUT/$fam.log" | tail -40 || status=1
+      done ;;
     sanitizer)
       step "compute-sanitizer over every CUDA variant (scripts/compute-sanitizer.sh)"
       OUT="$OUT/sanitizer" timeout "${SUITE_TIMEOUT:-400}" bash scripts/compute-sanitizer.sh 2>&1 | tail -30 || status=1 ;;

@@ -18,5 +18,6 @@ void add_list_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 void add_validate_command(CLI::App& app, int& exit_code);
+void add_gbench_command(CLI::App& app, int& exit_code);
 
 }  // namespace harness::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
       "  harness compare reports/baselines/h200/gemm.json reports/gemm.json   regression verdict (exit 1 if slower)\n"
       "  harness report reports/gemm.json --format html --out gemm.html      tables and charts\n"
       "  harness validate reports/gemm.json                                   check against reports/schema.json\n"
+      "  harness gbench suites/smoke.yaml --benchmark_format=json            the same checks, timed by Google Benchmark\n"
       "\n"
       "Exit codes: 0 all results passed or were skipped with a reason; 1 a check failed or a\n"
       "variant errored, or compare found a regression; 2 bad input (command line, suite, plugin,\n"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   harness::cli::add_compare_command(app, exit_code);
   harness::cli::add_report_command(app, exit_code);
   harness::cli::add_validate_command(app, exit_code);
+  harness::cli::add_gbench_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

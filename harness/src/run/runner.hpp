@@ -25,6 +25,7 @@ struct RunOptions {
   bool profile = true;                       // --no-profile turns the profiling pass off
   std::vector<std::string> metrics;          // --metrics (empty: the case's, else the defaults)
   bool counters = true;                      // --metrics none: the kernel breakdown only
+  bool check_only = false;                   // check every variant, time none (gbench)
 };
 
 // Called when a result is about to run (to show progress) and when it completes.

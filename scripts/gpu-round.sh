@@ -6,6 +6,7 @@
 # Where the tree has no .git, pass the commit: HARNESS_COMMIT=<sha> bash scripts/gpu-round.sh
 #   stages: build test smoke gemm attention target memory pytorch broken ncu models
 #           transformer pytorch-transformer kernels-transformer tasks slowdown sanitizer tables
+#           patterns-b
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -123,6 +124,18 @@ PY
       $exe compare "$OUT/slow-a.json" "$OUT/slow-b.json" --filter 'cuda'; echo "exit code $?"
       echo "--- harness compare slow-a.json slow-c.json (HARNESS_BROKEN_SLOWDOWN=3)"
       $exe compare "$OUT/slow-a.json" "$OUT/slow-c.json" --filter 'cuda'; echo "exit code $?" ;;
+    patterns-b)
+      # The softmax and optimizer families (issue 16): their GPU tests, then both suites.
+      step "softmax and optimizer GPU tests"
+      ctest --preset release -L gpu -R 'SoftmaxGpu|OptimizerGpu' --timeout 400 --output-on-failure \
+        >"$OUT/ctest-patterns-b.log" 2>&1 || status=1
+      grep -E "tests passed|Failed|\*\*\*|skipped:" "$OUT/ctest-patterns-b.log" | head -20
+      step "harness run suites/softmax.yaml"
+      timeout "${SUITE_TIMEOUT:-400}" $exe run suites/softmax.yaml --out "$OUT/softmax.json" --quiet 2>&1 \
+        | tee "$OUT/softmax.log" | tail -80 || status=1
+      step "harness run suites/optimizer.yaml"
+      timeout "${SUITE_TIMEOUT:-400}" $exe run suites/optimizer.yaml --out "$OUT/optimizer.json" --quiet 2>&1 \
+        | tee "$OUT/optimizer.log" | tail -80 || status=1 ;;
     sanitizer)
       step "compute-sanitizer over every CUDA variant (scripts/compute-sanitizer.sh)"
       OUT="$OUT/sanitizer" timeout "${SUITE_TIMEOUT:-400}" bash scripts/compute-sanitizer.sh 2>&1 | tail -30 || status=1 ;;

@@ -7,6 +7,7 @@
 #   stages: build test smoke gemm attention target memory pytorch broken ncu models
 #           transformer pytorch-transformer kernels-transformer tasks slowdown sanitizer tables
 #           patterns-a (reduce, scan, histogram suites and their GPU tests)
+#           patterns-b (softmax, optimizer suites and their GPU tests)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -132,6 +133,18 @@ PY
         step "harness run suites/$fam.yaml"
         timeout "${SUITE_TIMEOUT:-400}" $exe run suites/$fam.yaml --out "$OUT/$fam.json" --quiet 2>&1 | tee "$OUT/$fam.log" | tail -40 || status=1
       done ;;
+    patterns-b)
+      # The softmax and optimizer families (issue 16): their GPU tests, then both suites.
+      step "softmax and optimizer GPU tests"
+      ctest --preset release -L gpu -R 'SoftmaxGpu|OptimizerGpu' --timeout 400 --output-on-failure \
+        >"$OUT/ctest-patterns-b.log" 2>&1 || status=1
+      grep -E "tests passed|Failed|\*\*\*|skipped:" "$OUT/ctest-patterns-b.log" | head -20
+      step "harness run suites/softmax.yaml"
+      timeout "${SUITE_TIMEOUT:-400}" $exe run suites/softmax.yaml --out "$OUT/softmax.json" --quiet 2>&1 \
+        | tee "$OUT/softmax.log" | tail -80 || status=1
+      step "harness run suites/optimizer.yaml"
+      timeout "${SUITE_TIMEOUT:-400}" $exe run suites/optimizer.yaml --out "$OUT/optimizer.json" --quiet 2>&1 \
+        | tee "$OUT/optimizer.log" | tail -80 || status=1 ;;
     sanitizer)
       step "compute-sanitizer over every CUDA variant (scripts/compute-sanitizer.sh)"
       OUT="$OUT/sanitizer" timeout "${SUITE_TIMEOUT:-400}" bash scripts/compute-sanitizer.sh 2>&1 | tail -30 || status=1 ;;

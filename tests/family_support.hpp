@@ -1,0 +1,40 @@
+#pragma once
+// Driving a problem through the registry as the runner does (make_instance, prepare,
+// reset_outputs, launch_on, read_outputs), for the tests of the softmax and optimizer
+// families.
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include "harness/check.hpp"
+#include "harness/registry.hpp"
+#include "harness/workspace.hpp"
+
+namespace harness::test {
+
+inline const Problem& problem_named(const std::string& name) {
+  const Problem* p = Registry::instance().find_problem(name);
+  if (p == nullptr) throw std::logic_error("no problem " + name);
+  return *p;
+}
+
+inline Params params_of(const Problem& problem, const Params& values) { return with_defaults(problem.params(), values); }
+
+// Runs `variant` once on `instance` (prepared for its backend) and returns its outputs.
+inline std::vector<Output> run_once(const Variant& variant, Instance& instance, const Params& params,
+                                    Workspace* workspace = nullptr) {
+  instance.reset_outputs(variant.backend, nullptr);
+  LaunchContext ctx;
+  ctx.params = &params;
+  ctx.workspace = workspace;
+  launch_on(variant, instance, ctx);
+  if (variant.backend == Backend::cuda) {
+    const cudaError_t e = cudaDeviceSynchronize();
+    EXPECT_EQ(e, cudaSuccess) << variant.full_name() << ": " << cudaGetErrorString(e);
+  }
+  return instance.read_outputs(variant.backend);
+}
+
+}  // namespace harness::test

@@ -1,0 +1,153 @@
+// The softmax family without a GPU: the double reference on known values and hostile rows,
+// the plugin's cpu variant through the registry on small odd shapes (every input kind),
+// and bad parameters as input errors at suite load.
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "family_support.hpp"
+#include "harness/error.hpp"
+#include "softmax/softmax.hpp"
+#include "suite/suite.hpp"
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<float> softmax(std::vector<float> x, std::int64_t rows) {
+  std::vector<float> y(x.size(), -1.0f);
+  kernels::softmax::cpu(rows, static_cast<std::int64_t>(x.size()) / rows, x.data(), y.data());
+  return y;
+}
+
+TEST(SoftmaxReference, KnownValues) {
+  const auto y = softmax({0.0f, std::log(2.0f), 5.0f}, 1);  // 1 : 2 : e^5
+  const double s = 3.0 + std::exp(5.0);
+  EXPECT_NEAR(y[0], 1 / s, 1e-7);
+  EXPECT_NEAR(y[1], std::exp(static_cast<double>(std::log(2.0f))) / s, 1e-7);
+  EXPECT_NEAR(y[2], std::exp(5.0) / s, 1e-7);
+  EXPECT_EQ(softmax({-3.5f}, 1)[0], 1.0f);  // a row of one element
+  const auto two = softmax({1, 2, 3, 3, 2, 1}, 2);  // rows are independent
+  EXPECT_EQ(two[0], two[5]);
+  EXPECT_EQ(two[2], two[3]);
+}
+
+TEST(SoftmaxReference, HugeValuesDoNotOverflow) {
+  const auto y = softmax({1e38f, 0.0f, 1e38f, -1e38f, 3e38f, -3e38f}, 2);
+  EXPECT_EQ(y[0], 0.5f);
+  EXPECT_EQ(y[1], 0.0f);
+  EXPECT_EQ(y[2], 0.5f);
+  EXPECT_EQ(y[3], 0.0f);
+  EXPECT_EQ(y[4], 1.0f);
+  EXPECT_EQ(y[5], 0.0f);
+}
+
+TEST(SoftmaxReference, AllNegInfRowIsNanOtherMinusInfAreZero) {
+  const auto y = softmax({-kInf, -kInf, -kInf, -kInf, 0.0f, -kInf}, 2);
+  for (int j = 0; j < 3; ++j) EXPECT_TRUE(std::isnan(y[j])) << j;
+  EXPECT_EQ(y[3], 0.0f);
+  EXPECT_EQ(y[4], 1.0f);
+  EXPECT_EQ(y[5], 0.0f);
+}
+
+harness::Params softmax_params(std::int64_t rows, std::int64_t cols, const std::string& inputs) {
+  harness::Params p;
+  p.set("rows", rows);
+  p.set("cols", cols);
+  p.set("inputs", inputs);
+  return harness::test::params_of(harness::test::problem_named("softmax"), p);
+}
+
+// The cpu variant through the registry: outputs poisoned, then every element written;
+// each row sums to 1 (or is NaN where the contract says so), and the hostile inputs
+// look as documented (huge: 1/k on a row's k copies of 1e38).
+TEST(SoftmaxPlugin, CpuVariantOnOddShapesAndHostileInputs) {
+  const auto& problem = harness::test::problem_named("softmax");
+  const harness::Variant* cpu = harness::Registry::instance().find_variant("softmax", "cpu");
+  ASSERT_NE(cpu, nullptr);
+  for (const char* inputs : {"uniform", "huge", "neg_inf"}) {
+    for (const std::int64_t cols : {1, 2, 13, 33, 257}) {
+      const std::int64_t rows = 7;
+      const auto p = softmax_params(rows, cols, inputs);
+      auto inst = problem.make_instance(p, 99);
+      inst->prepare(harness::Backend::cpu);
+      const float* x = inst->operands(harness::Backend::cpu)->in<float>("x");
+      const auto out = harness::test::run_once(*cpu, *inst, p);
+      ASSERT_EQ(out.size(), 1u);
+      ASSERT_EQ(out[0].count(), static_cast<std::size_t>(rows * cols));
+      const std::string at = std::string(inputs) + " cols=" + std::to_string(cols);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        // All -inf: the rows r % 3 == 0 of neg_inf, and r % 3 == 1 when cols == 1.
+        bool nan_row = true;
+        int huge = 0;
+        for (std::int64_t c = 0; c < cols; ++c) {
+          huge += x[r * cols + c] == 1e38f;
+          nan_row = nan_row && x[r * cols + c] == -kInf;
+        }
+        if (std::string(inputs) == "neg_inf" && r % 3 == 0) {
+          EXPECT_TRUE(nan_row) << at << " r=" << r;
+        }
+        double sum = 0;
+        for (std::int64_t c = 0; c < cols; ++c) {
+          const std::size_t i = static_cast<std::size_t>(r * cols + c);
+          ASSERT_FALSE(out[0].poisoned(i)) << at;
+          const double y = out[0].value(i);
+          if (nan_row) {
+            EXPECT_EQ(x[i], -kInf) << at;
+            EXPECT_TRUE(std::isnan(y)) << at << " r=" << r;
+            continue;
+          }
+          ASSERT_TRUE(std::isfinite(y)) << at << " r=" << r << " c=" << c;
+          EXPECT_GE(y, 0.0);
+          if (x[i] == -kInf) {
+            EXPECT_EQ(y, 0.0) << at;
+          }
+          if (huge > 0) {
+            EXPECT_EQ(y, x[i] == 1e38f ? static_cast<double>(1.0f / static_cast<float>(huge)) : 0.0) << at;
+          }
+          sum += y;
+        }
+        if (!nan_row) {
+          EXPECT_NEAR(sum, 1.0, 1e-6 * static_cast<double>(cols)) << at << " r=" << r;
+        }
+      }
+    }
+  }
+}
+
+TEST(SoftmaxPlugin, WorkToleranceAndVariants) {
+  const auto& problem = harness::test::problem_named("softmax");
+  const auto p = softmax_params(1300, 6880, "uniform");
+  EXPECT_DOUBLE_EQ(problem.work(p).bytes, 8.0 * 1300 * 6880);
+  EXPECT_DOUBLE_EQ(problem.tolerance(p).rel, (6880 + 128) * std::ldexp(1.0, -24));
+  EXPECT_EQ(problem.reference_variant(p), "cpu");
+  const auto names = harness::Registry::instance().variant_names("softmax");
+  for (const char* want : {"cpu", "naive", "smem_max", "online", "warp_per_row", "block_per_row", "cudnn"})
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+}
+
+std::string load_error(const std::string& params) {
+  const std::string yaml = "cases:\n  - problem: softmax\n    params: " + params + "\n";
+  try {
+    harness::parse_suite(yaml, "t.yaml", harness::Registry::instance());
+  } catch (const harness::InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(SoftmaxPlugin, BadInputIsAnInputErrorAtLoad) {
+  EXPECT_NE(load_error("{rows: 0, cols: 13}").find("out of range"), std::string::npos) << load_error("{rows: 0}");
+  EXPECT_NE(load_error("{rows: 3, cols: 0}").find("out of range"), std::string::npos);
+  EXPECT_NE(load_error("{rows: 3, cols: 65537}").find("out of range"), std::string::npos);
+  EXPECT_NE(load_error("{rows: 3, inputs: nan}").find("must be one of"), std::string::npos);
+  EXPECT_NE(load_error("{rows: 16777216, cols: 65536}").find("more than 2^32"), std::string::npos)
+      << load_error("{rows: 16777216, cols: 65536}");
+  EXPECT_EQ(load_error("{rows: [1, 10400], cols: [1, 13, 6880, 65536]}"), "(no error)");
+}
+
+}  // namespace

@@ -34,13 +34,17 @@ std::vector<std::string> split_list(const std::string& text) {
 // Passes the --benchmark_* flags to Google Benchmark; any it does not know is an input
 // error, before any work.
 void initialize_google_benchmark(const std::vector<std::string>& flags) {
-  std::vector<std::string> storage = {"harness gbench"};
+  // Google Benchmark keeps argv[0] (the "executable" of its context): the strings must
+  // outlive the run.
+  static std::vector<std::string> storage;
+  storage = {"harness gbench"};
   for (const auto& f : flags) {
     if (f.rfind("--benchmark_", 0) != 0 && f.rfind("--v=", 0) != 0)
       throw InputError(fmt::format("gbench: unknown option '{}' (Google Benchmark's flags start with --benchmark_)", f));
     storage.push_back(f);
   }
-  std::vector<char*> argv;
+  static std::vector<char*> argv;
+  argv.clear();
   for (auto& s : storage) argv.push_back(s.data());
   int argc = static_cast<int>(argv.size());
   benchmark::Initialize(&argc, argv.data());
@@ -90,10 +94,10 @@ struct GpuContext {
 };
 
 struct Shared {
+  Shared(std::uint64_t seed, int device_index) : cache(seed), device(device_index) {}
   CaseCache cache;
   GpuContext gpu;
   int device = 0;
-  std::string suite_name;
 };
 
 // The body of one registered benchmark: the harness's launch, timed by Google Benchmark.
@@ -157,11 +161,17 @@ int run_gbench(const GbenchOptions& args) {
   options.variants = split_list(args.variants);
   options.check_only = true;
   options.profile = false;
-  if (!args.filter.empty()) {
+  // Google Benchmark's --benchmark_filter selects among the registered names, which are
+  // the harness's result names: apply it before the checks too, so that a filtered run
+  // does not check (and compute references for) results it will not time.
+  std::string filter = args.filter;
+  for (const auto& f : args.benchmark_args)
+    if (f.rfind("--benchmark_filter=", 0) == 0 && filter.empty()) filter = f.substr(19);
+  if (!filter.empty() && filter != "all" && filter != ".") {
     try {
-      options.filter = std::regex(args.filter, std::regex::ECMAScript);
+      options.filter = std::regex(filter, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      throw InputError(fmt::format("--filter '{}': not a valid regular expression: {}", args.filter, e.what()));
+      throw InputError(fmt::format("filter '{}': not a valid regular expression: {}", filter, e.what()));
     }
   }
   const std::vector<PlannedResult> planned = plan(suite, options);
@@ -176,7 +186,7 @@ int run_gbench(const GbenchOptions& args) {
     checked = runner.run(planned, {});
   }
   std::size_t failed = 0, registered = 0;
-  auto shared = std::make_shared<Shared>(Shared{CaseCache(args.seed), {}, args.device, suite.name});
+  auto shared = std::make_shared<Shared>(args.seed, args.device);
   for (std::size_t i = 0; i < checked.size(); ++i) {
     const Result& r = checked[i];
     if (r.status != Status::passed) {

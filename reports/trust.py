@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Trust figures of harness reports (docs/trust.md).
+
+For every timed CUDA result with a profiling pass, the event-timed median is compared
+with the CUPTI kernel time of the same result (the sum of its kernels' durations in one
+profiled run, profile.kernels.kernel_time_s): the share of results >= 50 us whose two
+figures agree within 2%, and the worst ones.
+
+  python3 reports/trust.py gemm.json attention.json          agreement table
+  python3 reports/trust.py --tiny events.json graph.json     event vs graph vs CUPTI time
+"""
+import argparse
+import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def timed(report):
+    for r in report.get("results", []):
+        stats = r.get("stats") or {}
+        kern = ((r.get("profile") or {}).get("kernels") or {})
+        if r.get("backend") == "cuda" and stats.get("median_s") and kern.get("kernel_time_s"):
+            yield r, stats["median_s"], kern["kernel_time_s"]
+
+
+def agreement(paths, floor_s=50e-6, tol=0.02):
+    for path in paths:
+        rep = load(path)
+        rows = [(r["name"], med, k, med / k - 1) for r, med, k in timed(rep) if med >= floor_s]
+        within = [x for x in rows if abs(x[3]) <= tol]
+        env = rep.get("environment", {})
+        gpu = (env.get("gpu") or {}).get("name", "?")
+        print(f"{path}: {gpu}, commit {env.get('commit', '?')}, {env.get('date', env.get('timestamp', '?'))}")
+        print(f"  results >= {floor_s * 1e6:.0f} us with a kernel time: {len(rows)}; "
+              f"event median within {tol:.0%} of CUPTI: {len(within)} ({len(within) / max(len(rows), 1):.0%})")
+        for name, med, k, d in sorted(rows, key=lambda x: -abs(x[3]))[:8]:
+            print(f"    {d:+7.1%}  event {med * 1e6:10.1f} us  cupti {k * 1e6:10.1f} us  {name}")
+
+
+def tiny(events_path, graph_path):
+    ev = {r["name"]: (med, k) for r, med, k in timed(load(events_path))}
+    gr = {r["name"]: (med, k, r) for r, med, k in timed(load(graph_path))}
+    print(f"{'result':<60} {'events':>10} {'graph':>10} {'CUPTI':>10}   launches/replay")
+    for name, (med, k) in ev.items():
+        g = gr.get(name)
+        gmed = f"{g[0] * 1e6:8.2f}us" if g else "-"
+        per = g[2]["stats"].get("launches_per_sample", "?") if g else "-"
+        print(f"{name:<60} {med * 1e6:8.2f}us {gmed:>10} {k * 1e6:8.2f}us   {per}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("reports", nargs="+")
+    ap.add_argument("--tiny", action="store_true", help="two reports: --timing events, then --timing graph")
+    args = ap.parse_args()
+    if args.tiny:
+        if len(args.reports) != 2:
+            sys.exit("--tiny takes two reports: events, graph")
+        tiny(*args.reports)
+    else:
+        agreement(args.reports)
+
+
+if __name__ == "__main__":
+    main()

@@ -45,6 +45,7 @@ struct RunArgs {
   std::string out;
   int device = 0;
   std::vector<std::string> plugins;
+  std::vector<std::string> plugin_dirs;
   std::uint64_t seed = 42;
   bool dry_run = false;
   bool quiet = false;
@@ -172,7 +173,7 @@ class Watchdog {
 
 int run(const RunArgs& args) {
   Registry& registry = Registry::instance();
-  for (const auto& p : args.plugins) load_plugin(p, registry);
+  load_plugins(args.plugins, args.plugin_dirs, registry);
 
   std::vector<Suite> suites;
   for (const auto& path : args.suites) suites.push_back(load_suite(path, registry));
@@ -348,6 +349,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", args->out, "Report path (default reports/run-<suite>-<UTC time>.json)");
   cmd->add_option("--device", args->device, "CUDA device index")->check(CLI::NonNegativeNumber);
   cmd->add_option("--plugin", args->plugins, "Load variants from a plugin shared library (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--plugin-dir", args->plugin_dirs,
+                  "Load every plugin (*.so) of a directory (repeatable; also HARNESS_PLUGIN_PATH)")
       ->allow_extra_args(false);
   cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)");
   cmd->add_flag("--dry-run", args->dry_run, "Print the expanded cases and results without running them");

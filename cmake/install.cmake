@@ -58,21 +58,21 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME harness)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION
     "benchmarking and profiling harness for CUDA kernels
- Checks every kernel variant against a reference, times it with statistics, profiles
- it with CUPTI and writes JSON reports. Plugins are shared libraries (harness-dev).
- .
- Needs the NVIDIA CUDA toolkit's runtime libraries (libcudart, libcupti, version
- ${CUDAToolkit_VERSION_MAJOR}) under /usr/local/cuda and an NVIDIA driver to run CUDA variants; they are not
- Debian packages and are not declared as dependencies.")
+Checks every kernel variant against a reference, times it with statistics, profiles
+it with CUPTI and writes JSON reports. Plugins are shared libraries (harness-dev).
+.
+Needs the NVIDIA CUDA toolkit's runtime libraries (libcudart, libcupti, version
+${CUDAToolkit_VERSION_MAJOR}) under /usr/local/cuda, and an NVIDIA driver to run CUDA variants:
+they are not Debian packages and are not declared as dependencies.")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME harness-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "harness (= ${PROJECT_VERSION}), nlohmann-json3-dev (>= 3.10), cmake (>= 3.25)")
 set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_DEBIAN_DEV_DESCRIPTION
     "plugin development files for harness
- The public headers, the CMake package (find_package(harness): harness::plugin,
- harness_add_plugin) and a plugin project template in /usr/share/harness/templates/plugin.
- Building CUDA plugins needs the NVIDIA CUDA toolkit (nvcc) under /usr/local/cuda.")
+The public headers, the CMake package (find_package(harness): harness::plugin,
+harness_add_plugin) and a plugin project template in /usr/share/harness/templates/plugin.
+Building CUDA plugins needs the NVIDIA CUDA toolkit (nvcc) under /usr/local/cuda.")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
 include(CPack)
 cpack_add_component(runtime DISPLAY_NAME "harness" REQUIRED)

@@ -37,7 +37,8 @@ show harness --version
 echo "--- the template, against the installed package (/usr)"
 show cp -r /usr/share/harness/templates/plugin "$work/my-kernels"
 cd "$work/my-kernels"
-show cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release | grep -E "Found|Build files"
+echo "+ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release | grep -E "Found|Build files"
 show cmake --build build
 show harness list variants --plugin build/my_plugin.so | grep my_axpy
 show harness run --plugin build/my_plugin.so suite.yaml --out "$work/deb.json" --no-profile --quiet

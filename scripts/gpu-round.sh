@@ -8,6 +8,7 @@
 #           transformer pytorch-transformer kernels-transformer tasks slowdown sanitizer tables
 #           patterns-a (reduce, scan, histogram suites and their GPU tests)
 #           patterns-b (softmax, optimizer suites and their GPU tests)
+#           template
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -148,6 +149,10 @@ PY
     sanitizer)
       step "compute-sanitizer over every CUDA variant (scripts/compute-sanitizer.sh)"
       OUT="$OUT/sanitizer" timeout "${SUITE_TIMEOUT:-400}" bash scripts/compute-sanitizer.sh 2>&1 | tail -30 || status=1 ;;
+    template)
+      step "a plugin from another repository: install, build templates/plugin out of tree, run it (both variants must pass)"
+      REPORT_OUT="$OUT/template.json" REQUIRE_GPU=1 bash scripts/test-template.sh 2>&1 | tee "$OUT/template.log" | tail -40
+      [ "${PIPESTATUS[0]}" = 0 ] || status=1 ;;
     tables)
       step "tables for docs/PERFORMANCE.md"
       for k in smoke:stream gemm:gemm attention:attention attention-memory:memory; do

@@ -1,4 +1,5 @@
-// harness list [problems|variants] [--json]
+// harness list [problems|variants] [--json] [--plugin LIB] [--plugin-dir DIR]
+// Every problem and variant says where it came from: "built-in" or the plugin's file.
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -35,16 +36,22 @@ nlohmann::json variant_json(const Variant& v) {
           {"origin", v.origin}};
 }
 
+// Built-in variants say nothing; a plugin's name their file.
+std::string origin_note(const std::string& origin) {
+  return origin == "built-in" ? std::string() : "  [from " + origin + "]";
+}
+
 void print_text(const std::string& what) {
   const Registry& reg = Registry::instance();
   for (const Problem* p : reg.problems()) {
     if (what == "variants") {
       for (const Variant* v : reg.variants(p->name()))
-        fmt::print("{:<28} {:<5} {}{}\n", v->full_name(), to_string(v->backend), v->description,
-                   v->constraint ? "  [constrained]" : "");
+        fmt::print("{:<28} {:<5} {}{}{}\n", v->full_name(), to_string(v->backend), v->description,
+                   v->constraint ? "  [constrained]" : "", origin_note(v->origin));
       continue;
     }
     fmt::print("{}: {}\n", p->name(), p->description());
+    fmt::print("  from: {}\n", reg.problem_origin(p->name()));
     fmt::print("  parameters:\n");
     for (const auto& s : p->params())
       fmt::print("    {:<10} {:<6} default {:<10} {}{}\n", s.name, to_string(s.type), to_string(s.default_value),
@@ -56,8 +63,9 @@ void print_text(const std::string& what) {
     }
     fmt::print("  variants:\n");
     for (const Variant* v : reg.variants(p->name()))
-      fmt::print("    {:<12} {:<5} {}{}\n", v->name, to_string(v->backend), v->description,
-                 v->constraint ? "  [constrained: unsupported parameters are skipped with the reason]" : "");
+      fmt::print("    {:<12} {:<5} {}{}{}\n", v->name, to_string(v->backend), v->description,
+                 v->constraint ? "  [constrained: unsupported parameters are skipped with the reason]" : "",
+                 origin_note(v->origin));
     fmt::print("\n");
   }
 }
@@ -69,14 +77,18 @@ void add_list_command(CLI::App& app, int& exit_code) {
   auto what = std::make_shared<std::string>("all");
   auto json = std::make_shared<bool>(false);
   auto plugins = std::make_shared<std::vector<std::string>>();
+  auto plugin_dirs = std::make_shared<std::vector<std::string>>();
   cmd->add_option("what", *what, "problems, variants, or all (default)")
       ->check(CLI::IsMember({"problems", "variants", "all"}));
   cmd->add_flag("--json", *json, "Machine-readable output");
   cmd->add_option("--plugin", *plugins, "Load variants from a plugin shared library (repeatable)")
       ->allow_extra_args(false);
+  cmd->add_option("--plugin-dir", *plugin_dirs,
+                  "Load every plugin (*.so) of a directory (repeatable; also HARNESS_PLUGIN_PATH)")
+      ->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
     Registry& reg = Registry::instance();
-    for (const auto& p : *plugins) load_plugin(p, reg);
+    load_plugins(*plugins, *plugin_dirs, reg);
     if (*json) {
       nlohmann::json out = nlohmann::json::object();
       if (*what != "variants") {
@@ -88,6 +100,7 @@ void add_list_command(CLI::App& app, int& exit_code) {
                               {"description", p->description()},
                               {"parameters", params},
                               {"tolerance_rule", p->tolerance_rule()},
+                              {"origin", reg.problem_origin(p->name())},
                               {"variants", reg.variant_names(p->name())}});
         }
         out["problems"] = problems;

@@ -55,6 +55,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--device", args->device, "CUDA device index")->check(CLI::NonNegativeNumber);
   cmd->add_option("--plugin", args->plugins, "Load variants from a plugin shared library (repeatable)")
       ->allow_extra_args(false);
+  cmd->add_option("--plugin-dir", args->plugin_dirs,
+                  "Load every plugin (*.so) of a directory (repeatable; also HARNESS_PLUGIN_PATH)")
+      ->allow_extra_args(false);
   cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)");
   cmd->add_flag("--dry-run", args->dry_run, "Print the expanded cases and results without running them");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only failures, errors and the summary");

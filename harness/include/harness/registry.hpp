@@ -34,13 +34,27 @@ class Registry {
   // translation units) wait here until the problem arrives.
   std::size_t pending_variants() const { return pending_.size(); }
 
-  // While set, variants added without an origin are marked as coming from `origin`
-  // (the plugin loader sets it to the library's path).
+  // While set, problems and variants added without an origin are marked as coming from
+  // `origin` (the plugin loader sets it to the library's path).
   void set_origin(std::string origin) { origin_ = std::move(origin); }
+  // Where a problem came from: "built-in" or the plugin library's path ("" if unknown).
+  std::string problem_origin(std::string_view name) const;
+
+  // What is registered now; rollback(mark) removes everything added since (the loader
+  // undoes a plugin whose registration failed half-way, so that nothing of it is used).
+  struct Mark {
+    std::size_t problems = 0, variants = 0, pending = 0;
+  };
+  Mark mark() const;
+  void rollback(const Mark& mark);
 
  private:
+  struct ProblemEntry {
+    std::unique_ptr<Problem> problem;
+    std::string origin;
+  };
   Registry() = default;
-  std::vector<std::unique_ptr<Problem>> problems_;
+  std::vector<ProblemEntry> problems_;
   std::vector<std::unique_ptr<Variant>> variants_;
   std::vector<Variant> pending_;
   std::string origin_;

@@ -145,7 +145,7 @@ void run_one(benchmark::State& state, Shared& shared, const Case& c, const Varia
 
 int run_gbench(const GbenchOptions& args) {
   Registry& registry = Registry::instance();
-  for (const auto& p : args.plugins) load_plugin(p, registry);
+  load_plugins(args.plugins, {}, registry);
   initialize_google_benchmark(args.benchmark_args);
 
   Suite suite;

@@ -155,7 +155,7 @@ void apply_overrides(const SessionOptions& args, Suite& suite) {
 
 int run_session(const SessionOptions& args) {
   Registry& registry = Registry::instance();
-  for (const auto& p : args.plugins) load_plugin(p, registry);
+  load_plugins(args.plugins, args.plugin_dirs, registry);
 
   std::vector<Suite> suites;
   for (const auto& path : args.suites) suites.push_back(load_suite(path, registry));

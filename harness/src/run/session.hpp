@@ -17,6 +17,7 @@ struct SessionOptions {
   std::string out;                  // report path ("" = reports/run-<suite>-<time>.json)
   int device = 0;
   std::vector<std::string> plugins;
+  std::vector<std::string> plugin_dirs;  // --plugin-dir (HARNESS_PLUGIN_PATH is read too)
   std::uint64_t seed = 42;
   bool dry_run = false;
   bool quiet = false;

@@ -19,6 +19,7 @@
 #include "run/isolation.hpp"
 #include "profile/kernel_trace.hpp"
 #include "profile/metrics.hpp"
+#include "profile/timeline.hpp"
 #include "plugin/plugin_loader.hpp"
 #include "report/report.hpp"
 #include "run/runner.hpp"
@@ -53,6 +54,7 @@ struct RunArgs {
   std::string metrics;
   double timeout = 0;
   std::string resume;
+  std::string trace;         // --trace: the profiling pass as Chrome Trace Event JSON
   // Hidden: set by an --isolate parent for its children.
   std::string child_events;
   std::string child_only;
@@ -71,6 +73,8 @@ Suite merge(std::vector<Suite> suites) {
   all.name = fmt::format("{}", fmt::join(names, "+"));
   all.file = fmt::format("{}", fmt::join(files, ","));
   all.settings = suites.front().settings;
+  for (const auto& s : suites)
+    if (all.trace.empty()) all.trace = s.trace;
   return all;
 }
 
@@ -210,6 +214,12 @@ int run(const RunArgs& args) {
       throw InputError(fmt::format("--variants: no case of the suite has a variant '{}'{}", name, did_you_mean(name, all)));
   }
 
+  const std::string trace_path = !args.trace.empty() ? args.trace : suite.trace;
+  if (!trace_path.empty() && args.child_events.empty()) {
+    if (args.isolate) throw InputError("--trace: the timeline is recorded in one process; it cannot go with --isolate");
+    if (args.no_profile) throw InputError("--trace records the profiling pass; it cannot go with --no-profile");
+  }
+
   std::vector<PlannedResult> planned = plan(suite, options);
   if (planned.empty()) throw InputError("nothing to run: the filter and --variants select no result");
 
@@ -315,7 +325,13 @@ int run(const RunArgs& args) {
       std::_Exit(kExitFailure);
     });
     Runner runner(options, device);
+    if (!trace_path.empty()) Timeline::global().enable();
     runner.run(todo, observer);
+    if (!trace_path.empty()) {
+      Timeline::global().disable();
+      write_file_atomically(trace_path, Timeline::global().to_chrome_trace().dump());
+      if (!args.quiet) fmt::print("trace: {} (open in https://ui.perfetto.dev or reports/trace_viewer.html)\n", trace_path);
+    }
     fatal = runner.fatal_cuda_error();
     if (runner.device_peaks()) environment["device_peaks"] = to_json(*runner.device_peaks());
     watchdog.reset();
@@ -364,6 +380,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Seconds one result may take (check + timing) before it is a timeout\n"
                   "(overrides the suite's settings.timeout; 0 = none)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--trace", args->trace,
+                  "Write the profiling pass as a timeline (Chrome Trace Event JSON, for Perfetto or\n"
+                  "`harness report --format trace-html`): NVTX ranges, kernels, copies, launches\n"
+                  "(also settings.trace in the suite)");
   cmd->add_option("--resume", args->resume,
                   "Complete an interrupted run from its journal (<report>.journal.jsonl):\n"
                   "finished results are kept, the rest is run, the report holds all")

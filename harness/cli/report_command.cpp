@@ -2,6 +2,7 @@
 // harness report RUN1.json RUN2.json ... [--format html|csv]    (history over runs)
 // harness report TRACE.json --format trace-html                 (a `run --trace` timeline)
 #include <cstdio>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -64,7 +65,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
     std::string text;
     if (format == "trace-html") {
       if (history) throw InputError("--format trace-html draws one trace file");
-      text = render_trace_html(read_report(args->inputs.front()), args->inputs.front());
+      const std::string& path = args->inputs.front();
+      std::ifstream in(path, std::ios::binary);
+      if (!in) throw InputError(fmt::format("{}: cannot open the trace file", path));
+      const nlohmann::json trace = nlohmann::json::parse(in, nullptr, false);
+      if (trace.is_discarded()) throw InputError(fmt::format("{}: not JSON (a `harness run --trace` file?)", path));
+      text = render_trace_html(trace, path);
     } else {
       std::vector<Report> reports;
       for (const auto& input : args->inputs) {

@@ -41,36 +41,65 @@ void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::s
   }
 }
 
-// Horizontal bars of the geometric mean ratio per problem around 1 (log scale).
-std::string geomean_bars(const Comparison& c) {
-  const double label_w = 220, plot_w = 560, row_h = 24, top = 44;
-  const double height = top + c.problems.size() * row_h + 44, width = label_w + plot_w + 120;
+struct GeoRow {
+  std::string label;
+  double ratio = 1;
+  std::size_t n = 0;
+  bool problem = false;  // a problem's total (bold)
+};
+
+// Per problem, then per variant of it: the geometric mean of candidate/baseline median
+// time over the pairs timed on both sides.
+std::vector<GeoRow> geo_rows(const Comparison& c) {
+  std::vector<GeoRow> out;
+  for (const auto& p : c.problems) {
+    out.push_back({p.problem, p.geomean_ratio, p.compared, true});
+    std::vector<std::string> variants;
+    std::map<std::string, std::pair<double, std::size_t>> acc;
+    for (const auto& pr : c.pairs) {
+      if (pr.problem != p.problem || !pr.base_median || !pr.cand_median || *pr.base_median <= 0 || *pr.cand_median <= 0)
+        continue;
+      if (!acc.count(pr.variant)) variants.push_back(pr.variant);
+      auto& a = acc[pr.variant];
+      a.first += std::log(*pr.cand_median / *pr.base_median);
+      ++a.second;
+    }
+    if (variants.size() < 2) continue;
+    for (const auto& v : variants)
+      out.push_back({"  " + v, std::exp(acc[v].first / static_cast<double>(acc[v].second)), acc[v].second, false});
+  }
+  return out;
+}
+
+// Horizontal bars of the geometric mean ratios around 1 (log scale).
+std::string geomean_bars(const std::vector<GeoRow>& rows) {
+  const double label_w = 220, plot_w = 560, row_h = 22, top = 44;
+  const double height = top + rows.size() * row_h + 34, width = label_w + plot_w + 120;
   double m = 1.1;
-  for (const auto& p : c.problems)
-    if (p.compared && p.geomean_ratio > 0) m = std::max({m, p.geomean_ratio, 1 / p.geomean_ratio});
+  for (const auto& r : rows)
+    if (r.n && r.ratio > 0) m = std::max({m, r.ratio, 1 / r.ratio});
   m *= 1.1;
   auto px = [&](double r) { return label_w + (std::log(r) / std::log(m) + 1) / 2 * plot_w; };
   std::string o = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"geomean\" class=\"bars\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
       "width=\"{0:.0f}\" height=\"{1:.0f}\" font-family=\"Helvetica, Arial, sans-serif\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
-      "<text x=\"8\" y=\"20\" font-size=\"15\" font-weight=\"bold\">Geometric mean of candidate / baseline time per "
-      "problem</text>\n<text x=\"8\" y=\"36\" font-size=\"12\" fill=\"#555\">left of 1: the candidate is faster; right: "
-      "slower (log scale)</text>\n",
+      "<text x=\"8\" y=\"20\" font-size=\"15\" font-weight=\"bold\">Geometric mean of candidate / baseline median "
+      "time, per problem and variant</text>\n<text x=\"8\" y=\"36\" font-size=\"12\" fill=\"#555\">left of 1: the "
+      "candidate is faster; right: slower (log scale)</text>\n",
       width, height);
   double y = top;
-  for (const auto& p : c.problems) {
-    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n", label_w - 8,
-                     y + 16, escape(p.problem));
-    if (p.compared && p.geomean_ratio > 0) {
-      const double a = px(1), b = px(p.geomean_ratio);
-      o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"16\" fill=\"{}\"><title>{}: {}x over "
-                       "{} results</title></rect>\n",
-                       std::min(a, b), y + 4, std::max(1.0, std::fabs(b - a)),
-                       p.geomean_ratio > 1 ? "#e15759" : svg::color(0), escape(p.problem),
-                       html::fmt_3(p.geomean_ratio), p.compared);
-      o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">{}x</text>\n", std::max(a, b) + 4, y + 16,
-                       html::fmt_3(p.geomean_ratio));
+  for (const auto& r : rows) {
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"end\"{}>{}</text>\n", label_w - 8,
+                     y + 15, r.problem ? " font-weight=\"bold\"" : "", escape(r.label));
+    if (r.n && r.ratio > 0) {
+      const double a = px(1), b = px(r.ratio);
+      o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"14\" fill=\"{}\"><title>{}: {}x "
+                       "over {} results</title></rect>\n",
+                       std::min(a, b), y + 4, std::max(1.0, std::fabs(b - a)), svg::color(0), escape(r.label),
+                       html::fmt_3(r.ratio), r.n);
+      o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">{}x</text>\n", std::max(a, b) + 4, y + 15,
+                       html::fmt_3(r.ratio));
     }
     y += row_h;
   }
@@ -88,7 +117,11 @@ std::string geomean_bars(const Comparison& c) {
 int comparison_exit_code(const Comparison& c) { return c.regression ? 1 : 0; }
 
 std::string render_comparison_html(const Comparison& c, const Report& base, const Report& cand) {
-  std::string o = html::page_head("harness compare: " + c.base_label + " vs " + c.cand_label);
+  std::string o = html::page_head("harness compare: " + base.suite.name.value_or("?") +
+                                  (cand.suite.name.value_or("?") != base.suite.name.value_or("?")
+                                       ? " vs " + cand.suite.name.value_or("?")
+                                       : ""));
+  o += fmt::format("<p>Baseline: {}<br>Candidate: {}</p>\n", escape(c.base_label), escape(c.cand_label));
   const int code = comparison_exit_code(c);
   o += fmt::format("<p class=\"exit {}\">harness compare exits <b>{}</b>: {}</p>\n", code ? "fail" : "ok", code,
                    code ? "a regression (a result slower, or a check failing in the candidate)" : "no regression");
@@ -105,7 +138,7 @@ std::string render_comparison_html(const Comparison& c, const Report& base, cons
   for (const auto& w : c.warnings) o += fmt::format("<p class=\"note\">{}</p>\n", escape(w));
 
   o += "<h2>Per problem</h2>\n";
-  o += geomean_bars(c);
+  o += geomean_bars(geo_rows(c));
   o += "<table><thead><tr><th>problem</th><th>fixed parameters</th><th>geometric mean (cand/base time)</th>"
        "<th>compared</th><th>slower</th><th>faster</th><th>same</th><th>failed</th><th>new</th><th>missing</th>"
        "</tr></thead><tbody>\n";
@@ -113,7 +146,10 @@ std::string render_comparison_html(const Comparison& c, const Report& base, cons
     o += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num {}\">{}x</td><td class=\"num\">{}</td><td class=\"num\">{}"
                      "</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}"
                      "</td><td class=\"num\">{}</td></tr>\n",
-                     escape(p.problem), escape(p.fixed_params), p.geomean_ratio > 1.0001 ? "bad" : "good",
+                     escape(p.problem), escape(p.fixed_params),
+                     p.geomean_ratio > 1 + c.options.threshold   ? "bad"
+                     : p.geomean_ratio < 1 - c.options.threshold ? "good"
+                                                                  : "",
                      html::fmt_3(p.geomean_ratio), p.compared, p.slower, p.faster, p.same, p.failed, p.new_, p.missing);
   o += "</tbody></table>\n";
 
@@ -136,7 +172,7 @@ std::string render_comparison_html(const Comparison& c, const Report& base, cons
     o += fmt::format("<tr class=\"{0}\"><td class=\"verdict\">{0}</td><td class=\"name\">{1}</td><td class=\"num\">{2}</td>"
                      "<td class=\"num\">{3}</td><td class=\"num\">{4}</td><td>{5}</td><td class=\"num\">{6} / {7}</td>"
                      "<td>{8}</td></tr>\n",
-                     escape(verdict == "new_" ? "new" : verdict), escape(p->name), time_text(p->base_median),
+                     escape(verdict), escape(p->display), time_text(p->base_median),
                      time_text(p->cand_median), p->change ? fmt::format("{:+.1f}%", *p->change * 100) : "-",
                      escape(confidence), p->base_n, p->cand_n, escape(p->note));
   }

@@ -20,7 +20,7 @@ std::string run_label(const Report& r, std::size_t i) {
   if (date.size() > 16) date = date.substr(0, 16);
   std::replace(date.begin(), date.end(), 'T', ' ');
   std::string commit = r.environment.git_commit.value_or("");
-  if (commit.size() > 7) commit = commit.substr(0, 7);
+  if (commit.size() > 10) commit = commit.substr(0, 10);
   std::string s = date;
   if (!commit.empty()) s += (s.empty() ? "" : " ") + commit;
   return s.empty() ? fmt::format("run {}", i + 1) : s;

@@ -39,6 +39,26 @@ std::map<std::string, double> reference_times(const std::vector<const Result*>& 
   return out;
 }
 
+// The shape of a result as the parameters that vary within its problem ("M=256 N=256
+// K=256", without alpha=1 beta=0 when every result has them).
+std::string shape_label(const Result& r, const std::vector<const Result*>& rows) {
+  std::string s;
+  for (const auto& [n, v] : r.params.entries()) {
+    bool varies = false;
+    for (const Result* o : rows)
+      varies = varies || !o->params.has(n) || o->params.at(n) != v;
+    if (!varies) continue;
+    if (!s.empty()) s += ' ';
+    s += n + "=" + std::visit([](const auto& x) -> std::string {
+           using T = std::decay_t<decltype(x)>;
+           if constexpr (std::is_same_v<T, std::string>) return x;
+           else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+           else return fmt::format("{}", x);
+         }, v);
+  }
+  return s.empty() ? html::params_text(r) : s;
+}
+
 std::vector<std::string> variants_of(const std::vector<const Result*>& rows) {
   std::vector<std::string> out;
   for (const Result* r : rows)
@@ -53,7 +73,8 @@ struct Bar {
 };
 
 struct Group {
-  std::string shape;
+  std::string shape;   // all parameters (the key)
+  std::string label;   // the ones that vary within the problem
   std::vector<Bar> bars;
 };
 
@@ -74,17 +95,17 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   std::vector<double> ticks;
   if (log) {
     axis_lo = std::pow(10, std::floor(std::log10(lo)));
-    axis_hi = std::pow(10, std::ceil(std::log10(hi * 1.001)));
-    for (double d = axis_lo; d <= axis_hi * 1.0001; d *= 10) {
+    axis_hi = hi * 1.3;  // room for the value labels, not a whole decade
+    for (double d = axis_lo; d <= axis_hi; d *= 10) {
       ticks.push_back(d);
-      if (d * 3 < axis_hi) ticks.push_back(d * 3);
+      if (d * 3 <= axis_hi) ticks.push_back(d * 3);
     }
   } else {
     const double step = axis_hi > 4 ? 1 : axis_hi > 2 ? 0.5 : axis_hi > 1 ? 0.25 : 0.2;
     for (double t = 0; t <= axis_hi + 1e-9; t += step) ticks.push_back(t);
     axis_hi = std::max(axis_hi, ticks.back());
   }
-  const double label_w = 210, plot_w = 520, legend_w = 170, top = 52, bar_h = 10, gap = 2, group_gap = 12;
+  const double label_w = 250, plot_w = 520, legend_w = 170, top = 52, bar_h = 10, gap = 2, group_gap = 12;
   const double width = label_w + plot_w + legend_w + 20;
   double plot_h = 0;
   for (const auto& g : groups) plot_h += g.bars.size() * (bar_h + gap) + group_gap;
@@ -116,7 +137,7 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   for (const auto& g : groups) {
     const double gh = g.bars.size() * (bar_h + gap);
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", label_w - 8,
-                     y + gh / 2 + 4, escape(g.shape.size() > 34 ? g.shape.substr(0, 31) + "..." : g.shape));
+                     y + gh / 2 + 4, escape(g.label.size() > 40 ? g.label.substr(0, 37) + "..." : g.label));
     for (const auto& b : g.bars) {
       const double x0 = px(log ? axis_lo : 0), x1 = px(b.share);
       o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.0f}\" fill=\"{}\"><title>{}</title></rect>\n",
@@ -213,8 +234,16 @@ std::string speedup_section_html(const Report& report, const std::string& refere
         const auto it = ref_t.find(shape);
         if (it == ref_t.end()) continue;
         auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.shape == shape; });
-        if (g == groups.end()) g = groups.insert(groups.end(), Group{shape, {}});
+        if (g == groups.end()) g = groups.insert(groups.end(), Group{shape, "", {}});
         const double share = it->second / median(*r);
+        if (g->bars.empty()) {
+          // The parameters that vary within the case, else within the problem.
+          std::vector<const Result*> in_case;
+          for (const Result* x : rows)
+            if (x->case_name == cname) in_case.push_back(x);
+          g->label = shape_label(*r, in_case);
+          if (g->label == html::params_text(*r)) g->label = shape_label(*r, rows);
+        }
         g->bars.push_back({r->variant, share,
                            fmt::format("{} {}: {}x of {} ({} vs {})", r->variant, shape, html::fmt_3(share), ref,
                                        html::fmt_seconds(median(*r)), html::fmt_seconds(it->second))});

@@ -5,7 +5,7 @@
 # Stages can be chosen: bash scripts/gpu-round.sh build test smoke gemm
 # Where the tree has no .git, pass the commit: HARNESS_COMMIT=<sha> bash scripts/gpu-round.sh
 #   stages: build test smoke gemm attention target memory pytorch broken ncu models
-#           transformer pytorch-transformer kernels-transformer tasks slowdown sanitizer tables
+#           transformer pytorch-transformer kernels-transformer tasks slowdown sanitizer tables trace
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -48,6 +48,25 @@ for s in $stages; do
     memory)
       step "harness run suites/attention-memory.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention-memory.yaml --no-profile --out "$OUT/attention-memory.json" --quiet 2>&1 | tee "$OUT/memory.log" | tail -40 || status=1 ;;
+    trace)
+      # Timeline of a small GEMM + attention run (issue 20): the trace checked against its
+      # report (trace_gpu_test does the same in ctest), drawn as a page, screenshotted.
+      step "harness run suites/trace.yaml --trace"
+      $exe run suites/trace.yaml --out "$OUT/trace-report.json" --trace "$OUT/trace.json" --quiet 2>&1 \
+        | tee "$OUT/trace.log" | tail -20 || status=1
+      ctest --test-dir build/release -R 'TraceGpu' --output-on-failure >"$OUT/trace-check.log" 2>&1 || status=1
+      tail -5 "$OUT/trace-check.log"
+      $exe report "$OUT/trace.json" --format trace-html --out "$OUT/trace.html" || status=1
+      $exe report "$OUT/trace-report.json" --format html --out "$OUT/trace-report.html" || status=1
+      for page in trace trace-report; do
+        tests/render_html.sh "$exe" "$OUT/$page.html" "$OUT/$page-check.png" || status=1
+        if command -v chromium >/dev/null 2>&1; then
+          d=$(mktemp -d)
+          HOME=$d timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$d/p" \
+            --screenshot="$OUT/$page.png" --window-size=1200,2400 "file://$OUT/$page.html" >/dev/null 2>&1
+          rm -rf "$d"
+        fi
+      done ;;
     broken)
       step "harness run --isolate tests/data/suites/broken_gpu.yaml"
       $exe run --isolate --plugin build/release/plugins/broken_plugin.so tests/data/suites/broken_gpu.yaml \

@@ -5,10 +5,10 @@
 # Stages can be chosen: bash scripts/gpu-round.sh build test smoke gemm
 # Where the tree has no .git, pass the commit: HARNESS_COMMIT=<sha> bash scripts/gpu-round.sh
 #   stages: build test smoke gemm attention target memory pytorch broken ncu models
-#           transformer pytorch-transformer kernels-transformer tasks slowdown sanitizer tables
+#           transformer pytorch-transformer kernels-transformer tasks slowdown sanitizer tables trace
 #           patterns-a (reduce, scan, histogram suites and their GPU tests)
 #           patterns-b (softmax, optimizer suites and their GPU tests)
-#           template
+#           template measure
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -51,6 +51,25 @@ for s in $stages; do
     memory)
       step "harness run suites/attention-memory.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention-memory.yaml --no-profile --out "$OUT/attention-memory.json" --quiet 2>&1 | tee "$OUT/memory.log" | tail -40 || status=1 ;;
+    trace)
+      # Timeline of a small GEMM + attention run (issue 20): the trace checked against its
+      # report (trace_gpu_test does the same in ctest), drawn as a page, screenshotted.
+      step "harness run suites/trace.yaml --trace"
+      $exe run suites/trace.yaml --out "$OUT/trace-report.json" --trace "$OUT/trace.json" --quiet 2>&1 \
+        | tee "$OUT/trace.log" | tail -20 || status=1
+      ctest --test-dir build/release -R 'TraceGpu' --output-on-failure >"$OUT/trace-check.log" 2>&1 || status=1
+      tail -5 "$OUT/trace-check.log"
+      $exe report "$OUT/trace.json" --format trace-html --out "$OUT/trace.html" || status=1
+      $exe report "$OUT/trace-report.json" --format html --out "$OUT/trace-report.html" || status=1
+      for page in trace trace-report; do
+        tests/render_html.sh "$exe" "$OUT/$page.html" "$OUT/$page-check.png" || status=1
+        if command -v chromium >/dev/null 2>&1; then
+          d=$(mktemp -d)
+          HOME=$d timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$d/p" \
+            --screenshot="$OUT/$page.png" --window-size=1200,2400 "file://$OUT/$page.html" >/dev/null 2>&1
+          rm -rf "$d"
+        fi
+      done ;;
     broken)
       step "harness run --isolate tests/data/suites/broken_gpu.yaml"
       $exe run --isolate --plugin build/release/plugins/broken_plugin.so tests/data/suites/broken_gpu.yaml \
@@ -153,6 +172,30 @@ PY
       step "a plugin from another repository: install, build templates/plugin out of tree, run it (both variants must pass)"
       REPORT_OUT="$OUT/template.json" REQUIRE_GPU=1 bash scripts/test-template.sh 2>&1 | tee "$OUT/template.log" | tail -40
       [ "${PIPESTATUS[0]}" = 0 ] || status=1 ;;
+    measure)
+      # Issue 13: gbench on the GEMM suite (two runs, compared), event vs graph vs CUPTI
+      # time for tiny kernels, a forced throttle check, and the trust figures.
+      step "harness gbench suites/gemm.yaml --benchmark_filter=4096 (twice)"
+      for run in a b; do
+        $exe gbench suites/gemm.yaml --benchmark_filter=4096 --benchmark_format=json --benchmark_out="$OUT/gb-$run.json" \
+          >"$OUT/gb-$run.stdout" 2>"$OUT/gb-$run.log" || status=1
+        tail -3 "$OUT/gb-$run.log"
+      done
+      $exe gbench suites/gemm.yaml --benchmark_filter='4096/K:4096/alpha:1/beta:0$' --benchmark_min_time=0.2 2>&1 | tail -12
+      step "harness compare gb-a.json gb-b.json"
+      $exe compare "$OUT/gb-a.json" "$OUT/gb-b.json" 2>&1 | tail -6
+      [ -f /usr/share/benchmark/compare.py ] && python3 /usr/share/benchmark/compare.py benchmarks "$OUT/gb-a.json" "$OUT/gb-b.json" 2>&1 | tail -8
+      step "tiny kernels: --timing events and --timing graph"
+      $exe run tests/data/suites/tiny_kernels.yaml --timing events --out "$OUT/tiny-events.json" --quiet 2>&1 | tail -3
+      $exe run tests/data/suites/tiny_kernels.yaml --timing graph --out "$OUT/tiny-graph.json" --quiet 2>&1 | tail -3
+      python3 reports/trust.py --tiny "$OUT/tiny-events.json" "$OUT/tiny-graph.json"
+      step "throttle threshold 1.0 (flags every batch under the maximum clock)"
+      $exe run tests/data/suites/tiny.yaml --variants cuda --throttle 1.0 --out "$OUT/throttle.json" 2>&1 | grep -E "warning|passed|results" | head -8
+      step "trust: event median vs CUPTI kernel time, two GEMM runs compared"
+      $exe run suites/gemm.yaml --filter "${TRUST_FILTER:-/M:(1024|2048|4096)/}" --out "$OUT/trust-a.json" --quiet 2>&1 | tail -2
+      $exe run suites/gemm.yaml --filter "${TRUST_FILTER:-/M:(1024|2048|4096)/}" --out "$OUT/trust-b.json" --quiet 2>&1 | tail -2
+      python3 reports/trust.py "$OUT/trust-a.json"
+      $exe compare "$OUT/trust-a.json" "$OUT/trust-b.json" 2>&1 | tail -4 ;;
     tables)
       step "tables for docs/PERFORMANCE.md"
       for k in smoke:stream gemm:gemm attention:attention attention-memory:memory; do

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Renders a report's HTML in headless Chromium and checks the screenshot is not blank:
 # enough non-white pixels, and the chart palette's first color (#4e79a7, the first
-# series of every chart) present, so the inline SVG charts were drawn.
+# series of every chart) present, so the inline SVG charts were drawn. Also fails on any
+# console message of level warning or error (a blocked resource, a CSP violation, a
+# script error) and on horizontal overflow (content reaching the right edge of the
+# 1200 px wide window, which the pages' layout keeps white).
 #
 #   tests/render_html.sh HARNESS_EXE REPORT.json [SCREENSHOT.png]
+#   tests/render_html.sh HARNESS_EXE PAGE.html [SCREENSHOT.png]   (a page already rendered:
+#       compare --format html, a history, trace-html)
 #
 # Exit 0 pass, 1 fail, 77 skipped (no Chromium or no python3: ctest's SKIP_RETURN_CODE).
 set -u
@@ -28,15 +33,25 @@ trap 'rm -rf "$work"' EXIT
 shot=${3:-$work/report.png}
 html=$work/report.html
 
-"$exe" report "$report" --format html --out "$html" || { echo "FAIL: harness report exited $?"; exit 1; }
+case "$report" in
+  *.html) cp "$report" "$html" ;;
+  *) "$exe" report "$report" --format html --out "$html" || { echo "FAIL: harness report exited $?"; exit 1; } ;;
+esac
 
 # A private profile and home: nothing of the user's, nothing fetched.
 HOME=$work XDG_CONFIG_HOME=$work XDG_CACHE_HOME=$work timeout 120 "$browser" \
   --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
   --disable-background-networking --disable-component-update --disable-sync \
-  --user-data-dir="$work/profile" --hide-scrollbars \
+  --user-data-dir="$work/profile" --hide-scrollbars --enable-logging=stderr --v=0 \
   --screenshot="$shot" --window-size=1200,2000 "file://$html" >"$work/chromium.log" 2>&1
 rc=$?
+# Console messages reach the log as "...:INFO:CONSOLE:line] "text", source: ..." (any
+# level); CSP violations and failed loads are logged the same way.
+if grep -E 'CONSOLE[:(]|Refused to|Failed to load' "$work/chromium.log" >"$work/console.txt"; then
+  echo "FAIL: console messages while rendering:"
+  head -20 "$work/console.txt"
+  exit 1
+fi
 if [ ! -s "$shot" ]; then
   echo "FAIL: $browser wrote no screenshot (exit $rc); its log:"
   tail -20 "$work/chromium.log"
@@ -107,5 +122,12 @@ if share < 0.02 or len(colors) < 16:
     sys.exit("FAIL: the screenshot is blank")
 if palette < 50:
     sys.exit("FAIL: no chart was drawn (the first series color is missing)")
+# Overflow: the pages are at most 1120 px wide and centered, so the rightmost 30 columns of
+# a 1200 px window stay white unless something sticks out.
+edge = sum(1 for line in rows for x in range(width - 30, width)
+           if min(line[x * bpp], line[x * bpp + 1], line[x * bpp + 2]) < 235)
+print(f"{edge} non-white pixels in the rightmost 30 columns")
+if edge > 0:
+    sys.exit("FAIL: content overflows the page horizontally")
 print("PASS")
 PY

@@ -147,8 +147,10 @@ TEST(ReportRender, CsvParses) {
 TEST(ReportRender, HtmlHasTheChartsAndNothingExternal) {
   const std::string html = render_report(load("gemm_base.json"), "html");
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  // Throughput per problem (gemm, attention), the roofline, the memory chart.
-  EXPECT_EQ(count(html, "<svg "), 4u);
+  // Throughput per problem (gemm, attention), the roofline, the memory chart, and the
+  // speed relative to cublas for gemm's one case (attention has no vendor variant).
+  EXPECT_EQ(count(html, "<svg "), 5u);
+  EXPECT_EQ(count(html, "class=\"bars\""), 1u);
   EXPECT_NE(html.find("id=\"throughput-0\""), std::string::npos);
   EXPECT_NE(html.find("gemm: GFLOP/s against M = N = K"), std::string::npos);
   EXPECT_NE(html.find("attention: GFLOP/s against seq_len"), std::string::npos);
@@ -157,7 +159,7 @@ TEST(ReportRender, HtmlHasTheChartsAndNothingExternal) {
   EXPECT_NE(html.find("roof (device peaks)"), std::string::npos);
   EXPECT_NE(html.find("3000 GB/s, 60000 GFLOP/s"), std::string::npos);
   EXPECT_NE(html.find("attention: extra device memory against seq_len"), std::string::npos);
-  EXPECT_NE(html.find("workspace peak (bytes)"), std::string::npos);
+  EXPECT_NE(html.find("extra device memory (bytes)"), std::string::npos);
   EXPECT_NE(html.find("out of memory (skipped)"), std::string::npos);
   EXPECT_EQ(count(html, "class=\"edge-marker\""), 1u);  // naive at seq_len 32768
   // Legends name the variants; every point has a tooltip.

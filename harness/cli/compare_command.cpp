@@ -6,6 +6,8 @@
 
 #include "commands.hpp"
 #include "compare/compare.hpp"
+#include "compare/compare_html.hpp"
+#include "report/report.hpp"
 #include "harness/error.hpp"
 #include "report/report_model.hpp"
 
@@ -21,6 +23,7 @@ struct CompareArgs {
   std::string format = "text";
   bool fail_on_missing = false;
   std::string filter;
+  std::string out;
 };
 
 double parse_percent(std::string text) {
@@ -51,7 +54,9 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--min-effect-size", args->min_effect,
                   "Smallest |Cliff's delta| (2 P(candidate slower) - 1) that counts; 0 turns it off (default 0.3)")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--format", args->format, "text (default), md or json")->check(CLI::IsMember({"text", "md", "json"}));
+  cmd->add_option("--format", args->format, "text (default), md, json or html (a self-contained page)")
+      ->check(CLI::IsMember({"text", "md", "json", "html"}));
+  cmd->add_option("--out", args->out, "Write here (atomically) instead of to standard output");
   cmd->add_option("--filter", args->filter,
                   "Compare only benchmarks whose name matches this regular expression, e.g. '/cuda/|/cublas/'\n"
                   "or '^(?!.*/cpu/)' to leave out host variants");
@@ -82,10 +87,16 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     const Report base = read_report_model(args->baseline);
     const Report cand = read_report_model(args->candidate);
     const Comparison c = compare(base, cand, options);
-    const std::string text = render_comparison(c, args->format);
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    exit_code = c.regression ? kExitFailure : kExitOk;
+    const std::string text =
+        args->format == "html" ? render_comparison_html(c, base, cand) : render_comparison(c, args->format);
+    if (args->out.empty() || args->out == "-") {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+    } else {
+      write_file_atomically(args->out, text);
+      std::fprintf(stderr, "%s comparison: %s\n", args->format.c_str(), args->out.c_str());
+    }
+    exit_code = comparison_exit_code(c) ? kExitFailure : kExitOk;
   });
 }
 

@@ -1,5 +1,8 @@
-// harness report RESULTS.json [--format md|csv|html] [--out FILE]
+// harness report RESULTS.json [--format md|csv|html] [--reference VARIANT] [--out FILE]
+// harness report RUN1.json RUN2.json ... [--format html|csv]    (history over runs)
+// harness report TRACE.json --format trace-html                 (a `run --trace` timeline)
 #include <cstdio>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -7,15 +10,18 @@
 #include "harness/error.hpp"
 #include "report/report.hpp"
 #include "report/report_model.hpp"
+#include "report/report_history.hpp"
 #include "report/report_render.hpp"
+#include "report/report_timeline.hpp"
 
 namespace harness::cli {
 
 namespace {
 struct ReportArgs {
-  std::string input;
+  std::vector<std::string> inputs;
   std::string format;
   std::string out;
+  std::string reference;
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -26,30 +32,65 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 void add_report_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ReportArgs>();
   auto* cmd = app.add_subcommand("report", "Render a report as markdown, CSV, or one self-contained HTML file with charts");
-  cmd->add_option("report", args->input, "A report written by `harness run`")->required();
-  cmd->add_option("--format", args->format, "md, csv or html (default: from --out's extension, else md)")
-      ->check(CLI::IsMember({"md", "csv", "html"}));
+  cmd->add_option("reports", args->inputs,
+                  "A report written by `harness run`; several reports of one suite: its history;\n"
+                  "with --format trace-html: a `harness run --trace` file")
+      ->required();
+  cmd->add_option("--format", args->format,
+                  "md, csv, html or trace-html (default: from --out's extension, else md; html for a history)")
+      ->check(CLI::IsMember({"md", "csv", "html", "trace-html"}));
+  cmd->add_option("--reference", args->reference,
+                  "HTML: show each variant's speed as a share of this variant's at the same shape, with the\n"
+                  "geometric mean per variant (default: the problem's vendor variant, cublas/cub/cudnn/cusparse;\n"
+                  "none: no speedup section)");
   cmd->add_option("--out", args->out, "Write here (atomically) instead of to standard output");
   cmd->footer(
-      "HTML: tables plus SVG charts (no scripts, nothing fetched): per problem GFLOP/s (GB/s, or time)\n"
-      "against a size parameter per variant; a roofline against the device peaks in the report (else the\n"
-      "best measured results); extra device memory against size, out-of-memory skips marked.\n"
+      "HTML: tables plus SVG charts (no scripts, nothing fetched): speed relative to a reference variant per\n"
+      "case and its geometric mean; per problem GFLOP/s (GB/s, or time) against a size parameter per variant;\n"
+      "a roofline against the device peaks in the report (else the best measured results); extra device\n"
+      "memory against the parameter that drives it; the kernels of one profiled run per result, to scale.\n"
+      "Several reports: the history of every result's median (quartile band) over the runs, x = date and\n"
+      "commit, regression steps as harness compare judges them flagged; csv: the same as a long table.\n"
+      "trace-html: the timeline of `harness run --trace FILE.json` drawn as a page.\n"
       "\n"
       "Exit codes: 0 written; 2 bad input (unreadable report, Google Benchmark JSON, bad option).");
   cmd->callback([args, &exit_code] {
     std::string format = args->format;
+    const bool history = args->inputs.size() > 1;
     if (format.empty()) {
       if (ends_with(args->out, ".html") || ends_with(args->out, ".htm")) format = "html";
       else if (ends_with(args->out, ".csv")) format = "csv";
-      else format = "md";
+      else format = history ? "html" : "md";
     }
-    const nlohmann::json json = read_report(args->input);
-    if (json.value("schema", "") != kReportSchema)
-      throw InputError(fmt::format("{}: Google Benchmark JSON, not a harness report: nothing to render "
-                                   "(`harness compare` reads it)",
-                                   args->input));
-    const Report report = decode_report(json, args->input);
-    const std::string text = render_report(report, format);
+    std::string text;
+    if (format == "trace-html") {
+      if (history) throw InputError("--format trace-html draws one trace file");
+      const std::string& path = args->inputs.front();
+      std::ifstream in(path, std::ios::binary);
+      if (!in) throw InputError(fmt::format("{}: cannot open the trace file", path));
+      const nlohmann::json trace = nlohmann::json::parse(in, nullptr, false);
+      if (trace.is_discarded()) throw InputError(fmt::format("{}: not JSON (a `harness run --trace` file?)", path));
+      text = render_trace_html(trace, path);
+    } else {
+      std::vector<Report> reports;
+      for (const auto& input : args->inputs) {
+        const nlohmann::json json = read_report(input);
+        if (json.value("schema", "") != kReportSchema)
+          throw InputError(fmt::format("{}: Google Benchmark JSON, not a harness report: nothing to render "
+                                       "(`harness compare` reads it)",
+                                       input));
+        reports.push_back(decode_report(json, input));
+      }
+      if (history) {
+        if (format == "html") text = render_history_html(reports);
+        else if (format == "csv") text = render_history_csv(reports);
+        else throw InputError(fmt::format("a history of {} reports renders as html or csv, not {}", reports.size(), format));
+      } else {
+        ReportOptions options;
+        options.reference = args->reference;
+        text = render_report(reports.front(), format, options);
+      }
+    }
     if (args->out.empty() || args->out == "-") {
       std::fwrite(text.data(), 1, text.size(), stdout);
       std::fflush(stdout);

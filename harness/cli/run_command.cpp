@@ -73,6 +73,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Seconds one result may take (check + timing) before it is a timeout\n"
                   "(overrides the suite's settings.timeout; 0 = none)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--trace", args->trace,
+                  "Write the profiling pass as a timeline (Chrome Trace Event JSON, for Perfetto or\n"
+                  "`harness report --format trace-html`): NVTX ranges, kernels, copies, launches\n"
+                  "(also settings.trace in the suite)");
   cmd->add_option("--resume", args->resume,
                   "Complete an interrupted run from its journal (<report>.journal.jsonl):\n"
                   "finished results are kept, the rest is run, the report holds all")

@@ -14,6 +14,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/error.hpp"
+#include "profile/timeline.hpp"
 
 namespace harness {
 
@@ -116,6 +117,9 @@ namespace {
 struct TraceState {
   std::mutex mutex;
   std::vector<KernelRecord> records;
+  // Only while a --trace timeline records: copies, fills and the API calls (CUPTI clock).
+  std::vector<GpuActivity> others;
+  std::vector<ApiCall> calls;
   std::size_t dropped = 0;
   std::once_flag registered;
   std::optional<std::string> error;  // sticky: CUPTI refused once, it will refuse again
@@ -128,6 +132,33 @@ TraceState& state() {
 
 constexpr std::size_t kBufferBytes = 4u << 20;
 
+const char* memcpy_kind_name(std::uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "PtoP";
+    default: return "other";
+  }
+}
+
+// The activity kinds a --trace timeline adds to the kernel records.
+constexpr CUpti_ActivityKind kTimelineKinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+                                                 CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
+
+// Host (timeline) clock of a CUPTI timestamp: offset = cupti - host, read back to back.
+std::int64_t cupti_host_offset() {
+  std::uint64_t cupti_before = 0, cupti_after = 0;
+  const std::int64_t host_before = Timeline::global().now_ns();
+  if (cuptiGetTimestamp(&cupti_before) != CUPTI_SUCCESS) return 0;
+  const std::int64_t host_after = Timeline::global().now_ns();
+  if (cuptiGetTimestamp(&cupti_after) != CUPTI_SUCCESS) cupti_after = cupti_before;
+  // The midpoints of both clocks' readings.
+  const std::int64_t cupti_mid = static_cast<std::int64_t>(cupti_before / 2 + cupti_after / 2);
+  return cupti_mid - (host_before + host_after) / 2;
+}
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
   *size = *buffer ? kBufferBytes : 0;
@@ -138,7 +169,45 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
                                size_t valid) {
   std::vector<KernelRecord> got;
   CUpti_Activity* record = nullptr;
+  std::vector<GpuActivity> others;
+  std::vector<ApiCall> calls;
   while (buffer && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      GpuActivity a;
+      a.kind = GpuActivityKind::memcpy;
+      a.name = fmt::format("memcpy {}", memcpy_kind_name(m->copyKind));
+      a.start_ns = static_cast<std::int64_t>(m->start);
+      a.end_ns = static_cast<std::int64_t>(std::max(m->end, m->start));
+      a.stream_id = m->streamId;
+      a.correlation_id = m->correlationId;
+      a.bytes = m->bytes;
+      others.push_back(std::move(a));
+      continue;
+    }
+    if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      GpuActivity a;
+      a.kind = GpuActivityKind::memset;
+      a.name = "memset";
+      a.start_ns = static_cast<std::int64_t>(m->start);
+      a.end_ns = static_cast<std::int64_t>(std::max(m->end, m->start));
+      a.stream_id = m->streamId;
+      a.correlation_id = m->correlationId;
+      a.bytes = m->bytes;
+      others.push_back(std::move(a));
+      continue;
+    }
+    if (record->kind == CUPTI_ACTIVITY_KIND_RUNTIME || record->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+      const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+      const char* name = nullptr;
+      const CUpti_CallbackDomain domain =
+          record->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+      if (cuptiGetCallbackName(domain, api->cbid, &name) != CUPTI_SUCCESS || !name) name = "?";
+      calls.push_back({name, static_cast<std::int64_t>(api->start),
+                       static_cast<std::int64_t>(std::max(api->end, api->start)), api->correlationId});
+      continue;
+    }
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
       continue;
     const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
@@ -162,6 +231,8 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
   std::lock_guard<std::mutex> lock(s.mutex);
   s.dropped += dropped;
   for (auto& r : got) s.records.push_back(std::move(r));
+  for (auto& a : others) s.others.push_back(std::move(a));
+  for (auto& c : calls) s.calls.push_back(std::move(c));
 }
 
 [[noreturn]] void cupti_fail(const char* call, CUptiResult r) {
@@ -193,10 +264,14 @@ KernelTrace::KernelTrace() = default;
 KernelTrace::~KernelTrace() {
   if (active_) {
     (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (timeline_)
+      for (CUpti_ActivityKind k : kTimelineKinds) (void)cuptiActivityDisable(k);
     (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     TraceState& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     s.records.clear();
+    s.others.clear();
+    s.calls.clear();
   }
 }
 
@@ -215,6 +290,8 @@ void KernelTrace::start() {
     (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     std::lock_guard<std::mutex> lock(s.mutex);
     s.records.clear();
+    s.others.clear();
+    s.calls.clear();
     s.dropped = 0;
   }
   const CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
@@ -224,6 +301,15 @@ void KernelTrace::start() {
     throw CuptiError(what);
   }
   active_ = true;
+  timeline_ = false;
+  if (Timeline::global().enabled()) {
+    // Best effort: a kind CUPTI refuses leaves the timeline without it, not the trace.
+    bool all = true;
+    for (CUpti_ActivityKind k : kTimelineKinds) all = cuptiActivityEnable(k) == CUPTI_SUCCESS && all;
+    timeline_ = true;
+    (void)all;
+    offset_ns_ = cupti_host_offset();
+  }
 }
 
 std::vector<KernelRecord> KernelTrace::stop() {
@@ -231,19 +317,70 @@ std::vector<KernelRecord> KernelTrace::stop() {
   active_ = false;
   const cudaError_t sync = cudaDeviceSynchronize();
   const CUptiResult d = cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (timeline_)
+    for (CUpti_ActivityKind k : kTimelineKinds) (void)cuptiActivityDisable(k);
   const CUptiResult f = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   TraceState& s = state();
   std::vector<KernelRecord> out;
+  std::vector<GpuActivity> others;
+  std::vector<ApiCall> calls;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     out.swap(s.records);
+    others.swap(s.others);
+    calls.swap(s.calls);
   }
   HARNESS_CUDA(sync);
   if (d != CUPTI_SUCCESS) cupti_fail("cuptiActivityDisable", d);
   if (f != CUPTI_SUCCESS) cupti_fail("cuptiActivityFlushAll", f);
   for (auto& r : out) r.name = kernel_display_name(r.mangled);
   std::sort(out.begin(), out.end(), [](const KernelRecord& a, const KernelRecord& b) { return a.start_ns < b.start_ns; });
+  if (timeline_) {
+    timeline_ = false;
+    add_to_timeline(out, std::move(others), std::move(calls), offset_ns_);
+  }
   return out;
+}
+
+void KernelTrace::add_to_timeline(const std::vector<KernelRecord>& kernels, std::vector<GpuActivity> others,
+                                  std::vector<ApiCall> calls, std::int64_t offset_ns) {
+  Timeline& t = Timeline::global();
+  const std::string variant = t.open_range("variant");
+  std::vector<GpuActivity> gpu;
+  std::map<std::uint32_t, bool> launched;  // correlation ids of GPU work
+  for (const auto& r : kernels) {
+    GpuActivity a;
+    a.kind = GpuActivityKind::kernel;
+    a.name = r.name;
+    a.start_ns = static_cast<std::int64_t>(r.start_ns) - offset_ns;
+    a.end_ns = static_cast<std::int64_t>(r.end_ns) - offset_ns;
+    a.stream_id = r.stream_id;
+    a.correlation_id = r.correlation_id;
+    for (int i = 0; i < 3; ++i) a.grid[i] = r.grid[i], a.block[i] = r.block[i];
+    a.registers = r.registers;
+    a.static_smem = r.static_smem;
+    a.dynamic_smem = r.dynamic_smem;
+    a.variant_range = variant;
+    launched[a.correlation_id] = true;
+    gpu.push_back(std::move(a));
+  }
+  for (auto& a : others) {
+    a.start_ns -= offset_ns;
+    a.end_ns -= offset_ns;
+    a.variant_range = variant;
+    launched[a.correlation_id] = true;
+    gpu.push_back(std::move(a));
+  }
+  // Only the calls that put work on the GPU (launches, copies, fills): the rest
+  // (synchronizations, queries) would bury them.
+  std::vector<ApiCall> kept;
+  for (auto& c : calls) {
+    if (!launched.count(c.correlation_id)) continue;
+    c.start_ns -= offset_ns;
+    c.end_ns -= offset_ns;
+    kept.push_back(std::move(c));
+  }
+  t.add_gpu(std::move(gpu), std::move(kept), offset_ns);
 }
 
 std::vector<KernelSummary> KernelTrace::summarize(const std::vector<KernelRecord>& records, int runs) {
@@ -303,6 +440,7 @@ KernelBreakdown KernelTrace::trace(const std::function<void()>& launch, cudaStre
       HARNESS_CUDA(cudaGetLastError());
       HARNESS_CUDA(cudaStreamSynchronize(stream));
       auto got = t.stop();
+      if (i == 0) b.first_run = got;
       all.insert(all.end(), std::make_move_iterator(got.begin()), std::make_move_iterator(got.end()));
     }
   } catch (const CuptiError& e) {
@@ -345,6 +483,24 @@ nlohmann::json to_json(const KernelBreakdown& b) {
   j["kernel_time_s"] = b.kernel_time_s;
   j["dropped_records"] = b.dropped;
   j["kernels"] = std::move(ks);
+  if (!b.first_run.empty()) j["timeline"] = timeline_json(b.first_run);
+  return j;
+}
+
+nlohmann::json timeline_json(const std::vector<KernelRecord>& run) {
+  nlohmann::json names = nlohmann::json::array(), kernels = nlohmann::json::array();
+  std::map<std::string, std::size_t> index;
+  const std::uint64_t t0 = run.empty() ? 0 : run.front().start_ns;
+  const std::size_t n = std::min(run.size(), kTimelineKernels);
+  for (std::size_t i = 0; i < n; ++i) {
+    const KernelRecord& r = run[i];
+    auto [it, fresh] = index.try_emplace(r.name, names.size());
+    if (fresh) names.push_back(r.name);
+    const double start = r.start_ns >= t0 ? static_cast<double>(r.start_ns - t0) * 1e-9 : 0.0;
+    kernels.push_back({start, r.duration_ns() * 1e-9, it->second});
+  }
+  nlohmann::json j = {{"names", std::move(names)}, {"kernels", std::move(kernels)}};
+  if (run.size() > n) j["truncated"] = run.size() - n;
   return j;
 }
 

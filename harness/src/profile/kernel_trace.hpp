@@ -21,6 +21,8 @@
 #include <cuda_runtime_api.h>
 #include <nlohmann/json.hpp>
 
+#include "profile/timeline.hpp"
+
 namespace harness {
 
 // A CUPTI call failed (the message names the call and the CUPTI error).
@@ -64,10 +66,17 @@ struct KernelBreakdown {
   int runs = 0;                        // traced runs the figures are averaged over
   double kernel_time_s = 0;            // sum of kernel durations per run
   std::size_t dropped = 0;             // records CUPTI dropped (buffers full)
+  // The kernels of the first traced run in launch order (the report keeps up to
+  // kTimelineKernels of them as profile.kernels.timeline, to draw the run to scale).
+  std::vector<KernelRecord> first_run;
   std::optional<std::string> unavailable;  // "kernel trace unavailable: <reason>"
 };
 
+// to_json writes profile.kernels.timeline = {"names": [...], "kernels": [[start_s,
+// duration_s, name index], ...], "truncated": n}: start relative to the first kernel.
+inline constexpr std::size_t kTimelineKernels = 256;
 nlohmann::json to_json(const KernelBreakdown& b);
+nlohmann::json timeline_json(const std::vector<KernelRecord>& run);
 
 class KernelTrace {
  public:
@@ -94,7 +103,12 @@ class KernelTrace {
   static std::vector<KernelSummary> summarize(const std::vector<KernelRecord>& records, int runs);
 
  private:
+  // Hands one traced run to Timeline::global() (harness run --trace), on its clock.
+  static void add_to_timeline(const std::vector<KernelRecord>& kernels, std::vector<GpuActivity> others,
+                              std::vector<ApiCall> calls, std::int64_t offset_ns);
   bool active_ = false;
+  bool timeline_ = false;        // also recording copies, fills and API calls
+  std::int64_t offset_ns_ = 0;   // cuptiGetTimestamp - Timeline::now_ns at start()
 };
 
 // Helpers shared with the metrics module.

@@ -7,6 +7,8 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "profile/timeline.hpp"
+
 namespace harness {
 
 namespace {
@@ -143,6 +145,11 @@ std::string nvtx_variant_name(std::string_view problem, std::string_view variant
 }
 
 NvtxRange::NvtxRange(std::string_view name, NvtxPhase phase) {
+  // `harness run --trace`: the same range on the timeline's host track.
+  if (Timeline::global().enabled()) {
+    Timeline::global().begin(nvtx_safe_name(name), to_string(phase));
+    recorded_ = true;
+  }
   if (!enabled_fast()) return;
   Domain& d = domain();
   const std::string safe = nvtx_safe_name(name);
@@ -178,18 +185,30 @@ NvtxRange::NvtxRange(std::string_view name, NvtxPhase phase) {
 
 NvtxRange::~NvtxRange() { end(); }
 
-NvtxRange::NvtxRange(NvtxRange&& other) noexcept : active_(other.active_) { other.active_ = false; }
+NvtxRange::NvtxRange(NvtxRange&& other) noexcept : active_(other.active_), recorded_(other.recorded_) {
+  other.active_ = false;
+  other.recorded_ = false;
+}
 
 NvtxRange& NvtxRange::operator=(NvtxRange&& other) noexcept {
   if (this != &other) {
     end();
     active_ = other.active_;
+    recorded_ = other.recorded_;
     other.active_ = false;
+    other.recorded_ = false;
   }
   return *this;
 }
 
 void NvtxRange::end() noexcept {
+  if (recorded_) {
+    recorded_ = false;
+    try {
+      Timeline::global().end();
+    } catch (...) {  // a lock failure must not escape a destructor; the range stays open
+    }
+  }
   if (!active_) return;
   active_ = false;
   nvtxDomainRangePop(domain().handle);

@@ -63,7 +63,8 @@ class NvtxRange {
   void end() noexcept;
 
  private:
-  bool active_ = false;
+  bool active_ = false;     // pushed to NVTX
+  bool recorded_ = false;   // begun on the timeline (harness run --trace)
 };
 
 }  // namespace harness

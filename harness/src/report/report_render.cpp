@@ -13,7 +13,9 @@
 #include "harness/error.hpp"
 #include "report/report.hpp"
 #include "report/report_model.hpp"
+#include "report/report_speedup.hpp"
 #include "report/report_svg.hpp"
+#include "report/report_timeline.hpp"
 
 namespace harness {
 
@@ -482,7 +484,23 @@ void y_axis(svg::Axis& axis, const std::vector<double>& ys, const std::string& l
   axis.from_zero = !axis.log;
 }
 
-std::string throughput_chart(const std::string& problem, const std::vector<const Result*>& prow, std::size_t index) {
+// The unit of a size parameter, for axis labels ("" when unknown).
+std::string param_unit(const std::string& name) {
+  static const std::map<std::string, std::string> kUnits = {
+      {"n", "elements"}, {"N", "elements"}, {"M", "elements"}, {"K", "elements"}, {"size", "elements"},
+      {"seq_len", "tokens"}, {"batch", "sequences"}, {"heads", "heads"}, {"head_dim", "elements"},
+      {"kv_heads", "heads"}, {"d_model", "elements"}, {"layers", "layers"}};
+  const auto it = kUnits.find(name);
+  return it == kUnits.end() ? "" : it->second;
+}
+
+std::string with_unit(const std::string& label, const std::string& param) {
+  const std::string u = param_unit(param);
+  return u.empty() ? label : fmt::format("{} ({})", label, u);
+}
+
+std::string throughput_chart(const std::string& problem, const std::vector<const Result*>& prow, std::size_t index,
+                             svg::ColorMap& colors) {
   std::vector<const Result*> timed;
   for (const Result* r : prow)
     if (is_timed(*r)) timed.push_back(r);
@@ -524,7 +542,7 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
   for (const Result* r : timed) keys.insert(series_key(*r, l));
   constexpr std::size_t kMaxSeries = 12;
   const bool by_work = keys.size() > kMaxSeries && (all_flops || all_bytes);
-  const std::string x_label = by_work ? (all_flops ? "work per run (GFLOP)" : "bytes per run (GB)") : l.x_label;
+  const std::string x_label = by_work ? (all_flops ? "work per run (GFLOP)" : "bytes per run (GB)") : with_unit(l.x_label, l.x);
   c.title = fmt::format("{}: {} against {}", problem, metric, by_work ? std::string(all_flops ? "work per run" : "bytes per run") : l.x_label);
   c.subtitle = all_flops || all_bytes ? fmt::format("{} at the median time of each result; higher is better", metric)
                                       : "median time of each result; lower is better";
@@ -535,6 +553,7 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
     const double x = by_work ? (all_flops ? flops_of(*r) : bytes_of(*r)) * 1e-9 : pv(*r, l.x).get<double>();
     const double y = all_flops ? gflops_of(*r) : all_bytes ? gbps_of(*r) : median_s(*r) * scale;
     const std::size_t si = series_index(c.series, by_work ? r->variant : series_key(*r, l));
+    c.series[si].color = colors(r->variant);
     const std::string value = all_flops ? fmt::format("{} GFLOP/s", fmt_3(y))
                               : all_bytes ? fmt::format("{} GB/s", fmt_3(y))
                                           : fmt_seconds(median_s(*r));
@@ -550,7 +569,8 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
   return svg::render(c);
 }
 
-std::string roofline_chart(const Report& report, const std::vector<Result>& rows, std::string& note) {
+std::string roofline_chart(const Report& report, const std::vector<Result>& rows, std::string& note,
+                           svg::ColorMap& colors) {
   double peak_bw = 0, peak_flops = 0;
   bool have_peaks = false;
   if (const auto& p = report.environment.peaks) {
@@ -589,6 +609,7 @@ std::string roofline_chart(const Report& report, const std::vector<Result>& rows
     }
     const std::size_t si = series_index(c.series, r.problem + "/" + r.variant);
     c.series[si].line = false;
+    c.series[si].color = colors(r.variant);
     const double roof = peak_bw > 0 && peak_flops > 0 ? std::min(peak_flops, peak_bw * intensity_of(r))
                         : peak_flops > 0               ? peak_flops
                                                        : peak_bw * intensity_of(r);
@@ -631,63 +652,104 @@ std::string roofline_chart(const Report& report, const std::vector<Result>& rows
   return svg::render(c);
 }
 
-std::string memory_charts(const std::vector<Result>& rows) {
-  std::string o;
+// The numeric parameter that drives a problem's extra memory: the one that, together
+// with the variant, determines the workspace best (fewest (variant, value) groups with
+// two different workspaces), then the one with more distinct values, then `prefer`'s order.
+std::string memory_driver(const std::vector<const Result*>& used, const std::vector<std::string>& prefer) {
+  std::string best;
+  std::size_t best_ambiguous = 0, best_distinct = 0;
+  for (const auto& n : param_names(used)) {
+    if (!numeric_param(used, n) || distinct(used, n) < 2) continue;
+    std::map<std::string, std::set<double>> groups;
+    for (const Result* r : used)
+      if (r->params.has(n)) groups[r->variant + "\x1f" + pv(*r, n).dump()].insert(ws_bytes(*r));
+    std::size_t ambiguous = 0;
+    for (const auto& [k, v] : groups) ambiguous += v.size() > 1;
+    const std::size_t d = distinct(used, n);
+    auto rank = [&](const std::string& x) { return std::find(prefer.begin(), prefer.end(), x) - prefer.begin(); };
+    if (best.empty() || ambiguous < best_ambiguous || (ambiguous == best_ambiguous && d > best_distinct) ||
+        (ambiguous == best_ambiguous && d == best_distinct && rank(n) < rank(best))) {
+      best = n;
+      best_ambiguous = ambiguous;
+      best_distinct = d;
+    }
+  }
+  return best;
+}
+
+std::string memory_charts(const std::vector<Result>& rows, svg::ColorMap& colors) {
+  std::string o, notes;
   std::size_t index = 0;
   for (const auto& problem : problems_of(rows)) {
     const auto prow = rows_of(rows, problem);
-    bool any = false;
-    for (const Result* r : prow) any = any || ws_bytes(*r) > 0 || oom(*r);
-    if (!any) continue;
-    const Layout l = choose_layout(prow, {"seq_len", "N", "n", "S", "L", "M", "K"}, true);
-    if (!l.ok) continue;
+    std::vector<const Result*> used;
+    std::set<double> values;
+    bool any_oom = false;
+    for (const Result* r : prow) {
+      if (ws_bytes(*r) > 0 || oom(*r)) used.push_back(r);
+      if (ws_bytes(*r) > 0) values.insert(ws_bytes(*r));
+      any_oom = any_oom || oom(*r);
+    }
+    if (used.empty()) continue;
+    if (values.size() <= 1 && !any_oom) {
+      // One value everywhere (cuBLAS's fixed workspace): a flat line says nothing.
+      std::set<std::string> vs;
+      for (const Result* r : used) vs.insert(r->variant);
+      notes += fmt::format("<p class=\"note\">{}: every result that used extra device memory used the same {} ({}); "
+                           "no chart.</p>\n",
+                           escape(problem), fmt_bytes(*values.begin()), escape(fmt::format("{}", fmt::join(vs, ", "))));
+      continue;
+    }
+    const std::string x = memory_driver(used, {"seq_len", "N", "n", "S", "L", "M", "K", "batch"});
+    if (x.empty()) continue;
     double wmax = 0;
-    for (const Result* r : prow) wmax = std::max(wmax, ws_bytes(*r));
+    for (const Result* r : used) wmax = std::max(wmax, ws_bytes(*r));
     std::string unit = "B";
     double div = 1;
     if (wmax >= 1024.0 * 1024 * 1024) unit = "GiB", div = 1024.0 * 1024 * 1024;
     else if (wmax >= 1024.0 * 1024) unit = "MiB", div = 1024.0 * 1024;
     else if (wmax >= 1024.0) unit = "KiB", div = 1024.0;
-    // Only the series that used extra memory or ran out of it (a host variant's 0 would
-    // only flatten the chart).
-    std::set<std::string> used;
-    for (const Result* r : prow)
-      if (ws_bytes(*r) > 0 || oom(*r)) used.insert(series_key(*r, l));
     svg::Chart c;
     c.id = fmt::format("memory-{}", index++);
-    c.title = fmt::format("{}: extra device memory against {}", problem, l.x_label);
+    c.title = fmt::format("{}: extra device memory against {}", problem, x);
     c.subtitle = "peak workspace each variant allocated beyond inputs and outputs; x at the top: skipped, out of memory";
     c.edge_marker_label = "out of memory (skipped)";
     std::vector<double> xs, ys;
-    for (const Result* r : prow) {
-      if (!r->params.has(l.x) || !used.count(series_key(*r, l))) continue;
-      const double x = pv(*r, l.x).get<double>();
-      const std::size_t si = series_index(c.series, series_key(*r, l));
+    std::map<std::string, std::map<std::string, std::set<double>>> per_x;  // variant -> x -> values
+    for (const Result* r : used) {
+      if (!r->params.has(x)) continue;
+      const double xv = pv(*r, x).get<double>();
+      const std::size_t si = series_index(c.series, r->variant);
+      c.series[si].color = colors(r->variant);
       if (oom(*r)) {
-        c.edge_markers.push_back({x, si, fmt::format("{}: {}", describe(*r), r->reason)});
-        xs.push_back(x);
+        c.edge_markers.push_back({xv, si, fmt::format("{}: {}", describe(*r), r->reason)});
+        xs.push_back(xv);
         continue;
       }
-      if (status_text(*r) != "passed" && !(ws_bytes(*r) > 0)) continue;
       c.series[si].points.push_back(
-          {x, ws_bytes(*r) / div, fmt::format("{}: {} extra", describe(*r), fmt_bytes(ws_bytes(*r)))});
-      xs.push_back(x);
+          {xv, ws_bytes(*r) / div, fmt::format("{}: {} extra", describe(*r), fmt_bytes(ws_bytes(*r)))});
+      per_x[r->variant][pv(*r, x).dump()].insert(ws_bytes(*r));
+      xs.push_back(xv);
       ys.push_back(ws_bytes(*r) / div);
     }
-    x_axis(c.x, xs, l.x_label);
-    y_axis(c.y, ys, fmt::format("workspace peak ({})", unit), 16);
+    // A variant whose workspace other parameters also change gets points, not a line.
+    for (auto& series : c.series)
+      for (const auto& [xv, set] : per_x[series.label])
+        if (set.size() > 1) series.line = false;
+    x_axis(c.x, xs, with_unit(x, x));
+    y_axis(c.y, ys, fmt::format("extra device memory ({})", unit), 16);
     if (c.y.log) {  // decades of sizes: bytes on the axis, labelled 256 KiB, 1 MiB, ...
       c.y.ticks = svg::TickStyle::bytes;
-      c.y.label = "workspace peak (bytes)";
+      c.y.label = "extra device memory (bytes)";
       for (auto& series : c.series)
         for (auto& p : series.points) p.y *= div;
     }
     o += svg::render(c);
   }
-  if (o.empty())
+  if (o.empty() && notes.empty())
     o = "<p class=\"nochart\">No result used extra device memory (workspace_peak_bytes is 0 everywhere) and none "
         "ran out of memory: no memory chart.</p>\n";
-  return o;
+  return o + notes;
 }
 
 std::string html_table(const std::vector<const Result*>& prow) {
@@ -730,15 +792,20 @@ tr.skipped td { color: #777; }
 td.note { max-width: 420px; font-size: 12px; }
 p.summary { font-size: 15px; font-weight: bold; }
 p.nochart, p.note { color: #555; font-style: italic; }
-svg.chart { display: block; margin: 12px 0 20px 0; max-width: 100%; height: auto; border: 1px solid #eee; }
+svg.chart, svg.bars, svg.tl { display: block; margin: 12px 0 20px 0; max-width: 100%; height: auto; border: 1px solid #eee; }
+td.good { color: #1d7a1d; font-weight: bold; }
+details { margin: 8px 0; } summary { cursor: pointer; font-weight: bold; }
 nav a { margin-right: 14px; }
 footer { margin-top: 40px; font-size: 12px; color: #777; }
 )css";
 
 }  // namespace
 
-std::string render_report_html(const Report& report) {
+std::string render_report_html(const Report& report) { return render_report_html(report, ReportOptions{}); }
+
+std::string render_report_html(const Report& report, const ReportOptions& options) {
   const std::vector<Result>& rows = report.results;
+  svg::ColorMap colors;  // one color per variant on every chart of the page
   const std::string suite = report.suite.name.value_or("?");
   std::string o;
   o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -753,27 +820,34 @@ std::string render_report_html(const Report& report) {
     o += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(k), escape(v));
   o += "</table>\n";
   o += fmt::format("<p class=\"summary\">{}</p>\n", escape(summary_line(rows)));
-  o += "<nav><a href=\"#throughput\">Throughput</a><a href=\"#roofline-section\">Roofline</a>"
-       "<a href=\"#memory\">Memory</a><a href=\"#results\">Results</a></nav>\n";
+  o += "<nav><a href=\"#speedup\">Speedup</a><a href=\"#throughput\">Throughput</a><a href=\"#roofline-section\">Roofline</a>"
+       "<a href=\"#memory\">Memory</a><a href=\"#results\">Results</a><a href=\"#timelines\">Kernel timelines</a></nav>\n";
+  // Variants get their colors in report order, whichever chart comes first.
+  for (const auto& r : rows) (void)colors(r.variant);
+
+  o += "<h2 id=\"speedup\">Speed relative to the reference</h2>\n";
+  o += speedup_section_html(report, options.reference, colors);
 
   o += "<h2 id=\"throughput\">Throughput</h2>\n";
   std::size_t index = 0;
-  for (const auto& problem : problems_of(rows)) o += throughput_chart(problem, rows_of(rows, problem), index++);
+  for (const auto& problem : problems_of(rows)) o += throughput_chart(problem, rows_of(rows, problem), index++, colors);
   if (rows.empty()) o += "<p class=\"nochart\">The report has no results.</p>\n";
 
   o += "<h2 id=\"roofline-section\">Roofline</h2>\n";
   std::string note;
-  o += roofline_chart(report, rows, note);
+  o += roofline_chart(report, rows, note, colors);
   if (!note.empty()) o += fmt::format("<p class=\"note\">{}</p>\n", escape(note));
 
   o += "<h2 id=\"memory\">Memory</h2>\n";
-  o += memory_charts(rows);
+  o += memory_charts(rows, colors);
 
   o += "<h2 id=\"results\">Results</h2>\n";
   for (const auto& problem : problems_of(rows)) {
     o += fmt::format("<h3>{}</h3>\n", escape(problem));
     o += html_table(rows_of(rows, problem));
   }
+  o += "<h2 id=\"timelines\">Kernel timelines</h2>\n";
+  o += kernel_timelines_html(report);
   o += fmt::format("<footer>Rendered by harness {} from a report written by harness {} (schema {} version {}); "
                    "hover over a point for its details.</footer>\n",
                    escape(harness_version()), escape(report.environment.harness_version.value_or("?")),
@@ -783,11 +857,15 @@ std::string render_report_html(const Report& report) {
 }
 
 std::string render_report(const Report& report, const std::string& format) {
+  return render_report(report, format, ReportOptions{});
+}
+
+std::string render_report(const Report& report, const std::string& format, const ReportOptions& options) {
   if (!report.is_harness_report())
     throw InputError("not a harness report (Google Benchmark JSON has no results to render)");
   if (format == "md") return render_report_markdown(report);
   if (format == "csv") return render_report_csv(report);
-  if (format == "html") return render_report_html(report);
+  if (format == "html") return render_report_html(report, options);
   throw InputError(fmt::format("unknown report format '{}' (md, csv or html)", format));
 }
 

@@ -8,12 +8,20 @@
 
 namespace harness {
 
+struct ReportOptions {
+  // The variant speeds are shown relative to: "" = each problem's vendor variant
+  // (cublas, cub, cudnn, cusparse) where it has one, "none" = no speedup section.
+  std::string reference;
+};
+
 std::string render_report_markdown(const Report& report);
 std::string render_report_csv(const Report& report);
 std::string render_report_html(const Report& report);
+std::string render_report_html(const Report& report, const ReportOptions& options);
 
 // format: md, csv or html. Throws InputError for anything else or for a report that is
 // not a harness report (Google Benchmark JSON has no results to render).
 std::string render_report(const Report& report, const std::string& format);
+std::string render_report(const Report& report, const std::string& format, const ReportOptions& options);
 
 }  // namespace harness

@@ -30,6 +30,11 @@ std::string color(std::size_t i) {
   return kPalette[i % 10];
 }
 
+std::string ColorMap::operator()(const std::string& name) {
+  auto [it, fresh] = index_.try_emplace(name, index_.size());
+  return color(it->second);
+}
+
 namespace {
 
 bool is_power_of_two(double v) {
@@ -189,8 +194,24 @@ std::string render(const Chart& c) {
     if (r.sets_range)
       for (const auto& [x, y] : r.points) take(x, y, true);
   for (const auto& m : c.edge_markers) take(m.x, 0, false);
-  const Scale sx = make_scale(c.x, xmin, xmax);
+  for (const auto& [x, label] : c.x.categories) take(x, 0, false);
+  for (const auto& s : c.series)
+    for (const auto& p : s.points) {
+      if (std::isfinite(p.lo)) take(p.x, p.lo, true);
+      if (std::isfinite(p.hi)) take(p.x, p.hi, true);
+    }
+  Scale sx = make_scale(c.x, xmin, xmax);
   const Scale sy = make_scale(c.y, ymin, ymax);
+  if (!c.x.categories.empty()) {
+    sx.ticks.clear();
+    for (const auto& [x, label] : c.x.categories) sx.ticks.push_back(x);
+  }
+  auto x_tick_text = [&](double t) {
+    for (const auto& [x, label] : c.x.categories)
+      if (x == t) return label;
+    return tick_label(t, c.x.ticks);
+  };
+  auto series_color = [&](std::size_t i) { return c.series[i].color.empty() ? color(i) : c.series[i].color; };
   // Points at the ends of the range stay whole: the data area is inset from the frame.
   const double inset = 10;
   auto px = [&](double x) { return left + inset + sx.frac(x) * (plot_w - 2 * inset); };
@@ -224,7 +245,7 @@ std::string render(const Chart& c) {
   o += "<g class=\"ticks\" font-size=\"11\" fill=\"#333\">\n";
   for (double t : sx.ticks)
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(t), top + plot_h + 16,
-                     escape(tick_label(t, c.x.ticks)));
+                     escape(x_tick_text(t)));
   for (double t : sy.ticks)
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6, py(t) + 4,
                      escape(tick_label(t, c.y.ticks)));
@@ -256,8 +277,21 @@ std::string render(const Chart& c) {
     for (const auto& p : s.points)
       if (visible(p.x, p.y)) pts.push_back(p);
     std::stable_sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
-    const std::string col = color(i);
+    const std::string col = series_color(i);
     o += fmt::format("<g class=\"series\" data-label=\"{}\">\n", escape(s.label));
+    bool all_banded = s.line && pts.size() > 1;
+    for (const auto& p : pts) all_banded = all_banded && std::isfinite(p.lo) && std::isfinite(p.hi) && visible(p.x, p.lo) && visible(p.x, p.hi);
+    if (all_banded) {
+      std::string poly;
+      for (const auto& p : pts) poly += fmt::format("{:.1f},{:.1f} ", px(p.x), py(p.hi));
+      for (auto it = pts.rbegin(); it != pts.rend(); ++it) poly += fmt::format("{:.1f},{:.1f} ", px(it->x), py(it->lo));
+      o += fmt::format("<polygon class=\"band\" points=\"{}\" fill=\"{}\" fill-opacity=\"0.18\" stroke=\"none\"/>\n", poly, col);
+    } else {
+      for (const auto& p : pts)
+        if (std::isfinite(p.lo) && std::isfinite(p.hi) && visible(p.x, p.lo) && visible(p.x, p.hi))
+          o += fmt::format("<line class=\"band\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" stroke-width=\"2\" stroke-opacity=\"0.5\"/>\n",
+                           px(p.x), py(p.lo), py(p.hi), col);
+    }
     if (s.line && pts.size() > 1) {
       std::string line;
       for (const auto& p : pts) line += fmt::format("{:.1f},{:.1f} ", px(p.x), py(p.y));
@@ -267,6 +301,11 @@ std::string render(const Chart& c) {
       o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"1\">"
                        "<title>{}</title></circle>\n",
                        px(p.x), py(p.y), col, escape(p.tip));
+    for (const auto& p : pts)
+      if (p.flagged)
+        o += fmt::format("<circle class=\"flag\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"9\" fill=\"none\" stroke=\"#d00000\" "
+                         "stroke-width=\"2.5\"><title>{}</title></circle>\n",
+                         px(p.x), py(p.y), escape(p.tip));
     o += "</g>\n";
   }
   o += "</g>\n";
@@ -276,7 +315,7 @@ std::string render(const Chart& c) {
     o += fmt::format(
         "<g class=\"edge-marker\"><path d=\"M{0:.1f},{1:.1f} l8,8 m0,-8 l-8,8\" transform=\"translate(-4 -4)\" "
         "stroke=\"{2}\" stroke-width=\"3\"/><title>{3}</title></g>\n",
-        x, y, color(m.series), escape(m.tip));
+        x, y, m.series < c.series.size() ? series_color(m.series) : color(m.series), escape(m.tip));
   }
 
   // Legend.
@@ -294,7 +333,7 @@ std::string render(const Chart& c) {
   for (std::size_t i = 0; i < c.series.size(); ++i) {
     o += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"/>"
                      "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\"/>",
-                     lx, ly, lx + 22, ly, c.series[i].line ? color(i) : "none", lx + 11, ly, color(i));
+                     lx, ly, lx + 22, ly, c.series[i].line ? series_color(i) : "none", lx + 11, ly, series_color(i));
     o += legend_text(c.series[i].label) + "\n";
     ly += 20;
   }

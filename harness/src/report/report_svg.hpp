@@ -2,6 +2,8 @@
 // Small, dependency-free SVG charts for the HTML report: points and lines on linear or
 // logarithmic axes, dashed reference lines (rooflines), markers along the top edge
 // (out-of-memory skips), a title, axis labels with units, and a legend.
+#include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,12 +15,17 @@ namespace harness::svg {
 struct Point {
   double x = 0, y = 0;
   std::string tip;   // shown on hover (SVG <title>)
+  // Optional band around y (e.g. the quartiles): drawn as a shaded area when every point
+  // of a line series has one, else as a vertical bar. NaN: none.
+  double lo = std::numeric_limits<double>::quiet_NaN(), hi = std::numeric_limits<double>::quiet_NaN();
+  bool flagged = false;  // drawn with a red ring (e.g. a regression step)
 };
 
 struct Series {
   std::string label;
   std::vector<Point> points;
   bool line = true;  // join the points (sorted by x)
+  std::string color;  // "" = the palette color of the series' index
 };
 
 // A dashed line through `points` (data coordinates), e.g. a roofline. With
@@ -48,6 +55,9 @@ struct Axis {
   bool log = false;
   TickStyle ticks = TickStyle::decimal;
   bool from_zero = false;   // linear axes: start at 0
+  // Categorical ticks (e.g. one per run, labelled by date or commit): ticks exactly here
+  // with these labels instead of computed ones.
+  std::vector<std::pair<double, std::string>> categories;
 };
 
 struct Chart {
@@ -73,5 +83,14 @@ std::string tick_label(double v, TickStyle style);
 
 // The color of series i (a ten-color qualitative palette, then repeats).
 std::string color(std::size_t i);
+
+// One color per name for a whole page (a variant keeps its color across charts): names
+// get palette colors in order of first request.
+class ColorMap {
+ public:
+  std::string operator()(const std::string& name);
+ private:
+  std::map<std::string, std::size_t> index_;
+};
 
 }  // namespace harness::svg

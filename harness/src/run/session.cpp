@@ -21,6 +21,7 @@
 #include "plugin/plugin_loader.hpp"
 #include "profile/kernel_trace.hpp"
 #include "profile/metrics.hpp"
+#include "profile/timeline.hpp"
 #include "report/report.hpp"
 #include "run/console.hpp"
 #include "run/environment.hpp"
@@ -44,6 +45,8 @@ Suite merge(std::vector<Suite> suites) {
   all.name = fmt::format("{}", fmt::join(names, "+"));
   all.file = fmt::format("{}", fmt::join(files, ","));
   all.settings = suites.front().settings;
+  for (const auto& s : suites)
+    if (all.trace.empty()) all.trace = s.trace;
   return all;
 }
 
@@ -194,6 +197,12 @@ int run_session(const SessionOptions& args) {
       throw InputError(fmt::format("--variants: no case of the suite has a variant '{}'{}", name, did_you_mean(name, all)));
   }
 
+  const std::string trace_path = !args.trace.empty() ? args.trace : suite.trace;
+  if (!trace_path.empty() && args.child_events.empty()) {
+    if (args.isolate) throw InputError("--trace: the timeline is recorded in one process; it cannot go with --isolate");
+    if (args.no_profile) throw InputError("--trace records the profiling pass; it cannot go with --no-profile");
+  }
+
   std::vector<PlannedResult> planned = plan(suite, options);
   if (planned.empty()) throw InputError("nothing to run: the filter and --variants select no result");
 
@@ -299,7 +308,13 @@ int run_session(const SessionOptions& args) {
       std::_Exit(kExitFailure);
     });
     Runner runner(options, device);
+    if (!trace_path.empty()) Timeline::global().enable();
     runner.run(todo, observer);
+    if (!trace_path.empty()) {
+      Timeline::global().disable();
+      write_file_atomically(trace_path, Timeline::global().to_chrome_trace().dump());
+      if (!args.quiet) fmt::print("trace: {} (open in https://ui.perfetto.dev or `harness report {} --format trace-html`)\n", trace_path, trace_path);
+    }
     fatal = runner.fatal_cuda_error();
     if (runner.device_peaks()) environment["device_peaks"] = to_json(*runner.device_peaks());
     watchdog.reset();

@@ -26,6 +26,7 @@ struct SessionOptions {
   std::string metrics;              // comma-separated, or "none"
   double timeout = 0;               // seconds per result (0: the suites' settings)
   std::string resume;               // a journal to complete
+  std::string trace;                // --trace: the profiling pass as Chrome Trace Event JSON
   std::string timing;               // "events" | "graph": overrides the suites' settings
   std::string stopping;             // "noise" | "entropy" | "samples"
   std::optional<double> throttle;   // (0, 1]: share of the maximum SM clock

@@ -73,7 +73,7 @@ class Loader {
     suite.file = file_;
     suite.name = root["suite"] ? scalar(root["suite"], "suite") : default_name();
     if (root["description"]) suite.description = scalar(root["description"], "description");
-    if (root["settings"]) read_settings(root["settings"], suite.settings);
+    if (root["settings"]) read_settings(root["settings"], suite.settings, &suite.trace);
     if (root["metrics"]) suite.metrics = metric_list(root["metrics"]);
     const YAML::Node cases = root["cases"];
     if (!cases) fail(root, "the suite has no 'cases'");
@@ -173,11 +173,26 @@ class Loader {
     return static_cast<int>(*v);
   }
 
-  void read_settings(const YAML::Node& node, MeasureSettings& s) const {
+  // `trace` (suite level only): where `harness run` writes the timeline of the profiling
+  // pass, as --trace does.
+  void read_settings(const YAML::Node& node, MeasureSettings& s, std::string* trace = nullptr) const {
     if (!node.IsMap()) fail(node, "'settings' must be a map");
-    check_keys(node, {"warmup", "min_samples", "min_time", "max_time", "noise", "cache", "timeout", "timing", "stopping",
-                      "throttle"},
-               "settings");
+    const std::vector<std::string> keys = {"warmup", "min_samples", "min_time", "max_time", "noise", "cache",
+                                           "timeout", "timing", "stopping", "throttle"};
+    if (trace) {
+      std::vector<std::string> with_trace = keys;
+      with_trace.push_back("trace");
+      check_keys(node, with_trace, "settings");
+      if (node["trace"]) {
+        *trace = scalar(node["trace"], "trace");
+        if (trace->empty()) fail(node["trace"], "'trace' must be a file path such as trace.json");
+        if (trace->size() < 5 || trace->compare(trace->size() - 5, 5, ".json") != 0)
+          fail(node["trace"], fmt::format("'trace' = '{}': the timeline is Chrome Trace Event JSON; give a path ending in .json", *trace));
+      }
+    } else {
+      if (node["trace"]) fail(node["trace"], "'trace' is a suite setting (the whole run's timeline), not a case setting");
+      check_keys(node, keys, "settings");
+    }
     if (node["warmup"]) s.warmup = integer(node["warmup"], "warmup", 0, 100000);
     if (node["min_samples"]) s.min_samples = integer(node["min_samples"], "min_samples", 1, 1000000);
     if (node["min_time"]) s.min_time = number(node["min_time"], "min_time", 0, 86400);

@@ -55,6 +55,7 @@ struct Suite {
   std::string file;
   std::string description;
   MeasureSettings settings;
+  std::string trace;              // settings.trace: timeline file of the run ("" = none)
   std::vector<std::string> metrics;
   std::vector<Case> cases;
 };

@@ -1,0 +1,153 @@
+#include "profile/trace_check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "profile/nvtx.hpp"
+
+namespace harness {
+
+namespace {
+
+using nlohmann::json;
+
+// Timestamps are microseconds with nanosecond fractions: 1 ns of slack for rounding.
+constexpr double kSlackUs = 1e-3;
+
+struct Slice {
+  std::string name, cat;
+  double ts = 0, end = 0;
+};
+
+// The phase a range of category `cat` must sit in ("" where any parent will do).
+std::string parent_phase(const std::string& cat) {
+  if (cat == "case") return "suite";
+  if (cat == "variant") return "case";
+  if (cat == "check" || cat == "warmup" || cat == "timed" || cat == "profile") return "variant";
+  return "";
+}
+
+double num(const json& e, const char* key) {
+  const auto it = e.find(key);
+  return it != e.end() && it->is_number() ? it->get<double>() : std::nan("");
+}
+
+}  // namespace
+
+TraceCheck check_trace(const json& trace, const Report& report) {
+  TraceCheck out;
+  auto problem = [&](std::string text) {
+    if (out.problems.size() < 50) out.problems.push_back(std::move(text));
+  };
+  if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array()) {
+    problem("not a Chrome trace: no traceEvents array");
+    return out;
+  }
+  std::vector<Slice> ranges;
+  std::map<std::string, std::vector<Slice>> variant_ranges;  // by name
+  std::map<std::string, std::size_t> kernels_by_variant;
+  std::set<double> flow_starts;
+  std::vector<double> flow_ends;
+  std::vector<std::pair<Slice, std::string>> gpu;            // GPU slice, its variant range
+  for (const json& e : trace["traceEvents"]) {
+    const std::string ph = e.value("ph", "");
+    const int pid = e.value("pid", 0), tid = e.value("tid", 0);
+    if (ph == "s" || ph == "f") {
+      const double id = num(e, "id");
+      if (std::isnan(id)) problem(fmt::format("flow event without a numeric id: {}", e.dump()));
+      else if (ph == "s") flow_starts.insert(id);
+      else flow_ends.push_back(id);
+      continue;
+    }
+    if (ph != "X") continue;
+    Slice s{e.value("name", ""), e.value("cat", ""), num(e, "ts"), 0};
+    const double dur = num(e, "dur");
+    if (std::isnan(s.ts) || std::isnan(dur) || dur < 0) {
+      problem(fmt::format("'{}': complete event without ts or with negative dur", s.name));
+      continue;
+    }
+    s.end = s.ts + dur;
+    if (pid == 1 && tid == 1) {
+      ranges.push_back(s);
+      if (s.cat == "variant") variant_ranges[s.name].push_back(s);
+    } else if (pid == 2) {
+      ++out.gpu_events;
+      const std::string variant = e.contains("args") ? e["args"].value("variant", "") : "";
+      if (s.cat == "kernel") {
+        ++out.kernels;
+        ++kernels_by_variant[variant];
+      }
+      gpu.emplace_back(s, variant);
+    }
+  }
+  out.ranges = ranges.size();
+
+  // Nesting: sorted by start (longer first on ties), each range inside the innermost
+  // open one or after it.
+  std::stable_sort(ranges.begin(), ranges.end(), [](const Slice& a, const Slice& b) {
+    return a.ts < b.ts || (a.ts == b.ts && a.end > b.end);
+  });
+  std::vector<const Slice*> stack;
+  for (const Slice& s : ranges) {
+    while (!stack.empty() && s.ts >= stack.back()->end) stack.pop_back();
+    if (!stack.empty() && s.end > stack.back()->end + kSlackUs)
+      problem(fmt::format("range '{}' [{:.3f}, {:.3f}] us overlaps '{}' [{:.3f}, {:.3f}] us without nesting", s.name,
+                          s.ts, s.end, stack.back()->name, stack.back()->ts, stack.back()->end));
+    const std::string want = parent_phase(s.cat);
+    const std::string got = stack.empty() ? "" : stack.back()->cat;
+    if (!want.empty() && got != want)
+      problem(fmt::format("{} range '{}' sits in {} instead of a {} range", s.cat, s.name,
+                          got.empty() ? "no range" : "a " + got + " range", want));
+    stack.push_back(&s);
+  }
+
+  // Alignment: each GPU slice inside a range of its variant.
+  for (const auto& [s, variant] : gpu) {
+    if (variant.empty()) {
+      problem(fmt::format("{} '{}' at {:.3f} us names no variant range", s.cat, s.name, s.ts));
+      continue;
+    }
+    const auto it = variant_ranges.find(variant);
+    bool inside = false;
+    if (it != variant_ranges.end())
+      for (const Slice& r : it->second) inside = inside || (s.ts >= r.ts - kSlackUs && s.end <= r.end + kSlackUs);
+    if (!inside)
+      problem(fmt::format("{} '{}' [{:.3f}, {:.3f}] us lies outside its variant range '{}'", s.cat, s.name, s.ts, s.end,
+                          variant));
+  }
+
+  // Flows.
+  out.flows = flow_ends.size();
+  for (double id : flow_ends)
+    if (!flow_starts.count(id)) problem(fmt::format("flow {} ends but never starts", id));
+
+  // Counts against the report's kernel breakdowns (results that share a variant range
+  // name, e.g. one shape in two cases, are added up).
+  std::map<std::string, double> expected;
+  for (const Result& r : report.results) {
+    const json& k = r.profile.is_object() && r.profile.contains("kernels") ? r.profile["kernels"] : json();
+    if (!k.is_object() || !k.contains("kernels") || !k["kernels"].is_array()) continue;
+    double calls = 0;
+    for (const json& ks : k["kernels"]) calls += ks.value("calls", 0.0);
+    expected[nvtx_variant_name(r.problem, r.variant, r.params)] += calls * k.value("runs", 1);
+    ++out.results_compared;
+  }
+  for (const auto& [name, n] : expected) {
+    const auto it = kernels_by_variant.find(name);
+    const std::size_t got = it == kernels_by_variant.end() ? 0 : it->second;
+    if (std::llround(n) != static_cast<long long>(got))
+      problem(fmt::format("'{}': {} kernels on the timeline, the report's breakdown counts {}", name, got, n));
+  }
+  for (const auto& [name, n] : kernels_by_variant)
+    if (!expected.count(name))
+      problem(fmt::format("'{}': {} kernels on the timeline, but no result of the report has a kernel breakdown "
+                          "for it",
+                          name.empty() ? "(no variant)" : name, n));
+  return out;
+}
+
+}  // namespace harness

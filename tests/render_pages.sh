@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Every page of issue 20 through tests/render_html.sh (headless Chromium: not blank, no
+# console messages, no horizontal overflow): the report with its speedup section (the H200
+# GEMM baseline), the comparison page (the baseline against the scaled history fixture),
+# the history page over the three fixtures, and a trace page (a synthetic trace: the real
+# one needs a GPU run, see scripts/gpu-round.sh stage `trace`).
+#
+#   tests/render_pages.sh HARNESS_EXE
+# Exit 0 pass, 1 fail, 77 skipped (no Chromium).
+set -u
+exe=${1:?usage: render_pages.sh HARNESS_EXE}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+hist=$root/tests/data/reports/history
+
+"$exe" report "$root/reports/baselines/h200/gemm.json" --format html --out "$work/speedup.html" 2>/dev/null || exit 1
+"$exe" compare "$root/reports/baselines/h200/gemm.json" "$hist/gemm_run3.json" --format html --out "$work/compare.html" 2>/dev/null
+[ $? -eq 1 ] || { echo "FAIL: compare of the slowed fixture should exit 1"; exit 1; }
+"$exe" report "$hist/gemm_run1.json" "$hist/gemm_run2.json" "$hist/gemm_run3.json" --out "$work/history.html" 2>/dev/null || exit 1
+"$exe" report "$root/reports/baselines/h200/attention-memory.json" --format html --out "$work/memory.html" 2>/dev/null || exit 1
+cat >"$work/trace.json" <<'JSON'
+{"traceEvents":[
+ {"ph":"M","name":"thread_name","pid":2,"tid":7,"args":{"name":"stream 7"}},
+ {"ph":"X","pid":1,"tid":1,"name":"t","cat":"suite","ts":0,"dur":1000,"args":{"depth":0}},
+ {"ph":"X","pid":1,"tid":1,"name":"square: gemm N=64","cat":"case","ts":10,"dur":900,"args":{"depth":1}},
+ {"ph":"X","pid":1,"tid":1,"name":"gemm.tiled N=64","cat":"variant","ts":20,"dur":800,"args":{"depth":2}},
+ {"ph":"X","pid":1,"tid":1,"name":"profile","cat":"profile","ts":500,"dur":300,"args":{"depth":3}},
+ {"ph":"X","pid":1,"tid":2,"name":"cudaLaunchKernel","cat":"api","ts":520,"dur":4,"args":{"correlation_id":5}},
+ {"ph":"X","pid":2,"tid":7,"name":"tiled_kernel","cat":"kernel","ts":530,"dur":120,"args":{"variant":"gemm.tiled N=64","grid":[2,2,1],"block":[16,16,1],"registers_per_thread":32,"static_smem_bytes":8192,"dynamic_smem_bytes":0}},
+ {"ph":"s","pid":1,"tid":2,"id":5,"ts":520},{"ph":"f","bp":"e","pid":2,"tid":7,"id":5,"ts":530}]}
+JSON
+"$exe" report "$work/trace.json" --format trace-html --out "$work/trace.html" 2>/dev/null || exit 1
+
+status=0
+for page in speedup compare history memory trace; do
+  echo "== $page"
+  "$here/render_html.sh" "$exe" "$work/$page.html"
+  rc=$?
+  [ $rc -eq 77 ] && exit 77
+  [ $rc -eq 0 ] || status=1
+done
+exit $status

@@ -3,6 +3,9 @@
 // hostile inputs (huge values, rows of -inf). Label gpu; skips without a device.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "family_gpu_check.hpp"
 #include "test_support.hpp"
 
@@ -27,9 +30,15 @@ TEST(SoftmaxGpu, EveryVariantMatchesTheReferenceAtOddShapes) {
 
 TEST(SoftmaxGpu, HugeValuesAndNegInfRows) {
   if (!harness::test::have_device()) GTEST_SKIP() << "no CUDA device";
-  for (const char* inputs : {"huge", "neg_inf"})
+  // cuDNN's result for a row of only -inf is not documented; measured on an H200
+  // (cuDNN 9, 2026-11-23) it writes 0 where ours and PyTorch give NaN, so cudnn is left
+  // out of the neg_inf rows here (suites/softmax.yaml runs it in its own case).
+  for (const char* inputs : {"huge", "neg_inf"}) {
+    const std::vector<std::string> except = std::string(inputs) == "neg_inf" ? std::vector<std::string>{"cudnn"}
+                                                                                : std::vector<std::string>{};
     for (const std::int64_t cols : {1, 2, 13, 64, 4097, 65536})
-      EXPECT_GE(harness::test::check_cuda_variants_against_cpu("softmax", softmax_params(9, cols, inputs)), 5);
+      EXPECT_GE(harness::test::check_cuda_variants_against_cpu("softmax", softmax_params(9, cols, inputs), except), 5);
+  }
 }
 
 }  // namespace

@@ -12,11 +12,11 @@ namespace {
 
 template <class T>
 struct SumOp {
-  __device__ static T identity() { return T(0); }
+  __host__ __device__ static T identity() { return T(0); }
   __device__ static T apply(T a, T b) { return a + b; }  // unsigned: wraps modulo 2^32
 };
 struct MaxOp {
-  __device__ static float identity() { return -INFINITY; }
+  __host__ __device__ static float identity() { return -INFINITY; }
   __device__ static float apply(float a, float b) { return fmaxf(a, b); }
 };
 

@@ -61,8 +61,8 @@ void unfused(harness::LaunchContext& ctx) {
 
 void register_all(harness::Registry& registry) {
   registry.add_problem(std::make_unique<SaxpyProblem>());
-  registry.add_variant({"saxpy", "fused", harness::Backend::cpu, "std::fma per element", fused});
-  registry.add_variant({"saxpy", "unfused", harness::Backend::cpu, "multiply, then add", unfused});
+  registry.add_variant({"saxpy", "fused", harness::Backend::cpu, "std::fma per element", fused, nullptr, nullptr});
+  registry.add_variant({"saxpy", "unfused", harness::Backend::cpu, "multiply, then add", unfused, nullptr, nullptr});
   examples::register_row_sum(registry);
 }
 

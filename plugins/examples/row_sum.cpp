@@ -101,10 +101,10 @@ void cuda(harness::LaunchContext& ctx) {
 
 void register_row_sum(harness::Registry& registry) {
   registry.add_problem(std::make_unique<RowSumProblem>());
-  registry.add_variant({"row_sum", "cpu", harness::Backend::cpu, "host loop, exact sums rounded once", cpu});
+  registry.add_variant({"row_sum", "cpu", harness::Backend::cpu, "host loop, exact sums rounded once", cpu, nullptr, nullptr});
   registry.add_variant({"row_sum", "cpu_reversed", harness::Backend::cpu, "host loop backwards, f32 accumulation",
-                        cpu_reversed});
-  registry.add_variant({"row_sum", "cuda", harness::Backend::cuda, "a warp per row, shuffle reduction", cuda});
+                        cpu_reversed, nullptr, nullptr});
+  registry.add_variant({"row_sum", "cuda", harness::Backend::cuda, "a warp per row, shuffle reduction", cuda, nullptr, nullptr});
 }
 
 }  // namespace examples

@@ -14,11 +14,14 @@
 
 namespace harness::test {
 
-inline const Problem& problem_named(const std::string& name) {
+// By name; a const char* overload so that a literal argument makes no temporary string
+// (GCC 13's -Wdangling-reference takes a reference returned next to a temporary for one).
+inline const Problem& problem_named(const char* name) {
   const Problem* p = Registry::instance().find_problem(name);
-  if (p == nullptr) throw std::logic_error("no problem " + name);
+  if (p == nullptr) throw std::logic_error(std::string("no problem ") + name);
   return *p;
 }
+inline const Problem& problem_named(const std::string& name) { return problem_named(name.c_str()); }
 
 inline Params params_of(const Problem& problem, const Params& values) { return with_defaults(problem.params(), values); }
 

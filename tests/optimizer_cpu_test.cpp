@@ -78,7 +78,7 @@ harness::Params optimizer_params(const std::string& update, const std::string& l
 // The cpu variant through the registry: inputs are read back from the instance and every
 // element is checked against the update formula evaluated here, independently.
 TEST(OptimizerPlugin, CpuVariantMatchesTheFormulaOnOddLayouts) {
-  const auto& problem = harness::test::problem_named("optimizer");
+  const harness::Problem& problem = harness::test::problem_named("optimizer");
   const harness::Variant* cpu = harness::Registry::instance().find_variant("optimizer", "cpu");
   ASSERT_NE(cpu, nullptr);
   struct Case {
@@ -124,7 +124,7 @@ TEST(OptimizerPlugin, CpuVariantMatchesTheFormulaOnOddLayouts) {
 }
 
 TEST(OptimizerPlugin, WorkToleranceAndVariants) {
-  const auto& problem = harness::test::problem_named("optimizer");
+  const harness::Problem& problem = harness::test::problem_named("optimizer");
   const auto adam = optimizer_params("adam", "seed_transformer", 1);
   EXPECT_DOUBLE_EQ(problem.work(adam).bytes, 28.0 * 54715104);
   EXPECT_DOUBLE_EQ(problem.work(optimizer_params("sgd", "single", 1000)).bytes, 12.0 * 1000);

@@ -240,7 +240,7 @@ TEST(Svg, ChartHasTitleAxesLegendAndClippedData) {
   c.x.label = "n (elements)";
   c.y.label = "GB/s";
   c.x.log = true;
-  c.series.push_back({"first", {{1, 1, "p1"}, {1024, 3, "p2"}, {-1, 2, "not on a log axis"}}, true});
+  c.series.push_back({"first", {{1, 1, "p1"}, {1024, 3, "p2"}, {-1, 2, "not on a log axis"}}, true, {}});
   c.refs.push_back({"roof", {{0.001, 5}, {1e9, 5}}, "#444444", false});
   const std::string s = svg::render(c);
   EXPECT_EQ(s.rfind("<svg ", 0), 0u);

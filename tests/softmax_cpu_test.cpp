@@ -66,7 +66,7 @@ harness::Params softmax_params(std::int64_t rows, std::int64_t cols, const std::
 // each row sums to 1 (or is NaN where the contract says so), and the hostile inputs
 // look as documented (huge: 1/k on a row's k copies of 1e38).
 TEST(SoftmaxPlugin, CpuVariantOnOddShapesAndHostileInputs) {
-  const auto& problem = harness::test::problem_named("softmax");
+  const harness::Problem& problem = harness::test::problem_named("softmax");
   const harness::Variant* cpu = harness::Registry::instance().find_variant("softmax", "cpu");
   ASSERT_NE(cpu, nullptr);
   for (const char* inputs : {"uniform", "huge", "neg_inf"}) {
@@ -120,7 +120,7 @@ TEST(SoftmaxPlugin, CpuVariantOnOddShapesAndHostileInputs) {
 }
 
 TEST(SoftmaxPlugin, WorkToleranceAndVariants) {
-  const auto& problem = harness::test::problem_named("softmax");
+  const harness::Problem& problem = harness::test::problem_named("softmax");
   const auto p = softmax_params(1300, 6880, "uniform");
   EXPECT_DOUBLE_EQ(problem.work(p).bytes, 8.0 * 1300 * 6880);
   EXPECT_DOUBLE_EQ(problem.tolerance(p).rel, (6880 + 128) * std::ldexp(1.0, -24));

@@ -151,7 +151,8 @@ const bool kTableRegistered = [] {
                                             std::string(k.description), [launch = k.launch](harness::LaunchContext& ctx) {
                                               const Args a(ctx);
                                               HARNESS_CUDA(launch(a.M, a.N, a.K, a.alpha, a.A, a.B, a.beta, a.C, ctx.stream));
-                                            }});
+                                            },
+                                            nullptr, nullptr});
   return true;
 }();
 

@@ -452,7 +452,7 @@ std::string describe(const Result& r) {
 std::size_t series_index(std::vector<svg::Series>& series, const std::string& label) {
   for (std::size_t i = 0; i < series.size(); ++i)
     if (series[i].label == label) return i;
-  series.push_back({label, {}, true});
+  series.push_back({label, {}, true, {}});
   return series.size() - 1;
 }
 

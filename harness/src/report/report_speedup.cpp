@@ -108,8 +108,8 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   const double label_w = 250, plot_w = 520, legend_w = 170, top = 52, bar_h = 10, gap = 2, group_gap = 12;
   const double width = label_w + plot_w + legend_w + 20;
   double plot_h = 0;
-  for (const auto& g : groups) plot_h += g.bars.size() * (bar_h + gap) + group_gap;
-  const double height = std::max(top + plot_h + 50, top + legend.size() * 18.0 + 40);
+  for (const auto& g : groups) plot_h += static_cast<double>(g.bars.size()) * (bar_h + gap) + group_gap;
+  const double height = std::max(top + plot_h + 50, top + static_cast<double>(legend.size()) * 18.0 + 40);
   auto px = [&](double v) {
     const double f = log ? (std::log10(v) - std::log10(axis_lo)) / (std::log10(axis_hi) - std::log10(axis_lo))
                          : (v - axis_lo) / (axis_hi - axis_lo);
@@ -135,7 +135,7 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
                    label_w + plot_w / 2, top + plot_h + 34, escape(reference));
   double y = top;
   for (const auto& g : groups) {
-    const double gh = g.bars.size() * (bar_h + gap);
+    const double gh = static_cast<double>(g.bars.size()) * (bar_h + gap);
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", label_w - 8,
                      y + gh / 2 + 4, escape(g.label.size() > 40 ? g.label.substr(0, 37) + "..." : g.label));
     for (const auto& b : g.bars) {

@@ -24,7 +24,7 @@ std::string short_name(const std::string& s, std::size_t n) { return s.size() > 
 
 std::string result_rows_svg(const std::vector<const Result*>& rows, std::size_t index) {
   const double label_w = 300, track_w = 640, right_w = 90, row_h = 22, top = 8;
-  const double width = label_w + track_w + right_w, height = top + rows.size() * row_h + 8;
+  const double width = label_w + track_w + right_w, height = top + static_cast<double>(rows.size()) * row_h + 8;
   std::string o = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"kernel-timeline-{}\" class=\"tl\" viewBox=\"0 0 {:.0f} {:.0f}\" "
       "width=\"{:.0f}\" height=\"{:.0f}\" font-family=\"Helvetica, Arial, sans-serif\">\n"
@@ -85,7 +85,7 @@ std::string window_svg(const std::string& id, const std::string& title, const st
                        const std::vector<std::pair<Flow, Flow>>& flows, const std::vector<Track>& tracks, double t0,
                        double t1, svg::ColorMap& kernel_colors) {
   const double label_w = 170, plot_w = 860, row_h = 20, top = 40, width = label_w + plot_w + 16;
-  const double height = top + tracks.size() * row_h + 40;
+  const double height = top + static_cast<double>(tracks.size()) * row_h + 40;
   const double span = std::max(t1 - t0, 1e-3);
   auto px = [&](double t) { return label_w + std::clamp((t - t0) / span, 0.0, 1.0) * plot_w; };
   auto row_of = [&](const Ev& e) -> int {
@@ -103,7 +103,7 @@ std::string window_svg(const std::string& id, const std::string& title, const st
   o += fmt::format("<text x=\"8\" y=\"34\" font-size=\"11\" fill=\"#555\">{} shown, from {} after the trace began</text>\n",
                    fmt_us(span), fmt_us(t0));
   for (std::size_t i = 0; i < tracks.size(); ++i) {
-    const double y = top + i * row_h;
+    const double y = top + static_cast<double>(i) * row_h;
     o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"/>\n", label_w, y,
                      plot_w, row_h, i % 2 ? "#fafafa" : "#f3f3f3");
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", label_w - 6,
@@ -147,11 +147,11 @@ std::string window_svg(const std::string& id, const std::string& title, const st
   for (int i = 0; i <= 5; ++i) {
     const double t = t0 + span * i / 5;
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"middle\">+{}</text>\n", px(t),
-                     top + tracks.size() * row_h + 14, fmt_us(t - t0));
+                     top + static_cast<double>(tracks.size()) * row_h + 14, fmt_us(t - t0));
   }
   o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"middle\">time (host clock; GPU "
                    "stamps aligned to it)</text>\n",
-                   label_w + plot_w / 2, top + tracks.size() * row_h + 32);
+                   label_w + plot_w / 2, top + static_cast<double>(tracks.size()) * row_h + 32);
   return o + "</svg>\n";
 }
 

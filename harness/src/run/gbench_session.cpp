@@ -17,19 +17,12 @@
 #include "plugin/plugin_loader.hpp"
 #include "profile/nvtx.hpp"
 #include "run/environment.hpp"
+#include "run/options_text.hpp"
 #include "run/runner.hpp"
 
 namespace harness {
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // Passes the --benchmark_* flags to Google Benchmark; any it does not know is an input
 // error, before any work.
@@ -167,13 +160,7 @@ int run_gbench(const GbenchOptions& args) {
   std::string filter = args.filter;
   for (const auto& f : args.benchmark_args)
     if (f.rfind("--benchmark_filter=", 0) == 0 && filter.empty()) filter = f.substr(19);
-  if (!filter.empty() && filter != "all" && filter != ".") {
-    try {
-      options.filter = std::regex(filter, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw InputError(fmt::format("filter '{}': not a valid regular expression: {}", filter, e.what()));
-    }
-  }
+  if (filter != "all" && filter != ".") options.filter = result_filter(filter, "filter");
   const std::vector<PlannedResult> planned = plan(suite, options);
   if (planned.empty()) throw InputError("nothing to run: the filter and --variants select no result");
 

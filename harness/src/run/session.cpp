@@ -26,6 +26,7 @@
 #include "run/console.hpp"
 #include "run/environment.hpp"
 #include "run/isolation.hpp"
+#include "run/options_text.hpp"
 #include "run/runner.hpp"
 #include "suite/suggest.hpp"
 
@@ -50,14 +51,6 @@ Suite merge(std::vector<Suite> suites) {
   return all;
 }
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // Results already in a journal (from an interrupted run), by name; a later line for the
 // same name wins. A torn last line (the kill came mid-write) is ignored.
@@ -169,13 +162,7 @@ int run_session(const SessionOptions& args) {
   options.suite_name = suite.name;
   options.seed = args.seed;
   options.device = args.device;
-  if (!args.filter.empty()) {
-    try {
-      options.filter = std::regex(args.filter, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw InputError(fmt::format("--filter '{}': not a valid regular expression: {}", args.filter, e.what()));
-    }
-  }
+  options.filter = result_filter(args.filter, "--filter");
   options.variants = split_list(args.variants);
   options.profile = !args.no_profile;
   options.metrics = split_list(args.metrics);

@@ -34,7 +34,7 @@ def agreement(paths, floor_s=50e-6, tol=0.02):
         within = [x for x in rows if abs(x[3]) <= tol]
         env = rep.get("environment", {})
         gpu = (env.get("gpu") or {}).get("name", "?")
-        print(f"{path}: {gpu}, commit {env.get('commit', '?')}, {env.get('date', env.get('timestamp', '?'))}")
+        print(f"{path}: {gpu}, commit {env.get('git_commit', env.get('commit', '?'))}, {env.get('date', env.get('timestamp', '?'))}")
         print(f"  results >= {floor_s * 1e6:.0f} us with a kernel time: {len(rows)}; "
               f"event median within {tol:.0%} of CUPTI: {len(within)} ({len(within) / max(len(rows), 1):.0%})")
         for name, med, k, d in sorted(rows, key=lambda x: -abs(x[3]))[:8]:

@@ -74,7 +74,7 @@ std::vector<GeoRow> geo_rows(const Comparison& c) {
 // Horizontal bars of the geometric mean ratios around 1 (log scale).
 std::string geomean_bars(const std::vector<GeoRow>& rows) {
   const double label_w = 220, plot_w = 560, row_h = 22, top = 44;
-  const double height = top + rows.size() * row_h + 34, width = label_w + plot_w + 120;
+  const double height = top + static_cast<double>(rows.size()) * row_h + 34, width = label_w + plot_w + 120;
   double m = 1.1;
   for (const auto& r : rows)
     if (r.n && r.ratio > 0) m = std::max({m, r.ratio, 1 / r.ratio});

@@ -32,8 +32,16 @@ svg.chart, svg.bars, svg.tl { display: block; margin: 12px 0 20px 0; max-width: 
 details { margin: 8px 0; } summary { cursor: pointer; font-weight: bold; }
 code { font-size: 12px; overflow-wrap: anywhere; }
 footer { margin-top: 40px; font-size: 12px; color: #777; }
+table.env th { text-align: left; width: 130px; }
+tr.passed td.status { color: #2a7a2a; }
+tr.failed td.status, tr.error td.status, tr.crashed td.status, tr.timeout td.status { color: #b00020; font-weight: bold; }
+tr.skipped td { color: #777; }
+td.note { max-width: 420px; font-size: 12px; }
+nav a { margin-right: 14px; }
 )css";
 }  // namespace
+
+const char* stylesheet() { return kStyle; }
 
 std::string page_head(const std::string& title) {
   return fmt::format(

@@ -12,6 +12,8 @@ namespace harness::html {
 // <!DOCTYPE html> ... <body>: the content security policy lets nothing be fetched and no
 // script run; `title` is escaped.
 std::string page_head(const std::string& title);
+// The one stylesheet of every page (the report's own head uses it too).
+const char* stylesheet();
 std::string page_tail(const std::string& footer);
 
 // 1.23 ms, 45.6 us, 789 ns.

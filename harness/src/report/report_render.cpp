@@ -12,6 +12,7 @@
 #include "run/environment.hpp"
 #include "harness/error.hpp"
 #include "report/report.hpp"
+#include "report/report_html.hpp"
 #include "report/report_model.hpp"
 #include "report/report_speedup.hpp"
 #include "report/report_svg.hpp"
@@ -138,12 +139,6 @@ std::string param_text(const json& v) {
   return v.dump();
 }
 
-std::string fmt_seconds(double s) {
-  if (s >= 1) return fmt::format("{:.3f} s", s);
-  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
-  if (s >= 1e-6) return fmt::format("{:.2f} us", s * 1e6);
-  return fmt::format("{:.0f} ns", s * 1e9);
-}
 
 std::string fmt_bytes(double b) {
   if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
@@ -232,7 +227,7 @@ struct Cells {
 Cells cells_of(const Result& r) {
   Cells c;
   c.status = status_text(r);
-  c.median = is_timed(r) ? fmt_seconds(median_s(r)) : "-";
+  c.median = is_timed(r) ? html::fmt_seconds(median_s(r)) : "-";
   c.noise = is_timed(r) ? fmt::format("{:.1f}%", rel_noise(r) * 100) : "-";
   c.gflops = is_timed(r) && flops_of(r) > 0 ? fmt_3(gflops_of(r)) : "-";
   c.gbps = is_timed(r) && bytes_of(r) > 0 ? fmt_3(gbps_of(r)) : "-";
@@ -556,9 +551,9 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
     c.series[si].color = colors(r->variant);
     const std::string value = all_flops ? fmt::format("{} GFLOP/s", fmt_3(y))
                               : all_bytes ? fmt::format("{} GB/s", fmt_3(y))
-                                          : fmt_seconds(median_s(*r));
+                                          : html::fmt_seconds(median_s(*r));
     c.series[si].points.push_back({x, y, fmt::format("{}: {} (median {}, {} samples)", describe(*r), value,
-                                                     fmt_seconds(median_s(*r)), sample_count(*r))});
+                                                     html::fmt_seconds(median_s(*r)), sample_count(*r))});
     if (by_work) c.series[si].line = false;
     xs.push_back(x);
     ys.push_back(y);
@@ -776,29 +771,6 @@ std::string html_table(const std::vector<const Result*>& prow) {
   return o + "</tbody>\n</table>\n";
 }
 
-const char* const kStyle = R"css(
-body { font-family: Helvetica, Arial, sans-serif; color: #222; max-width: 1120px; margin: 24px auto; padding: 0 16px; }
-h1 { font-size: 26px; margin-bottom: 4px; }
-h2 { font-size: 20px; margin-top: 36px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
-h3 { font-size: 16px; margin-top: 24px; }
-table { border-collapse: collapse; font-size: 13px; margin: 8px 0; }
-th, td { border: 1px solid #d8d8d8; padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.env th { text-align: left; width: 130px; }
-tr.passed td.status { color: #2a7a2a; }
-tr.failed td.status, tr.error td.status, tr.crashed td.status, tr.timeout td.status { color: #b00020; font-weight: bold; }
-tr.skipped td { color: #777; }
-td.note { max-width: 420px; font-size: 12px; }
-p.summary { font-size: 15px; font-weight: bold; }
-p.nochart, p.note { color: #555; font-style: italic; }
-svg.chart, svg.bars, svg.tl { display: block; margin: 12px 0 20px 0; max-width: 100%; height: auto; border: 1px solid #eee; }
-td.good { color: #1d7a1d; font-weight: bold; }
-details { margin: 8px 0; } summary { cursor: pointer; font-weight: bold; }
-nav a { margin-right: 14px; }
-footer { margin-top: 40px; font-size: 12px; color: #777; }
-)css";
-
 }  // namespace
 
 std::string render_report_html(const Report& report) { return render_report_html(report, ReportOptions{}); }
@@ -811,7 +783,7 @@ std::string render_report_html(const Report& report, const ReportOptions& option
   o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   // Nothing may be fetched: the file is the whole report.
   o += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n";
-  o += fmt::format("<title>harness report: {}</title>\n<style>{}</style>\n</head>\n<body>\n", escape(suite), kStyle);
+  o += fmt::format("<title>harness report: {}</title>\n<style>{}</style>\n</head>\n<body>\n", escape(suite), html::stylesheet());
   o += fmt::format("<h1>harness report: {}</h1>\n", escape(suite));
   if (!report.suite.description.value_or("").empty())
     o += fmt::format("<p>{}</p>\n", escape(*report.suite.description));

@@ -90,6 +90,9 @@ struct Shared {
   Shared(std::uint64_t seed, int device_index) : cache(seed), device(device_index) {}
   CaseCache cache;
   GpuContext gpu;
+  // Scratch kept across Google Benchmark's repeated calls of a benchmark (and across
+  // benchmarks: one runs at a time), so that no call allocates again.
+  Workspace workspace;
   int device = 0;
 };
 
@@ -100,8 +103,7 @@ void run_one(benchmark::State& state, Shared& shared, const Case& c, const Varia
   try {
     if (v.backend == Backend::cuda) shared.gpu.ensure(shared.device);
     Instance& instance = shared.cache.get(c, v.backend);
-    Workspace ws;
-    LaunchContext ctx{shared.gpu.stream, &ws, &c.params, instance.operands(v.backend), &instance};
+    LaunchContext ctx{shared.gpu.stream, &shared.workspace, &c.params, instance.operands(v.backend), &instance};
     const bool cold = c.settings.cache == CacheMode::cold;
     {
       NvtxRange warmup("warmup", NvtxPhase::warmup);
@@ -141,12 +143,7 @@ int run_gbench(const GbenchOptions& args) {
   load_plugins(args.plugins, {}, registry);
   initialize_google_benchmark(args.benchmark_args);
 
-  Suite suite;
-  for (const auto& path : args.suites) {
-    Suite s = load_suite(path, registry);
-    suite.name += (suite.name.empty() ? "" : "+") + s.name;
-    for (auto& c : s.cases) suite.cases.push_back(std::move(c));
-  }
+  const Suite suite = load_suites(args.suites, registry);
   RunOptions options;
   options.suite_name = suite.name;
   options.seed = args.seed;
@@ -202,6 +199,9 @@ int run_gbench(const GbenchOptions& args) {
     if (registered > 0) benchmark::RunSpecifiedBenchmarks();
   }
   benchmark::Shutdown();
+  // The registered lambdas hold the device state: release it now, while the CUDA runtime
+  // is still up, rather than at static destruction.
+  benchmark::ClearRegisteredBenchmarks();
   return failed > 0 ? kExitFailure : kExitOk;
 }
 

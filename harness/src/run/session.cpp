@@ -33,23 +33,6 @@
 namespace harness {
 namespace {
 
-// Several suites run as one: their cases in order, one report.
-Suite merge(std::vector<Suite> suites) {
-  if (suites.size() == 1) return std::move(suites.front());
-  Suite all;
-  std::vector<std::string> names, files;
-  for (auto& s : suites) {
-    names.push_back(s.name);
-    files.push_back(s.file);
-    for (auto& c : s.cases) all.cases.push_back(std::move(c));
-  }
-  all.name = fmt::format("{}", fmt::join(names, "+"));
-  all.file = fmt::format("{}", fmt::join(files, ","));
-  all.settings = suites.front().settings;
-  for (const auto& s : suites)
-    if (all.trace.empty()) all.trace = s.trace;
-  return all;
-}
 
 
 // Results already in a journal (from an interrupted run), by name; a later line for the
@@ -153,9 +136,7 @@ int run_session(const SessionOptions& args) {
   Registry& registry = Registry::instance();
   load_plugins(args.plugins, args.plugin_dirs, registry);
 
-  std::vector<Suite> suites;
-  for (const auto& path : args.suites) suites.push_back(load_suite(path, registry));
-  Suite suite = merge(std::move(suites));
+  Suite suite = load_suites(args.suites, registry);
   apply_overrides(args, suite);
 
   RunOptions options;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "harness/error.hpp"
@@ -495,6 +496,25 @@ Suite load_suite(const std::string& path, const Registry& registry) {
   std::ostringstream text;
   text << in.rdbuf();
   return parse_suite(text.str(), path, registry);
+}
+
+Suite load_suites(const std::vector<std::string>& paths, const Registry& registry) {
+  std::vector<Suite> suites;
+  for (const auto& path : paths) suites.push_back(load_suite(path, registry));
+  if (suites.size() == 1) return std::move(suites.front());
+  Suite all;
+  std::vector<std::string> names, files;
+  for (auto& s : suites) {
+    names.push_back(s.name);
+    files.push_back(s.file);
+    for (auto& c : s.cases) all.cases.push_back(std::move(c));
+  }
+  all.name = fmt::format("{}", fmt::join(names, "+"));
+  all.file = fmt::format("{}", fmt::join(files, ","));
+  all.settings = suites.front().settings;
+  for (const auto& s : suites)
+    if (all.trace.empty()) all.trace = s.trace;
+  return all;
 }
 
 }  // namespace harness

@@ -61,6 +61,9 @@ struct Suite {
 };
 
 Suite load_suite(const std::string& path, const Registry& registry);
+// Several suites run as one: each loaded (and validated) in turn, their cases in order,
+// named "a+b", with the first suite's settings and the first trace path given.
+Suite load_suites(const std::vector<std::string>& paths, const Registry& registry);
 Suite parse_suite(std::string_view yaml, const std::string& filename, const Registry& registry);
 
 // Result names: "gemm/tiled/M:4096/N:4096/K:4096".

@@ -9,6 +9,7 @@
 #           patterns-a (reduce, scan, histogram suites and their GPU tests)
 #           patterns-b (softmax, optimizer suites and their GPU tests)
 #           template measure
+#           conv2d (the conv2d suite, cuDNN in the same run, and its GPU tests)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -165,6 +166,15 @@ PY
       step "harness run suites/optimizer.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/optimizer.yaml --out "$OUT/optimizer.json" --quiet 2>&1 \
         | tee "$OUT/optimizer.log" | tail -80 || status=1 ;;
+    conv2d)
+      # 2D convolution (issue 17): GPU tests (every variant against the CPU reference at odd
+      # sizes, cuDNN's pick printed), then the suite; cuDNN's algorithm lines are in the log.
+      step "conv2d GPU tests"
+      ctest --preset release -L gpu -R 'Conv2dGpu' --timeout 400 -V >"$OUT/ctest-conv2d.log" 2>&1 || status=1
+      grep -E "tests passed|Failed|\*\*\*|skipped:|conv2d cudnn:" "$OUT/ctest-conv2d.log" | head -30
+      step "harness run suites/conv2d.yaml"
+      timeout "${SUITE_TIMEOUT:-400}" $exe run suites/conv2d.yaml --out "$OUT/conv2d.json" --quiet 2>&1 \
+        | tee "$OUT/conv2d.log" | tail -120 || status=1 ;;
     sanitizer)
       step "compute-sanitizer over every CUDA variant (scripts/compute-sanitizer.sh)"
       OUT="$OUT/sanitizer" timeout "${SUITE_TIMEOUT:-400}" bash scripts/compute-sanitizer.sh 2>&1 | tail -30 || status=1 ;;

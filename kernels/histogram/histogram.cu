@@ -119,8 +119,8 @@ __global__ void k_interleaved(const unsigned char* __restrict__ x, std::size_t n
 //     which the shared-memory atomic unit pipelines);
 //   - 16-byte loads (uint4 = 16 bytes per thread per load, 2 loads in flight), the grid
 //     = kHistBlocksPerSm x SM count, grid-stride: every block covers n / grid bytes, so
-//     its fixed cost (zeroing 8192 words, merging them) is amortized over ~2^17 bytes at
-//     n = 2^26 on 132 SMs;
+//     its fixed cost (zeroing 8192 words, merging them) is amortized over ~2^16 bytes at
+//     n = 2^26 on 132 SMs (grid 792);
 //   - scalar head (bytes before x's first 16-byte boundary) and tail (after the last
 //     whole uint4): any pointer, any n;
 //   - merge: thread b sums bin b's 32 copies (read rotated, (b + k) % 32, so the 32

@@ -138,8 +138,9 @@ __global__ void k_fill_one(T* out, T value) { *out = value; }
 // GPU. Here:
 //   - 16-byte loads (float4 / uint4): 512 B per warp instruction;
 //   - 4 independent float4 loads issued before any is used (kUnroll): 64 B in flight per
-//     thread, 4 x 256 x 64 B = 64 KiB per SM at 4 blocks/SM, enough to cover DRAM latency
-//     (about 22 KiB per SM at 4.8 TB/s x ~600 ns / 132 SMs);
+//     thread, 8 x 256 x 64 B = 128 KiB per SM at 8 blocks/SM (32 registers per thread:
+//     a full SM), well above what DRAM latency needs (about 22 KiB per SM at
+//     4.8 TB/s x ~600 ns / 132 SMs);
 //   - grid = kBlocksPerSm x (SM count read from the device), grid-stride, so every SM is
 //     busy exactly once (no tail wave) and there are few partials;
 //   - a scalar head (elements before the first 16-byte boundary of x) and tail (the n % 4
@@ -148,7 +149,7 @@ __global__ void k_fill_one(T* out, T value) { *out = value; }
 //   - the <= grid partials reduced by a second one-block kernel (same code, fixed order:
 //     deterministic, no atomics; CUB's DeviceReduce does the same two launches).
 // Addition chains: a thread's accumulator a[k] takes one (x+y)+(z+w) per kUnroll vectors;
-// at 2^28 elements on 132 SMs (grid 528, 135168 threads) that is ~124 additions deep.
+// at 2^28 elements on 132 SMs (grid 1056, 270336 threads) that is ~62 additions deep.
 template <class T> struct Vec4Of;
 template <> struct Vec4Of<float> { using type = float4; };
 template <> struct Vec4Of<unsigned> { using type = uint4; };

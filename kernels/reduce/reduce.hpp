@@ -33,7 +33,7 @@ inline constexpr int kThreads = 256;     // threads per block, every rung
 inline constexpr int kCoarse = 16;       // rung 4+: elements per thread before the tree
 inline constexpr int kMaxBlocks = 1024;  // atomic_blocks / two_pass grid cap
 inline constexpr int kUnroll = 4;        // vectorized: independent 16-byte loads per thread
-inline constexpr int kBlocksPerSm = 4;   // vectorized: grid = 4 x SM count (8 warps each)
+inline constexpr int kBlocksPerSm = 8;   // vectorized: grid = 8 x SM count (a full SM: 64 warps)
 
 // vectorized's largest grid on the current device (kBlocksPerSm x SMs; 0 on error).
 unsigned vector_max_blocks();

@@ -18,8 +18,11 @@
 //   cols <= 32            G = the power of two >= cols (1 .. 32): 256 / G rows per block,
 //                         several rows per warp, reductions by xor shuffles of width G;
 //   32 < cols <= 1024     G = 32 (a warp per row, 8 rows per block), kN <= 32 per lane;
-//   1024 < cols <= 16384  G = 256 (a block per row), kN <= 64 per thread: warp shuffles,
-//                         then the 8 warp results through shared memory;
+//   1024 < cols <= 16384  G = 256, 512 or 1024 (a block per row), kN = 8 or 16 per
+//                         thread (2-4 float4): warp shuffles, then the warp results
+//                         through shared memory. Few registers per thread (~40) keep
+//                         several rows in flight per SM, so one block's loads overlap
+//                         another's reductions and stores;
 //   cols > 16384          the row does not fit: long_row_kernel (online statistic in one
 //                         read, then a second read, which mostly hits L2: <= 256 KiB/row).
 // Slots past the row end hold -inf: exp(-inf - m) = 0 for a finite m. An all -inf row has
@@ -38,7 +41,7 @@ namespace {
 using detail::ceil_div;
 using detail::MaxSum;
 
-constexpr int kBlock = 256;
+constexpr int kBlock = 256;  // threads per block when a group is at most a warp
 
 template <class T>
 constexpr int kPack = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte load
@@ -95,9 +98,9 @@ struct Sum {
 };
 
 // All-reduce over the kG threads of a row group (every lane of the block calls it).
-// kG <= 32: xor butterfly within aligned groups of kG lanes. kG = kBlock: warp butterfly,
-// warp results through red[8], every thread folds the 8 (same order: same result); the
-// trailing barrier lets the next call reuse red.
+// kG <= 32: xor butterfly within aligned groups of kG lanes. kG > 32 (the whole block):
+// warp butterfly, warp results through red[kG / 32], every thread folds them (same
+// order: same result); the trailing barrier lets the next call reuse red.
 template <int kG, class Op>
 __device__ __forceinline__ float group_reduce(float v, float* red) {
 #pragma unroll
@@ -117,15 +120,15 @@ __device__ __forceinline__ float group_reduce(float v, float* red) {
 // kG threads per row, kN elements per thread (capacity kG * kN >= cols), kVec: 16-byte
 // packs (pack k of thread g covers elements (k * kG + g) * P .. + P - 1), else element
 // k * kG + g.
-template <class T, int kG, int kN, bool kVec>
-__global__ void __launch_bounds__(kBlock)
+template <class T, int kThreads, int kG, int kN, bool kVec>
+__global__ void __launch_bounds__(kThreads)
     register_row_kernel(std::int64_t rows, std::int64_t cols, const T* __restrict__ x, T* __restrict__ y) {
-  static_assert(kG <= 32 || kG == kBlock, "a group is at most a warp, or the whole block");
+  static_assert(kG <= 32 || kG == kThreads, "a group is at most a warp, or the whole block");
   constexpr int P = kPack<T>;
   static_assert(!kVec || kN % P == 0, "whole packs per thread");
-  __shared__ float red[kBlock / 32];
+  __shared__ float red[kThreads / 32];
   const int g = static_cast<int>(threadIdx.x) % kG;
-  const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * (kBlock / kG) + threadIdx.x / kG;
+  const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * (kThreads / kG) + threadIdx.x / kG;
   const bool live = r < rows;
   const std::int64_t base = (live ? r : 0) * cols;
   float v[kN];
@@ -177,7 +180,7 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// Rows longer than kBlock * 64 elements: a block per row, the online statistic in one
+// Rows longer than 1024 * 16 elements: a block per row, the online statistic in one
 // read (detail::push: a rescale only when the max grows), a combine over the block, then
 // a second read to write. Scalar loads (coalesced), any alignment.
 template <class T>
@@ -201,14 +204,15 @@ __global__ void __launch_bounds__(kBlock) long_row_kernel(std::int64_t cols, con
 
 template <class T, int kG, int kN>
 cudaError_t launch_cfg(bool vec, std::int64_t rows, std::int64_t cols, const T* x, T* y, cudaStream_t stream) {
-  const auto blocks = static_cast<unsigned>(ceil_div(rows, kBlock / kG));
+  constexpr int kThreads = kG <= 32 ? kBlock : kG;
+  const auto blocks = static_cast<unsigned>(ceil_div(rows, kThreads / kG));
   if constexpr (kN % kPack<T> == 0) {
     if (vec) {
-      register_row_kernel<T, kG, kN, true><<<blocks, kBlock, 0, stream>>>(rows, cols, x, y);
+      register_row_kernel<T, kThreads, kG, kN, true><<<blocks, kThreads, 0, stream>>>(rows, cols, x, y);
       return cudaGetLastError();
     }
   }
-  register_row_kernel<T, kG, kN, false><<<blocks, kBlock, 0, stream>>>(rows, cols, x, y);
+  register_row_kernel<T, kThreads, kG, kN, false><<<blocks, kThreads, 0, stream>>>(rows, cols, x, y);
   return cudaGetLastError();
 }
 
@@ -228,11 +232,11 @@ cudaError_t run(std::int64_t rows, std::int64_t cols, const T* x, T* y, cudaStre
   if (cols <= 256) return launch_cfg<T, 32, 8>(vec, rows, cols, x, y, stream);
   if (cols <= 512) return launch_cfg<T, 32, 16>(vec, rows, cols, x, y, stream);
   if (cols <= 1024) return launch_cfg<T, 32, 32>(vec, rows, cols, x, y, stream);
-  // A block per row.
-  if (cols <= 2048) return launch_cfg<T, kBlock, 8>(vec, rows, cols, x, y, stream);
-  if (cols <= 4096) return launch_cfg<T, kBlock, 16>(vec, rows, cols, x, y, stream);
-  if (cols <= 8192) return launch_cfg<T, kBlock, 32>(vec, rows, cols, x, y, stream);
-  if (cols <= 16384) return launch_cfg<T, kBlock, 64>(vec, rows, cols, x, y, stream);
+  // A block per row: 8 or 16 elements per thread (f32: 2-4 float4 loads in flight).
+  if (cols <= 2048) return launch_cfg<T, 256, 8>(vec, rows, cols, x, y, stream);
+  if (cols <= 4096) return launch_cfg<T, 256, 16>(vec, rows, cols, x, y, stream);
+  if (cols <= 8192) return launch_cfg<T, 512, 16>(vec, rows, cols, x, y, stream);
+  if (cols <= 16384) return launch_cfg<T, 1024, 16>(vec, rows, cols, x, y, stream);
   long_row_kernel<T><<<static_cast<unsigned>(rows), kBlock, 0, stream>>>(cols, x, y);
   return cudaGetLastError();
 }

@@ -119,9 +119,9 @@ HARNESS_REGISTER_VARIANT_FULL(scan, brent_kung, cuda,
                               "rung 2: Brent-Kung up/down sweeps, 2048 per block; multi-block hierarchical",
                               run_ladder<Algo::brent_kung>, nullptr, scan_bytes<Algo::brent_kung>);
 HARNESS_REGISTER_VARIANT_FULL(scan, hierarchical, cuda,
-                              "rung 3: the notes' three kernels, coarsened block scan (256 x 8), any n",
+                              "rung 3: the notes' three kernels, coarsened block scan (256 x 16, 16-byte loads), any n",
                               run_ladder<Algo::hierarchical>, nullptr, scan_bytes<Algo::hierarchical>);
 HARNESS_REGISTER_VARIANT_FULL(scan, decoupled_lookback, cuda,
-                              "rung 4: single pass, dynamic tile index, status-word look-back",
+                              "rung 4: single pass, dynamic tile index, warp-parallel status-word look-back",
                               run_ladder<Algo::decoupled_lookback>, nullptr, scan_bytes<Algo::decoupled_lookback>);
 HARNESS_REGISTER_VARIANT(scan, cub, cuda, "cub::DeviceScan::InclusiveSum (vendor reference)", run_cub);

@@ -150,4 +150,72 @@ TEST(SoftmaxPlugin, BadInputIsAnInputErrorAtLoad) {
   EXPECT_EQ(load_error("{rows: [1, 10400], cols: [1, 13, 6880, 65536]}"), "(no error)");
 }
 
+// bf16: the reference rounds the double result once to bf16; the plugin's dtype switches
+// operands, bytes and tolerance, and the f32-only rungs say why they skip.
+TEST(SoftmaxReference, Bf16RoundsTheDoubleResultOnce) {
+  const float in[] = {0.0f, 1.0f, 5.0f, -kInf};
+  std::vector<__nv_bfloat16> x(4), y(4);
+  for (int i = 0; i < 4; ++i) x[i] = __float2bfloat16_rn(in[i]);
+  kernels::softmax::cpu_bf16(1, 4, x.data(), y.data());
+  const double s = 1.0 + std::exp(1.0) + std::exp(5.0);
+  EXPECT_EQ(__bfloat162float(y[0]), __bfloat162float(__double2bfloat16(1.0 / s)));
+  EXPECT_EQ(__bfloat162float(y[1]), __bfloat162float(__double2bfloat16(std::exp(1.0) / s)));
+  EXPECT_EQ(__bfloat162float(y[2]), __bfloat162float(__double2bfloat16(std::exp(5.0) / s)));
+  EXPECT_EQ(__bfloat162float(y[3]), 0.0f);
+  const __nv_bfloat16 ninf[2] = {__float2bfloat16_rn(-kInf), __float2bfloat16_rn(-kInf)};
+  __nv_bfloat16 out[2];
+  kernels::softmax::cpu_bf16(1, 2, ninf, out);
+  EXPECT_TRUE(std::isnan(__bfloat162float(out[0])));
+}
+
+TEST(SoftmaxPlugin, Bf16DtypeBytesToleranceAndConstraints) {
+  const harness::Problem& problem = harness::test::problem_named("softmax");
+  harness::Params q;
+  q.set("rows", std::int64_t{1300});
+  q.set("cols", std::int64_t{6880});
+  q.set("dtype", std::string("bf16"));
+  const auto p = harness::test::params_of(problem, q);
+  EXPECT_DOUBLE_EQ(problem.work(p).bytes, 4.0 * 1300 * 6880);
+  EXPECT_DOUBLE_EQ(problem.tolerance(p).rel, (6880 + 128) * std::ldexp(1.0, -24) + std::ldexp(1.0, -7));
+  EXPECT_EQ(problem.operands(p)[0].dtype, harness::DType::bf16);
+  EXPECT_EQ(problem.operands(p)[1].dtype, harness::DType::bf16);
+  for (const char* f32_only : {"naive", "smem_max", "online", "warp_per_row", "block_per_row"}) {
+    const harness::Variant* v = harness::Registry::instance().find_variant("softmax", f32_only);
+    ASSERT_NE(v, nullptr) << f32_only;
+    ASSERT_TRUE(v->constraint) << f32_only;
+    const auto why = v->constraint(p);
+    ASSERT_TRUE(why.has_value()) << f32_only;
+    EXPECT_NE(why->find("f32 only"), std::string::npos) << *why;
+    EXPECT_FALSE(v->constraint(softmax_params(1300, 6880, "uniform")).has_value()) << f32_only;
+  }
+  const harness::Variant* top = harness::Registry::instance().find_variant("softmax", "register_row");
+  ASSERT_NE(top, nullptr);
+  EXPECT_FALSE(top->constraint && top->constraint(p).has_value());
+  // The cpu variant on bf16 huge values: 1/k on a row's k copies of the bf16 of 1e38.
+  harness::Params h = q;
+  h.set("rows", std::int64_t{5});
+  h.set("cols", std::int64_t{33});
+  h.set("inputs", std::string("huge"));
+  const auto ph = harness::test::params_of(problem, h);
+  auto inst = problem.make_instance(ph, 5);
+  inst->prepare(harness::Backend::cpu);
+  const auto* xb = inst->operands(harness::Backend::cpu)->in<__nv_bfloat16>("x");
+  const harness::Variant* cpu = harness::Registry::instance().find_variant("softmax", "cpu");
+  const auto out = harness::test::run_once(*cpu, *inst, ph);
+  const float big = __bfloat162float(__float2bfloat16_rn(1e38f));
+  for (std::int64_t r = 0; r < 5; ++r) {
+    int k = 0;
+    for (std::int64_t c = 0; c < 33; ++c) k += __bfloat162float(xb[r * 33 + c]) == big;
+    for (std::int64_t c = 0; c < 33; ++c) {
+      const double want = __bfloat162float(xb[r * 33 + c]) == big
+                              ? static_cast<double>(__bfloat162float(__double2bfloat16(1.0 / k)))
+                              : 0.0;
+      if (k > 0) {
+        EXPECT_EQ(out[0].value(static_cast<std::size_t>(r * 33 + c)), want) << r << " " << c;
+      }
+    }
+  }
+  EXPECT_NE(load_error("{rows: 3, dtype: f16}").find("must be one of"), std::string::npos);
+}
+
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace kernels::reduce {
 namespace {
@@ -130,6 +131,92 @@ __global__ void k_strided(const T* __restrict__ x, T* __restrict__ out, std::siz
 template <class T>
 __global__ void k_fill_one(T* out, T value) { *out = value; }
 
+// ---- Rung 6, vectorized (the top variant; not in the notes) --------------------------
+// What rung 5 + two_pass still leave on the table at n >= 2^26 (measured 60% of the copy
+// roof): 4-byte loads (a warp's load instruction moves 128 B, so many instructions per
+// byte and few bytes in flight per thread) and a grid capped at 1024 blocks whatever the
+// GPU. Here:
+//   - 16-byte loads (float4 / uint4): 512 B per warp instruction;
+//   - 4 independent float4 loads issued before any is used (kUnroll): 64 B in flight per
+//     thread, 8 x 256 x 64 B = 128 KiB per SM at 8 blocks/SM (32 registers per thread:
+//     a full SM), well above what DRAM latency needs (about 22 KiB per SM at
+//     4.8 TB/s x ~600 ns / 132 SMs);
+//   - grid = kBlocksPerSm x (SM count read from the device), grid-stride, so every SM is
+//     busy exactly once (no tail wave) and there are few partials;
+//   - a scalar head (elements before the first 16-byte boundary of x) and tail (the n % 4
+//     elements after the last whole vector), so any pointer and any n work;
+//   - block: warp shuffles, 8 warp totals through shared memory, shuffles in warp 0;
+//   - the <= grid partials reduced by a second one-block kernel (same code, fixed order:
+//     deterministic, no atomics; CUB's DeviceReduce does the same two launches).
+// Addition chains: a thread's accumulator a[k] takes one (x+y)+(z+w) per kUnroll vectors;
+// at 2^28 elements on 132 SMs (grid 1056, 270336 threads) that is ~62 additions deep.
+template <class T> struct Vec4Of;
+template <> struct Vec4Of<float> { using type = float4; };
+template <> struct Vec4Of<unsigned> { using type = uint4; };
+
+template <class Op, class V>
+__device__ __forceinline__ auto fold4(V v) { return Op::apply(Op::apply(v.x, v.y), Op::apply(v.z, v.w)); }
+
+template <class Op, class T>
+__device__ T block_reduce_shuffle(T v) {
+  __shared__ T warps[kThreads / 32];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warp_reduce<Op>(v);
+  if (lane == 0) warps[warp] = v;
+  __syncthreads();
+  T r = Op::identity();
+  if (warp == 0) r = warp_reduce<Op>(lane < kThreads / 32 ? warps[lane] : Op::identity());
+  return r;  // valid in thread 0
+}
+
+template <class Op, class T>
+__global__ void __launch_bounds__(kThreads) k_vectorized(const T* __restrict__ x, T* __restrict__ out, std::size_t n) {
+  using V = typename Vec4Of<T>::type;
+  const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
+  // head: elements before x's first 16-byte boundary (0..3); then n4 whole vectors.
+  const std::size_t mis = (reinterpret_cast<std::uintptr_t>(x) / sizeof(T)) % 4;
+  const std::size_t want = mis == 0 ? 0 : 4 - mis, head = want < n ? want : n;
+  const std::size_t n4 = (n - head) / 4;
+  const V* x4 = reinterpret_cast<const V*>(x + head);
+  T a[kUnroll];
+#pragma unroll
+  for (int k = 0; k < kUnroll; ++k) a[k] = Op::identity();
+  std::size_t i = tid;
+  for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
+    V v[kUnroll];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) v[k] = x4[i + k * stride];  // all loads issued first
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) a[k] = Op::apply(a[k], fold4<Op>(v[k]));
+  }
+  for (; i < n4; i += stride) a[0] = Op::apply(a[0], fold4<Op>(x4[i]));
+  // Scalar head and tail: at most 3 + 3 elements, one per thread of the first threads.
+  if (tid < head) a[1] = Op::apply(a[1], x[tid]);
+  const std::size_t tail = head + 4 * n4 + tid;
+  if (tail < n) a[2] = Op::apply(a[2], x[tail]);
+  T v = Op::apply(Op::apply(a[0], a[1]), Op::apply(a[2], a[3]));
+  const T r = block_reduce_shuffle<Op>(v);
+  if (threadIdx.x == 0) out[blockIdx.x] = r;
+}
+
+// Pass 2 of rung 6: one block folds the partials (thread t: partials t, t+256, ...).
+template <class Op, class T>
+__global__ void __launch_bounds__(kThreads) k_fold_partials(const T* __restrict__ partials, T* __restrict__ out,
+                                                            unsigned m) {
+  T v = Op::identity();
+  for (unsigned i = threadIdx.x; i < m; i += kThreads) v = Op::apply(v, partials[i]);
+  const T r = block_reduce_shuffle<Op>(v);
+  if (threadIdx.x == 0) *out = r;
+}
+
+// Rung 6's grid: kBlocksPerSm per SM, but no more blocks than give each thread kUnroll
+// vectors (small n: fewer, fuller blocks). Never more than vector_max_blocks().
+unsigned vector_grid(std::size_t n) {
+  const std::size_t per_block = static_cast<std::size_t>(kThreads) * 4 * kUnroll;
+  return static_cast<unsigned>(std::min<std::size_t>(ceil_div(n, per_block), vector_max_blocks()));
+}
+
 // Elements one block of a recursive rung reduces.
 std::size_t per_block(Algo algo) {
   switch (algo) {
@@ -171,6 +258,19 @@ cudaError_t levels(Algo algo, const T* x, T* out, std::size_t n, T* scratch, cud
 
 template <class Op, class T>
 cudaError_t run(Algo algo, const T* x, T* out, std::size_t n, void* scratch, cudaStream_t stream) {
+  if (algo == Algo::vectorized) {
+    const unsigned grid = vector_grid(n);
+    if (grid == 0) return cudaErrorInvalidValue;  // no device attribute
+    if (grid == 1) {  // one block: its result is the answer, no second pass
+      k_vectorized<Op><<<1, kThreads, 0, stream>>>(x, out, n);
+      return cudaGetLastError();
+    }
+    T* partials = static_cast<T*>(scratch);
+    k_vectorized<Op><<<grid, kThreads, 0, stream>>>(x, partials, n);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    k_fold_partials<Op><<<1, kThreads, 0, stream>>>(partials, out, grid);
+    return cudaGetLastError();
+  }
   const auto grid = static_cast<unsigned>(
       std::min<std::size_t>(ceil_div(n, static_cast<std::size_t>(kThreads) * kCoarse), kMaxBlocks));
   if (algo == Algo::atomic_blocks) {
@@ -193,8 +293,17 @@ cudaError_t run(Algo algo, const T* x, T* out, std::size_t n, void* scratch, cud
 
 }  // namespace
 
+unsigned vector_max_blocks() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0)
+    return 0;
+  return static_cast<unsigned>(sms) * kBlocksPerSm;
+}
+
 std::size_t workspace_bytes(Algo algo, std::size_t n, Elem) {
   if (algo == Algo::atomic_blocks) return 0;
+  if (algo == Algo::vectorized) return std::max<std::size_t>(1, vector_grid(n)) * sizeof(float);
   if (algo == Algo::two_pass) return kMaxBlocks * sizeof(float);
   const std::size_t per = per_block(algo);
   const std::size_t level1 = ceil_div(n, per);

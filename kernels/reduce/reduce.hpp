@@ -15,19 +15,28 @@
 // ways of combining, on the rung-5 block:
 //   atomic_blocks  grid capped at kMaxBlocks, each block atomically folds into out
 //   two_pass       grid capped at kMaxBlocks, partials, then one block reduces them
+// And the top variant (beyond the notes), what a bandwidth-bound reduction needs:
+//   vectorized     16-byte loads, kUnroll of them in flight per thread, grid = kBlocksPerSm
+//                  x SM count (grid-stride), scalar head/tail for any alignment and n,
+//                  shuffles, partials folded by a second one-block kernel (deterministic)
 #include <cstddef>
 
 #include <cuda_runtime_api.h>
 
 namespace kernels::reduce {
 
-enum class Algo { interleaved, sequential, first_add, coarsened, warp_shuffle, atomic_blocks, two_pass };
+enum class Algo { interleaved, sequential, first_add, coarsened, warp_shuffle, atomic_blocks, two_pass, vectorized };
 enum class Op { sum, max };
 enum class Elem { f32, u32 };  // u32 also carries i32 sums (same bits, wrap-around)
 
 inline constexpr int kThreads = 256;     // threads per block, every rung
 inline constexpr int kCoarse = 16;       // rung 4+: elements per thread before the tree
 inline constexpr int kMaxBlocks = 1024;  // atomic_blocks / two_pass grid cap
+inline constexpr int kUnroll = 4;        // vectorized: independent 16-byte loads per thread
+inline constexpr int kBlocksPerSm = 8;   // vectorized: grid = 8 x SM count (a full SM: 64 warps)
+
+// vectorized's largest grid on the current device (kBlocksPerSm x SMs; 0 on error).
+unsigned vector_max_blocks();
 
 // Scratch bytes `algo` needs for n elements (partials of every level).
 std::size_t workspace_bytes(Algo algo, std::size_t n, Elem elem);

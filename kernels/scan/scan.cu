@@ -70,34 +70,72 @@ __device__ T warp_inclusive_scan(T v) {
   return v;
 }
 
-// The coarsened block scan of rung 3 (and of the single-pass tile): 256 threads x 8
-// elements. Phase 1: the 2048-element tile is loaded coalesced (element k*256 + t) into
-// shared memory, and each thread scans its 8 contiguous elements serially in registers
-// (reading tile[8t + k]: 8-word stride, a 4-way bank conflict on these 8 loads). Phase 2:
-// the 256 thread totals are scanned with warp shuffles; the 8 warp totals by warp 0.
-// Phase 3 (after `between`, which may add a tile prefix): each element gets its
-// thread's exclusive prefix, back through shared memory for coalesced stores.
+// The coarsened block scan of rung 3 (and of the single-pass tile): 256 threads x 16
+// elements = a 4096-element tile.
+// Phase 1: the tile is loaded coalesced, as 16-byte vectors when x (and y) are 16-byte
+// aligned (vector v = k*256 + t of the tile, k = 0..3: a warp instruction moves 512 B)
+// or as scalars (element k*256 + t) otherwise, and stored to shared memory with one pad
+// word per 32 (element e at e + e/32). Each thread then reads its 16 contiguous elements
+// 16t .. 16t+15: with the padding the 32 lanes of a warp hit 32 different banks (lane t
+// starts at 16t + t/2, i.e. bank 16 (t % 2) + t/2), and so do the stores of phase 1
+// (4t + c + (4t + c)/32). Each thread scans its 16 elements serially in registers.
+// Phase 2: the 256 thread totals are scanned with warp shuffles; the 8 warp totals by
+// warp 0. Phase 3: warp 0 runs `between` (the look-back, or nothing) on the tile's
+// aggregate; each element gets its thread's exclusive prefix, back through shared memory
+// for coalesced (vector) stores. The last tile's elements past n load 0 and are not
+// stored. Over the old 256 x 8 tile: 4x fewer load/store instructions, half as many
+// tiles (half the look-backs and status words), no bank conflicts.
 struct NoPrefix {
   template <class T>
   __device__ T operator()(T) const { return T(0); }
 };
 
-template <class T, class Between>
+template <class T> struct Vec4Of;
+template <> struct Vec4Of<float> { using type = float4; };
+template <> struct Vec4Of<unsigned> { using type = uint4; };
+
+__device__ __forceinline__ unsigned padded(unsigned e) { return e + e / 32; }
+
+template <class T, bool kVec, class Between>
 __device__ void block_scan_coarse(const T* x, T* y, std::size_t base, std::size_t n, T* total_out, Between between) {
+  using V = typename Vec4Of<T>::type;
   constexpr unsigned kE = kCoarseThreads * kCoarseItems, kWarps = kCoarseThreads / 32;
-  __shared__ T tile[kE];
+  __shared__ T tile[kE + kE / 32];
   __shared__ T warp_totals[kWarps];
   __shared__ T tile_prefix;
   const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
-  for (unsigned k = 0; k < kCoarseItems; ++k) {
-    const std::size_t g = base + k * kCoarseThreads + t;
-    tile[k * kCoarseThreads + t] = g < n ? x[g] : T(0);
+  if constexpr (kVec) {
+#pragma unroll
+    for (unsigned k = 0; k < kCoarseItems / 4; ++k) {
+      const unsigned v = k * kCoarseThreads + t;
+      const std::size_t g = base + 4 * v;
+      V q;
+      if (g + 4 <= n) {
+        q = *reinterpret_cast<const V*>(x + g);
+      } else {
+        q.x = g < n ? x[g] : T(0);
+        q.y = g + 1 < n ? x[g + 1] : T(0);
+        q.z = g + 2 < n ? x[g + 2] : T(0);
+        q.w = T(0);  // g + 3 >= n here
+      }
+      tile[padded(4 * v)] = q.x;
+      tile[padded(4 * v + 1)] = q.y;
+      tile[padded(4 * v + 2)] = q.z;
+      tile[padded(4 * v + 3)] = q.w;
+    }
+  } else {
+#pragma unroll
+    for (unsigned k = 0; k < kCoarseItems; ++k) {
+      const unsigned e = k * kCoarseThreads + t;
+      tile[padded(e)] = base + e < n ? x[base + e] : T(0);
+    }
   }
   __syncthreads();
   T v[kCoarseItems];
   T run = T(0);
+#pragma unroll
   for (unsigned k = 0; k < kCoarseItems; ++k) {
-    run += tile[t * kCoarseItems + k];
+    run += tile[padded(t * kCoarseItems + k)];
     v[k] = run;
   }
   const T incl = warp_inclusive_scan(run);
@@ -109,33 +147,84 @@ __device__ void block_scan_coarse(const T* x, T* y, std::size_t base, std::size_
     // Each lane reads and writes only its own word: no hazard within the warp.
     const T w = warp_inclusive_scan(lane < kWarps ? warp_totals[lane] : T(0));
     if (lane < kWarps) warp_totals[lane] = w;
+    __syncwarp();
+    const T aggregate = warp_totals[kWarps - 1];
+    const T p = between(aggregate);  // the whole warp: the look-back, or zero
+    if (lane == 0) tile_prefix = p;
   }
-  __syncthreads();
-  const T aggregate = warp_totals[kWarps - 1];
-  if (t == 0) tile_prefix = between(aggregate);  // the look-back, or zero
   __syncthreads();
   const T before = tile_prefix + (warp > 0 ? warp_totals[warp - 1] : T(0)) + excl;
-  for (unsigned k = 0; k < kCoarseItems; ++k) tile[t * kCoarseItems + k] = before + v[k];  // own segment
+#pragma unroll
+  for (unsigned k = 0; k < kCoarseItems; ++k) tile[padded(t * kCoarseItems + k)] = before + v[k];  // own segment
   __syncthreads();
-  for (unsigned k = 0; k < kCoarseItems; ++k) {
-    const std::size_t g = base + k * kCoarseThreads + t;
-    if (g < n) y[g] = tile[k * kCoarseThreads + t];
+  if constexpr (kVec) {
+#pragma unroll
+    for (unsigned k = 0; k < kCoarseItems / 4; ++k) {
+      const unsigned vi = k * kCoarseThreads + t;
+      const std::size_t g = base + 4 * vi;
+      V q;
+      q.x = tile[padded(4 * vi)];
+      q.y = tile[padded(4 * vi + 1)];
+      q.z = tile[padded(4 * vi + 2)];
+      q.w = tile[padded(4 * vi + 3)];
+      if (g + 4 <= n) {
+        *reinterpret_cast<V*>(y + g) = q;
+      } else {
+        if (g < n) y[g] = q.x;
+        if (g + 1 < n) y[g + 1] = q.y;
+        if (g + 2 < n) y[g + 2] = q.z;
+      }
+    }
+  } else {
+#pragma unroll
+    for (unsigned k = 0; k < kCoarseItems; ++k) {
+      const unsigned e = k * kCoarseThreads + t;
+      if (base + e < n) y[base + e] = tile[padded(e)];
+    }
   }
-  if (total_out != nullptr && t == 0) *total_out = aggregate;
+  if (total_out != nullptr && t == 0) *total_out = warp_totals[kWarps - 1];
+}
+
+// Vector loads and stores need every tile start (a multiple of 4096 elements) on a
+// 16-byte boundary: x and y themselves aligned.
+bool aligned16(const void* x, const void* y) {
+  return ((reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16) == 0;
 }
 
 // Rung 3's kernel 1: one coarsened block scan per block, block totals out.
-template <class T>
-__global__ void k_coarse(const T* x, T* y, std::size_t n, T* totals) {
-  block_scan_coarse(x, y, static_cast<std::size_t>(blockIdx.x) * kCoarseThreads * kCoarseItems, n,
-                    totals != nullptr ? totals + blockIdx.x : nullptr, NoPrefix{});
+template <class T, bool kVec>
+__global__ void __launch_bounds__(kCoarseThreads) k_coarse(const T* x, T* y, std::size_t n, T* totals) {
+  block_scan_coarse<T, kVec>(x, y, static_cast<std::size_t>(blockIdx.x) * kCoarseThreads * kCoarseItems, n,
+                             totals != nullptr ? totals + blockIdx.x : nullptr, NoPrefix{});
 }
 
-// Kernel 3 of the hierarchy: y[i] += scanned_totals[i / E - 1] for i >= E.
+// Kernel 3 of the hierarchy: y[i] += scanned_totals[i / E - 1] for i >= E. Scalar: one
+// element per thread. Vector (y 16-byte aligned and E % 4 == 0, so a vector never
+// straddles two blocks): one 16-byte load and store per thread, the scalar tail n % 4
+// by the first threads.
 template <class T>
 __global__ void k_add_back(T* y, std::size_t n, const T* scanned_totals, std::size_t e) {
   const std::size_t i = e + static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) y[i] += scanned_totals[i / e - 1];
+}
+
+template <class T>
+__global__ void k_add_back_vec(T* y, std::size_t n, const T* scanned_totals, std::size_t e) {
+  using V = typename Vec4Of<T>::type;
+  const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::size_t i = e + 4 * tid;  // first element of this thread's vector
+  if (i + 4 <= n) {
+    V* p = reinterpret_cast<V*>(y + i);
+    V q = *p;
+    const T add = scanned_totals[i / e - 1];
+    q.x += add;
+    q.y += add;
+    q.z += add;
+    q.w += add;
+    *p = q;
+  } else {
+    for (std::size_t j = i; j < n; ++j) y[j] += scanned_totals[j / e - 1];
+  }
 }
 
 template <class T>
@@ -144,7 +233,10 @@ cudaError_t launch_block_scan(Algo algo, const T* x, T* y, std::size_t n, T* tot
   switch (algo) {
     case Algo::kogge_stone: k_kogge_stone<<<grid, kKsThreads, 0, stream>>>(x, y, n, totals); break;
     case Algo::brent_kung: k_brent_kung<<<grid, kBkThreads, 0, stream>>>(x, y, n, totals); break;
-    default: k_coarse<<<grid, kCoarseThreads, 0, stream>>>(x, y, n, totals); break;
+    default:
+      if (aligned16(x, y)) k_coarse<T, true><<<grid, kCoarseThreads, 0, stream>>>(x, y, n, totals);
+      else k_coarse<T, false><<<grid, kCoarseThreads, 0, stream>>>(x, y, n, totals);
+      break;
   }
   return cudaGetLastError();
 }
@@ -161,7 +253,11 @@ cudaError_t hierarchical(Algo algo, const T* x, T* y, std::size_t n, T* scratch,
   if (cudaError_t err = hierarchical(algo, totals, totals, blocks, scratch + blocks, stream); err != cudaSuccess)
     return err;
   constexpr unsigned kAddThreads = 256;
-  k_add_back<<<static_cast<unsigned>(ceil_div(n - e, kAddThreads)), kAddThreads, 0, stream>>>(y, n, totals, e);
+  if (aligned16(y, y) && e % 4 == 0)
+    k_add_back_vec<<<static_cast<unsigned>(ceil_div(ceil_div(n - e, 4), kAddThreads)), kAddThreads, 0, stream>>>(
+        y, n, totals, e);
+  else
+    k_add_back<<<static_cast<unsigned>(ceil_div(n - e, kAddThreads)), kAddThreads, 0, stream>>>(y, n, totals, e);
   return cudaGetLastError();
 }
 
@@ -186,42 +282,73 @@ __device__ void publish(unsigned long long* word, unsigned long long flag, T val
 }
 
 template <class T>
+__device__ T warp_sum(T v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;  // every lane
+}
+
+template <class T>
 struct LookBack {
   unsigned long long* status;
   unsigned tile;
-  // Thread 0 only. Tile 0 publishes its prefix at once. Tile j > 0 publishes its
-  // aggregate first (so that its successors never wait on its look-back), then walks
-  // back: it adds each predecessor's value until one has a prefix. It waits only on
-  // tiles with a lower index, taken from the counter before its own, so those blocks are
-  // running and publish their aggregate without waiting on anyone: no deadlock whatever
-  // the order in which the hardware schedules blocks.
+  // All 32 lanes of warp 0. Tile 0 publishes its prefix at once. Tile j > 0 publishes its
+  // aggregate first (so that its successors never wait on its look-back), then looks
+  // back 32 predecessors at a time: lane l reads the status word of tile
+  // w - 32 + l (w: the window's end, first j), one 8-byte load each, so the whole window
+  // costs one round trip to L2 instead of 32 (the old rung-4 look-back walked one tile
+  // per round trip with a single thread). The warp spins until no lane sees flag 0;
+  // if some lane sees a prefix, the highest such lane h ends the walk: h's inclusive
+  // prefix plus the aggregates of lanes h+1..31 (and of the windows walked before);
+  // else all 32 aggregates are added and the window moves 32 tiles back. Tiles before 0
+  // read as a prefix of 0. It waits only on tiles with a lower index, taken from the
+  // counter before its own, so those blocks are running and publish their aggregate
+  // without waiting on anyone: no deadlock whatever the order of block scheduling.
   __device__ T operator()(T aggregate) const {
+    const unsigned lane = threadIdx.x % 32;
     if (tile == 0) {
-      publish(&status[0], kPrefix, aggregate);
+      if (lane == 0) publish(&status[0], kPrefix, aggregate);
       return T(0);
     }
-    publish(&status[tile], kAggregate, aggregate);
+    if (lane == 0) publish(&status[tile], kAggregate, aggregate);
     T exclusive = T(0);
-    for (long long j = static_cast<long long>(tile) - 1;;) {
-      const unsigned long long w = *reinterpret_cast<volatile unsigned long long*>(&status[j]);
-      const unsigned long long flag = w >> 32;
-      if (flag == 0) continue;  // tile j has started; its aggregate is coming
-      exclusive = from_bits<T>(static_cast<unsigned>(w)) + exclusive;
-      if (flag == kPrefix) break;
-      --j;
+    for (long long end = tile;; end -= 32) {
+      const long long j = end - 32 + static_cast<long long>(lane);
+      unsigned long long w = kPrefix << 32;  // j < 0: prefix 0
+      bool pending = j >= 0;
+      while (__any_sync(0xffffffffu, pending)) {
+        if (pending) {
+          w = *reinterpret_cast<volatile unsigned long long*>(&status[j]);
+          pending = (w >> 32) == 0;  // tile j has started; its aggregate is coming
+        }
+      }
+      const unsigned prefixes = __ballot_sync(0xffffffffu, (w >> 32) == kPrefix);
+      const T value = from_bits<T>(static_cast<unsigned>(w));
+      if (prefixes == 0) {
+        exclusive += warp_sum(value);
+        continue;
+      }
+      // The prefix enters last, once: its addition chain grows by 2 per hop (here and
+      // + aggregate below), not by the 5 shuffle levels (scan_problem.cpp's bound).
+      const unsigned first = 31u - __clz(prefixes);  // highest lane holding a prefix
+      const T after = warp_sum(lane > first ? value : T(0));
+      exclusive = __shfl_sync(0xffffffffu, value, first) + (exclusive + after);
+      break;
     }
-    publish(&status[tile], kPrefix, exclusive + aggregate);
+    if (lane == 0) publish(&status[tile], kPrefix, exclusive + aggregate);
     return exclusive;
   }
 };
 
-template <class T>
-__global__ void k_lookback(const T* x, T* y, std::size_t n, unsigned long long* status, unsigned* counter) {
+template <class T, bool kVec>
+__global__ void __launch_bounds__(kCoarseThreads, 2)
+    k_lookback(const T* x, T* y, std::size_t n, unsigned long long* status, unsigned* counter) {
   __shared__ unsigned tile_index;
   if (threadIdx.x == 0) tile_index = atomicAdd(counter, 1u);  // dynamic index: launch order
   __syncthreads();
   const unsigned tile = tile_index;
-  block_scan_coarse(x, y, static_cast<std::size_t>(tile) * kCoarseThreads * kCoarseItems, n, static_cast<T*>(nullptr),
+  block_scan_coarse<T, kVec>(x, y, static_cast<std::size_t>(tile) * kCoarseThreads * kCoarseItems, n,
+                             static_cast<T*>(nullptr),
                     LookBack<T>{status, tile});
 }
 
@@ -234,7 +361,10 @@ cudaError_t single_pass(const T* x, T* y, std::size_t n, void* scratch, cudaStre
     return e;
   auto* counter = static_cast<unsigned*>(scratch);
   auto* status = static_cast<unsigned long long*>(scratch) + 1;
-  k_lookback<<<static_cast<unsigned>(tiles), kCoarseThreads, 0, stream>>>(x, y, n, status, counter);
+  if (aligned16(x, y))
+    k_lookback<T, true><<<static_cast<unsigned>(tiles), kCoarseThreads, 0, stream>>>(x, y, n, status, counter);
+  else
+    k_lookback<T, false><<<static_cast<unsigned>(tiles), kCoarseThreads, 0, stream>>>(x, y, n, status, counter);
   return cudaGetLastError();
 }
 

@@ -38,7 +38,8 @@ cudnnStatus_t handle_for_current_device(cudnnHandle_t& out) {
 
 bool have_cudnn() { return true; }
 
-std::string cudnn_softmax(std::int64_t rows, std::int64_t cols, const float* x, float* y, cudaStream_t stream) {
+std::string cudnn_softmax(std::int64_t rows, std::int64_t cols, const void* x, void* y, bool bf16,
+                          cudaStream_t stream) {
   if (rows <= 0 || cols <= 0 || rows > 0x7FFFFFFF || cols > 0x7FFFFFFF) return "cudnn_softmax: rows or cols out of int range";
   cudnnHandle_t handle = nullptr;
   if (cudnnStatus_t s = handle_for_current_device(handle); s != CUDNN_STATUS_SUCCESS) return describe(s, "cudnnCreate");
@@ -47,7 +48,8 @@ std::string cudnn_softmax(std::int64_t rows, std::int64_t cols, const float* x, 
   if (cudnnStatus_t s = cudnnCreateTensorDescriptor(&desc); s != CUDNN_STATUS_SUCCESS)
     return describe(s, "cudnnCreateTensorDescriptor");
   std::string error;
-  cudnnStatus_t s = cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(rows),
+  cudnnStatus_t s = cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT,
+                                               static_cast<int>(rows),
                                                static_cast<int>(cols), 1, 1);
   if (s != CUDNN_STATUS_SUCCESS) {
     error = describe(s, "cudnnSetTensor4dDescriptor");
@@ -64,7 +66,7 @@ std::string cudnn_softmax(std::int64_t rows, std::int64_t cols, const float* x, 
 
 bool have_cudnn() { return false; }
 
-std::string cudnn_softmax(std::int64_t, std::int64_t, const float*, float*, cudaStream_t) {
+std::string cudnn_softmax(std::int64_t, std::int64_t, const void*, void*, bool, cudaStream_t) {
   return "cuDNN was not found at build time";
 }
 

@@ -14,6 +14,9 @@ bool have_cudnn();
 
 // Empty on success, else the cuDNN or CUDA error in words. One cuDNN handle per device,
 // created on first use and kept (creating one costs milliseconds); bound to `stream` per call.
-std::string cudnn_softmax(std::int64_t rows, std::int64_t cols, const float* x, float* y, cudaStream_t stream);
+// x, y: float, or __nv_bfloat16 when bf16 (CUDNN_DATA_BFLOAT16; alpha and beta stay float,
+// as cuDNN takes them for every non-double type).
+std::string cudnn_softmax(std::int64_t rows, std::int64_t cols, const void* x, void* y, bool bf16,
+                          cudaStream_t stream);
 
 }  // namespace kernels::softmax

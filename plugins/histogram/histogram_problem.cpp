@@ -126,5 +126,8 @@ HARNESS_REGISTER_VARIANT(histogram, coarsened_interleaved, cuda, "rung 4: privat
                          run_ladder<Algo::coarsened_interleaved>);
 HARNESS_REGISTER_VARIANT(histogram, aggregated, cuda, "rung 5: rung 4 + one atomic per run of equal bins",
                          run_ladder<Algo::aggregated>);
+HARNESS_REGISTER_VARIANT(histogram, privatized_vectorized, cuda,
+                         "rung 6: per-lane shared sub-histograms, 16-byte loads, grid 6 x SMs",
+                         run_ladder<Algo::privatized_vectorized>);
 HARNESS_REGISTER_VARIANT(histogram, cub, cuda, "cub::DeviceHistogram HistogramEven (bytes) / HistogramRange (letters)",
                          run_cub);

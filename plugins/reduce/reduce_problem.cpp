@@ -30,7 +30,9 @@ kr::Elem elem_of(const harness::Params& p) { return is_int(p) ? kr::Elem::u32 : 
 // the trees (<= 2 ceil(log2 n) levels over all launches), and a serial fold of up to
 // 1024 block results (atomic_blocks). CUB's DeviceReduce is a tree over threads with a
 // serial loop per thread of the same kind (an assumption stated, not derived from its
-// source); the 1024 + 64 term gives it room. Never more than n - 1.
+// source); the 1024 + 64 term gives it room. `vectorized` chains at most n / (16 threads) + 5
+// per accumulator with 8 x 256 threads per SM (within n / 2^16 from 2 SMs on).
+// Never more than n - 1.
 double chain(double n) {
   const double log2n = n > 1 ? std::ceil(std::log2(n)) : 0;
   return std::min(n - 1, std::ceil(n / 65536.0) + 2 * log2n + 1024 + 64);
@@ -140,4 +142,7 @@ HARNESS_REGISTER_VARIANT_FULL(reduce, atomic_blocks, cuda, "rung 5 blocks (<= 10
                               run_ladder<Algo::atomic_blocks>, nullptr, ladder_bytes<Algo::atomic_blocks>);
 HARNESS_REGISTER_VARIANT_FULL(reduce, two_pass, cuda, "rung 5 blocks (<= 1024) to partials, one block reduces them",
                               run_ladder<Algo::two_pass>, nullptr, ladder_bytes<Algo::two_pass>);
+HARNESS_REGISTER_VARIANT_FULL(reduce, vectorized, cuda,
+                              "rung 6: float4 x4 in flight, grid 8 x SMs, shuffles, 2nd kernel folds partials",
+                              run_ladder<Algo::vectorized>, nullptr, ladder_bytes<Algo::vectorized>);
 HARNESS_REGISTER_VARIANT(reduce, cub, cuda, "cub::DeviceReduce::Sum / Max (vendor reference)", run_cub);

@@ -19,11 +19,13 @@ bool is_int(const harness::Params& p) { return p.get_string("dtype") == "i32"; }
 ks::Elem elem_of(const harness::Params& p) { return is_int(p) ? ks::Elem::u32 : ks::Elem::f32; }
 
 // The deepest chain of float additions behind one output y[i] (i < n), over every
-// variant: within a block <= 2 log2(2048) + 8 (Brent-Kung's two sweeps; the coarsened
-// scan's 8 serial adds + shuffle levels), the hierarchy adds <= 2 per level; the
-// single pass chains one addition per predecessor tile on the look-back path, up to
-// ceil(n / 1024) tiles (our tiles are 2048; CUB's are >= 1024 elements: an assumption
-// about its tile policy, not derived from its source). Never more than n - 1.
+// variant: within a block <= 2 log2(2048) + 16 (Brent-Kung's two sweeps; the coarsened
+// scan's 16 serial adds + shuffle levels), the hierarchy adds <= 2 per level; the
+// single pass chains the found prefix with two additions per hop of >= 1 tile of 4096
+// elements (+ the other values, + the tile's aggregate; kernels/scan/scan.cu), inside
+// one per 1024 elements, and CUB one addition per predecessor tile, up to ceil(n / 1024)
+// tiles (CUB's tiles are >= 1024 elements: an assumption about its tile policy, not
+// derived from its source). Never more than n - 1.
 double chain(double n) {
   const double log2n = n > 1 ? std::ceil(std::log2(n)) : 0;
   return std::min(n - 1, std::ceil(n / 1024.0) + 3 * log2n + 64);
@@ -117,9 +119,9 @@ HARNESS_REGISTER_VARIANT_FULL(scan, brent_kung, cuda,
                               "rung 2: Brent-Kung up/down sweeps, 2048 per block; multi-block hierarchical",
                               run_ladder<Algo::brent_kung>, nullptr, scan_bytes<Algo::brent_kung>);
 HARNESS_REGISTER_VARIANT_FULL(scan, hierarchical, cuda,
-                              "rung 3: the notes' three kernels, coarsened block scan (256 x 8), any n",
+                              "rung 3: the notes' three kernels, coarsened block scan (256 x 16, 16-byte loads), any n",
                               run_ladder<Algo::hierarchical>, nullptr, scan_bytes<Algo::hierarchical>);
 HARNESS_REGISTER_VARIANT_FULL(scan, decoupled_lookback, cuda,
-                              "rung 4: single pass, dynamic tile index, status-word look-back",
+                              "rung 4: single pass, dynamic tile index, warp-parallel status-word look-back",
                               run_ladder<Algo::decoupled_lookback>, nullptr, scan_bytes<Algo::decoupled_lookback>);
 HARNESS_REGISTER_VARIANT(scan, cub, cuda, "cub::DeviceScan::InclusiveSum (vendor reference)", run_cub);

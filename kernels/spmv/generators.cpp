@@ -51,8 +51,10 @@ std::int32_t length_of(const GenSpec& s, std::int64_t row) {
     }
     case Structure::powerlaw: {
       const std::int64_t k = powerlaw_rank(row, s.n);
-      const std::int64_t tail = static_cast<std::int64_t>(
-          std::floor(static_cast<double>(std::min(s.max_row, s.n)) / std::pow(static_cast<double>(k + 1), 1.5)));
+      const double m = static_cast<double>(std::min(s.max_row, s.n));
+      // (k + 1)^1.5 > m: no tail (most rows; skips the pow).
+      const double kp1 = static_cast<double>(k + 1);
+      const std::int64_t tail = kp1 * kp1 * kp1 > m * m ? 0 : static_cast<std::int64_t>(std::floor(m / std::pow(kp1, 1.5)));
       const std::int64_t base = 1 + static_cast<std::int64_t>(mix(kStructureSalt ^ row) % 4);
       return static_cast<std::int32_t>(std::min<std::int64_t>(base + tail, s.n));
     }

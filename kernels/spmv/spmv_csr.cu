@@ -21,7 +21,7 @@ unsigned blocks_for(std::int64_t threads) { return static_cast<unsigned>((thread
 // contended atomics on long rows.
 __global__ void coo_kernel(std::int32_t nnz, const std::int32_t* __restrict__ row, const std::int32_t* __restrict__ col,
                            const float* __restrict__ val, const float* __restrict__ x, float* __restrict__ y) {
-  const std::int32_t k = static_cast<std::int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
+  const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;  // nnz near 2^31: no wrap
   if (k < nnz) atomicAdd(&y[row[k]], val[k] * __ldg(&x[col[k]]));
 }
 

@@ -269,6 +269,24 @@ TEST(SpmvPlugin, CpuVariantWorkAndTheRowBoundCheck) {
   }
 }
 
+// Parameter rules, reported at suite load: a file structure needs a path, a path needs
+// the file structure, sizes stay within 2^27 rows and 32-bit non-zero counts.
+TEST(SpmvPlugin, RejectsParametersThatMakeNoMatrix) {
+  const harness::Problem& problem = harness::test::problem_named("spmv");
+  auto why = [&](const harness::Params& p) { return problem.reject(p).value_or(""); };
+  EXPECT_NE(why(spmv_params("file", 64)).find("structure: file needs a Matrix Market file"), std::string::npos);
+  EXPECT_NE(why(spmv_params("laplace2d", 9, kData + "general_real.mtx")).find("read only with structure: file"),
+            std::string::npos);
+  EXPECT_NE(why(spmv_params("laplace3d", 513)).find("more than 2^27"), std::string::npos);
+  EXPECT_NE(why(spmv_params("laplace2d", 2000000000)).find("more than 2^27"), std::string::npos);
+  harness::Params dense = spmv_params("random", 100000);
+  dense.set("density", 0.5);
+  EXPECT_NE(why(dense).find("32-bit"), std::string::npos);
+  EXPECT_NE(why(spmv_params("file", 64, kData + "truncated.mtx")).find("truncated.mtx:6: expected 3 fields"),
+            std::string::npos);
+  EXPECT_EQ(why(spmv_params("powerlaw", 1000003)), "");
+}
+
 TEST(SpmvCli, HostileMatrixFileIsALocatedInputError) {
   const std::string suite = harness::test::temp_path("spmv_hostile.yaml");
   {

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <string_view>
@@ -128,7 +129,15 @@ Csr read_matrix_market(const std::string& path) {
       } else {
         ok = parse(f[2], v);
       }
-      if (!ok) rd.fail("non-numeric value '" + std::string(f[2]) + "' (field " + field + ")");
+      if (!ok) {
+        // A number from_chars refuses only for its range (1e999) is not "non-numeric".
+        const std::string text(f[2]);
+        char* end = nullptr;
+        (void)std::strtod(text.c_str(), &end);
+        if (field == "real" && end == text.c_str() + text.size())
+          rd.fail("value '" + text + "' is not a finite float");
+        rd.fail("non-numeric value '" + text + "' (field " + field + ")");
+      }
       if (!std::isfinite(v) || std::fabs(v) > std::numeric_limits<float>::max())
         rd.fail("value '" + std::string(f[2]) + "' is not a finite float");
     }

@@ -117,8 +117,14 @@ std::vector<harness::Output> SpmvInstance::read_outputs(harness::Backend backend
   return {std::move(plain), std::move(per_row)};
 }
 
+// CSR, x and y: what every cuda variant has resident. The runner asks before a variant's
+// first launch, when its own format may not be built yet; that one's bytes are in extra().
 std::size_t SpmvInstance::device_bytes() const {
-  std::size_t b = d_row_ptr_.bytes() + d_col_.bytes() + d_val_.bytes() + d_x_.bytes() + d_y_.bytes();
+  return d_row_ptr_.bytes() + d_col_.bytes() + d_val_.bytes() + d_x_.bytes() + d_y_.bytes();
+}
+
+std::size_t SpmvInstance::extra_device_bytes() const {
+  std::size_t b = 0;
   for (const auto& d : d_extra_) b += d.bytes();
   return b;
 }
@@ -261,7 +267,8 @@ nlohmann::json SpmvInstance::extra() {
                       {"upload_ms", info.upload_ms},
                       {"stored_elements", info.stored},
                       {"padding_overhead", nnz > 0 ? static_cast<double>(info.stored) / nnz - 1.0 : 0.0},
-                      {"format_bytes_per_run", info.bytes_per_run}};
+                      {"format_bytes_per_run", info.bytes_per_run},
+                      {"format_device_bytes", last_format_ == Format::csr ? 0 : extra_device_bytes()}};
   if (!info.detail.is_null())
     for (auto& [k, v] : info.detail.items()) j[k] = v;
   if (last_key_) j[last_key_] = last_value_;

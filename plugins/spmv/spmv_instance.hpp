@@ -103,6 +103,7 @@ class SpmvInstance final : public harness::Instance {
   void ensure(Format f, Convert convert);
   void drop_extra();
   double vector_bytes() const;
+  std::size_t extra_device_bytes() const;  // the resident extra format's arrays
 
   harness::Params params_;
   kernels::spmv::Csr a_;

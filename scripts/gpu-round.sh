@@ -8,6 +8,7 @@
 #           transformer pytorch-transformer kernels-transformer tasks slowdown sanitizer tables trace
 #           patterns-a (reduce, scan, histogram suites and their GPU tests)
 #           patterns-b (softmax, optimizer suites and their GPU tests)
+#           spmv (the spmv GPU test, then suites/spmv.yaml)
 #           template measure
 #           conv2d (the conv2d suite, cuDNN in the same run, and its GPU tests)
 set -uo pipefail
@@ -175,6 +176,14 @@ PY
       step "harness run suites/conv2d.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/conv2d.yaml --out "$OUT/conv2d.json" --quiet 2>&1 \
         | tee "$OUT/conv2d.log" | tail -120 || status=1 ;;
+    spmv)
+      # The spmv family (issue 17): its GPU test, then the suite (formats against cuSPARSE).
+      step "spmv GPU test"
+      ctest --preset release -L gpu -R 'SpmvGpu' --timeout 400 --output-on-failure >"$OUT/ctest-spmv.log" 2>&1 || status=1
+      grep -E "tests passed|Failed|\*\*\*|skipped:" "$OUT/ctest-spmv.log" | head -20
+      step "harness run suites/spmv.yaml"
+      timeout "${SUITE_TIMEOUT:-400}" $exe run suites/spmv.yaml --out "$OUT/spmv.json" --quiet 2>&1 \
+        | tee "$OUT/spmv.log" | tail -80 || status=1 ;;
     sanitizer)
       step "compute-sanitizer over every CUDA variant (scripts/compute-sanitizer.sh)"
       OUT="$OUT/sanitizer" timeout "${SUITE_TIMEOUT:-400}" bash scripts/compute-sanitizer.sh 2>&1 | tail -30 || status=1 ;;

@@ -11,6 +11,7 @@
 #           spmv (the spmv GPU test, then suites/spmv.yaml)
 #           template measure
 #           conv2d (the conv2d suite, cuDNN in the same run, and its GPU tests)
+#           gemm-tc (tensor-core GEMM suite: mma vs cuBLAS in tf32/bf16/f16, and its GPU test)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -47,6 +48,10 @@ for s in $stages; do
     gemm)
       step "harness run suites/gemm.yaml"
       $exe run suites/gemm.yaml --out "$OUT/gemm.json" --quiet 2>&1 | tee "$OUT/gemm.log" | tail -60 || status=1 ;;
+    gemm-tc)
+      step "gemm_tc_gpu_test + harness run suites/gemm-tensor-cores.yaml"
+      build/release/tests/gemm_tc_gpu_test 2>&1 | tail -5 || status=1
+      timeout "${SUITE_TIMEOUT:-600}" $exe run suites/gemm-tensor-cores.yaml --out "$OUT/gemm-tc.json" --quiet 2>&1 | tee "$OUT/gemm-tc.log" | tail -60 || status=1 ;;
     attention)
       step "harness run suites/attention.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention.yaml --out "$OUT/attention.json" --quiet 2>&1 | tee "$OUT/attention.log" | tail -60 || status=1 ;;
@@ -90,8 +95,8 @@ for s in $stages; do
       # harness sees ncu holding CUPTI and skips its own collection. Range names carry
       # every parameter; ncu matches push/pop ranges from the outermost one (suite), '*'
       # standing for any ranges in between.
-      for expr in "harness@ncu-demo/*/gemm.tiled M=512 N=512 K=512 alpha=1 beta=0/" \
-                  "harness@gemm.tiled M=512 N=512 K=512 alpha=1 beta=0/"; do
+      for expr in "harness@ncu-demo/*/gemm.tiled M=512 N=512 K=512 alpha=1 beta=0 dtype=f32 layout=nn/" \
+                  "harness@gemm.tiled M=512 N=512 K=512 alpha=1 beta=0 dtype=f32 layout=nn/"; do
         echo "--- ncu --nvtx --nvtx-include \"$expr\""
         ncu --nvtx --nvtx-include "$expr" --launch-count 3 \
             --metrics smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,dram__bytes_read.sum,gpu__time_duration.sum \
@@ -200,7 +205,7 @@ PY
           >"$OUT/gb-$run.stdout" 2>"$OUT/gb-$run.log" || status=1
         tail -3 "$OUT/gb-$run.log"
       done
-      $exe gbench suites/gemm.yaml --benchmark_filter='4096/K:4096/alpha:1/beta:0$' --benchmark_min_time=0.2 2>&1 | tail -12
+      $exe gbench suites/gemm.yaml --benchmark_filter='4096/K:4096/alpha:1/beta:0/dtype:f32/layout:nn$' --benchmark_min_time=0.2 2>&1 | tail -12
       step "harness compare gb-a.json gb-b.json"
       $exe compare "$OUT/gb-a.json" "$OUT/gb-b.json" 2>&1 | tail -6
       [ -f /usr/share/benchmark/compare.py ] && python3 /usr/share/benchmark/compare.py benchmarks "$OUT/gb-a.json" "$OUT/gb-b.json" 2>&1 | tail -8

@@ -18,7 +18,14 @@
 #include <thread>
 #include <vector>
 
+#include <cstdint>
+#include <cstring>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "gemm/gemm.hpp"
+#include "gemm/gemm_reference.hpp"
 
 namespace kernels::gemm {
 namespace {
@@ -30,9 +37,11 @@ struct Panel {
   int row0, rows, col0, cols;
 };
 
-// acc[r][j] = sum_k A(row0 + r, k) * B(k, col0 + j) for the panel, then the epilogue.
-void run_panel(const Panel& p, int N, int K, double alpha, const float* A, const float* B,
-               double beta, float* C, double* acc /* kRows * kCols */) {
+// acc[r][j] = sum_k A(row0 + r, k) * B(k, col0 + j) for the panel, then
+// store(row, col0, sums, cols) for each of its rows.
+template <class Store>
+void run_panel(const Panel& p, int N, int K, const float* A, const float* B, double* acc /* kRows * kCols */,
+               const Store& store) {
   std::fill(acc, acc + kRows * kCols, 0.0);
   const float* a_rows[kRows];
   double* acc_rows[kRows];
@@ -61,27 +70,12 @@ void run_panel(const Panel& p, int N, int K, double alpha, const float* A, const
       c3[j] += a3 * bj;
     }
   }
-  for (int r = 0; r < p.rows; ++r) {
-    float* c = C + static_cast<std::size_t>(p.row0 + r) * N + p.col0;
-    const double* s = acc_rows[r];
-    for (int j = 0; j < p.cols; ++j) {
-      // beta == 0: C is not read (it may hold NaN), as in BLAS.
-      const double old = beta == 0.0 ? 0.0 : beta * static_cast<double>(c[j]);
-      c[j] = static_cast<float>(alpha * s[j] + old);
-    }
-  }
+  for (int r = 0; r < p.rows; ++r) store(p.row0 + r, p.col0, acc_rows[r], p.cols);
 }
 
-}  // namespace
-
-void gemm_cpu(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-              float* C, unsigned threads) {
-  if (M < 1 || N < 1 || K < 1)
-    throw std::invalid_argument("gemm_cpu: M, N, K must be >= 1 (got M=" + std::to_string(M) +
-                                " N=" + std::to_string(N) + " K=" + std::to_string(K) + ")");
-  if (A == nullptr || B == nullptr || C == nullptr)
-    throw std::invalid_argument("gemm_cpu: null matrix pointer");
-
+// Runs every panel of the (M, N) result over `threads` threads (0: all hardware threads).
+template <class Store>
+void run_panels(int M, int N, int K, const float* A, const float* B, unsigned threads, const Store& store) {
   const int row_panels = (M + kRows - 1) / kRows;
   const int col_panels = (N + kCols - 1) / kCols;
   const long long panels = static_cast<long long>(row_panels) * col_panels;
@@ -104,7 +98,7 @@ void gemm_cpu(int M, int N, int K, float alpha, const float* A, const float* B, 
   auto worker = [&] {
     std::vector<double> acc(static_cast<std::size_t>(kRows) * kCols);
     for (long long i = next.fetch_add(1); i < panels; i = next.fetch_add(1))
-      run_panel(panel(i), N, K, alpha, A, B, beta, C, acc.data());
+      run_panel(panel(i), N, K, A, B, acc.data(), store);
   };
   if (threads == 1) {
     worker();
@@ -114,6 +108,94 @@ void gemm_cpu(int M, int N, int K, float alpha, const float* A, const float* B, 
   pool.reserve(threads - 1);
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
+}
+
+}  // namespace
+
+void gemm_cpu(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+              float* C, unsigned threads) {
+  if (M < 1 || N < 1 || K < 1)
+    throw std::invalid_argument("gemm_cpu: M, N, K must be >= 1 (got M=" + std::to_string(M) +
+                                " N=" + std::to_string(N) + " K=" + std::to_string(K) + ")");
+  if (A == nullptr || B == nullptr || C == nullptr)
+    throw std::invalid_argument("gemm_cpu: null matrix pointer");
+
+  const double a = alpha, b = beta;
+  run_panels(M, N, K, A, B, threads, [&](int row, int col0, const double* sums, int cols) {
+    float* c = C + static_cast<std::size_t>(row) * N + col0;
+    for (int j = 0; j < cols; ++j) {
+      // beta == 0: C is not read (it may hold NaN), as in BLAS.
+      const double old = b == 0.0 ? 0.0 : b * static_cast<double>(c[j]);
+      c[j] = static_cast<float>(a * sums[j] + old);
+    }
+  });
+}
+
+float round_to_tf32(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if ((bits & 0x7f800000u) == 0x7f800000u) return x;  // Inf, NaN
+  // Add half of the last kept bit's weight to the magnitude and drop the 13 low bits:
+  // nearest, ties away from zero (the sign bit is untouched; a carry into the exponent
+  // is the correct rounding up to the next binade).
+  bits = (bits + 0x1000u) & 0xffffe000u;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+namespace {
+
+float load_float(TcDType dtype, const void* p, std::size_t i) {
+  switch (dtype) {
+    case TcDType::f32: return static_cast<const float*>(p)[i];
+    case TcDType::tf32: return round_to_tf32(static_cast<const float*>(p)[i]);
+    case TcDType::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    case TcDType::f16: return __half2float(static_cast<const __half*>(p)[i]);
+  }
+  return 0.0f;
+}
+
+// op(X) as a row-major (rows, cols) float matrix; `transposed`: X is stored (cols, rows).
+std::vector<float> pack(TcDType dtype, const void* X, int rows, int cols, bool transposed) {
+  std::vector<float> out(static_cast<std::size_t>(rows) * cols);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c)
+      out[static_cast<std::size_t>(r) * cols + c] =
+          load_float(dtype, X, transposed ? static_cast<std::size_t>(c) * rows + r : static_cast<std::size_t>(r) * cols + c);
+  return out;
+}
+
+}  // namespace
+
+void gemm_cpu_ex(TcDType dtype, Layout layout, int M, int N, int K, float alpha, const void* A, const void* B,
+                 float beta, void* C, unsigned threads) {
+  if (M < 1 || N < 1 || K < 1)
+    throw std::invalid_argument("gemm_cpu_ex: M, N, K must be >= 1 (got M=" + std::to_string(M) +
+                                " N=" + std::to_string(N) + " K=" + std::to_string(K) + ")");
+  if (A == nullptr || B == nullptr || C == nullptr) throw std::invalid_argument("gemm_cpu_ex: null matrix pointer");
+  const bool direct = dtype == TcDType::f32 && layout == Layout::nn;
+  std::vector<float> a_packed, b_packed;
+  if (!direct) {
+    a_packed = pack(dtype, A, M, K, a_transposed(layout));
+    b_packed = pack(dtype, B, K, N, b_transposed(layout));
+  }
+  const float* a = direct ? static_cast<const float*>(A) : a_packed.data();
+  const float* b = direct ? static_cast<const float*>(B) : b_packed.data();
+  const double al = alpha, be = beta;
+  run_panels(M, N, K, a, b, threads, [&](int row, int col0, const double* sums, int cols) {
+    const std::size_t base = static_cast<std::size_t>(row) * N + col0;
+    for (int j = 0; j < cols; ++j) {
+      const std::size_t i = base + static_cast<std::size_t>(j);
+      // beta == 0: C is not read (it may hold NaN), as in BLAS.
+      const double v = al * sums[j] + (be == 0.0 ? 0.0 : be * static_cast<double>(load_float(dtype == TcDType::tf32 ? TcDType::f32 : dtype, C, i)));
+      switch (dtype) {
+        case TcDType::f32:
+        case TcDType::tf32: static_cast<float*>(C)[i] = static_cast<float>(v); break;
+        case TcDType::bf16: static_cast<__nv_bfloat16*>(C)[i] = __double2bfloat16(v); break;
+        case TcDType::f16: static_cast<__half*>(C)[i] = __double2half(v); break;
+      }
+    }
+  });
 }
 
 }  // namespace kernels::gemm

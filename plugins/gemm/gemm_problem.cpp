@@ -1,6 +1,8 @@
-// The `gemm` problem: FP32 C = alpha * A * B + beta * C, row-major, A (M, K), B (K, N),
-// C (M, N), and its variants: every kernel of kernels/gemm's table, cuBLAS and the host
-// reference.
+// The `gemm` problem: C = alpha * op(A) op(B) + beta * C, C (M, N) row-major, in dtype
+// f32 | tf32 | bf16 | f16 and layout nn | nt | tn | tt (gemm_params.hpp,
+// kernels/gemm/gemm_types.hpp), and its variants: every FP32 kernel of kernels/gemm's
+// table (f32 nn only), the tensor-core `mma` kernel, cuBLAS and the host reference in
+// every dtype and layout.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,7 +12,10 @@
 
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_cublas.hpp"
+#include "gemm/gemm_mma.hpp"
+#include "gemm/gemm_reference.hpp"
 #include "gemm/gemm_table.hpp"
+#include "gemm_params.hpp"
 #include "gemm_tolerance.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/error.hpp"
@@ -19,6 +24,9 @@
 namespace {
 
 using harness::DType;
+using plugins::gemm::dtype_param;
+using plugins::gemm::layout_param;
+using plugins::gemm::TcDType;
 
 struct Shape {
   std::int64_t M, N, K;
@@ -33,7 +41,8 @@ class GemmProblem final : public harness::Problem {
  public:
   std::string name() const override { return "gemm"; }
   std::string description() const override {
-    return "FP32 C = alpha*A*B + beta*C, row-major A (M,K), B (K,N), C (M,N)";
+    return "C = alpha*op(A)*op(B) + beta*C, C (M,N) row-major; dtype f32|tf32|bf16|f16, layout nn|nt|tn|tt "
+           "(A 't': stored (K,M); B 't': stored (N,K))";
   }
   std::vector<harness::ParamSpec> params() const override {
     constexpr std::int64_t kMaxDim = std::int64_t{1} << 17;
@@ -43,6 +52,12 @@ class GemmProblem final : public harness::Problem {
         harness::int_param("K", 1024, 1, kMaxDim, "columns of A, rows of B (reduction length)"),
         harness::float_param("alpha", 1.0, -1e6, 1e6, "scale of A*B"),
         harness::float_param("beta", 0.0, -1e6, 1e6, "scale of the old C; 0: C is output only and never read"),
+        harness::enum_param("dtype", "f32", {"f32", "tf32", "bf16", "f16"},
+                            "f32: FP32; tf32: float storage, TF32 math; bf16/f16: A, B, C in the type, FP32 "
+                            "accumulation"),
+        harness::enum_param("layout", "nn", {"nn", "nt", "tn", "tt"},
+                            "op(A) op(B) as cuBLAS: A 'n' stored (M,K), 't' stored (K,M); B 'n' stored (K,N), "
+                            "'t' stored (N,K); all row-major"),
     };
   }
   std::optional<std::string> reject(const harness::Params& p) const override {
@@ -57,34 +72,69 @@ class GemmProblem final : public harness::Problem {
   // C is an input too when beta != 0 (restored before every run); with beta == 0 it is
   // output only: poisoned, so a kernel that reads it or skips an element shows.
   std::vector<harness::OperandSpec> operands(const harness::Params& p) const override {
+  // A and B are stored in the layout's shapes; every operand in the dtype's storage
+  // (tf32: f32), filled with U[-1, 1] rounded to it.
     const Shape s(p);
-    std::vector<harness::OperandSpec> ops = {harness::input("A", DType::f32, {s.M, s.K}, harness::uniform(-1, 1)),
-                                             harness::input("B", DType::f32, {s.K, s.N}, harness::uniform(-1, 1))};
-    ops.push_back(s.beta != 0.0f ? harness::inout("C", DType::f32, {s.M, s.N}, harness::uniform(-1, 1))
-                                 : harness::output("C", DType::f32, {s.M, s.N}));
+    const DType t = plugins::gemm::storage_dtype(dtype_param(p));
+    const auto a = kernels::gemm::stored_a(layout_param(p), s.M, s.K);
+    const auto b = kernels::gemm::stored_b(layout_param(p), s.K, s.N);
+    std::vector<harness::OperandSpec> ops = {harness::input("A", t, {a.rows, a.cols}, harness::uniform(-1, 1)),
+                                             harness::input("B", t, {b.rows, b.cols}, harness::uniform(-1, 1))};
+    ops.push_back(s.beta != 0.0f ? harness::inout("C", t, {s.M, s.N}, harness::uniform(-1, 1))
+                                 : harness::output("C", t, {s.M, s.N}));
     return ops;
   }
   // FLOPs: the 2 M N K of the products and sums (the M N epilogue operations are not
-  // counted, as is customary). Bytes: A, B read and C written once; C read too when
-  // beta != 0.
+  // counted, as is customary). Bytes: A, B read and C written once (elements of the
+  // dtype's storage: 4 bytes f32/tf32, 2 bf16/f16); C read too when beta != 0.
   harness::Work work(const harness::Params& p) const override {
     const Shape s(p);
     const double m = static_cast<double>(s.M), n = static_cast<double>(s.N), k = static_cast<double>(s.K);
-    return {2.0 * s.macs(), 4.0 * (m * k + k * n) + 4.0 * m * n * (s.beta != 0.0f ? 2 : 1)};
+    const double e = kernels::gemm::element_bytes(dtype_param(p));
+    return {2.0 * s.macs(), e * (m * k + k * n) + e * m * n * (s.beta != 0.0f ? 2 : 1)};
   }
   harness::Tolerance tolerance(const harness::Params& p) const override {
     const Shape s(p);
-    return plugins::gemm::tolerance_for(s.K, s.alpha, s.beta);
+    return plugins::gemm::tolerance_for(dtype_param(p), s.K, s.alpha, s.beta);
   }
   std::string tolerance_rule() const override { return plugins::gemm::kToleranceRule; }
   // The double-accumulating host reference while it takes seconds (M N K <= 2^30, e.g.
-  // 1024^3: ~1 s on 16 cores); cuBLAS above.
+  // 1024^3: ~1 s on 16 cores); cuBLAS in the same dtype and layout above.
   std::string reference_variant(const harness::Params& p) const override {
     return Shape(p).macs() <= plugins::gemm::kCpuReferenceMaxMacs ? "cpu" : "cublas";
   }
 };
 
-// The operands of a launch, as kernels/gemm's launch functions take them.
+// The operands of a launch in the dtype's storage, untyped (the dtype travels beside them).
+struct AnyArgs {
+  TcDType dtype;
+  kernels::gemm::Layout layout;
+  int M, N, K;
+  float alpha, beta;
+  const void *A, *B;
+  void* C;
+  explicit AnyArgs(const harness::LaunchContext& ctx)
+      : dtype(dtype_param(*ctx.params)), layout(layout_param(*ctx.params)),
+        M(static_cast<int>(ctx.param_int("M"))), N(static_cast<int>(ctx.param_int("N"))),
+        K(static_cast<int>(ctx.param_int("K"))), alpha(static_cast<float>(ctx.param_float("alpha"))),
+        beta(static_cast<float>(ctx.param_float("beta"))) {
+    switch (plugins::gemm::storage_dtype(dtype)) {
+      case DType::bf16: bind<__nv_bfloat16>(ctx); break;
+      case DType::f16: bind<__half>(ctx); break;
+      default: bind<float>(ctx); break;
+    }
+  }
+
+ private:
+  template <class T>
+  void bind(const harness::LaunchContext& ctx) {
+    A = ctx.in<T>("A");
+    B = ctx.in<T>("B");
+    C = ctx.out<T>("C");
+  }
+};
+
+// The operands of an FP32 nn launch, as kernels/gemm's FP32 launch functions take them.
 struct Args {
   int M, N, K;
   float alpha, beta;
@@ -124,15 +174,31 @@ cublasHandle_t cublas_handle() {
 }
 
 void launch_cublas(harness::LaunchContext& ctx) {
-  const Args a(ctx);
+  const AnyArgs a(ctx);
   void* workspace = ctx.workspace->get(0, kernels::gemm::kCublasWorkspaceBytes);
-  GEMM_CUBLAS(kernels::gemm::gemm_cublas(cublas_handle(), a.M, a.N, a.K, a.alpha, a.A, a.B, a.beta, a.C, ctx.stream,
-                                         workspace, kernels::gemm::kCublasWorkspaceBytes));
+  GEMM_CUBLAS(kernels::gemm::gemm_cublas_ex(cublas_handle(), a.dtype, a.layout, a.M, a.N, a.K, a.alpha, a.A, a.B,
+                                            a.beta, a.C, ctx.stream, workspace,
+                                            kernels::gemm::kCublasWorkspaceBytes));
+}
+
+void launch_mma(harness::LaunchContext& ctx) {
+  const AnyArgs a(ctx);
+  HARNESS_CUDA(kernels::gemm::gemm_mma(a.dtype, a.layout, a.M, a.N, a.K, a.alpha, a.A, a.B, a.beta, a.C, ctx.stream));
 }
 
 void launch_cpu(harness::LaunchContext& ctx) {
-  const Args a(ctx);
-  kernels::gemm::gemm_cpu(a.M, a.N, a.K, a.alpha, a.A, a.B, a.beta, a.C);
+  const AnyArgs a(ctx);
+  kernels::gemm::gemm_cpu_ex(a.dtype, a.layout, a.M, a.N, a.K, a.alpha, a.A, a.B, a.beta, a.C);
+}
+
+// cuBLAS: bf16 and tf32 need compute capability 8.0, f16 7.0 (cublasGemmEx's tensor-core types).
+std::optional<std::string> cublas_constraint(const harness::Params& p) { return plugins::gemm::dtype_supported(p, 70); }
+
+// mma: m16n8k16 / m16n8k8 with bf16, f16, tf32 are sm_80 instructions; no FP32 path.
+std::optional<std::string> mma_constraint(const harness::Params& p) {
+  if (dtype_param(p) == TcDType::f32)
+    return std::string("mma: tensor cores have no FP32 path (use dtype tf32 for FP32 storage)");
+  return plugins::gemm::dtype_supported(p, kernels::gemm::kMmaMinComputeCapability);
 }
 
 std::optional<std::string> cpu_constraint(const harness::Params& p) {
@@ -152,14 +218,22 @@ const bool kTableRegistered = [] {
                                               const Args a(ctx);
                                               HARNESS_CUDA(launch(a.M, a.N, a.K, a.alpha, a.A, a.B, a.beta, a.C, ctx.stream));
                                             },
-                                            nullptr, nullptr});
+                                            plugins::gemm::fp32_nn_only, nullptr});
   return true;
 }();
 
 }  // namespace
 
 HARNESS_REGISTER_PROBLEM(GemmProblem);
-HARNESS_REGISTER_VARIANT_FULL(gemm, cublas, cuda, "cublasSgemm, FP32 (CUBLAS_DEFAULT_MATH: no TF32)", launch_cublas,
-                              nullptr, cublas_workspace);
-HARNESS_REGISTER_VARIANT_IF(gemm, cpu, cpu, "host reference: double accumulation, blocked, all hardware threads",
+HARNESS_REGISTER_VARIANT_FULL(gemm, cublas, cuda,
+                              "cuBLAS in the dtype: f32 cublasSgemm (no TF32); tf32/bf16/f16 cublasGemmEx, FP32 "
+                              "accumulation (COMPUTE_32F_FAST_TF32 / COMPUTE_32F); every layout",
+                              launch_cublas, cublas_constraint, cublas_workspace);
+HARNESS_REGISTER_VARIANT_IF(gemm, mma, cuda,
+                            "tensor cores, mma.sync m16n8k16 (bf16/f16) / m16n8k8 (tf32), ldmatrix, swizzled smem, "
+                            "4-stage cp.async, 128x128x(64 B) tiles; every layout, any size",
+                            launch_mma, mma_constraint);
+HARNESS_REGISTER_VARIANT_IF(gemm, cpu, cpu,
+                            "host reference: double accumulation on the rounded inputs (tf32: rounded to TF32), "
+                            "blocked, all hardware threads; every dtype and layout",
                             launch_cpu, cpu_constraint);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "gemm/gemm_types.hpp"
 #include "harness/problem.hpp"
 
 namespace plugins::gemm {
@@ -34,10 +35,50 @@ inline harness::Tolerance tolerance_for(std::int64_t K, double alpha, double bet
           4.0 * u};
 }
 
+// Per dtype (kernels::gemm::TcDType), with u = 2^-24 (FP32 accumulation, as above):
+//
+//   f32:  the bound above.
+//   tf32: abs += |alpha| 4 u_t sqrt(K), u_t = 2^-11 (TF32 unit roundoff). The cpu
+//         reference and `mma` round the inputs alike (nearest, ties away), so their
+//         products agree exactly and the f32 bound would do; the extra term is for an
+//         implementation that rounds the inputs differently (cuBLAS's TF32 path may
+//         truncate), whose products then differ by up to 2^-10 relative per operand:
+//         errors of standard deviation <= 2^-10 / sqrt(3) * sqrt(2) * sqrt(K) / 3
+//         ~ 2.7e-4 sqrt(K), and 4 u_t sqrt K ~ 2e-3 sqrt K is 7 of those.
+//   bf16, f16: C is rounded to the output type (u_o = 2^-8 bf16, 2^-11 f16) once on each
+//         side: got = fl(x1), ref = fl(x2), |x1 - x2| <= e (the FP32 bound), so
+//         |got - ref| <= u_o |x1| + e + u_o |x2| <= 2 u_o |ref| + (1 + 2 u_o) e:
+//         rel = 2 u_o + 4 u, abs = 1.1 x the FP32 bound (beta's term: C is exact in
+//         the type). A one-ulp difference (2 u_o relative) is the most two correct
+//         roundings can differ by; a wrong layout, a missed k tile, a doubled tile or
+//         an element off by more than 2 ulps fails (gemm_plugin_test checks such cases).
+inline harness::Tolerance tolerance_for(kernels::gemm::TcDType dtype, std::int64_t K, double alpha, double beta) {
+  using kernels::gemm::TcDType;
+  harness::Tolerance t = tolerance_for(K, alpha, beta);
+  const double k = static_cast<double>(K);
+  switch (dtype) {
+    case TcDType::f32: break;
+    case TcDType::tf32: t.abs += std::abs(alpha) * 4.0 * (1.0 / 2048.0) * std::sqrt(k); break;
+    case TcDType::bf16:
+    case TcDType::f16: {
+      const double uo = dtype == TcDType::bf16 ? 1.0 / 256.0 : 1.0 / 2048.0;
+      t.abs *= 1.1;
+      t.rel = 2.0 * uo + 4.0 * kUnitRoundoff;
+      break;
+    }
+  }
+  return t;
+}
+
 inline constexpr const char* kToleranceRule =
-    "abs = u (|alpha| (4K + 8 sqrt K) + 4 |beta|), rel = 4u, u = 2^-24: FP32 summation in k "
-    "order errs ~ u K / 7.3 (std) on U[-1,1] inputs, so 4uK holds > 7 sigma; a single "
-    "missed product or TF32 rounding still exceeds it (derivation: gemm_tolerance.hpp)";
+    "u = 2^-24. f32: abs = u (|alpha| (4K + 8 sqrt K) + 4 |beta|), rel = 4u: FP32 summation in k "
+    "order errs ~ u K / 7.3 (std) on U[-1,1] inputs, so 4uK holds > 7 sigma; a single missed "
+    "product or TF32 rounding still exceeds it. tf32: the f32 rule + |alpha| 4 2^-11 sqrt K (inputs "
+    "rounded to TF32 differently by another implementation). bf16/f16: abs = 1.1 x the f32 abs, "
+    "rel = 2 u_o + 4u (u_o = 2^-8 bf16, 2^-11 f16): both sides round C once to the type, at most "
+    "one ulp apart. Reference: double on the rounded inputs (tf32: inputs rounded to TF32, "
+    "nearest/ties away) while M N K <= 2^30, cuBLAS in the same dtype above (derivation: "
+    "gemm_tolerance.hpp)";
 
 // The cpu reference (double accumulation) is used up to this many multiply-adds; above it
 // cuBLAS (FP32, its own rounding, covered by the tolerance) is the reference.

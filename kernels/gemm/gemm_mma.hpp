@@ -1,0 +1,37 @@
+#pragma once
+// Tensor-core GEMM with warp-level mma.sync (sm_80 and later: Ampere, Ada, Hopper):
+//
+//   C (M, N) = alpha * op(A) * op(B) + beta * C, layouts and dtypes of gemm_types.hpp,
+//   C row-major (ld N), FP32 accumulation, C rounded to its dtype once.
+//
+// dtype tf32 (float storage: inputs rounded to TF32 with round-to-nearest, ties away --
+// cvt.rna.tf32.f32 -- products exact, summed in FP32), bf16, f16. f32 has no mma path:
+// cudaErrorInvalidValue (use tf32 for tensor cores).
+//
+// Any M, N, K >= 1. The fast path (16-byte cp.async) needs the leading dimension of the
+// stored A and B to be a multiple of 16 bytes (8 bf16/f16 elements, 4 floats) and A, B
+// 16-byte aligned (gemm_mma_fast_path); other shapes run the same kernel with scalar,
+// bounds-checked global loads (correct, slower). C needs no alignment.
+//
+// Errors: cudaErrorInvalidValue for a dimension < 1, a null pointer or dtype f32;
+// cudaErrorNotSupported on a device below compute capability 8.0 (nothing launched);
+// otherwise the launch status. Asynchronous on `stream`; allocates nothing.
+#include <cuda_runtime_api.h>
+
+#include "gemm/gemm_types.hpp"
+
+namespace kernels::gemm {
+
+cudaError_t gemm_mma(TcDType dtype, Layout layout, int M, int N, int K, float alpha, const void* A,
+                     const void* B, float beta, void* C, cudaStream_t stream);
+
+// True when gemm_mma takes its cp.async path for these operands.
+bool gemm_mma_fast_path(TcDType dtype, Layout layout, int M, int N, int K, const void* A, const void* B);
+
+// The compute capability mma.sync with bf16/f16/tf32 needs (major * 10 + minor).
+inline constexpr int kMmaMinComputeCapability = 80;
+
+// Dynamic shared memory of one block (stages x (A tile + B tile)), for occupancy notes.
+inline constexpr int kMmaSharedBytes = 4 * 2 * 128 * 64;
+
+}  // namespace kernels::gemm

@@ -319,28 +319,32 @@ struct HalfProblem {
 };
 
 // The tensor-core forward on poisoned outputs; O and LSE stay on the device in `o`, `lse`.
-Forward tc_forward(HalfProblem& p, DeviceBuffer<std::uint16_t>& o, DeviceBuffer<float>& lse) {
+Forward tc_forward(HalfProblem& p, DeviceBuffer<std::uint16_t>& o, DeviceBuffer<float>& lse,
+                   attn::TcTiles tiles = attn::TcTiles::automatic) {
   o = DeviceBuffer<std::uint16_t>(p.q.size());
   lse = DeviceBuffer<float>(p.s.lse_elements());
   o.poison(nullptr);
   lse.poison(nullptr);
   EXPECT_EQ(attn::flash_tc_forward(p.s, p.precision, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
-                                   lse.data(), nullptr),
+                                   lse.data(), nullptr, tiles),
             cudaSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   return {floats_of(download16(o), p.dt), download(lse)};
 }
 
+// Both block shapes (64 and 128 query rows) against the same reference.
 void expect_tc_forward(HalfProblem& p) {
-  DeviceBuffer<std::uint16_t> o;
-  DeviceBuffer<float> lse;
-  const Forward got = tc_forward(p, o, lse);
   Forward want{std::vector<float>(p.q.size()), std::vector<float>(p.s.lse_elements())};
   attn::forward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), want.o.data(), want.lse.data());
   want.o = rounded(want.o, p.dt);
   const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
-  expect_match({{"O", got.o}, {"LSE", got.lse}}, {{"O", want.o}, {"LSE", want.lse}}, t.abs, t.rel,
-               "flash_tc fwd " + p.name());
+  for (attn::TcTiles tiles : {attn::TcTiles::rows64, attn::TcTiles::rows128}) {
+    DeviceBuffer<std::uint16_t> o;
+    DeviceBuffer<float> lse;
+    const Forward got = tc_forward(p, o, lse, tiles);
+    expect_match({{"O", got.o}, {"LSE", got.lse}}, {{"O", want.o}, {"LSE", want.lse}}, t.abs, t.rel,
+                 std::string("flash_tc fwd ") + (tiles == attn::TcTiles::rows64 ? "r64 " : "r128 ") + p.name());
+  }
 }
 
 void expect_tc_backward(HalfProblem& p) {

@@ -89,11 +89,15 @@ cudaError_t flash_backward(const Shape& shape, const float* q, const float* k, c
 
 enum class Precision { bf16, f16 };
 
+// Query rows per forward block: 64 (one 16-row m-tile per warp) or 128 (two; the default,
+// automatic). Exposed so that tests and tuning can run both.
+enum class TcTiles { automatic, rows64, rows128 };
+
 // head_dim 64 and 128 have kernels; anything else is refused (std::invalid_argument).
 bool flash_tc_supported(int head_dim);
 cudaError_t flash_tc_forward(const Shape& shape, Precision precision, const void* q,
                              const void* k, const void* v, void* o, float* lse,
-                             cudaStream_t stream);
+                             cudaStream_t stream, TcTiles tiles = TcTiles::automatic);
 
 // Scratch bytes flash_tc_backward needs: the f32 dQ accumulator (B*H*N*d floats) and
 // D = rowsum(dO * O) (B*H*N floats).

@@ -462,7 +462,7 @@ HARNESS_REGISTER_VARIANT_FULL(attention, naive, cuda,
 HARNESS_REGISTER_VARIANT_IF(attention, flash, cuda,
                             "FlashAttention-2. f32: 128x64 (d=128: 64x32) tiles, online softmax, cp.async K/V "
                             "pipeline, 8x8 register tiles per thread, causal tile skipping. bf16/f16: tensor cores "
-                            "(mma.sync m16n8k16), 64 query rows x 64-key tiles, Q in registers, swizzled smem, P "
+                            "(mma.sync m16n8k16), 128 query rows x 64-key tiles (d=128: 32), Q in registers (d=128: smem), swizzled smem, P "
                             "reused from registers",
                             forward_flash, flash_constraint);
 HARNESS_REGISTER_VARIANT_IF(attention, cpu, cpu,

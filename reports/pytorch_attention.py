@@ -6,9 +6,12 @@ reports/tables.py put both side by side.
   python3 reports/pytorch_attention.py suites/attention.yaml --out pytorch.json \
       [--harness build/release/bin/harness] [--filter REGEX]
 
-Variants: sdpa_fp32 (FP32 inputs, TF32 off: the math / memory-efficient backends),
-sdpa_flash_fp16 and sdpa_flash_bf16 (the flash backend, for reference; other precision,
-so not a like-for-like comparison). Timing: CUDA events around each call, warm-up first,
+Variants: sdpa_fp32 (FP32 inputs, TF32 off: the memory-efficient backend, math where it
+cannot run), sdpa_flash_fp16 and sdpa_flash_bf16 (the flash backend, FlashAttention-2).
+By default (--variants auto) each shape gets the variant of its `dtype` param (f32 ->
+sdpa_fp32, bf16 -> sdpa_flash_bf16, f16 -> sdpa_flash_fp16: like for like with the
+harness' flash at that dtype); an explicit --variants list runs every listed variant on
+every shape (e.g. the FP16 flash backend next to FP32 shapes, for reference). Timing: CUDA events around each call, warm-up first,
 the median of the samples. The shapes come from `harness run SUITE --dry-run`, so they
 are exactly the suite's.
 """
@@ -110,13 +113,16 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--harness", default="build/release/bin/harness")
     ap.add_argument("--filter", default="")
-    ap.add_argument("--variants", default="sdpa_fp32,sdpa_flash_fp16,sdpa_flash_bf16")
+    ap.add_argument("--variants", default="auto",
+                    help="auto (the shape's dtype) or a comma-separated list of sdpa_fp32, sdpa_flash_fp16, sdpa_flash_bf16")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     results = []
     for problem, params in planned_shapes(args.harness, args.suite, args.filter):
-        for variant in args.variants.split(","):
+        by_dtype = {"f32": "sdpa_fp32", "bf16": "sdpa_flash_bf16", "f16": "sdpa_flash_fp16"}
+        variants = ([by_dtype[params.get("dtype", "f32")]] if args.variants == "auto" else args.variants.split(","))
+        for variant in variants:
             name = f"{problem}/{variant}/" + "/".join(f"{k}:{v}" for k, v in params.items())
             b, h, n, d = (int(params[x]) for x in ("batch", "heads", "seq_len", "head_dim"))
             w = work(problem, b, h, n, d, params.get("causal") == "true")

@@ -12,6 +12,8 @@
 #           template measure
 #           conv2d (the conv2d suite, cuDNN in the same run, and its GPU tests)
 #           gemm-tc (tensor-core GEMM suite: mma vs cuBLAS in tf32/bf16/f16, and its GPU test)
+#           attention-compare (flash vs PyTorch SDPA at B=4, H=16/32, N=1K-16K, f32 and bf16;
+#           ATTN_COMPARE_FILTER narrows it: the whole suite takes tens of minutes)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -55,6 +57,14 @@ for s in $stages; do
     attention)
       step "harness run suites/attention.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention.yaml --out "$OUT/attention.json" --quiet 2>&1 | tee "$OUT/attention.log" | tail -60 || status=1 ;;
+    attention-compare)
+      step "harness run suites/attention-compare.yaml, then PyTorch SDPA on the same shapes"
+      timeout "${SUITE_TIMEOUT:-1800}" $exe run suites/attention-compare.yaml ${ATTN_COMPARE_FILTER:+--filter "$ATTN_COMPARE_FILTER"} \
+        --no-profile --out "$OUT/attention-compare.json" --quiet 2>&1 | tee "$OUT/attention-compare.log" | tail -40 || status=1
+      PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-1800}" python3 reports/pytorch_attention.py suites/attention-compare.yaml \
+        --harness $exe ${ATTN_COMPARE_FILTER:+--filter "$ATTN_COMPARE_FILTER"} \
+        --out "$OUT/pytorch-attention-compare.json" >"$OUT/pytorch-compare.log" 2>&1 || status=1
+      tail -5 "$OUT/pytorch-compare.log" ;;
     memory)
       step "harness run suites/attention-memory.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention-memory.yaml --no-profile --out "$OUT/attention-memory.json" --quiet 2>&1 | tee "$OUT/memory.log" | tail -40 || status=1 ;;
@@ -87,6 +97,7 @@ for s in $stages; do
     pytorch)
       step "PyTorch SDPA on the attention suite's shapes"
       PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-400}" python3 reports/pytorch_attention.py suites/attention.yaml --harness $exe \
+        --variants sdpa_fp32,sdpa_flash_fp16,sdpa_flash_bf16 \
         ${PYTORCH_FILTER:+--filter "$PYTORCH_FILTER"} --out "$OUT/pytorch-attention.json" >"$OUT/pytorch.log" 2>&1 || status=1
       tail -5 "$OUT/pytorch.log" ;;
     ncu)

@@ -12,6 +12,7 @@
 
 #include "attention/attention.hpp"
 #include "attention_rules.hpp"
+#include "harness/dtype.hpp"
 #include "harness/registry.hpp"
 
 namespace {
@@ -269,6 +270,131 @@ TEST(AttentionPlugin, CpuVariantThroughTheRegistry) {
     harness::launch_on(*cpu, *again, ctx);
     EXPECT_EQ(again->read_outputs(harness::Backend::cpu)[0].floats(), outs[0].floats());
   }
+}
+
+// ---- dtype (bf16 / f16): the param, operand dtypes, tolerances, constraints, and the
+// host reference on the rounded inputs.
+
+harness::Params with_dtype(harness::Params p, const char* dtype) {
+  p.set("dtype", std::string(dtype));
+  return p;
+}
+
+TEST(AttentionDtype, ParamDefaultsToF32AndOperandsFollowIt) {
+  const auto& reg = harness::Registry::instance();
+  for (const char* problem : {"attention", "attention_backward"}) {
+    const harness::Problem* p = reg.find_problem(problem);
+    const auto f32 = params(1, 4, 2, 33, 64, false);
+    EXPECT_EQ(f32.get_string("dtype"), "f32");
+    for (const char* dt : {"bf16", "f16"}) {
+      const auto want = *harness::dtype_from_string(dt);
+      for (const auto& op : p->operands(with_dtype(f32, dt)))
+        EXPECT_EQ(op.dtype, op.name == "LSE" ? harness::DType::f32 : want) << problem << " " << op.name << " " << dt;
+    }
+    for (const auto& op : p->operands(f32)) EXPECT_EQ(op.dtype, harness::DType::f32) << op.name;
+  }
+  // Tensors at 2 bytes, LSE at 4: Q, K, V read and O written, 32 heads x 4096 x 64.
+  const auto big = with_dtype(params(1, 32, 32, 4096, 64, false), "bf16");
+  EXPECT_DOUBLE_EQ(reg.find_problem("attention")->work(big).bytes, 2.0 * 4 * 32 * 4096.0 * 64 + 4.0 * 32 * 4096);
+  EXPECT_DOUBLE_EQ(reg.find_problem("attention")->work(big).flops, 4.0 * 32 * 4096.0 * 4096.0 * 64);
+}
+
+TEST(AttentionDtype, TolerancePerDtype) {
+  namespace rules = plugins::attention;
+  const Shape s = shape(1, 4, 4, 100, 64, false);
+  const double u_bf16 = std::ldexp(1.0, -8), u_f16 = std::ldexp(1.0, -11);
+  EXPECT_DOUBLE_EQ(rules::tolerance(s, false, harness::DType::bf16).abs, 4 * u_bf16);
+  EXPECT_DOUBLE_EQ(rules::tolerance(s, false, harness::DType::bf16).rel, 2 * u_bf16);
+  EXPECT_DOUBLE_EQ(rules::tolerance(s, true, harness::DType::f16).abs, 8 * u_f16);
+  EXPECT_DOUBLE_EQ(rules::tolerance(s, true, harness::DType::f16).rel, 4 * u_f16);
+  // f32 unchanged, and the default argument is f32.
+  EXPECT_DOUBLE_EQ(rules::tolerance(s, false).abs, rules::tolerance(s, false, harness::DType::f32).abs);
+  EXPECT_DOUBLE_EQ(rules::tolerance(s, false).abs, 4e-5);
+  // The problems hand out the dtype's tolerance and state the rule.
+  const auto& reg = harness::Registry::instance();
+  const auto p = with_dtype(params(1, 4, 4, 100, 64, false), "bf16");
+  EXPECT_DOUBLE_EQ(reg.find_problem("attention")->tolerance(p).abs, 4 * u_bf16);
+  EXPECT_DOUBLE_EQ(reg.find_problem("attention_backward")->tolerance(p).rel, 4 * u_bf16);
+  for (const char* problem : {"attention", "attention_backward"})
+    EXPECT_NE(reg.find_problem(problem)->tolerance_rule().find("bf16/f16"), std::string::npos) << problem;
+}
+
+TEST(AttentionDtype, ConstraintsSayWhy) {
+  const auto& reg = harness::Registry::instance();
+  for (const char* problem : {"attention", "attention_backward"}) {
+    const auto* naive = reg.find_variant(problem, "naive");
+    const auto* flash = reg.find_variant(problem, "flash");
+    const auto bf16_64 = with_dtype(params(1, 4, 4, 64, 64, false), "bf16");
+    ASSERT_TRUE(naive->constraint(bf16_64).has_value());
+    EXPECT_EQ(*naive->constraint(bf16_64), "naive: dtype f32 only, not bf16");
+    EXPECT_FALSE(naive->constraint(params(1, 4, 4, 64, 64, false)).has_value());
+    EXPECT_FALSE(flash->constraint(bf16_64).has_value());
+    EXPECT_FALSE(flash->constraint(with_dtype(params(1, 4, 4, 64, 128, false), "f16")).has_value());
+    const auto d32 = flash->constraint(with_dtype(params(1, 4, 4, 64, 32, false), "f16"));
+    ASSERT_TRUE(d32.has_value());
+    EXPECT_NE(d32->find("head_dim 64, 128, not 32"), std::string::npos) << *d32;
+    EXPECT_FALSE(flash->constraint(params(1, 4, 4, 64, 32, false)).has_value());  // f32 has d = 32
+    EXPECT_FALSE(kernels::attention::flash_tc_supported(32));
+    EXPECT_TRUE(kernels::attention::flash_tc_supported(64) && kernels::attention::flash_tc_supported(128));
+  }
+  // Input errors come before any variant, whatever the dtype.
+  EXPECT_TRUE(reg.find_problem("attention")->reject(with_dtype(params(1, 32, 3, 64, 64, false), "bf16")).has_value());
+}
+
+// The cpu variant with bf16/f16 operands: its outputs are the double reference on the
+// instance's rounded inputs (widened exactly to float), rounded to the dtype.
+TEST(AttentionDtype, CpuReferenceUsesTheRoundedInputs) {
+  const auto& reg = harness::Registry::instance();
+  for (const char* dt : {"bf16", "f16"})
+    for (const char* problem : {"attention", "attention_backward"}) {
+      const harness::Problem* p = reg.find_problem(problem);
+      const auto prm = with_dtype(params(1, 4, 2, 13, 8, true), dt);
+      const harness::DType type = *harness::dtype_from_string(dt);
+      auto inst = p->make_instance(prm, 42);
+      const harness::Variant* cpu = reg.find_variant(problem, "cpu");
+      inst->prepare(harness::Backend::cpu);
+      inst->reset_outputs(harness::Backend::cpu, nullptr);
+      harness::LaunchContext ctx{nullptr, nullptr, &prm};
+      harness::launch_on(*cpu, *inst, ctx);
+      const auto outs = inst->read_outputs(harness::Backend::cpu);
+      // The inputs as the instance holds them, widened here independently.
+      const harness::Operands* io = inst->operands(harness::Backend::cpu);
+      ASSERT_NE(io, nullptr);
+      auto widened = [&](const char* name) {
+        const auto& e = io->at(name);
+        EXPECT_EQ(e.spec->dtype, type) << name;
+        std::vector<float> x(e.spec->count());
+        for (std::size_t i = 0; i < x.size(); ++i)
+          x[i] = static_cast<float>(
+              harness::load_as_double(static_cast<const unsigned char*>(e.data) + i * harness::size_of(type), type));
+        return x;
+      };
+      const Shape s = shape(1, 4, 2, 13, 8, true);
+      const auto q = widened("Q"), k = widened("K"), v = widened("V");
+      std::vector<std::vector<float>> want;
+      if (std::string(problem) == "attention") {
+        std::vector<float> o(s.q_elements()), lse(s.lse_elements());
+        kernels::attention::forward_cpu(s, q.data(), k.data(), v.data(), o.data(), lse.data(), 2);
+        want = {o, lse};
+      } else {
+        const auto d_o = widened("dO");
+        std::vector<float> dq(s.q_elements()), dk(s.kv_elements()), dv(s.kv_elements());
+        kernels::attention::backward_cpu(s, q.data(), k.data(), v.data(), d_o.data(), dq.data(), dk.data(), dv.data(), 2);
+        want = {dq, dk, dv};
+      }
+      ASSERT_EQ(outs.size(), want.size());
+      for (std::size_t o = 0; o < outs.size(); ++o) {
+        const bool is_lse = outs[o].name == "LSE";
+        EXPECT_EQ(outs[o].dtype, is_lse ? harness::DType::f32 : type) << outs[o].name;
+        ASSERT_EQ(outs[o].count(), want[o].size());
+        for (std::size_t i = 0; i < want[o].size(); ++i) {
+          std::byte rounded[8];
+          harness::store_from_double(rounded, outs[o].dtype, want[o][i]);
+          ASSERT_EQ(outs[o].value(i), harness::load_as_double(rounded, outs[o].dtype))
+              << problem << " " << dt << " " << outs[o].name << "[" << i << "]";
+        }
+      }
+    }
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "attention_rules.hpp"
 #include "harness/check.hpp"
 #include "harness/device_buffer.hpp"
+#include "harness/dtype.hpp"
 #include "harness/random.hpp"
 #include "test_support.hpp"
 
@@ -267,6 +268,173 @@ TEST(AttentionGpu, RejectsUnsupportedHeadDim) {
   Shape s = shape(1, 1, 1, 16, 96, false);
   EXPECT_THROW(attn::flash_forward(s, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
                std::invalid_argument);
+}
+
+// ---- bf16 / f16 on tensor cores (flash_tc_*) against the double reference on the same
+// rounded inputs, its outputs rounded to the dtype; tolerances of attention_rules.hpp.
+
+std::vector<std::uint16_t> bits_of(const std::vector<float>& x, harness::DType dt) {
+  std::vector<std::uint16_t> b(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) harness::store_from_double(&b[i], dt, x[i]);
+  return b;
+}
+std::vector<float> floats_of(const std::vector<std::uint16_t>& b, harness::DType dt) {
+  std::vector<float> x(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) x[i] = static_cast<float>(harness::load_as_double(&b[i], dt));
+  return x;
+}
+std::vector<float> rounded(const std::vector<float>& x, harness::DType dt) { return floats_of(bits_of(x, dt), dt); }
+std::vector<std::uint16_t> download16(const DeviceBuffer<std::uint16_t>& b) {
+  std::vector<std::uint16_t> h(b.size());
+  b.download(h);
+  return h;
+}
+
+struct HalfProblem {
+  Shape s;
+  harness::DType dt;
+  attn::Precision precision;
+  std::vector<float> q, k, v, d_o;  // the rounded values, as floats
+  DeviceBuffer<std::uint16_t> q_dev, k_dev, v_dev, do_dev;
+
+  HalfProblem(const Shape& shape_, harness::DType type, std::uint64_t seed)
+      : s(shape_), dt(type), precision(type == harness::DType::bf16 ? attn::Precision::bf16 : attn::Precision::f16),
+        q(s.q_elements()), k(s.kv_elements()), v(s.kv_elements()), d_o(s.q_elements()) {
+    harness::fill_normal(q, seed, 1);
+    harness::fill_normal(k, seed, 2);
+    harness::fill_normal(v, seed, 3);
+    harness::fill_normal(d_o, seed, 4);
+    auto put = [&](std::vector<float>& x, DeviceBuffer<std::uint16_t>& dev) {
+      const auto b = bits_of(x, dt);
+      x = floats_of(b, dt);
+      dev = DeviceBuffer<std::uint16_t>(b.size());
+      dev.upload(b);
+    };
+    put(q, q_dev);
+    put(k, k_dev);
+    put(v, v_dev);
+    put(d_o, do_dev);
+  }
+  std::string name() const { return std::string(dt == harness::DType::bf16 ? "bf16 " : "f16 ") + describe(s); }
+};
+
+// The tensor-core forward on poisoned outputs; O and LSE stay on the device in `o`, `lse`.
+Forward tc_forward(HalfProblem& p, DeviceBuffer<std::uint16_t>& o, DeviceBuffer<float>& lse,
+                   attn::TcTiles tiles = attn::TcTiles::automatic) {
+  o = DeviceBuffer<std::uint16_t>(p.q.size());
+  lse = DeviceBuffer<float>(p.s.lse_elements());
+  o.poison(nullptr);
+  lse.poison(nullptr);
+  EXPECT_EQ(attn::flash_tc_forward(p.s, p.precision, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
+                                   lse.data(), nullptr, tiles),
+            cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return {floats_of(download16(o), p.dt), download(lse)};
+}
+
+// Both block shapes (64 and 128 query rows) against the same reference.
+void expect_tc_forward(HalfProblem& p) {
+  Forward want{std::vector<float>(p.q.size()), std::vector<float>(p.s.lse_elements())};
+  attn::forward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), want.o.data(), want.lse.data());
+  want.o = rounded(want.o, p.dt);
+  const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
+  for (attn::TcTiles tiles : {attn::TcTiles::rows64, attn::TcTiles::rows128}) {
+    DeviceBuffer<std::uint16_t> o;
+    DeviceBuffer<float> lse;
+    const Forward got = tc_forward(p, o, lse, tiles);
+    expect_match({{"O", got.o}, {"LSE", got.lse}}, {{"O", want.o}, {"LSE", want.lse}}, t.abs, t.rel,
+                 std::string("flash_tc fwd ") + (tiles == attn::TcTiles::rows64 ? "r64 " : "r128 ") + p.name());
+  }
+}
+
+void expect_tc_backward(HalfProblem& p) {
+  DeviceBuffer<std::uint16_t> o;
+  DeviceBuffer<float> lse;
+  tc_forward(p, o, lse);
+  DeviceBuffer<std::uint16_t> dq(p.q.size()), dk(p.k.size()), dv(p.v.size());
+  dq.poison(nullptr);
+  dk.poison(nullptr);
+  dv.poison(nullptr);
+  DeviceBuffer<float> ws(attn::flash_tc_backward_workspace_bytes(p.s) / sizeof(float));
+  EXPECT_EQ(attn::flash_tc_backward(p.s, p.precision, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
+                                    lse.data(), p.do_dev.data(), dq.data(), dk.data(), dv.data(), ws.data(), nullptr),
+            cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  Backward want{std::vector<float>(p.q.size()), std::vector<float>(p.k.size()), std::vector<float>(p.v.size())};
+  attn::backward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), p.d_o.data(), want.dq.data(), want.dk.data(),
+                     want.dv.data());
+  const harness::Tolerance t = plugins::attention::tolerance(p.s, true, p.dt);
+  expect_match({{"dQ", floats_of(download16(dq), p.dt)}, {"dK", floats_of(download16(dk), p.dt)},
+                {"dV", floats_of(download16(dv), p.dt)}},
+               {{"dQ", rounded(want.dq, p.dt)}, {"dK", rounded(want.dk, p.dt)}, {"dV", rounded(want.dv, p.dt)}},
+               t.abs, t.rel, "flash_tc bwd " + p.name());
+}
+
+TEST(AttentionGpuTensorCores, ForwardMatchesCpuAtOddSizes) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  std::uint64_t seed = 800;
+  for (int n : {1, 3, 17, 129, 999})
+    for (int d : {64, 128})
+      for (bool causal : {false, true})
+        for (int hkv : {4, 1}) {  // MHA and MQA
+          HalfProblem p(shape(1, 4, hkv, n, d, causal), harness::DType::bf16, ++seed);
+          expect_tc_forward(p);
+        }
+  for (int d : {64, 128})
+    for (bool causal : {false, true}) {
+      HalfProblem p(shape(2, 8, 2, 333, d, causal, 0.3f), harness::DType::f16, ++seed);  // GQA 4:1, B = 2
+      expect_tc_forward(p);
+    }
+}
+
+TEST(AttentionGpuTensorCores, BackwardMatchesCpuAtOddSizes) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  std::uint64_t seed = 900;
+  for (int n : {1, 3, 17, 129, 999})
+    for (int d : {64, 128})
+      for (bool causal : {false, true})
+        for (int hkv : {4, 2, 1}) {
+          HalfProblem p(shape(1, 4, hkv, n, d, causal), harness::DType::bf16, ++seed);
+          expect_tc_backward(p);
+        }
+  for (int d : {64, 128})
+    for (bool causal : {false, true}) {
+      HalfProblem p(shape(2, 8, 2, 200, d, causal, 0.3f), harness::DType::f16, ++seed);
+      expect_tc_backward(p);
+    }
+}
+
+// At N = 4096 the bf16 kernels against the FP32 flash kernels on the same rounded inputs
+// (a second, independent path; the cpu reference would take minutes here).
+TEST(AttentionGpuTensorCores, MatchesFp32FlashAt4096) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (bool causal : {false, true})
+    for (int d : {64, 128}) {
+      HalfProblem p(shape(1, 4, 2, 4096, d, causal), harness::DType::bf16, 1000 + d);
+      DeviceBuffer<std::uint16_t> o;
+      DeviceBuffer<float> lse;
+      const Forward got = tc_forward(p, o, lse);
+      Problem f(p.s, 1);  // replaced by the rounded inputs
+      f.q = p.q, f.k = p.k, f.v = p.v;
+      f.q_dev.upload(f.q);
+      f.k_dev.upload(f.k);
+      f.v_dev.upload(f.v);
+      Forward want = gpu_forward(f, Kind::flash);
+      want.o = rounded(want.o, p.dt);
+      const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
+      expect_match({{"O", got.o}, {"LSE", got.lse}}, {{"O", want.o}, {"LSE", want.lse}}, t.abs, t.rel,
+                   "flash_tc vs fp32 flash " + p.name());
+    }
+}
+
+TEST(AttentionGpuTensorCores, RejectsUnsupportedHeadDim) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (int d : {32, 96, 256}) {
+    EXPECT_FALSE(attn::flash_tc_supported(d));
+    const Shape s = shape(1, 1, 1, 16, d, false);
+    EXPECT_THROW(attn::flash_tc_forward(s, attn::Precision::bf16, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+                 std::invalid_argument);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 #pragma once
-// Scaled dot-product attention in FP32: forward (O and the log-sum-exp of each score row)
+// Scaled dot-product attention in FP32 (and bf16/f16 on tensor cores, below): forward (O and the log-sum-exp of each score row)
 // and backward (dQ, dK, dV), as plain host launch functions. No harness includes: the
 // kernels are usable on their own.
 //
@@ -79,6 +79,34 @@ std::size_t flash_backward_workspace_bytes(const Shape& shape);
 cudaError_t flash_backward(const Shape& shape, const float* q, const float* k, const float* v,
                            const float* o, const float* lse, const float* d_o, float* dq,
                            float* dk, float* dv, float* workspace, cudaStream_t stream);
+
+// ---- GPU: FlashAttention-2 on tensor cores (bf16 / f16 tensors, f32 statistics) ----
+// Same math and layouts as above, with Q, K, V, O, dO, dQ, dK, dV of type `Precision`
+// (__nv_bfloat16 or __half, passed as void pointers) and LSE in f32. Scores, softmax
+// statistics and every accumulation are f32; P and dS are rounded to the 16-bit type as
+// the A operands of mma.sync (as in FlashAttention-2). flash_tc_forward.cu and
+// flash_tc_backward.cu describe the tiles and the data path.
+
+enum class Precision { bf16, f16 };
+
+// Query rows per forward block: 64 (one 16-row m-tile per warp) or 128 (two; the default,
+// automatic). Exposed so that tests and tuning can run both.
+enum class TcTiles { automatic, rows64, rows128 };
+
+// head_dim 64 and 128 have kernels; anything else is refused (std::invalid_argument).
+bool flash_tc_supported(int head_dim);
+cudaError_t flash_tc_forward(const Shape& shape, Precision precision, const void* q,
+                             const void* k, const void* v, void* o, float* lse,
+                             cudaStream_t stream, TcTiles tiles = TcTiles::automatic);
+
+// Scratch bytes flash_tc_backward needs: the f32 dQ accumulator (B*H*N*d floats) and
+// D = rowsum(dO * O) (B*H*N floats).
+std::size_t flash_tc_backward_workspace_bytes(const Shape& shape);
+// o, lse: the forward's outputs for these q, k, v. dq, dk, dv are overwritten.
+cudaError_t flash_tc_backward(const Shape& shape, Precision precision, const void* q,
+                              const void* k, const void* v, const void* o, const float* lse,
+                              const void* d_o, void* dq, void* dk, void* dv, void* workspace,
+                              cudaStream_t stream);
 
 // ---- CPU references: double accumulation, multithreaded (std::thread) ----
 // Host pointers, same layouts. `threads` 0 means std::thread::hardware_concurrency().

@@ -1,6 +1,14 @@
-// The `attention` and `attention_backward` problems: FP32 scaled dot-product attention
-// (kernels/attention), with variants naive (materialized N x N scores), flash
-// (FlashAttention-2) and the double-precision host references.
+// The `attention` and `attention_backward` problems: scaled dot-product attention
+// (kernels/attention) in f32, bf16 or f16 (param dtype), with variants naive (materialized
+// N x N scores, f32 only), flash (FlashAttention-2: the FP32 SIMT kernels for f32, the
+// tensor-core kernels for bf16/f16) and the double-precision host references.
+//
+// dtype: Q, K, V, O (dO, dQ, dK, dV) are in the dtype, LSE is f32. `flash` picks its
+// kernel by dtype rather than a separate `flash_tc` variant, so that one suite line
+// `variants: [flash]` with a dtype axis compares like with like and matches PyTorch's
+// single SDPA entry point; the variant description names both kernels. The host
+// references read bf16/f16 inputs widened to float (exact), so they are the double
+// result on the rounded inputs, rounded once to the output dtype.
 //
 // Shapes: Q, O, dO, dQ (B, H, N, d); K, V, dK, dV (B, Hkv, N, d); LSE (B, H, N).
 // Inputs are N(0, 1), each (tensor, head) from its own generator stream (stream id =
@@ -23,6 +31,7 @@
 #include "attention/attention.hpp"
 #include "attention_rules.hpp"
 #include "harness/cuda_check.hpp"
+#include "harness/dtype.hpp"
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
 
@@ -31,6 +40,12 @@ namespace {
 namespace attn = kernels::attention;
 namespace rules = plugins::attention;
 using harness::DType;
+
+DType dtype_of(const harness::Params& p) {
+  const std::string& d = p.get_string("dtype");
+  return d == "bf16" ? DType::bf16 : d == "f16" ? DType::f16 : DType::f32;
+}
+attn::Precision precision_of(DType d) { return d == DType::bf16 ? attn::Precision::bf16 : attn::Precision::f16; }
 
 attn::Shape shape_of(const harness::Params& p) {
   attn::Shape s;
@@ -65,33 +80,34 @@ std::vector<std::int64_t> sampled_rows(const attn::Shape& s) {
 
 // The operands: (B, H, N, d) query-side tensors, (B, Hkv, N, d) key-side ones, each head
 // its own N(0, 1) stream; outputs sampled by rows above the host reference's limit.
-std::vector<harness::OperandSpec> attention_operands(const attn::Shape& s, bool backward) {
+std::vector<harness::OperandSpec> attention_operands(const attn::Shape& s, bool backward, DType dt) {
   const std::int64_t B = s.batch, H = s.heads, Hkv = s.kv_heads, N = s.seq_len, d = s.head_dim;
   auto tensor = [&](const char* name, std::int64_t heads, std::uint64_t stream) {
-    return harness::input(name, DType::f32, {B, heads, N, d}, harness::normal().with_stream(stream).per_block(N * d));
+    return harness::input(name, dt, {B, heads, N, d}, harness::normal().with_stream(stream).per_block(N * d));
   };
   const bool sampled = rules::sampled(s, backward);
   const std::vector<std::int64_t> rows = sampled ? sampled_rows(s) : std::vector<std::int64_t>{};
-  auto out = [&](const char* name, std::vector<std::int64_t> shape, std::int64_t width, bool by_rows) {
-    harness::OperandSpec o = harness::output(name, DType::f32, std::move(shape));
+  auto out = [&](const char* name, std::vector<std::int64_t> shape, std::int64_t width, bool by_rows,
+                 DType type) {
+    harness::OperandSpec o = harness::output(name, type, std::move(shape));
     if (sampled) o.sample = {width, by_rows ? rows : std::vector<std::int64_t>{}};
     return o;
   };
   std::vector<harness::OperandSpec> ops = {tensor("Q", H, 1), tensor("K", Hkv, 2), tensor("V", Hkv, 3)};
   if (!backward) {
-    ops.push_back(out("O", {B, H, N, d}, d, true));
-    ops.push_back(out("LSE", {B, H, N}, 1, true));
+    ops.push_back(out("O", {B, H, N, d}, d, true, dt));
+    ops.push_back(out("LSE", {B, H, N}, 1, true, DType::f32));
     return ops;
   }
   // The forward's O and LSE are inputs too, derived once by finish_inputs.
   ops.push_back(tensor("dO", H, 4));
-  ops.push_back(harness::input("O", DType::f32, {B, H, N, d}, harness::custom_fill(nullptr)));
+  ops.push_back(harness::input("O", dt, {B, H, N, d}, harness::custom_fill(nullptr)));
   ops.push_back(harness::input("LSE", DType::f32, {B, H, N}, harness::custom_fill(nullptr)));
   // dQ rows are checked in value (each needs one row of P and dP); dK and dV (sums over
   // every query) only for coverage and finiteness.
-  ops.push_back(out("dQ", {B, H, N, d}, d, true));
-  ops.push_back(out("dK", {B, Hkv, N, d}, d, false));
-  ops.push_back(out("dV", {B, Hkv, N, d}, d, false));
+  ops.push_back(out("dQ", {B, H, N, d}, d, true, dt));
+  ops.push_back(out("dK", {B, Hkv, N, d}, d, false, dt));
+  ops.push_back(out("dV", {B, Hkv, N, d}, d, false, dt));
   return ops;
 }
 
@@ -104,10 +120,90 @@ std::vector<harness::ParamSpec> attention_params() {
                          "GQA, 1 = MQA); 0 means heads (MHA)"),
       harness::int_param("seq_len", 4096, 1, 1 << 24, "N, queries = keys"),
       harness::int_param("head_dim", 64, 4, 1024,
-                         "d; flash has kernels for 32, 64, 128, naive and cpu take any multiple of 4"),
+                         "d; flash has kernels for 32, 64, 128 (bf16/f16: 64, 128), naive and cpu take any "
+                         "multiple of 4"),
       harness::bool_param("causal", false, "query i attends keys j <= i only"),
       harness::float_param("scale", 0.0, -1000.0, 1000.0, "softmax scale of Q K^T; 0 means 1/sqrt(head_dim)"),
+      harness::enum_param("dtype", "f32", {"f32", "bf16", "f16"},
+                          "element type of Q, K, V, O (dO, dQ, dK, dV); LSE, softmax statistics and "
+                          "accumulation are f32"),
   };
+}
+
+// ---- operands of the problem's dtype ------------------------------------------------------
+
+const void* typed_in(const harness::Operands& io, const char* name, DType dt) {
+  if (dt == DType::bf16) return io.in<__nv_bfloat16>(name);
+  if (dt == DType::f16) return io.in<__half>(name);
+  return io.in<float>(name);
+}
+void* derived(const harness::Operands& io, const char* name, DType dt) {
+  if (dt == DType::bf16) return io.derived_input<__nv_bfloat16>(name);
+  if (dt == DType::f16) return io.derived_input<__half>(name);
+  return io.derived_input<float>(name);
+}
+const void* in_any(const harness::LaunchContext& ctx, const char* name) {
+  const DType dt = dtype_of(*ctx.params);
+  if (dt == DType::bf16) return ctx.in<__nv_bfloat16>(name);
+  if (dt == DType::f16) return ctx.in<__half>(name);
+  return ctx.in<float>(name);
+}
+void* out_any(const harness::LaunchContext& ctx, const char* name) {
+  const DType dt = dtype_of(*ctx.params);
+  if (dt == DType::bf16) return ctx.out<__nv_bfloat16>(name);
+  if (dt == DType::f16) return ctx.out<__half>(name);
+  return ctx.out<float>(name);
+}
+
+// A host tensor of dtype `dt` as floats: the pointer itself for f32, else a widened copy
+// (bf16 and f16 convert to float exactly, so the references see the rounded inputs).
+struct HostFloats {
+  std::vector<float> store;
+  const float* ptr = nullptr;
+  HostFloats(const void* p, std::size_t n, DType dt) {
+    if (dt == DType::f32) {
+      ptr = static_cast<const float*>(p);
+      return;
+    }
+    store.resize(n);
+    const auto* bytes = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i)
+      store[i] = static_cast<float>(harness::load_as_double(bytes + i * harness::size_of(dt), dt));
+    ptr = store.data();
+  }
+  HostFloats(const std::vector<unsigned char>& bytes, std::size_t n, DType dt) : HostFloats(bytes.data(), n, dt) {
+    if (dt == DType::f32) store.assign(ptr, ptr + n), ptr = store.data();  // own the bytes' copy
+  }
+};
+// `count` values as dtype `dt` (round to nearest even).
+std::vector<unsigned char> narrowed(const std::vector<float>& x, DType dt) {
+  std::vector<unsigned char> out(x.size() * harness::size_of(dt));
+  for (std::size_t i = 0; i < x.size(); ++i) harness::store_from_double(out.data() + i * harness::size_of(dt), dt, x[i]);
+  return out;
+}
+// Elements [offset, offset + n) of a host tensor of dtype `dt` set from floats.
+void store_row(void* dst, DType dt, std::size_t offset, const float* src, std::size_t n) {
+  auto* bytes = static_cast<unsigned char*>(dst);
+  for (std::size_t i = 0; i < n; ++i)
+    harness::store_from_double(bytes + (offset + i) * harness::size_of(dt), dt, src[i]);
+}
+// An output written as floats, rounded into the dtype by finish() (f32: in place).
+struct HostOut {
+  void* dst;
+  DType dt;
+  std::vector<float> store;
+  float* ptr;
+  HostOut(void* p, std::size_t n, DType type) : dst(p), dt(type), store(type == DType::f32 ? 0 : n) {
+    ptr = type == DType::f32 ? static_cast<float*>(p) : store.data();
+  }
+  void finish() {
+    if (dt != DType::f32) store_row(dst, dt, 0, store.data(), store.size());
+  }
+};
+std::vector<unsigned char> download(const void* dev, std::size_t n, DType dt) {
+  std::vector<unsigned char> h(n * harness::size_of(dt));
+  HARNESS_CUDA(cudaMemcpy(h.data(), dev, h.size(), cudaMemcpyDeviceToHost));
+  return h;
 }
 
 class AttentionProblemBase : public harness::Problem {
@@ -125,11 +221,13 @@ class AttentionProblemBase : public harness::Problem {
     return std::nullopt;
   }
   std::vector<harness::OperandSpec> operands(const harness::Params& p) const override {
-    return attention_operands(shape_of(p), backward_);
+    return attention_operands(shape_of(p), backward_, dtype_of(p));
   }
-  harness::Work work(const harness::Params& p) const override { return rules::work(shape_of(p), backward_); }
+  harness::Work work(const harness::Params& p) const override {
+    return rules::work(shape_of(p), backward_, static_cast<double>(harness::size_of(dtype_of(p))));
+  }
   harness::Tolerance tolerance(const harness::Params& p) const override {
-    return rules::tolerance(shape_of(p), backward_);
+    return rules::tolerance(shape_of(p), backward_, dtype_of(p));
   }
   std::string tolerance_rule() const override {
     return backward_ ? rules::kBackwardToleranceRule : rules::kForwardToleranceRule;
@@ -147,7 +245,7 @@ class AttentionProblem final : public AttentionProblemBase {
   AttentionProblem() : AttentionProblemBase(false) {}
   std::string name() const override { return "attention"; }
   std::string description() const override {
-    return "FP32 softmax(scale Q K^T) V per (batch, head), optional causal mask, GQA/MQA; "
+    return "softmax(scale Q K^T) V (f32, bf16 or f16) per (batch, head), optional causal mask, GQA/MQA; "
            "outputs O (B,H,N,d) and LSE (B,H,N)";
   }
 };
@@ -157,7 +255,7 @@ class AttentionBackwardProblem final : public AttentionProblemBase {
   AttentionBackwardProblem() : AttentionProblemBase(true) {}
   std::string name() const override { return "attention_backward"; }
   std::string description() const override {
-    return "FP32 attention backward: dQ, dK, dV from Q, K, V, dO and the forward's O, LSE "
+    return "attention backward (f32, bf16 or f16): dQ, dK, dV from Q, K, V, dO and the forward's O, LSE "
            "(GQA: dK, dV summed over the query heads of a kv head)";
   }
   // O and LSE on the device: the flash forward (not part of any timed run), or the host
@@ -166,19 +264,26 @@ class AttentionBackwardProblem final : public AttentionProblemBase {
   void finish_inputs(harness::Operands& io, const harness::Params& p, cudaStream_t stream) const override {
     if (io.backend() != harness::Backend::cuda) return;
     const attn::Shape s = shape_of(p);
-    const float *q = io.in<float>("Q"), *k = io.in<float>("K"), *v = io.in<float>("V");
-    float *o = io.derived_input<float>("O"), *lse = io.derived_input<float>("LSE");
-    if (attn::flash_supported(s.head_dim)) {
-      HARNESS_CUDA(attn::flash_forward(s, q, k, v, o, lse, stream));
+    const DType dt = dtype_of(p);
+    const void *q = typed_in(io, "Q", dt), *k = typed_in(io, "K", dt), *v = typed_in(io, "V", dt);
+    void* o = derived(io, "O", dt);
+    float* lse = io.derived_input<float>("LSE");
+    if (dt == DType::f32 && attn::flash_supported(s.head_dim)) {
+      HARNESS_CUDA(attn::flash_forward(s, static_cast<const float*>(q), static_cast<const float*>(k),
+                                       static_cast<const float*>(v), static_cast<float*>(o), lse, stream));
       return;
     }
-    std::vector<float> hq(s.q_elements()), hk(s.kv_elements()), hv(s.kv_elements());
-    std::vector<float> ho(s.q_elements()), hl(s.lse_elements());
-    HARNESS_CUDA(cudaMemcpy(hq.data(), q, hq.size() * 4, cudaMemcpyDeviceToHost));
-    HARNESS_CUDA(cudaMemcpy(hk.data(), k, hk.size() * 4, cudaMemcpyDeviceToHost));
-    HARNESS_CUDA(cudaMemcpy(hv.data(), v, hv.size() * 4, cudaMemcpyDeviceToHost));
-    attn::forward_cpu(s, hq.data(), hk.data(), hv.data(), ho.data(), hl.data());
-    HARNESS_CUDA(cudaMemcpy(o, ho.data(), ho.size() * 4, cudaMemcpyHostToDevice));
+    if (dt != DType::f32 && attn::flash_tc_supported(s.head_dim)) {
+      HARNESS_CUDA(attn::flash_tc_forward(s, precision_of(dt), q, k, v, o, lse, stream));
+      return;
+    }
+    const std::size_t qn = static_cast<std::size_t>(s.q_elements()), kvn = static_cast<std::size_t>(s.kv_elements());
+    const HostFloats hq(download(q, qn, dt), qn, dt), hk(download(k, kvn, dt), kvn, dt),
+        hv(download(v, kvn, dt), kvn, dt);
+    std::vector<float> ho(qn), hl(s.lse_elements());
+    attn::forward_cpu(s, hq.ptr, hk.ptr, hv.ptr, ho.data(), hl.data());
+    const std::vector<unsigned char> narrow = narrowed(ho, dt);
+    HARNESS_CUDA(cudaMemcpy(o, narrow.data(), narrow.size(), cudaMemcpyHostToDevice));
     HARNESS_CUDA(cudaMemcpy(lse, hl.data(), hl.size() * 4, cudaMemcpyHostToDevice));
   }
 };
@@ -187,10 +292,16 @@ class AttentionBackwardProblem final : public AttentionProblemBase {
 
 struct Tensors {
   attn::Shape s;
-  const float *q, *k, *v;
+  DType dt;
+  const void *q, *k, *v;
   explicit Tensors(const harness::LaunchContext& ctx)
-      : s(shape_of(*ctx.params)), q(ctx.in<float>("Q")), k(ctx.in<float>("K")), v(ctx.in<float>("V")) {}
+      : s(shape_of(*ctx.params)), dt(dtype_of(*ctx.params)), q(in_any(ctx, "Q")), k(in_any(ctx, "K")),
+        v(in_any(ctx, "V")) {}
+  std::size_t q_count() const { return static_cast<std::size_t>(s.q_elements()); }
+  std::size_t kv_count() const { return static_cast<std::size_t>(s.kv_elements()); }
 };
+const float* f32(const void* p) { return static_cast<const float*>(p); }
+float* f32(void* p) { return static_cast<float*>(p); }
 
 float* workspace_floats(harness::LaunchContext& ctx, std::size_t bytes) {
   return static_cast<float*>(ctx.workspace->get(0, std::max<std::size_t>(bytes, 4)));
@@ -199,71 +310,107 @@ float* workspace_floats(harness::LaunchContext& ctx, std::size_t bytes) {
 void forward_naive(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
   float* ws = workspace_floats(ctx, attn::naive_forward_workspace_bytes(t.s));
-  HARNESS_CUDA(attn::naive_forward(t.s, t.q, t.k, t.v, ctx.out<float>("O"), ctx.out<float>("LSE"), ws, ctx.stream));
+  HARNESS_CUDA(attn::naive_forward(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.out<float>("O"), ctx.out<float>("LSE"), ws,
+                                   ctx.stream));
 }
 void forward_flash(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
-  HARNESS_CUDA(attn::flash_forward(t.s, t.q, t.k, t.v, ctx.out<float>("O"), ctx.out<float>("LSE"), ctx.stream));
+  if (t.dt == DType::f32)
+    HARNESS_CUDA(attn::flash_forward(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.out<float>("O"), ctx.out<float>("LSE"),
+                                     ctx.stream));
+  else
+    HARNESS_CUDA(attn::flash_tc_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
+                                        ctx.out<float>("LSE"), ctx.stream));
 }
 void forward_cpu(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
-  attn::forward_cpu(t.s, t.q, t.k, t.v, ctx.out<float>("O"), ctx.out<float>("LSE"));
+  const HostFloats q(t.q, t.q_count(), t.dt), k(t.k, t.kv_count(), t.dt), v(t.v, t.kv_count(), t.dt);
+  HostOut o(out_any(ctx, "O"), t.q_count(), t.dt);
+  attn::forward_cpu(t.s, q.ptr, k.ptr, v.ptr, o.ptr, ctx.out<float>("LSE"));
+  o.finish();
 }
 // The sampled rows in double, scattered to their places in the full-size outputs.
 void forward_cpu_sampled(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
   const auto rows = sampled_rows(t.s);
   const std::size_t d = static_cast<std::size_t>(t.s.head_dim);
+  const HostFloats q(t.q, t.q_count(), t.dt), k(t.k, t.kv_count(), t.dt), v(t.v, t.kv_count(), t.dt);
   std::vector<float> o(rows.size() * d), lse(rows.size());
-  attn::forward_cpu_rows(t.s, t.q, t.k, t.v, rows.data(), rows.size(), o.data(), lse.data());
-  float *out_o = ctx.out<float>("O"), *out_lse = ctx.out<float>("LSE");
+  attn::forward_cpu_rows(t.s, q.ptr, k.ptr, v.ptr, rows.data(), rows.size(), o.data(), lse.data());
+  void* out_o = out_any(ctx, "O");
+  float* out_lse = ctx.out<float>("LSE");
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    std::copy_n(o.data() + r * d, d, out_o + static_cast<std::size_t>(rows[r]) * d);
+    store_row(out_o, t.dt, static_cast<std::size_t>(rows[r]) * d, o.data() + r * d, d);
     out_lse[rows[r]] = lse[r];
   }
 }
 
 struct Gradients {
-  float *dq, *dk, *dv;
+  void *dq, *dk, *dv;
   explicit Gradients(const harness::LaunchContext& ctx)
-      : dq(ctx.out<float>("dQ")), dk(ctx.out<float>("dK")), dv(ctx.out<float>("dV")) {}
+      : dq(out_any(ctx, "dQ")), dk(out_any(ctx, "dK")), dv(out_any(ctx, "dV")) {}
 };
 
 void backward_naive(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
   const Gradients g(ctx);
   float* ws = workspace_floats(ctx, attn::naive_backward_workspace_bytes(t.s));
-  HARNESS_CUDA(attn::naive_backward(t.s, t.q, t.k, t.v, ctx.in<float>("O"), ctx.in<float>("LSE"), ctx.in<float>("dO"),
-                                    g.dq, g.dk, g.dv, ws, ctx.stream));
+  HARNESS_CUDA(attn::naive_backward(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.in<float>("O"), ctx.in<float>("LSE"),
+                                    ctx.in<float>("dO"), f32(g.dq), f32(g.dk), f32(g.dv), ws, ctx.stream));
 }
 void backward_flash(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
   const Gradients g(ctx);
-  float* ws = workspace_floats(ctx, attn::flash_backward_workspace_bytes(t.s));
-  HARNESS_CUDA(attn::flash_backward(t.s, t.q, t.k, t.v, ctx.in<float>("O"), ctx.in<float>("LSE"), ctx.in<float>("dO"),
-                                    g.dq, g.dk, g.dv, ws, ctx.stream));
+  if (t.dt == DType::f32) {
+    float* ws = workspace_floats(ctx, attn::flash_backward_workspace_bytes(t.s));
+    HARNESS_CUDA(attn::flash_backward(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.in<float>("O"), ctx.in<float>("LSE"),
+                                      ctx.in<float>("dO"), f32(g.dq), f32(g.dk), f32(g.dv), ws, ctx.stream));
+    return;
+  }
+  float* ws = workspace_floats(ctx, attn::flash_tc_backward_workspace_bytes(t.s));
+  HARNESS_CUDA(attn::flash_tc_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"), ctx.in<float>("LSE"),
+                                       in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream));
 }
 void backward_cpu(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
   const Gradients g(ctx);
-  attn::backward_cpu(t.s, t.q, t.k, t.v, ctx.in<float>("dO"), g.dq, g.dk, g.dv);
+  const HostFloats q(t.q, t.q_count(), t.dt), k(t.k, t.kv_count(), t.dt), v(t.v, t.kv_count(), t.dt),
+      d_o(in_any(ctx, "dO"), t.q_count(), t.dt);
+  HostOut dq(g.dq, t.q_count(), t.dt), dk(g.dk, t.kv_count(), t.dt), dv(g.dv, t.kv_count(), t.dt);
+  attn::backward_cpu(t.s, q.ptr, k.ptr, v.ptr, d_o.ptr, dq.ptr, dk.ptr, dv.ptr);
+  dq.finish();
+  dk.finish();
+  dv.finish();
 }
 void backward_cpu_sampled(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
   const auto rows = sampled_rows(t.s);
   const std::size_t d = static_cast<std::size_t>(t.s.head_dim);
+  const HostFloats q(t.q, t.q_count(), t.dt), k(t.k, t.kv_count(), t.dt), v(t.v, t.kv_count(), t.dt),
+      d_o(in_any(ctx, "dO"), t.q_count(), t.dt);
   std::vector<float> dq(rows.size() * d);
-  attn::backward_cpu_dq_rows(t.s, t.q, t.k, t.v, ctx.in<float>("dO"), rows.data(), rows.size(), dq.data());
-  float* out = ctx.out<float>("dQ");
+  attn::backward_cpu_dq_rows(t.s, q.ptr, k.ptr, v.ptr, d_o.ptr, rows.data(), rows.size(), dq.data());
+  void* out = out_any(ctx, "dQ");
   for (std::size_t r = 0; r < rows.size(); ++r)
-    std::copy_n(dq.data() + r * d, d, out + static_cast<std::size_t>(rows[r]) * d);
+    store_row(out, t.dt, static_cast<std::size_t>(rows[r]) * d, dq.data() + r * d, d);
 }
 
 // ---- constraints and workspace sizes -----------------------------------------------------
 
 std::optional<std::string> flash_constraint(const harness::Params& p) {
   const int d = static_cast<int>(p.get_int("head_dim"));
+  if (dtype_of(p) != DType::f32) {
+    if (!attn::flash_tc_supported(d))
+      return fmt::format("flash ({}, tensor cores) has kernels for head_dim 64, 128, not {}", p.get_string("dtype"), d);
+    return std::nullopt;
+  }
   if (!attn::flash_supported(d)) return fmt::format("flash has kernels for head_dim 32, 64, 128, not {}", d);
+  return std::nullopt;
+}
+
+// naive is FP32 only (its score GEMMs and softmax are f32 kernels).
+std::optional<std::string> naive_constraint(const harness::Params& p) {
+  if (dtype_of(p) != DType::f32) return fmt::format("naive: dtype f32 only, not {}", p.get_string("dtype"));
   return std::nullopt;
 }
 
@@ -294,6 +441,11 @@ std::size_t naive_ws(const harness::Params& p) {
 }
 std::size_t flash_backward_ws(const harness::Params& p) {
   const attn::Shape s = shape_of(p);
+  if (dtype_of(p) != DType::f32) {  // the f32 dQ accumulator and D
+    (void)harness::size_product("flash attention backward workspace (B*H*N*(d+1) floats)", s.batch, s.heads,
+                                s.seq_len, s.head_dim + 1, sizeof(float));
+    return attn::flash_tc_backward_workspace_bytes(s);
+  }
   (void)harness::size_product("flash attention backward workspace (B*H*N floats)", s.batch, s.heads, s.seq_len,
                               sizeof(float));
   return attn::flash_backward_workspace_bytes(s);
@@ -306,10 +458,12 @@ HARNESS_REGISTER_PROBLEM(AttentionBackwardProblem);
 
 HARNESS_REGISTER_VARIANT_FULL(attention, naive, cuda,
                               "S = scale Q K^T materialized (B*H*N^2 floats of workspace), row softmax, O = P V",
-                              forward_naive, nullptr, naive_ws<false>);
+                              forward_naive, naive_constraint, naive_ws<false>);
 HARNESS_REGISTER_VARIANT_IF(attention, flash, cuda,
-                            "FlashAttention-2: 128x64 (d=128: 64x32) tiles, online softmax, cp.async K/V pipeline, "
-                            "8x8 register tiles per thread, causal tile skipping",
+                            "FlashAttention-2. f32: 128x64 (d=128: 64x32) tiles, online softmax, cp.async K/V "
+                            "pipeline, 8x8 register tiles per thread, causal tile skipping. bf16/f16: tensor cores "
+                            "(mma.sync m16n8k16), 128 query rows x 64-key tiles (d=128: 32), Q in registers (d=128: smem), swizzled smem, P "
+                            "reused from registers",
                             forward_flash, flash_constraint);
 HARNESS_REGISTER_VARIANT_IF(attention, cpu, cpu,
                             "host reference: double accumulation, one query row at a time, all threads", forward_cpu,
@@ -321,10 +475,11 @@ HARNESS_REGISTER_REFERENCE_VARIANT(attention, cpu_sampled, cpu,
 
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, naive, cuda,
                               "P and dP/dS materialized (2*B*H*N^2 floats of workspace), batched GEMMs",
-                              backward_naive, nullptr, naive_ws<true>);
+                              backward_naive, naive_constraint, naive_ws<true>);
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash, cuda,
                               "FlashAttention-2 backward: one block per K/V tile iterating over Q tiles, P recomputed "
-                              "from LSE, dQ (and GQA dK/dV) by float4 atomics",
+                              "from LSE, dQ (and GQA dK/dV) by float4 atomics. bf16/f16: tensor cores, 64 keys x "
+                              "64 (d=128: 32) queries, GQA summed in registers, dQ by f32 float2 atomics",
                               backward_flash, flash_constraint, flash_backward_ws);
 HARNESS_REGISTER_VARIANT_IF(attention_backward, cpu, cpu,
                             "host reference: forward and backward in double, all threads", backward_cpu,

@@ -1,0 +1,320 @@
+// FlashAttention-2 backward on tensor cores, bf16 or f16 tensors, f32 accumulation.
+//
+// Three kernels:
+//  1. preprocess: D = rowsum(dO * O) (f32, one warp per query row) and dQacc = 0.
+//  2. main: one block per (key block of Bc = 64 keys, kv head, b), 4 warps, each warp
+//     owning 16 keys. dK, dV of those keys live in f32 registers for the whole block:
+//     the block loops over every query head of the kv head's group (GQA: the group sum
+//     happens in registers, no atomics for dK/dV) and over the query blocks (Br rows)
+//     that can see the keys (causal: from the block holding query k0 on). Q, dO, LSE, D
+//     of query block i+1 arrive by cp.async (2 stages) while block i is computed:
+//       S^T  = K Q^T           A = K (ldmatrix from smem), B = Q (ldmatrix)
+//       P^T  = exp2(S^T scale log2e - LSE log2e)    (0 where causal-masked or query >= N)
+//       dV  += P^T dO          A = P^T from registers (rounded to T), B = dO (ldmatrix.trans)
+//       dP^T = V dO^T          A = V (ldmatrix), B = dO (ldmatrix)
+//       dS^T = P^T (dP^T - D)
+//       dK  += dS^T Q          A = dS^T from registers, B = Q (ldmatrix.trans)
+//       dQacc += dS K          dS^T goes through smem (every warp needs all 64 keys of
+//                              it), A = dS via ldmatrix.trans, B = K (ldmatrix.trans);
+//                              f32 float2 atomicAdd into a (B, H, N, d) workspace
+//     dQ by atomics rather than a separate dQ pass: a second pass would recompute S and
+//     dP (2 of the 5 products again, +40% FLOPs); the atomics cost Br*d/2 float2 adds per
+//     query block per key block, spread over L2, which FA2 measured as the cheaper side.
+//     dK = scale dK and dV are written once at the end, rounded to T.
+//  3. convert: dQ = scale * dQacc rounded to T.
+// Keys >= N are zero rows of K and V (zero-filled loads), so they add nothing to dQ and
+// are never stored; queries >= N get LSE = +inf (P = 0) and D = 0.
+// Br = 64 for d = 64; 32 for d = 128, where dK and dV alone take 128 f32 registers.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "attention.hpp"
+#include "flash_tc_common.cuh"
+
+namespace kernels::attention {
+namespace {
+
+using tc::swz;
+
+constexpr int kWarps = 4;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kBc = 64;  // keys per block: 16 per warp
+
+template <int kD> __host__ __device__ constexpr int query_rows() { return kD == 128 ? 32 : 64; }
+template <int kBr> __host__ __device__ constexpr int ds_ld() { return kBr + 8; }  // padded dS^T rows: no bank conflicts
+
+template <int kD>
+constexpr int backward_smem_bytes() {
+  constexpr int br = query_rows<kD>();
+  return (2 * kBc * kD + 4 * br * kD + kBc * ds_ld<br>()) * 2 + 4 * br * 4;
+}
+
+// D[row] = dO[row] . O[row] in f32; dq_acc[row] = 0. One warp per row (B*H*N rows).
+template <class T>
+__global__ void preprocess_kernel(const T* __restrict__ d_o, const T* __restrict__ o, float* __restrict__ delta,
+                                  float* __restrict__ dq_acc, std::int64_t rows, int d) {
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  if (row >= rows) return;
+  const int lane = threadIdx.x & 31;
+  const std::uint32_t* a = reinterpret_cast<const std::uint32_t*>(d_o + row * d);
+  const std::uint32_t* b = reinterpret_cast<const std::uint32_t*>(o + row * d);
+  float2* z = reinterpret_cast<float2*>(dq_acc + row * d);
+  float sum = 0.0f;
+  for (int c = lane; c < d / 2; c += 32) {
+    const float2 x = tc::unpack2<T>(a[c]), y = tc::unpack2<T>(b[c]);
+    sum = fmaf(x.x, y.x, fmaf(x.y, y.y, sum));
+    z[c] = make_float2(0.0f, 0.0f);
+  }
+  sum = detail::warp_sum(sum);
+  if (lane == 0) delta[row] = sum;
+}
+
+// dq = scale * dq_acc, rounded to T, two elements per thread and step.
+template <class T>
+__global__ void convert_kernel(const float* __restrict__ dq_acc, T* __restrict__ dq, std::int64_t pairs, float scale) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < pairs;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const float2 x = reinterpret_cast<const float2*>(dq_acc)[i];
+    reinterpret_cast<std::uint32_t*>(dq)[i] = tc::pack2<T>(scale * x.x, scale * x.y);
+  }
+}
+
+template <class T, int kD>
+__global__ void __launch_bounds__(kThreads)
+    flash_tc_backward_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                             const T* __restrict__ d_o, const float* __restrict__ lse,
+                             const float* __restrict__ delta, float* __restrict__ dq_acc, T* __restrict__ dk,
+                             T* __restrict__ dv, int heads, int group, int n, float scale_log2, float scale,
+                             bool causal) {
+  constexpr int kBr = query_rows<kD>();
+  constexpr int kLdS = ds_ld<kBr>();
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  T* ks = reinterpret_cast<T*>(smem_raw);  // (Bc, d)
+  T* vs = ks + kBc * kD;                   // (Bc, d)
+  T* qs = vs + kBc * kD;                   // 2 x (Br, d)
+  T* dos = qs + 2 * kBr * kD;              // 2 x (Br, d)
+  T* dss = dos + 2 * kBr * kD;             // (Bc, Br + 8): dS^T
+  float* ls = reinterpret_cast<float*>(dss + kBc * kLdS);  // 2 x Br: LSE * log2(e)
+  float* dl = ls + 2 * kBr;                                // 2 x Br: D
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int k0 = blockIdx.x * kBc, kvh = blockIdx.y, b = blockIdx.z;
+  const int kv_heads = heads / group;
+  const std::int64_t kv_base = (static_cast<std::int64_t>(b) * kv_heads + kvh) * n * kD;
+  const int qb_begin = causal ? k0 / kBr : 0;
+  const int qb_count = (n + kBr - 1) / kBr - qb_begin;
+  const int total = group * qb_count;
+
+  // Issues the loads of iteration `it` (query head kvh*group + it / qb_count, query block
+  // qb_begin + it % qb_count) into stage `st`.
+  auto issue = [&](int it, int st) {
+    const int h = kvh * group + it / qb_count;
+    const int q0 = (qb_begin + it % qb_count) * kBr;
+    const std::int64_t row_base = (static_cast<std::int64_t>(b) * heads + h) * n;
+    tc::load_tile<kBr, kD, kThreads>(qs + st * kBr * kD, q + row_base * kD, q0, n, tid);
+    tc::load_tile<kBr, kD, kThreads>(dos + st * kBr * kD, d_o + row_base * kD, q0, n, tid);
+    for (int i = tid; i < kBr; i += kThreads) {
+      const bool valid = q0 + i < n;
+      ls[st * kBr + i] = valid ? lse[row_base + q0 + i] * detail::kLog2e : INFINITY;
+      dl[st * kBr + i] = valid ? delta[row_base + q0 + i] : 0.0f;
+    }
+  };
+
+  tc::load_tile<kBc, kD, kThreads>(ks, k + kv_base, k0, n, tid);
+  tc::load_tile<kBc, kD, kThreads>(vs, v + kv_base, k0, n, tid);
+  issue(0, 0);
+  detail::cp_async_commit();
+  detail::cp_async_wait<0>();
+  __syncthreads();
+
+  float dka[kD / 8][4], dva[kD / 8][4];
+#pragma unroll
+  for (int c = 0; c < kD / 8; ++c)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dka[c][e] = dva[c][e] = 0.0f;
+  const int key_a = k0 + warp * 16 + g;  // keys of c0,c1 (key_a) and c2,c3 (key_a + 8)
+
+  constexpr int kRowGroups = kBr / 16;          // dQ: warps over 16-row groups ...
+  constexpr int kColSplit = kWarps / kRowGroups;  // ... and column slices of d
+  constexpr int kCols = kD / kColSplit;
+  const int dq_rows = (warp % kRowGroups) * 16, dq_col0 = (warp / kRowGroups) * kCols;
+
+#pragma unroll 1
+  for (int it = 0; it < total; ++it) {
+    const int st = it & 1;
+    if (it + 1 < total) issue(it + 1, st ^ 1);
+    detail::cp_async_commit();
+    const int h = kvh * group + it / qb_count;
+    const int q0 = (qb_begin + it % qb_count) * kBr;
+    const T* qt = qs + st * kBr * kD;
+    const T* dot = dos + st * kBr * kD;
+    const float* lt = ls + st * kBr;
+    const float* dt = dl + st * kBr;
+
+    // S^T = K Q^T and dP^T = V dO^T, (16 keys, Br queries) per warp.
+    float s[kBr / 8][4], dp[kBr / 8][4];
+#pragma unroll
+    for (int j = 0; j < kBr / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[j][e] = dp[j][e] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      std::uint32_t kf[4], vf[4];
+      tc::ldsm_x4(kf, ks + swz<kD>(warp * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8));
+      tc::ldsm_x4(vf, vs + swz<kD>(warp * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8));
+#pragma unroll
+      for (int np = 0; np < kBr / 16; ++np) {
+        const int off = swz<kD>(np * 16 + (lane & 7) + ((lane >> 4) << 3), kk * 16 + ((lane >> 3) & 1) * 8);
+        std::uint32_t qf[4], of[4];
+        tc::ldsm_x4(qf, qt + off);
+        tc::ldsm_x4(of, dot + off);
+        tc::mma<T>(s[2 * np], kf, qf[0], qf[1]);
+        tc::mma<T>(s[2 * np + 1], kf, qf[2], qf[3]);
+        tc::mma<T>(dp[2 * np], vf, of[0], of[1]);
+        tc::mma<T>(dp[2 * np + 1], vf, of[2], of[3]);
+      }
+    }
+
+    // P^T and dS^T = P^T (dP^T - D), element (key key_a + 8*(e>>1), query q0 + 8j + 2t + (e&1)).
+    const bool masked = causal && q0 < k0 + kBc - 1;
+#pragma unroll
+    for (int j = 0; j < kBr / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int qi = 8 * j + 2 * t + (e & 1);
+        float x = s[j][e] * scale_log2 - lt[qi];
+        if (masked && key_a + 8 * (e >> 1) > q0 + qi) x = -INFINITY;
+        const float p = detail::fast_exp2(x);
+        s[j][e] = p;
+        dp[j][e] = p * (dp[j][e] - dt[qi]);
+      }
+
+    // dV += P^T dO and dK += dS^T Q (unscaled), 16 queries per step.
+#pragma unroll
+    for (int kk = 0; kk < kBr / 16; ++kk) {
+      const std::uint32_t pa[4] = {tc::pack2<T>(s[2 * kk][0], s[2 * kk][1]), tc::pack2<T>(s[2 * kk][2], s[2 * kk][3]),
+                                   tc::pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                                   tc::pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const std::uint32_t da[4] = {tc::pack2<T>(dp[2 * kk][0], dp[2 * kk][1]), tc::pack2<T>(dp[2 * kk][2], dp[2 * kk][3]),
+                                   tc::pack2<T>(dp[2 * kk + 1][0], dp[2 * kk + 1][1]),
+                                   tc::pack2<T>(dp[2 * kk + 1][2], dp[2 * kk + 1][3])};
+      // dS^T to smem for the dQ product (rows: this warp's keys, columns: queries).
+      T* drow = dss + (warp * 16 + g) * kLdS + kk * 16 + 2 * t;
+      *reinterpret_cast<std::uint32_t*>(drow) = da[0];
+      *reinterpret_cast<std::uint32_t*>(drow + 8 * kLdS) = da[1];
+      *reinterpret_cast<std::uint32_t*>(drow + 8) = da[2];
+      *reinterpret_cast<std::uint32_t*>(drow + 8 * kLdS + 8) = da[3];
+#pragma unroll
+      for (int c = 0; c < kD / 16; ++c) {
+        const int off = swz<kD>(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, c * 16 + (lane >> 4) * 8);
+        std::uint32_t of[4], qf[4];
+        tc::ldsm_x4_t(of, dot + off);
+        tc::ldsm_x4_t(qf, qt + off);
+        tc::mma<T>(dva[2 * c], pa, of[0], of[1]);
+        tc::mma<T>(dva[2 * c + 1], pa, of[2], of[3]);
+        tc::mma<T>(dka[2 * c], da, qf[0], qf[1]);
+        tc::mma<T>(dka[2 * c + 1], da, qf[2], qf[3]);
+      }
+    }
+    __syncthreads();  // dS^T complete
+
+    // dQacc (rows dq_rows.., columns dq_col0..) += dS K over the block's 64 keys.
+    float dqa[kCols / 8][4];
+#pragma unroll
+    for (int c = 0; c < kCols / 8; ++c) dqa[c][0] = dqa[c][1] = dqa[c][2] = dqa[c][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < kBc / 16; ++kk) {
+      std::uint32_t a[4];
+      tc::ldsm_x4_t(a, dss + (kk * 16 + (lane & 7) + ((lane >> 4) << 3)) * kLdS + dq_rows + ((lane >> 3) & 1) * 8);
+#pragma unroll
+      for (int c = 0; c < kCols / 16; ++c) {
+        std::uint32_t kf[4];
+        tc::ldsm_x4_t(kf, ks + swz<kD>(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, dq_col0 + c * 16 + (lane >> 4) * 8));
+        tc::mma<T>(dqa[2 * c], a, kf[0], kf[1]);
+        tc::mma<T>(dqa[2 * c + 1], a, kf[2], kf[3]);
+      }
+    }
+    const std::int64_t row_base = (static_cast<std::int64_t>(b) * heads + h) * n;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = q0 + dq_rows + g + 8 * r;
+      if (row >= n) continue;
+      float* dst = dq_acc + (row_base + row) * kD + dq_col0 + 2 * t;
+#pragma unroll
+      for (int c = 0; c < kCols / 8; ++c)
+        atomicAdd(reinterpret_cast<float2*>(dst + 8 * c), make_float2(dqa[c][2 * r], dqa[c][2 * r + 1]));
+    }
+    detail::cp_async_wait<0>();  // the next query block has landed ...
+    __syncthreads();             // ... and dS^T / stage st are free again
+  }
+
+  // dK = scale * dK, dV: this warp's 16 keys, rows >= N not stored.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int key = key_a + 8 * r;
+    if (key >= n) continue;
+    T* krow = dk + kv_base + static_cast<std::int64_t>(key) * kD + 2 * t;
+    T* vrow = dv + kv_base + static_cast<std::int64_t>(key) * kD + 2 * t;
+#pragma unroll
+    for (int c = 0; c < kD / 8; ++c) {
+      *reinterpret_cast<std::uint32_t*>(krow + 8 * c) = tc::pack2<T>(scale * dka[c][2 * r], scale * dka[c][2 * r + 1]);
+      *reinterpret_cast<std::uint32_t*>(vrow + 8 * c) = tc::pack2<T>(dva[c][2 * r], dva[c][2 * r + 1]);
+    }
+  }
+}
+
+template <class T, int kD>
+cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, const void* o, const float* lse,
+                   const void* d_o, void* dq, void* dk, void* dv, void* workspace, cudaStream_t stream) {
+  constexpr int smem = backward_smem_bytes<kD>();
+  static const cudaError_t prepared = detail::prepare_kernel(flash_tc_backward_kernel<T, kD>, smem);
+  if (prepared != cudaSuccess) return prepared;
+  float* dq_acc = static_cast<float*>(workspace);  // (B, H, N, d)
+  float* delta = dq_acc + s.q_elements();           // (B, H, N)
+  const std::int64_t rows = s.lse_elements();
+  constexpr int kRowsPerBlock = 8;
+  preprocess_kernel<T><<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0,
+                         stream>>>(static_cast<const T*>(d_o), static_cast<const T*>(o), delta, dq_acc, rows, kD);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  const float scale = s.effective_scale();
+  const dim3 grid((s.seq_len + kBc - 1) / kBc, s.kv_heads, s.batch);
+  flash_tc_backward_kernel<T, kD><<<grid, kThreads, smem, stream>>>(
+      static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<const T*>(d_o), lse,
+      delta, dq_acc, static_cast<T*>(dk), static_cast<T*>(dv), s.heads, s.group(), s.seq_len,
+      scale * detail::kLog2e, scale, s.causal);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  const std::int64_t pairs = s.q_elements() / 2;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((pairs + 255) / 256, 65536));
+  convert_kernel<T><<<blocks, 256, 0, stream>>>(dq_acc, static_cast<T*>(dq), pairs, scale);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t dispatch(const Shape& s, const void* q, const void* k, const void* v, const void* o, const float* lse,
+                     const void* d_o, void* dq, void* dk, void* dv, void* ws, cudaStream_t stream) {
+  switch (s.head_dim) {
+    case 64: return launch<T, 64>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+    case 128: return launch<T, 128>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+    default:
+      throw std::invalid_argument("attention: tensor-core flash kernels support head_dim 64, 128, not " +
+                                  std::to_string(s.head_dim));
+  }
+}
+
+}  // namespace
+
+std::size_t flash_tc_backward_workspace_bytes(const Shape& shape) {
+  return static_cast<std::size_t>(shape.q_elements() + shape.lse_elements()) * sizeof(float);
+}
+
+cudaError_t flash_tc_backward(const Shape& shape, Precision precision, const void* q, const void* k, const void* v,
+                              const void* o, const float* lse, const void* d_o, void* dq, void* dk, void* dv,
+                              void* workspace, cudaStream_t stream) {
+  detail::require_valid(shape);
+  return precision == Precision::bf16
+             ? dispatch<__nv_bfloat16>(shape, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream)
+             : dispatch<__half>(shape, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream);
+}
+
+}  // namespace kernels::attention

@@ -1,0 +1,281 @@
+// FlashAttention-2 forward on tensor cores, bf16 or f16 inputs and outputs, f32 softmax
+// statistics and accumulation (mma.sync m16n8k16, sm_80+).
+//
+// Block: kWarps = 4 warps, Br = 128 query rows of one (b, h), each warp owning 32 rows as
+// two 16-row m-tiles (TcTiles::rows64: 64 rows, one m-tile per warp).
+// Data path per key tile (Bc = 64 keys x d; 32 at d = 128 with two m-tiles per warp):
+//   global --cp.async (16 B, zero-filled past N)--> swizzled smem K_t, V_t (2 stages:
+//   tile t+1 lands while tile t is computed)
+//   S  = Q K_t^T : A = Q fragments held in registers for the whole block (one ldmatrix
+//                  pass at the start; d = 128 with two m-tiles: re-read from smem), B = K
+//                  via ldmatrix (non-transposed: K rows are the n index of S); 32 floats
+//                  per thread and m-tile
+//   online softmax in registers, log2 domain: s' = s * scale * log2(e), m = running max,
+//     P = exp2(s' - m), l = l * exp2(m_old - m) + rowsum(P), O *= exp2(m_old - m)
+//   O += P V_t   : A = P rounded to T straight from the S accumulators (their layout is
+//                  the A fragment's), B = V via ldmatrix.trans; d/2 f32 per thread and m-tile
+// End: O / l rounded to T, LSE = ln(2) * (m + log2 l) in f32.
+// Causal: key tiles beyond the block's last query are never loaded; tiles that straddle
+// the diagonal, and the tail tile past N, get -inf scores where masked. Blocks run in
+// reverse query order when causal so the longest rows start first.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "attention.hpp"
+#include "flash_tc_common.cuh"
+
+namespace kernels::attention {
+namespace {
+
+using tc::swz;
+
+constexpr int kWarps = 4;
+constexpr int kThreads = 32 * kWarps;
+
+// kM 16-row m-tiles per warp: Br = 64 * kM query rows per block. With kM = 2 every K or V
+// fragment read from shared memory feeds twice the MMAs (at kM = 1 an ldmatrix.x4 of
+// 512 bytes per 2 MMAs keeps shared memory about as busy as the tensor cores). Q stays
+// in registers when it fits (kM = 1, or d = 64); at d = 128 with kM = 2 (128 f32 of O
+// and 64 of S per thread) its fragments are re-read from shared memory at each step.
+template <int kD, int kM>
+__host__ __device__ constexpr bool q_in_registers() {
+  return kM == 1 || kD <= 64;
+}
+// Keys per tile: 64, or 32 at d = 128 with two m-tiles (S at 64 keys would be another 32
+// f32 registers per thread there, past the 255 limit: ptxas spilled).
+template <int kD, int kM>
+__host__ __device__ constexpr int keys_per_tile() {
+  return kD == 128 && kM == 2 ? 32 : 64;
+}
+template <int kD, int kM>
+constexpr int forward_smem_bytes() {
+  return (16 * kM * kWarps + 4 * keys_per_tile<kD, kM>()) * kD * 2;  // Q, K[2], V[2], 16-bit elements
+}
+
+template <class T, int kD, int kM>
+__global__ void __launch_bounds__(kThreads)
+    flash_tc_forward_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                            T* __restrict__ o, float* __restrict__ lse, int heads, int group, int n,
+                            float scale_log2, bool causal) {
+  constexpr int kBr = 16 * kM * kWarps;  // query rows per block
+  constexpr bool kQRegs = q_in_registers<kD, kM>();
+  constexpr int kBc = keys_per_tile<kD, kM>();
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  T* qs = reinterpret_cast<T*>(smem_raw);  // (Br, d)
+  T* ks = qs + kBr * kD;                   // 2 x (Bc, d)
+  T* vs = ks + 2 * kBc * kD;               // 2 x (Bc, d)
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int qb = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int q0 = qb * kBr, h = blockIdx.y, b = blockIdx.z;
+  const int kv_heads = heads / group;
+  const std::int64_t q_base = (static_cast<std::int64_t>(b) * heads + h) * n * kD;
+  const std::int64_t kv_base = (static_cast<std::int64_t>(b) * kv_heads + h / group) * n * kD;
+  const T* qp = q + q_base;
+  const T* kp = k + kv_base;
+  const T* vp = v + kv_base;
+  const int key_end = causal ? min(q0 + kBr, n) : n;  // keys [0, key_end) are visible to some row
+  const int n_tiles = (key_end + kBc - 1) / kBc;
+  const int wrow = warp * 16 * kM;  // this warp's first row in the block
+
+  tc::load_tile<kBr, kD, kThreads>(qs, qp, q0, n, tid);
+  tc::load_tile<kBc, kD, kThreads>(ks, kp, 0, n, tid);
+  tc::load_tile<kBc, kD, kThreads>(vs, vp, 0, n, tid);
+  detail::cp_async_commit();
+  detail::cp_async_wait<0>();
+  __syncthreads();
+
+  // This warp's query rows as A fragments, one per m-tile and 16 columns of d.
+  std::uint32_t qf[kQRegs ? kM : 1][kQRegs ? kD / 16 : 1][4];
+  if constexpr (kQRegs) {
+#pragma unroll
+    for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+      for (int kk = 0; kk < kD / 16; ++kk)
+        tc::ldsm_x4(qf[mi][kk], qs + swz<kD>(wrow + mi * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8));
+  }
+
+  float acc[kM][kD / 8][4];
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+    for (int c = 0; c < kD / 8; ++c) acc[mi][c][0] = acc[mi][c][1] = acc[mi][c][2] = acc[mi][c][3] = 0.0f;
+  float m[kM][2], l[kM][2];
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi) m[mi][0] = m[mi][1] = -INFINITY, l[mi][0] = l[mi][1] = 0.0f;
+
+#pragma unroll 1
+  for (int tile = 0; tile < n_tiles; ++tile) {
+    const int st = tile & 1;
+    if (tile + 1 < n_tiles) {
+      tc::load_tile<kBc, kD, kThreads>(ks + (st ^ 1) * kBc * kD, kp, (tile + 1) * kBc, n, tid);
+      tc::load_tile<kBc, kD, kThreads>(vs + (st ^ 1) * kBc * kD, vp, (tile + 1) * kBc, n, tid);
+    }
+    detail::cp_async_commit();
+    const T* kt = ks + st * kBc * kD;
+    const T* vt = vs + st * kBc * kD;
+
+    // S = Q K_t^T, (16 kM, Bc) per warp.
+    float s[kM][kBc / 8][4];
+#pragma unroll
+    for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+      for (int j = 0; j < kBc / 8; ++j) s[mi][j][0] = s[mi][j][1] = s[mi][j][2] = s[mi][j][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      std::uint32_t qa[kM][4];
+#pragma unroll
+      for (int mi = 0; mi < kM; ++mi) {
+        if constexpr (kQRegs) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) qa[mi][e] = qf[mi][kk][e];
+        } else {
+          tc::ldsm_x4(qa[mi], qs + swz<kD>(wrow + mi * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8));
+        }
+      }
+#pragma unroll
+      for (int np = 0; np < kBc / 16; ++np) {
+        std::uint32_t kf[4];
+        tc::ldsm_x4(kf, kt + swz<kD>(np * 16 + (lane & 7) + ((lane >> 4) << 3), kk * 16 + ((lane >> 3) & 1) * 8));
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi) {
+          tc::mma<T>(s[mi][2 * np], qa[mi], kf[0], kf[1]);
+          tc::mma<T>(s[mi][2 * np + 1], qa[mi], kf[2], kf[3]);
+        }
+      }
+    }
+
+    // Scale into the log2 domain (before the max: the scale may be negative), then mask.
+    const int k0 = tile * kBc;
+    const bool masked = k0 + kBc > n || (causal && k0 + kBc - 1 > q0);
+#pragma unroll
+    for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+      for (int j = 0; j < kBc / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[mi][j][e] *= scale_log2;
+          if (masked) {
+            const int key = k0 + 8 * j + 2 * t + (e & 1), row = q0 + wrow + mi * 16 + g + 8 * (e >> 1);
+            if (key >= n || (causal && key > row)) s[mi][j][e] = -INFINITY;
+          }
+        }
+
+    // Online softmax per row (r = 0: row g, r = 1: row g + 8 of m-tile mi); a quad shares a row.
+#pragma unroll
+    for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float mx = m[mi][r];
+#pragma unroll
+        for (int j = 0; j < kBc / 8; ++j) mx = fmaxf(mx, fmaxf(s[mi][j][2 * r], s[mi][j][2 * r + 1]));
+        mx = tc::quad_max(mx);
+        const float mu = mx == -INFINITY ? 0.0f : mx;  // a row with nothing visible yet
+        const float alpha = detail::fast_exp2(m[mi][r] - mu);
+        m[mi][r] = mx;
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < kBc / 8; ++j) {
+          s[mi][j][2 * r] = detail::fast_exp2(s[mi][j][2 * r] - mu);
+          s[mi][j][2 * r + 1] = detail::fast_exp2(s[mi][j][2 * r + 1] - mu);
+          sum += s[mi][j][2 * r] + s[mi][j][2 * r + 1];
+        }
+        l[mi][r] = l[mi][r] * alpha + sum;
+#pragma unroll
+        for (int c = 0; c < kD / 8; ++c) {
+          acc[mi][c][2 * r] *= alpha;
+          acc[mi][c][2 * r + 1] *= alpha;
+        }
+      }
+
+    // O += P V_t: P's accumulators become A fragments (16 keys each) in registers.
+#pragma unroll
+    for (int kk = 0; kk < kBc / 16; ++kk) {
+      std::uint32_t pa[kM][4];
+#pragma unroll
+      for (int mi = 0; mi < kM; ++mi) {
+        pa[mi][0] = tc::pack2<T>(s[mi][2 * kk][0], s[mi][2 * kk][1]);
+        pa[mi][1] = tc::pack2<T>(s[mi][2 * kk][2], s[mi][2 * kk][3]);
+        pa[mi][2] = tc::pack2<T>(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
+        pa[mi][3] = tc::pack2<T>(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
+      }
+#pragma unroll
+      for (int dp = 0; dp < kD / 16; ++dp) {
+        std::uint32_t vf[4];
+        tc::ldsm_x4_t(vf, vt + swz<kD>(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, dp * 16 + (lane >> 4) * 8));
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi) {
+          tc::mma<T>(acc[mi][2 * dp], pa[mi], vf[0], vf[1]);
+          tc::mma<T>(acc[mi][2 * dp + 1], pa[mi], vf[2], vf[3]);
+        }
+      }
+    }
+    detail::cp_async_wait<0>();  // tile t+1 has landed ...
+    __syncthreads();             // ... for everyone, and stage st is free for tile t+2
+  }
+
+  // O = acc / l (two T per 4-byte store), LSE in natural log.
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float total = tc::quad_sum(l[mi][r]);
+      const int row = q0 + wrow + mi * 16 + g + 8 * r;
+      if (row >= n) continue;
+      const float inv = 1.0f / total;
+      T* orow = o + q_base + static_cast<std::int64_t>(row) * kD;
+#pragma unroll
+      for (int c = 0; c < kD / 8; ++c)
+        *reinterpret_cast<std::uint32_t*>(orow + 8 * c + 2 * t) =
+            tc::pack2<T>(acc[mi][c][2 * r] * inv, acc[mi][c][2 * r + 1] * inv);
+      if (t == 0)
+        lse[(static_cast<std::int64_t>(b) * heads + h) * n + row] = (m[mi][r] + log2f(total)) * detail::kLn2;
+    }
+}
+
+template <class T, int kD, int kM>
+cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
+                   cudaStream_t stream) {
+  constexpr int smem = forward_smem_bytes<kD, kM>();
+  constexpr int rows = 16 * kM * kWarps;
+  static const cudaError_t prepared = detail::prepare_kernel(flash_tc_forward_kernel<T, kD, kM>, smem);
+  if (prepared != cudaSuccess) return prepared;
+  const dim3 grid((s.seq_len + rows - 1) / rows, s.heads, s.batch);
+  flash_tc_forward_kernel<T, kD, kM><<<grid, kThreads, smem, stream>>>(
+      static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<T*>(o), lse,
+      s.heads, s.group(), s.seq_len, s.effective_scale() * detail::kLog2e, s.causal);
+  return cudaGetLastError();
+}
+
+template <class T, int kD>
+cudaError_t by_tiles(const Shape& s, TcTiles tiles, const void* q, const void* k, const void* v, void* o,
+                     float* lse, cudaStream_t stream) {
+  if (tiles == TcTiles::rows64) return launch<T, kD, 1>(s, q, k, v, o, lse, stream);
+  return launch<T, kD, 2>(s, q, k, v, o, lse, stream);  // rows128 and automatic
+}
+
+template <class T>
+cudaError_t dispatch(const Shape& s, TcTiles tiles, const void* q, const void* k, const void* v, void* o,
+                     float* lse, cudaStream_t stream) {
+  switch (s.head_dim) {
+    case 64: return by_tiles<T, 64>(s, tiles, q, k, v, o, lse, stream);
+    case 128: return by_tiles<T, 128>(s, tiles, q, k, v, o, lse, stream);
+    default:
+      throw std::invalid_argument("attention: tensor-core flash kernels support head_dim 64, 128, not " +
+                                  std::to_string(s.head_dim));
+  }
+}
+
+}  // namespace
+
+bool flash_tc_supported(int head_dim) { return head_dim == 64 || head_dim == 128; }
+
+cudaError_t flash_tc_forward(const Shape& shape, Precision precision, const void* q, const void* k,
+                             const void* v, void* o, float* lse, cudaStream_t stream, TcTiles tiles) {
+  detail::require_valid(shape);
+  return precision == Precision::bf16 ? dispatch<__nv_bfloat16>(shape, tiles, q, k, v, o, lse, stream)
+                                      : dispatch<__half>(shape, tiles, q, k, v, o, lse, stream);
+}
+
+}  // namespace kernels::attention

@@ -1,6 +1,7 @@
 // Every CUDA conv2d variant (cudnn too, where built with cuDNN) against the double CPU
 // reference: the single-channel ladder at odd image sizes (1x1, smaller than the mask, not
-// multiples of the 32x8 / 32x32 tiles, wider than tall and the reverse) and every radius;
+// multiples of the tiles, wider than tall and the reverse; W % 4 != 0 and W % 4 == 0, the
+// tiled kernels' scalar and 16-byte paths) and every radius;
 // the layer form at odd channel counts (C, K not multiples of the chunk or of the 32
 // filters per block) and every radius. Label gpu; skips without a device.
 #include <gtest/gtest.h>
@@ -37,8 +38,11 @@ harness::Params layer_params(std::int64_t n, std::int64_t c, std::int64_t h, std
 
 TEST(Conv2dGpu, EverySingleChannelVariantAtOddSizesAndEveryRadius) {
   if (!harness::test::have_device()) GTEST_SKIP() << "no CUDA device";
-  const std::pair<std::int64_t, std::int64_t> sizes[] = {{1, 1},   {2, 3},   {5, 7},     {9, 33},    {33, 9},
-                                                         {31, 65}, {67, 35}, {257, 129}, {1001, 999}};
+  // The first row: W % 4 != 0 (the tiled kernels' scalar path); the second: W % 4 == 0 (their
+  // 16-byte path), W not a multiple of the 128 / 120 output columns of a tile, H not of 32.
+  const std::pair<std::int64_t, std::int64_t> sizes[] = {
+      {1, 1},   {2, 3},  {5, 7},  {9, 33},  {33, 9},  {31, 65},  {67, 35}, {257, 129}, {1001, 999},
+      {1, 4},   {3, 8},  {7, 12}, {37, 132}, {70, 244}, {33, 260}, {129, 124}, {95, 1028}};
   for (std::int64_t r = 1; r <= 4; ++r)
     for (const auto& [h, w] : sizes)
       EXPECT_GE(harness::test::check_cuda_variants_against_cpu("conv2d", single_params(h, w, r)), 5)

@@ -9,11 +9,14 @@
 //   naive              a thread per output, mask read from global memory
 //   constant_mask      the same, mask in __constant__ memory (one broadcast per warp)
 //   tiled_out          strategy 1: the block covers the output tile; the input tile with
-//                      its halo is loaded into shared memory (some threads load twice)
+//                      its halo is loaded into shared memory (some threads load more)
 //   tiled_in           strategy 2: the block covers the input tile (halo included), one
 //                      load per thread; threads of the halo ring idle in the output step
 //   tiled_cached_halo  strategy 3: the block covers the output tile; only the core goes to
 //                      shared memory, halo values are read from global memory (L1/L2)
+// The tiled kernels are register-blocked (each thread computes 4 consecutive outputs of a
+// row, strategies 1 and 3 a 4 x 4 patch, stored as 16-byte words; loads are 16-byte words
+// where W % 4 == 0); conv2d_tiled.cu gives the tile shapes.
 // The tiled kernels take the mask from constant memory too (as the notes do). The mask
 // operand lives in device memory; every launch copies it to the constant bank first
 // (cudaMemcpyToSymbolAsync, device to device, on the stream): that copy is in the timing.

@@ -112,13 +112,13 @@ HARNESS_REGISTER_VARIANT(conv2d, naive, cuda, "a thread per output, mask and inp
 HARNESS_REGISTER_VARIANT(conv2d, constant_mask, cuda, "a thread per output, mask in __constant__ memory",
                          launch<kc::constant_mask>);
 HARNESS_REGISTER_VARIANT(conv2d, tiled_out, cuda,
-                         "strategy 1: block = 32x8 output tile, input tile + halo in shared memory",
+                         "strategy 1: block 32x8 = 128x32 output tile (4x4 per thread, float4), input tile + halo in shared memory",
                          launch<kc::tiled_out>);
 HARNESS_REGISTER_VARIANT(conv2d, tiled_in, cuda,
-                         "strategy 2: block = 32x32 input tile incl. halo, ring threads idle in the output step",
+                         "strategy 2: block 32x32 = 128x32 input tile incl. halo (one float4 per thread), ring threads idle",
                          launch<kc::tiled_in>);
 HARNESS_REGISTER_VARIANT(conv2d, tiled_cached_halo, cuda,
-                         "strategy 3: block = 32x8 output tile, core in shared memory, halo through L1/L2",
+                         "strategy 3: block 32x8 = 128x32 output tile (4x4 per thread), core in shared memory, halo via L1/L2",
                          launch<kc::tiled_cached_halo>);
 HARNESS_REGISTER_VARIANT_FULL(conv2d, cudnn, cuda,
                               "cudnnConvolutionForward N=C=K=1, FP32 FMA math, algorithm by cudnnFind "

@@ -157,6 +157,39 @@ TEST(DevicesCli, AKilledWorkerLosesOnlyItsRunningResultAndResumeCompletes) {
   std::remove(journal.c_str());
 }
 
+// Collective cases run on every worker in step and merge into one result per name; on CPU
+// workers they skip (no device), which exercises the lockstep hand-out and the merge.
+TEST(DevicesCli, CollectiveCasesRunOnEveryWorkerAndMergeIntoOneResult) {
+  const std::string out = test::temp_path("collective.json");
+  const auto r = run_command(kExe + " run suites/nccl.yaml --filter 'bytes:(8|64)/' --devices cpu:2 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(test::read_file(out));
+  ASSERT_EQ(report["results"].size(), 40u);  // 20 cases x 2 sizes, once each (not once per rank)
+  for (const auto& res : report["results"]) {
+    EXPECT_EQ(res["device"], "cpu:0,cpu:1");
+    ASSERT_EQ(res["extra"]["ranks"].size(), 2u);
+    EXPECT_EQ(res["extra"]["ranks"][1]["device"], "cpu:1");
+  }
+  std::remove(out.c_str());
+  std::remove((out + ".journal.jsonl").c_str());
+}
+
+TEST(DevicesCli, ARankLostInACollectiveLeavesTheRestForResume) {
+  const std::string out = test::temp_path("collective-killed.json");
+  const std::string journal = out + ".journal.jsonl";
+  const std::string run = " run suites/nccl.yaml --filter 'all_reduce/nccl/bytes:(8|64)/' --devices cpu:2";
+  const auto r = run_command("HARNESS_TEST_WORKER_DIE=cpu:1:3 " + kExe + run + " --out " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("6 results not run (a worker was lost)"), std::string::npos) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(test::read_file(out))["results"].size(), 2u);
+  const auto resumed = run_command(kExe + run + " --resume " + journal);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("2 of 8 results already done"), std::string::npos) << resumed.output;
+  EXPECT_EQ(nlohmann::json::parse(test::read_file(out))["results"].size(), 8u);
+  std::remove(out.c_str());
+  std::remove(journal.c_str());
+}
+
 TEST(DevicesCli, BadDevicesAreInputErrorsBeforeAnyWork) {
   const auto r = run_command(kExe + " run" + kSuite + "--devices 7");
   EXPECT_EQ(r.exit_code, 2) << r.output;

@@ -514,6 +514,8 @@ LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std
   for (; next < groups.size(); ++next)
     for (const auto* p : groups[next]) out.lost.push_back(p->name);
   std::remove(id_file.c_str());
+  std::sort(out.lost.begin(), out.lost.end());
+  out.lost.erase(std::unique(out.lost.begin(), out.lost.end()), out.lost.end());
   return out;
 }
 

@@ -264,7 +264,17 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     // Timed runs. Outputs are left as the runs leave them (in/out operands accumulate,
     // which changes values, not the work).
     if (v.backend == Backend::cuda) {
-      r.timing = time_cuda([&] { v.launch(ctx); }, stream_, c.settings, flusher_.get());
+      // A collective runs in step on every rank: the same number of launches everywhere
+      // (a fixed sample count, no time cap) and no L2 flush between them (a rank flushing
+      // while its peers wait inside the collective would time their waiting).
+      MeasureSettings settings = c.settings;
+      if (c.problem->collective()) {
+        settings.stopping.rule = StoppingRule::samples;
+        settings.max_time = 1e9;
+        settings.cache = CacheMode::hot;
+        settings.timing = TimingMode::events;  // graph timing sizes its replay from a timing
+      }
+      r.timing = time_cuda([&] { v.launch(ctx); }, stream_, settings, flusher_.get());
       HARNESS_CUDA(cudaGetLastError());
     } else {
       r.timing = time_cpu([&] { v.launch(ctx); }, c.settings);
@@ -276,7 +286,8 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     r.throttled = r.timing && r.timing->clocks && r.timing->clocks->throttled();
     // Profiling: its own pass after timing (kernel trace, counters with replay), so it
     // never perturbs the timed samples.
-    if (v.backend == Backend::cuda && options_.profile) {
+    // Not for a collective: a counter replay of one rank's kernel would wait for its peers.
+    if (v.backend == Backend::cuda && options_.profile && !c.problem->collective()) {
       NvtxRange profile_range("profile", NvtxPhase::profile);
       try {
         if (!collector_) collector_ = std::make_unique<MetricCollector>(device_.index);

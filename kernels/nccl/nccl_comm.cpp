@@ -156,6 +156,7 @@ void World::ensure_initialized() {
     (void)cudaSetDevice(s->device);
     while (!s->stop) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (s->stop) break;  // process exit: touch neither CUDA nor NCCL any more
       ncclResult_t async = ncclSuccess;
       if (ncclCommGetAsyncError(s->comm, &async) == ncclSuccess && async != ncclSuccess && async != ncclInProgress)
         die("rank " + std::to_string(env.rank) + " of " + std::to_string(env.size) +

@@ -84,6 +84,27 @@ void read_worker_journals(const std::string& journal, std::map<std::string, Resu
   }
 }
 
+// A rank started by mpirun or srun (not by our launcher): its rank, its rank on this host
+// and the job's size, from the variables those set (the nccl family reads the same).
+struct ExternalRank {
+  int rank = 0, local = 0, size = 1;
+};
+std::optional<ExternalRank> external_rank() {
+  if (std::getenv("HARNESS_WORLD_SIZE")) return std::nullopt;  // our own worker
+  const char* sets[][3] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+                           {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+                           {"PMI_RANK", "PMI_SIZE", nullptr}};
+  for (const auto& v : sets) {
+    const char* r = std::getenv(v[0]);
+    const char* n = std::getenv(v[1]);
+    if (!r || !n) continue;
+    ExternalRank e{std::atoi(r), v[2] && std::getenv(v[2]) ? std::atoi(std::getenv(v[2])) : 0, std::atoi(n)};
+    if (e.size > 1) return e;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 // Without --isolate a hung variant cannot be interrupted: on timeout the watchdog writes
 // the report of everything finished (the hung result as `timeout`) and ends the process.
 class Watchdog {
@@ -165,6 +186,17 @@ int run_session(const SessionOptions& args) {
   options.suite_name = suite.name;
   options.seed = args.seed;
   options.device = args.device;
+  // mpirun / srun without per-rank GPU pinning: the ranks of a host take its GPUs in turn
+  // (with --gpus-per-task=1 or a pinned CUDA_VISIBLE_DEVICES each rank sees one: device 0).
+  const std::optional<ExternalRank> ext = external_rank();
+  if (ext && args.device == 0 && args.child_events.empty()) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      (void)cudaGetLastError();
+      count = 0;
+    }
+    if (count > 1) options.device = ext->local % count;
+  }
   options.filter = result_filter(args.filter, "--filter");
   options.variants = split_list(args.variants);
   options.profile = !args.no_profile;
@@ -256,6 +288,17 @@ int run_session(const SessionOptions& args) {
       out_path = args.resume.substr(0, args.resume.size() - suffix.size());
   }
   if (out_path.empty()) out_path = default_report_path(suite.name);
+  // One report per rank under mpirun / srun: {rank} in --out, else .rank<r> before .json.
+  if (ext && args.resume.empty()) {
+    if (const auto at = out_path.find("{rank}"); at != std::string::npos) {
+      out_path.replace(at, 6, std::to_string(ext->rank));
+    } else {
+      const auto dot = out_path.rfind(".json");
+      const std::string tag = fmt::format(".rank{}", ext->rank);
+      if (dot != std::string::npos && dot + 5 == out_path.size()) out_path.insert(dot, tag);
+      else out_path += tag;
+    }
+  }
   if (journal_path.empty()) journal_path = out_path + ".journal.jsonl";
   std::vector<PlannedResult> todo;
   for (const auto& p : planned)
@@ -264,7 +307,7 @@ int run_session(const SessionOptions& args) {
   // Fail on an unwritable output before measuring anything.
   Journal journal(journal_path);
 
-  const DeviceInfo device = probe_device(workers.empty() ? args.device : std::max(workers.front().index, 0));
+  const DeviceInfo device = probe_device(workers.empty() ? options.device : std::max(workers.front().index, 0));
   Console console(stdout, args.quiet);
   if (!args.quiet) {
     if (!workers.empty()) {

@@ -228,8 +228,8 @@ for r in rep["results"]:
     print(f"{r['problem']:<20} {p['bytes']:>11} {p['dtype']:>5} {str(p['in_place']):>5} {x['time_s']*1e6:>9.1f}us "
           f"{x['algbw_gbps']:>8.1f} {x['busbw_gbps']:>8.1f}  {ranks}")
 PY
-      step "ctest NcclGpu"
-      ctest --test-dir build/release -R 'NcclGpu' --output-on-failure >"$OUT/nccl-gpu-test.log" 2>&1 || status=1
+      step "ctest NcclGpu DevicesGpu"
+      ctest --test-dir build/release -R 'NcclGpu|DevicesGpu' --output-on-failure >"$OUT/nccl-gpu-test.log" 2>&1 || status=1
       grep -E "tests passed|Failed|Skipped|Passed" "$OUT/nccl-gpu-test.log" | head -10
       step "torch.distributed all_reduce ($ngpu ranks)"
       PYTHONUNBUFFERED=1 timeout 300 python3 -m torch.distributed.run --nproc_per_node "$ngpu" reports/torch_allreduce.py \

@@ -190,6 +190,23 @@ TEST(DevicesCli, ARankLostInACollectiveLeavesTheRestForResume) {
   std::remove(journal.c_str());
 }
 
+// A rank started by mpirun / srun writes its own report: {rank} in --out, else .rank<r>.
+TEST(DevicesCli, RanksOfMpirunOrSrunWriteOneReportEach) {
+  const std::string base = test::temp_path("ranks");
+  const std::string filter = " --filter 'stream/cpu/op:copy/n:1000$' ";
+  auto r = run_command("OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 " + kExe + " run" + kSuite + filter + "--out " + base + ".{rank}.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("report: " + base + ".1.json"), std::string::npos) << r.output;
+  r = run_command("SLURM_PROCID=3 SLURM_NTASKS=4 " + kExe + " run" + kSuite + filter + "--out " + base + ".json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("report: " + base + ".rank3.json"), std::string::npos) << r.output;
+  for (const auto& p : {base + ".1.json", base + ".rank3.json"}) {
+    EXPECT_FALSE(test::read_file(p).empty()) << p;
+    std::remove(p.c_str());
+    std::remove((p + ".journal.jsonl").c_str());
+  }
+}
+
 TEST(DevicesCli, BadDevicesAreInputErrorsBeforeAnyWork) {
   const auto r = run_command(kExe + " run" + kSuite + "--devices 7");
   EXPECT_EQ(r.exit_code, 2) << r.output;

@@ -178,10 +178,10 @@ Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream, const
   ClockProbes probes;
   probes.capacity = 4096;
   HARNESS_CUDA(cudaMalloc(reinterpret_cast<void**>(&probes.d), probes.capacity * 2 * sizeof(unsigned long long)));
-  // The first batch of one sample estimates the run time. With a fixed sample count the
-  // batches are fixed too (all samples, in batches of kMaxBatch): the number of launches
-  // then does not depend on the timings, as ranks of a collective need.
-  const bool fixed = settings.stopping.rule == StoppingRule::samples;
+  // The first batch of one sample estimates the run time. With fixed launches (a
+  // collective) the batches are fixed too: stopping.samples samples in batches of
+  // kMaxBatch, so that the number of launches does not depend on the timings.
+  const bool fixed = settings.fixed_launches;
   const auto fixed_count = static_cast<std::size_t>(std::max(settings.stopping.samples, 1));
   std::size_t batch = fixed ? std::min(fixed_count, kMaxBatch) : 1;
   const double per_sample_launches = static_cast<double>(t.launches_per_sample);

@@ -270,6 +270,7 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
       MeasureSettings settings = c.settings;
       if (c.problem->collective()) {
         settings.stopping.rule = StoppingRule::samples;
+        settings.fixed_launches = true;
         settings.max_time = 1e9;
         settings.cache = CacheMode::hot;
         settings.timing = TimingMode::events;  // graph timing sizes its replay from a timing

@@ -1,4 +1,4 @@
-// The nccl family on real GPUs: every collective across all visible GPUs through
+// --devices on real GPUs: a suite sharded over every GPU, and the nccl family: every collective across all visible GPUs through
 // `harness run --devices all` (checked on every rank, merged with nccl-tests' figures),
 // a missing rank that ends in a clear error instead of a hang, a lost rank mid-suite, and
 // the skip of a single rank. Needs 2 GPUs for the multi-rank tests (skips otherwise).
@@ -24,6 +24,31 @@ int gpu_count() {
     return 0;
   }
   return n;
+}
+
+TEST(DevicesGpu, TheSmokeSuiteShardsOverEveryGpuWithTheSameResults) {
+  const int n = gpu_count();
+  if (n < 2) GTEST_SKIP() << "needs 2 or more GPUs (found " << n << ")";
+  const std::string out = test::temp_path("smoke-all.json");
+  const auto r = run_command(kExe + " run suites/smoke.yaml --devices all --no-profile --out " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(test::read_file(out));
+  ASSERT_EQ(report["environment"]["devices"].size(), static_cast<std::size_t>(n));
+  std::set<std::string> used;
+  for (const auto& res : report["results"]) {
+    EXPECT_EQ(res["status"], "passed") << res["name"] << ": " << res["reason"];
+    used.insert(res["device"].get<std::string>());
+  }
+  EXPECT_GE(used.size(), 2u) << "one device did all the work";
+  for (const auto& env : report["environment"]["devices"]) EXPECT_FALSE(env["gpu"].is_null()) << env.dump();
+  const auto dry = run_command(kExe + " run suites/smoke.yaml --dry-run");
+  EXPECT_NE(dry.output.find(std::to_string(report["results"].size()) + " results"), std::string::npos) << dry.output;
+  const auto bad = run_command(kExe + " run suites/smoke.yaml --devices " + std::to_string(n));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("no CUDA device " + std::to_string(n) + ": this machine has " + std::to_string(n)),
+            std::string::npos) << bad.output;
+  std::remove(out.c_str());
+  std::remove((out + ".journal.jsonl").c_str());
 }
 
 TEST(NcclGpu, EveryCollectiveOnEveryGpuIsCheckedAndMergedWithBusBandwidth) {

@@ -99,6 +99,7 @@ struct Worker {
   std::string events_path, stderr_path;
   std::unique_ptr<Follower> follow;
   bool alive = false, idle = false, started_env = false;
+  bool stopped_by_us = false;  // killed because a peer left the collective it was in
   int restarts = 0;
   std::vector<const PlannedResult*> batch;  // the case it is working on, what is left of it
   const PlannedResult* running = nullptr;
@@ -318,6 +319,7 @@ LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std
     w.stdin_fd = fds[1];
     w.alive = true;
     w.idle = true;
+    w.stopped_by_us = false;
     w.running = nullptr;
     w.batch.clear();
     w.follow = std::make_unique<Follower>(w.events_path);
@@ -405,18 +407,23 @@ LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std
     }
   };
 
-  // A worker ended or was killed: account for its batch; returns whether to restart it.
+  // A worker ended or was killed: account for the result it was running (the rest of its
+  // batch stays in w.batch for the caller to requeue or give up).
   auto bury = [&](Worker& w, int status, bool timed_out) {
     w.alive = false;
     stop(w);
     drain(w);
     const std::string err = last_line(w.stderr_path);
-    std::string how = timed_out ? "killed after the time limit" : describe_status(status);
+    std::string how = timed_out        ? "killed after the time limit"
+                      : w.stopped_by_us ? "stopped by the launcher: a peer left the collective it was in"
+                                        : describe_status(status);
     if (w.running) {
       Result r = unfinished_result(*w.running);
       r.device = w.device.label;
+      // Killed from outside (or by us): the result is not its fault; left for --resume. So is
+      // a collective's: its peers' results are lost with it, and it runs again as a whole.
       const bool outside_kill = !timed_out && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-      if (outside_kill) {
+      if (outside_kill || w.running->c->problem->collective()) {
         out.lost.push_back(w.running->name);
       } else {
         r.status = timed_out ? Status::timeout : Status::crashed;
@@ -428,12 +435,10 @@ LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std
       std::erase_if(w.batch, [&](const PlannedResult* p) { return p == w.running; });
       w.running = nullptr;
     }
-    if (!w.batch.empty() || !w.idle || !timed_out) {
-      const bool quiet_end = WIFEXITED(status) && WEXITSTATUS(status) == 0 && w.batch.empty();
-      if (!quiet_end)
-        out.messages.push_back(fmt::format("worker on {} (pid {}) ended: {}{}", w.device.label, w.pid, how,
-                                           err.empty() ? "" : ": " + err));
-    }
+    const bool quiet_end = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && w.batch.empty();
+    if (!quiet_end)
+      out.messages.push_back(fmt::format("worker on {} (pid {}) ended: {}{}", w.device.label, w.pid, how,
+                                         err.empty() ? "" : ": " + err));
   };
 
   bool collective_phase_broken = false;
@@ -488,6 +493,7 @@ LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std
       for (auto& w : workers)
         if (w.alive && !w.batch.empty() && w.batch.front()->c->problem->collective()) {
           kill(w.pid, SIGKILL);  // stuck in a collective its peer left
+          w.stopped_by_us = true;
         }
     }
     if (!any_alive) break;

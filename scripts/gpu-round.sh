@@ -14,6 +14,8 @@
 #           gemm-tc (tensor-core GEMM suite: mma vs cuBLAS in tf32/bf16/f16, and its GPU test)
 #           attention-compare (flash vs PyTorch SDPA at B=4, H=16/32, N=1K-16K, f32 and bf16;
 #           ATTN_COMPARE_FILTER narrows it: the whole suite takes tens of minutes)
+#           nccl (suites/nccl.yaml over every GPU, its GPU tests, torch.distributed all_reduce)
+#           devices (a suite with --devices all vs --devices 0: both wall times)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -241,6 +243,45 @@ PY
         python3 reports/tables.py "${k##*:}" "$f" $extra >"$OUT/table-${k%%:*}.md"
         cat "$OUT/table-${k%%:*}.md"
       done ;;
+    nccl)
+      # Issue 19: NCCL collectives across every GPU (one worker per GPU), the GPU tests, and
+      # torch.distributed's all_reduce on the same GPUs as the reference. NVLink multicast off.
+      export NCCL_NVLS_ENABLE=0
+      ngpu=$(nvidia-smi -L | wc -l)
+      step "harness run --devices all suites/nccl.yaml ($ngpu GPUs)"
+      timeout "${SUITE_TIMEOUT:-500}" $exe run suites/nccl.yaml --devices all ${NCCL_FILTER:+--filter "$NCCL_FILTER"} \
+        --out "$OUT/nccl.json" --quiet 2>&1 | tee "$OUT/nccl.log" | tail -30 || status=1
+      python3 - "$OUT/nccl.json" <<'PY' || true
+import json, sys
+rep = json.load(open(sys.argv[1]))
+print(f"{'problem':<20} {'bytes':>11} {'dtype':>5} {'inpl':>5} {'time':>11} {'algbw':>8} {'busbw':>8}  per rank busbw")
+for r in rep["results"]:
+    x = r.get("extra") or {}
+    if r["status"] != "passed" or "busbw_gbps" not in x: continue
+    p = r["params"]
+    ranks = " ".join(f"{k.get('busbw_gbps', 0):.1f}" for k in x.get("ranks", []))
+    print(f"{r['problem']:<20} {p['bytes']:>11} {p['dtype']:>5} {str(p['in_place']):>5} {x['time_s']*1e6:>9.1f}us "
+          f"{x['algbw_gbps']:>8.1f} {x['busbw_gbps']:>8.1f}  {ranks}")
+PY
+      step "ctest NcclGpu DevicesGpu"
+      ctest --test-dir build/release -R 'NcclGpu|DevicesGpu' --output-on-failure >"$OUT/nccl-gpu-test.log" 2>&1 || status=1
+      grep -E "tests passed|Failed|Skipped|Passed" "$OUT/nccl-gpu-test.log" | head -10
+      step "torch.distributed all_reduce ($ngpu ranks)"
+      PYTHONUNBUFFERED=1 timeout 300 python3 -m torch.distributed.run --nproc_per_node "$ngpu" reports/torch_allreduce.py \
+        --out "$OUT/torch-allreduce.json" >"$OUT/torch-allreduce.log" 2>&1 || status=1
+      tail -22 "$OUT/torch-allreduce.log"
+      [ -f "$OUT/torch-allreduce.json" ] && python3 reports/torch_allreduce.py --compare "$OUT/nccl.json" "$OUT/torch-allreduce.json" ;;
+    devices)
+      # Issue 19: one suite sharded over every GPU vs one GPU (target: <= 0.55x on two).
+      suite=${DEVICES_SUITE:-suites/softmax.yaml}
+      step "$suite: --devices all vs --devices 0"
+      t0=$(date +%s.%N)
+      $exe run "$suite" --devices all --no-profile --out "$OUT/devices-all.json" --quiet >"$OUT/devices-all.log" 2>&1 || status=1
+      t1=$(date +%s.%N)
+      $exe run "$suite" --devices 0 --no-profile --out "$OUT/devices-0.json" --quiet >"$OUT/devices-0.log" 2>&1 || status=1
+      t2=$(date +%s.%N)
+      tail -2 "$OUT/devices-all.log" "$OUT/devices-0.log"
+      python3 -c "a=$t1-$t0; b=$t2-$t1; print(f'wall time --devices all: {a:.1f} s, --devices 0: {b:.1f} s, ratio {a/b:.2f}')" ;;
     *) echo "unknown stage '$s'"; exit 2 ;;
   esac
   # Pack after every stage: whatever a later stage or a time limit cuts, this stays.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "run/devices.hpp"
 #include "run/isolation.hpp"
 #include "run/session.hpp"
 #include "harness/error.hpp"
@@ -36,6 +37,26 @@ std::vector<std::string> child_argv() {
       continue;
     }
     if (a.rfind("--out=", 0) == 0 || a.rfind("--resume=", 0) == 0 || a.rfind("--timeout=", 0) == 0) continue;
+    out.push_back(a);
+  }
+  return out;
+}
+
+// The arguments a --devices worker is started with: the parent's, minus the launcher's
+// own options (each worker is pinned to its device, which it sees as device 0).
+std::vector<std::string> worker_argv() {
+  std::vector<std::string> out;
+  const auto& raw = raw_arguments();
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const std::string& a = raw[i];
+    if (a == "--dry-run" || a == "--allow-mixed") continue;
+    if (a == "--out" || a == "--resume" || a == "--timeout" || a == "--devices" || a == "--device") {
+      ++i;
+      continue;
+    }
+    bool joined = false;
+    for (const char* o : {"--out=", "--resume=", "--timeout=", "--devices=", "--device="}) joined |= a.rfind(o, 0) == 0;
+    if (joined) continue;
     out.push_back(a);
   }
   return out;
@@ -89,11 +110,19 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "(nvbench's entropy criterion), samples (a fixed count, settings.stopping.samples)");
   cmd->add_option("--throttle", args->throttle,
                   "Flag results whose SM clock fell under this share of the maximum (default 0.75)");
+  cmd->add_option("--devices", args->devices,
+                  "Shard the suite over devices, one worker process per device: all, a list like 0,1,\n"
+                  "or cpu:N (N CPU-only workers). Largest cases first; results carry their device;\n"
+                  "collective cases (nccl) run on every device at once")
+      ->excludes("--device");
+  cmd->add_flag("--allow-mixed", args->allow_mixed, "With --devices: allow GPUs of different models (timings not comparable)");
+  cmd->add_option(kWorkerEventsOption, args->worker_events)->group("");  // hidden: set by --devices
   cmd->add_option(kChildEventsOption, args->child_events)->group("");  // hidden: set by --isolate
   cmd->add_option(kChildOnlyOption, args->child_only)->group("");
   cmd->callback([args, &exit_code] {
     args->command_line = command_line();
     args->child_argv = child_argv();
+    args->worker_argv = worker_argv();
     exit_code = run_session(*args);
   });
 }

@@ -83,6 +83,10 @@ class Problem {
   virtual std::size_t device_bytes(const Params&) const { return 0; }
   // How the tolerance was chosen, for `harness list` and the docs.
   virtual std::string tolerance_rule() const { return {}; }
+  // A collective (NCCL): one instance per rank, every rank runs the case in step. Under
+  // `harness run --devices` such a case runs on every worker at once and the ranks'
+  // results merge into one (extra.bytes and extra.bus_factor give algbw and busbw).
+  virtual bool collective() const { return false; }
 };
 
 // The bytes an instance of `problem` at `params` will need: from its operands where it

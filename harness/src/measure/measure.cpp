@@ -178,7 +178,12 @@ Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream, const
   ClockProbes probes;
   probes.capacity = 4096;
   HARNESS_CUDA(cudaMalloc(reinterpret_cast<void**>(&probes.d), probes.capacity * 2 * sizeof(unsigned long long)));
-  std::size_t batch = 1;  // the first batch of one sample estimates the run time
+  // The first batch of one sample estimates the run time. With fixed launches (a
+  // collective) the batches are fixed too: stopping.samples samples in batches of
+  // kMaxBatch, so that the number of launches does not depend on the timings.
+  const bool fixed = settings.fixed_launches;
+  const auto fixed_count = static_cast<std::size_t>(std::max(settings.stopping.samples, 1));
+  std::size_t batch = fixed ? std::min(fixed_count, kMaxBatch) : 1;
   const double per_sample_launches = static_cast<double>(t.launches_per_sample);
   for (;;) {
     events.reserve(batch);
@@ -201,6 +206,8 @@ Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream, const
     // enough without a host round trip per sample.
     const double est = std::max(compute_stats(criterion.samples()).median * per_sample_launches, 1e-7);
     batch = std::clamp<std::size_t>(static_cast<std::size_t>(kBatchSeconds / est), 1, kMaxBatch);
+    if (fixed) batch = std::min(fixed_count - std::min(fixed_count, criterion.samples().size()), kMaxBatch);
+    if (batch == 0) break;
   }
   t.clocks = clock_stats(probes.read_mhz(), device_max_clock_mhz(), settings.throttle);
   finish(t, criterion, settings, t0);

@@ -81,6 +81,7 @@ nlohmann::json result_to_json(const Result& r) {
   j["profile"] = r.profile;
   if (!r.extra.is_null()) j["extra"] = r.extra;
   if (r.throttled) j["throttled"] = true;
+  if (!r.device.empty()) j["device"] = r.device;
   if (r.check) {
     const CheckResult& c = *r.check;
     j["check"] = {{"passed", c.passed},
@@ -252,6 +253,7 @@ Result result_from_json(const nlohmann::json& j) {
   r.timing = timing_from_json(j);
   if (const auto* p = at(j, {"profile"})) r.profile = *p;
   if (const auto* e = at(j, {"extra"})) r.extra = *e;
+  r.device = json_get::str_or(j, {"device"});
   r.gflops = num_or(j, {"rates", "gflops"});
   r.gbytes_per_s = num_or(j, {"rates", "gbytes_per_s"});
   r.intensity = num_or(j, {"rates", "arithmetic_intensity"});

@@ -73,7 +73,7 @@ void Console::result(const Result& r, std::size_t index, std::size_t total) {
     }
   }
   fmt::print(out_, "[{:>{}}/{}] {}{:<7}{} {}  {}\n", index, fmt::formatted_size("{}", total), total, color,
-             to_string(r.status), reset, display_name(r), outcome_text(r));
+             to_string(r.status), reset, display_name(r) + (r.device.empty() ? "" : " [" + r.device + "]"), outcome_text(r));
   if (r.throttled && r.timing && r.timing->clocks) {
     const ClockStats& c = *r.timing->clocks;
     fmt::print(out_, "    warning: the SM clock fell to {:.0f} MHz (< {:g} x the maximum {:.0f} MHz) in {} of {} batches: "

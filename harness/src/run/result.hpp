@@ -46,6 +46,9 @@ struct Result {
   nlohmann::json profile;
   // Instance::extra() after the timed runs (problem-specific figures); null when none.
   nlohmann::json extra;
+  // Where it ran under --devices ("cuda:1", "cpu:0"; a collective: "cuda:0,cuda:1");
+  // empty for a single-device run.
+  std::string device;
 };
 
 }  // namespace harness

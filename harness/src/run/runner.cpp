@@ -249,7 +249,9 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
       }
       r.check = compare_outputs(inst.read_outputs(v.backend), state.reference_outputs, state.tolerance);
     }
-    if (!r.check->passed) {
+    // A collective's ranks launch in step: a rank whose check failed still takes part in
+    // the timed launches (its peers would wait for it) and is reported failed after them.
+    if (!r.check->passed && !c.problem->collective()) {
       r.status = Status::failed;
       r.reason = "check failed: " + r.check->summary();
       r.workspace_peak_bytes = ws.peak_bytes();
@@ -257,14 +259,26 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     }
 
     if (options_.check_only) {
-      r.status = Status::passed;
+      r.status = r.check->passed ? Status::passed : Status::failed;
+      if (!r.check->passed) r.reason = "check failed: " + r.check->summary();
       r.workspace_peak_bytes = ws.peak_bytes();
       return r;
     }
     // Timed runs. Outputs are left as the runs leave them (in/out operands accumulate,
     // which changes values, not the work).
     if (v.backend == Backend::cuda) {
-      r.timing = time_cuda([&] { v.launch(ctx); }, stream_, c.settings, flusher_.get());
+      // A collective runs in step on every rank: the same number of launches everywhere
+      // (a fixed sample count, no time cap) and no L2 flush between them (a rank flushing
+      // while its peers wait inside the collective would time their waiting).
+      MeasureSettings settings = c.settings;
+      if (c.problem->collective()) {
+        settings.stopping.rule = StoppingRule::samples;
+        settings.fixed_launches = true;
+        settings.max_time = 1e9;
+        settings.cache = CacheMode::hot;
+        settings.timing = TimingMode::events;  // graph timing sizes its replay from a timing
+      }
+      r.timing = time_cuda([&] { v.launch(ctx); }, stream_, settings, flusher_.get());
       HARNESS_CUDA(cudaGetLastError());
     } else {
       r.timing = time_cpu([&] { v.launch(ctx); }, c.settings);
@@ -272,11 +286,16 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     r.workspace_peak_bytes = ws.peak_bytes();
     r.extra = inst.extra();
     r.status = Status::passed;
+    if (!r.check->passed) {
+      r.status = Status::failed;
+      r.reason = "check failed: " + r.check->summary();
+    }
     derive_rates(r);
     r.throttled = r.timing && r.timing->clocks && r.timing->clocks->throttled();
     // Profiling: its own pass after timing (kernel trace, counters with replay), so it
     // never perturbs the timed samples.
-    if (v.backend == Backend::cuda && options_.profile) {
+    // Not for a collective: a counter replay of one rank's kernel would wait for its peers.
+    if (v.backend == Backend::cuda && options_.profile && !c.problem->collective()) {
       NvtxRange profile_range("profile", NvtxPhase::profile);
       try {
         if (!collector_) collector_ = std::make_unique<MetricCollector>(device_.index);

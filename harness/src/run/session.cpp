@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -24,6 +25,7 @@
 #include "profile/timeline.hpp"
 #include "report/report.hpp"
 #include "run/console.hpp"
+#include "run/devices.hpp"
 #include "run/environment.hpp"
 #include "run/isolation.hpp"
 #include "run/options_text.hpp"
@@ -61,6 +63,47 @@ std::map<std::string, Result> read_journal(const std::string& path) {
   return done;
 }
 
+// What the --devices workers of an interrupted run journaled (event lines), for results
+// the run's journal lacks (the launcher died before copying them). Per-rank results of a
+// collective are not kept: the collective runs again.
+void read_worker_journals(const std::string& journal, std::map<std::string, Result>& done) {
+  for (const auto& path : worker_journals(journal)) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object() || j.value("event", "") != "result" || !j.contains("result")) continue;
+      try {
+        Result r = result_from_json(j["result"]);
+        const Problem* problem = Registry::instance().find_problem(r.problem);
+        if (problem && problem->collective()) continue;
+        if (!done.count(r.name)) done[r.name] = std::move(r);
+      } catch (const nlohmann::json::exception&) {
+      }
+    }
+  }
+}
+
+// A rank started by mpirun or srun (not by our launcher): its rank, its rank on this host
+// and the job's size, from the variables those set (the nccl family reads the same).
+struct ExternalRank {
+  int rank = 0, local = 0, size = 1;
+};
+std::optional<ExternalRank> external_rank() {
+  if (std::getenv("HARNESS_WORLD_SIZE")) return std::nullopt;  // our own worker
+  const char* sets[][3] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+                           {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+                           {"PMI_RANK", "PMI_SIZE", nullptr}};
+  for (const auto& v : sets) {
+    const char* r = std::getenv(v[0]);
+    const char* n = std::getenv(v[1]);
+    if (!r || !n) continue;
+    ExternalRank e{std::atoi(r), v[2] && std::getenv(v[2]) ? std::atoi(std::getenv(v[2])) : 0, std::atoi(n)};
+    if (e.size > 1) return e;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
 
 // Without --isolate a hung variant cannot be interrupted: on timeout the watchdog writes
 // the report of everything finished (the hung result as `timeout`) and ends the process.
@@ -143,6 +186,17 @@ int run_session(const SessionOptions& args) {
   options.suite_name = suite.name;
   options.seed = args.seed;
   options.device = args.device;
+  // mpirun / srun without per-rank GPU pinning: the ranks of a host take its GPUs in turn
+  // (with --gpus-per-task=1 or a pinned CUDA_VISIBLE_DEVICES each rank sees one: device 0).
+  const std::optional<ExternalRank> ext = external_rank();
+  if (ext && args.device == 0 && args.child_events.empty()) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      (void)cudaGetLastError();
+      count = 0;
+    }
+    if (count > 1) options.device = ext->local % count;
+  }
   options.filter = result_filter(args.filter, "--filter");
   options.variants = split_list(args.variants);
   options.profile = !args.no_profile;
@@ -182,6 +236,37 @@ int run_session(const SessionOptions& args) {
     return run_isolated_child(runner, planned, args.child_events);
   }
 
+  if (!args.worker_events.empty()) {
+    // A --devices worker: pinned to its device (CUDA_VISIBLE_DEVICES), so it is device 0.
+    const DeviceInfo device = probe_device(0);
+    Runner runner(options, device);
+    nlohmann::json environment = environment_json(device, args.command_line);
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) environment["cuda_visible_devices"] = visible;
+    return run_device_worker(runner, planned, args.worker_events, environment);
+  }
+
+  std::vector<WorkerDevice> workers;
+  if (!args.devices.empty()) {
+    if (args.isolate) throw InputError("--devices runs every device's work in its own worker process; it cannot go with --isolate");
+    if (!trace_path.empty()) throw InputError("--trace: the timeline is recorded in one process; it cannot go with --devices");
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      (void)cudaGetLastError();
+      count = 0;
+    }
+    workers = parse_devices(args.devices, count);
+    // Timings are compared across results: one GPU model only, unless asked.
+    std::map<std::string, std::vector<std::string>> models;
+    for (const auto& w : workers)
+      if (w.index >= 0) models[probe_device(w.index).name].push_back(w.label);
+    if (models.size() > 1 && !args.allow_mixed) {
+      std::string list;
+      for (const auto& [name, labels] : models) list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", name, fmt::join(labels, ", "));
+      throw InputError(fmt::format("--devices {}: the devices are of different models: {}; their timings are not comparable "
+                                   "(pass --allow-mixed to run anyway)", args.devices, list));
+    }
+  }
+
   if (args.dry_run) {
     for (const auto& p : planned)
       fmt::print("{:<20} {}  ({})\n", p.c->name, p.name, p.c->location);
@@ -195,6 +280,7 @@ int run_session(const SessionOptions& args) {
   std::string out_path = args.out;
   if (!args.resume.empty()) {
     resumed = read_journal(args.resume);
+    read_worker_journals(args.resume, resumed);
     journal_path = args.resume;
     const std::string suffix = ".journal.jsonl";
     if (out_path.empty() && args.resume.size() > suffix.size() &&
@@ -202,6 +288,17 @@ int run_session(const SessionOptions& args) {
       out_path = args.resume.substr(0, args.resume.size() - suffix.size());
   }
   if (out_path.empty()) out_path = default_report_path(suite.name);
+  // One report per rank under mpirun / srun: {rank} in --out, else .rank<r> before .json.
+  if (ext && args.resume.empty()) {
+    if (const auto at = out_path.find("{rank}"); at != std::string::npos) {
+      out_path.replace(at, 6, std::to_string(ext->rank));
+    } else {
+      const auto dot = out_path.rfind(".json");
+      const std::string tag = fmt::format(".rank{}", ext->rank);
+      if (dot != std::string::npos && dot + 5 == out_path.size()) out_path.insert(dot, tag);
+      else out_path += tag;
+    }
+  }
   if (journal_path.empty()) journal_path = out_path + ".journal.jsonl";
   std::vector<PlannedResult> todo;
   for (const auto& p : planned)
@@ -210,10 +307,15 @@ int run_session(const SessionOptions& args) {
   // Fail on an unwritable output before measuring anything.
   Journal journal(journal_path);
 
-  const DeviceInfo device = probe_device(args.device);
+  const DeviceInfo device = probe_device(workers.empty() ? options.device : std::max(workers.front().index, 0));
   Console console(stdout, args.quiet);
   if (!args.quiet) {
-    if (device.available)
+    if (!workers.empty()) {
+      std::vector<std::string> labels;
+      for (const auto& w : workers) labels.push_back(w.label);
+      fmt::print("harness {} | {} | {} workers: {}{} | seed {}\n", harness_version(), suite.name, workers.size(),
+                 fmt::join(labels, " "), device.available && workers.front().index >= 0 ? " (" + device.name + ")" : "", args.seed);
+    } else if (device.available)
       fmt::print("harness {} | {} | {} ({} SMs, {:.0f} GiB) | seed {}{}\n", harness_version(), suite.name, device.name,
                  device.sm_count, device.memory_gib, args.seed, args.isolate ? " | isolated" : "");
     else
@@ -258,7 +360,16 @@ int run_session(const SessionOptions& args) {
   };
 
   std::optional<std::string> fatal;
-  if (args.isolate) {
+  std::vector<std::string> lost;
+  if (!workers.empty()) {
+    LaunchOptions launch{args.worker_argv, args.timeout, journal_path, args.quiet};
+    LaunchOutcome outcome = launch_workers(workers, todo, launch, observer);
+    environment["devices"] = outcome.environments;
+    if (!outcome.environments.empty() && outcome.environments.front().contains("gpu"))
+      environment["gpu"] = outcome.environments.front()["gpu"];
+    for (const auto& m : outcome.messages) fmt::print(stderr, "harness: {}\n", m);
+    lost = std::move(outcome.lost);
+  } else if (args.isolate) {
     IsolatedRunner runner({args.child_argv, args.timeout});
     runner.run(todo, observer);
   } else {
@@ -297,7 +408,22 @@ int run_session(const SessionOptions& args) {
                        "harness: the report holds every result finished before it; rerun with --isolate to contain the failing variant\n",
                *fatal);
 
-  bool ok = !fatal;
+  if (!lost.empty()) {
+    fmt::print(stderr, "harness: {} result{} not run (a worker was lost): {}{}\n"
+                       "harness: complete the run with: harness run --resume {} --devices {} {}\n",
+               lost.size(), lost.size() == 1 ? "" : "s", fmt::join(lost.begin(), lost.begin() + std::min<std::size_t>(lost.size(), 5), ", "),
+               lost.size() > 5 ? ", ..." : "", journal_path, args.devices, fmt::join(args.suites, " "));
+  } else if (!workers.empty()) {
+    // Complete: the workers' own journals are no longer needed.
+    for (const auto& path : worker_journals(journal_path)) std::remove(path.c_str());
+    for (const auto& w : workers) {
+      std::string tag = w.label;
+      std::replace(tag.begin(), tag.end(), ':', '-');
+      std::remove((journal_path + "." + tag + ".stderr").c_str());
+    }
+  }
+
+  bool ok = !fatal && lost.empty();
   for (const auto& r : results) ok &= r.status == Status::passed || r.status == Status::skipped;
   return ok ? kExitOk : kExitFailure;
 }

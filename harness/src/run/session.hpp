@@ -32,6 +32,10 @@ struct SessionOptions {
   std::optional<double> throttle;   // (0, 1]: share of the maximum SM clock
   std::string command_line;         // as typed, for the report's environment
   std::vector<std::string> child_argv;  // how an isolated child re-runs this command
+  std::string devices;               // --devices all|0,1|cpu:N: one worker process per device
+  bool allow_mixed = false;          // --allow-mixed: devices of different models
+  std::vector<std::string> worker_argv;  // how a --devices worker re-runs this command
+  std::string worker_events;         // set by the --devices launcher for its workers
   // Set by an --isolate parent for its children.
   std::string child_events;
   std::string child_only;

@@ -33,6 +33,9 @@ struct MeasureSettings {
   TimingMode timing = TimingMode::events;
   StoppingSettings stopping;  // when to stop sampling (measure/stopping.hpp)
   double throttle = 0.75;     // SM clock under this share of the maximum: throttled
+  // Set by the runner for a collective (not a suite key): exactly warmup + stopping.samples
+  // launches, whatever the timings, so that every rank launches the same collectives.
+  bool fixed_launches = false;
 };
 
 struct Case {

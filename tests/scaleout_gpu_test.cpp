@@ -1,0 +1,129 @@
+// --devices on real GPUs: a suite sharded over every GPU, and the nccl family: every collective across all visible GPUs through
+// `harness run --devices all` (checked on every rank, merged with nccl-tests' figures),
+// a missing rank that ends in a clear error instead of a hang, a lost rank mid-suite, and
+// the skip of a single rank. Needs 2 GPUs for the multi-rank tests (skips otherwise).
+#include <chrono>
+#include <cmath>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace harness {
+namespace {
+
+using test::run_command;
+const std::string kExe = HARNESS_EXE;
+
+int gpu_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+TEST(DevicesGpu, TheSmokeSuiteShardsOverEveryGpuWithTheSameResults) {
+  const int n = gpu_count();
+  if (n < 2) GTEST_SKIP() << "needs 2 or more GPUs (found " << n << ")";
+  const std::string out = test::temp_path("smoke-all.json");
+  const auto r = run_command(kExe + " run suites/smoke.yaml --devices all --no-profile --out " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(test::read_file(out));
+  ASSERT_EQ(report["environment"]["devices"].size(), static_cast<std::size_t>(n));
+  std::set<std::string> used;
+  for (const auto& res : report["results"]) {
+    EXPECT_EQ(res["status"], "passed") << res["name"] << ": " << res["reason"];
+    used.insert(res["device"].get<std::string>());
+  }
+  EXPECT_GE(used.size(), 2u) << "one device did all the work";
+  for (const auto& env : report["environment"]["devices"]) EXPECT_FALSE(env["gpu"].is_null()) << env.dump();
+  const auto dry = run_command(kExe + " run suites/smoke.yaml --dry-run");
+  EXPECT_NE(dry.output.find(std::to_string(report["results"].size()) + " results"), std::string::npos) << dry.output;
+  const auto bad = run_command(kExe + " run suites/smoke.yaml --devices " + std::to_string(n));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("no CUDA device " + std::to_string(n) + ": this machine has " + std::to_string(n)),
+            std::string::npos) << bad.output;
+  std::remove(out.c_str());
+  std::remove((out + ".journal.jsonl").c_str());
+}
+
+TEST(NcclGpu, EveryCollectiveOnEveryGpuIsCheckedAndMergedWithBusBandwidth) {
+  const int n = gpu_count();
+  if (n < 2) GTEST_SKIP() << "needs 2 or more GPUs (found " << n << ")";
+  const std::string out = test::temp_path("nccl.json");
+  // Odd-ish and large sizes; bytes:8 leaves fewer elements than ranks for some at n > 2.
+  const auto r = run_command("NCCL_NVLS_ENABLE=0 " + kExe + " run suites/nccl.yaml --devices all --filter "
+                             "'bytes:(8|4096|2097152|134217728)/' --out " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(test::read_file(out));
+  ASSERT_EQ(report["environment"]["devices"].size(), static_cast<std::size_t>(n));
+  std::set<std::string> collectives;
+  for (const auto& res : report["results"]) {
+    const std::string name = res["name"];
+    if (res["status"] == "skipped") {
+      EXPECT_NE(res["reason"].get<std::string>().find("less than one element per rank"), std::string::npos) << name;
+      continue;
+    }
+    ASSERT_EQ(res["status"], "passed") << name << ": " << res["reason"];
+    const auto& x = res["extra"];
+    ASSERT_EQ(x["ranks"].size(), static_cast<std::size_t>(n)) << name;
+    const double t = x["time_s"], bytes = x["bytes"], factor = x["bus_factor"];
+    EXPECT_GT(t, 0) << name;
+    EXPECT_NEAR(x["algbw_gbps"].get<double>(), bytes / t / 1e9, 1e-9 * bytes / t) << name;
+    EXPECT_NEAR(x["busbw_gbps"].get<double>(), bytes / t / 1e9 * factor, 1e-9 * bytes / t) << name;
+    for (const auto& rank : x["ranks"]) EXPECT_EQ(rank["status"], "passed") << name;
+    collectives.insert(x["collective"].get<std::string>());
+  }
+  EXPECT_EQ(collectives.size(), 6u);
+  std::remove(out.c_str());
+  std::remove((out + ".journal.jsonl").c_str());
+}
+
+TEST(NcclGpu, OneRankAloneSkipsWithTheReason) {
+  if (gpu_count() < 1) GTEST_SKIP() << "no CUDA device";
+  const std::string out = test::temp_path("nccl-one.json");
+  const auto r = run_command(kExe + " run suites/nccl.yaml --filter 'all_reduce/nccl/bytes:4096/dtype:f32/in_place:false' --out " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("needs at least 2 ranks"), std::string::npos) << r.output;
+  std::remove(out.c_str());
+  std::remove((out + ".journal.jsonl").c_str());
+}
+
+TEST(NcclGpu, AMissingRankIsAClearErrorWithinTheDeadline) {
+  if (gpu_count() < 1) GTEST_SKIP() << "no CUDA device";
+  // Rank 0 of 2 with no rank 1: the communicator never completes.
+  const std::string out = test::temp_path("nccl-missing.json");
+  const std::string id = test::temp_path("nccl-id");
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run_command("HARNESS_RANK=0 HARNESS_WORLD_SIZE=2 HARNESS_NCCL_ID_FILE=" + id + " HARNESS_NCCL_TIMEOUT=5 " + kExe +
+                             " run suites/nccl.yaml --filter 'all_reduce/nccl/bytes:4096/dtype:f32/in_place:false' --out " + out);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("a rank is missing"), std::string::npos) << r.output;
+  std::remove(out.c_str());
+  std::remove((out + ".journal.jsonl").c_str());
+  std::remove(id.c_str());
+}
+
+TEST(NcclGpu, ARankKilledMidSuiteEndsTheRunWithoutAHangAndResumeCompletes) {
+  if (gpu_count() < 2) GTEST_SKIP() << "needs 2 or more GPUs";
+  const std::string out = test::temp_path("nccl-killed.json");
+  const std::string run = " run suites/nccl.yaml --devices all --filter 'all_reduce/nccl/bytes:(4096|2097152)/'";
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run_command("NCCL_NVLS_ENABLE=0 HARNESS_NCCL_TIMEOUT=20 HARNESS_TEST_WORKER_DIE=cuda:1:3 " + kExe + run + " --out " + out);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 120);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("not run (a worker was lost)"), std::string::npos) << r.output;
+  const auto resumed = run_command("NCCL_NVLS_ENABLE=0 " + kExe + run + " --resume " + out + ".journal.jsonl");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(nlohmann::json::parse(test::read_file(out))["results"].size(), 8u);
+  std::remove(out.c_str());
+  std::remove((out + ".journal.jsonl").c_str());
+}
+
+}  // namespace
+}  // namespace harness

@@ -1,0 +1,325 @@
+// The Hopper wgmma GEMM (kernels/gemm/gemm_wgmma.cu) called directly, against cublasGemmEx in
+// the same dtype (f32 compute), in every layout, beta 0 and 1, at ragged shapes; plus a
+// timing printout at 4096^3 and 8192^3 against cuBLAS (printed only, never asserted).
+// Label `gpu`: skips without a device, and the kernel tests skip on a GPU that is not
+// compute capability 9.0, saying so.
+//
+// Tolerance: both sides accumulate in f32 and round once to the output type, so they may
+// differ by the rounding of the output (one unit in the last place, two allowed) plus
+// f32 summation-order noise: |ours - cublas| <= rtol * |cublas| + 1e-2 with rtol = 2^-7
+// (bf16, 8 significand bits) or 2^-9 (f16, 11 bits). A wrong layout, a missed K tile or a
+// swizzle error gives errors of order sqrt(K) instead.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include "gemm/gemm_wgmma.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace kg = kernels::gemm;
+using harness::test::have_device;
+
+// Skips unless the current device can run the kernel at all (compute capability 9.0).
+#define SKIP_WITHOUT_HOPPER()                                                          \
+  do {                                                                                 \
+    if (!have_device()) GTEST_SKIP() << "no CUDA device";                              \
+    int dev_ = 0, major_ = 0, minor_ = 0;                                              \
+    ASSERT_EQ(cudaGetDevice(&dev_), cudaSuccess);                                      \
+    ASSERT_EQ(cudaDeviceGetAttribute(&major_, cudaDevAttrComputeCapabilityMajor, dev_), \
+              cudaSuccess);                                                            \
+    ASSERT_EQ(cudaDeviceGetAttribute(&minor_, cudaDevAttrComputeCapabilityMinor, dev_), \
+              cudaSuccess);                                                            \
+    if (major_ != 9 || minor_ != 0)                                                    \
+      GTEST_SKIP() << "wgmma needs compute capability 9.0 (Hopper); this device is "   \
+                   << major_ << "." << minor_;                                         \
+  } while (0)
+
+template <typename T>
+class DeviceBuf {
+ public:
+  explicit DeviceBuf(std::size_t n) : n_(n) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p_), std::max<std::size_t>(n, 1) * sizeof(T)),
+              cudaSuccess);
+  }
+  DeviceBuf(const DeviceBuf&) = delete;
+  DeviceBuf& operator=(const DeviceBuf&) = delete;
+  ~DeviceBuf() { cudaFree(p_); }
+  T* get() const { return p_; }
+  void upload(const std::vector<T>& v) {
+    ASSERT_EQ(cudaMemcpy(p_, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice),
+              cudaSuccess);
+  }
+  std::vector<T> download() const {
+    std::vector<T> v(n_);
+    EXPECT_EQ(cudaMemcpy(v.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return v;
+  }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_;
+};
+
+float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+float to_f(__half x) { return __half2float(x); }
+template <typename T>
+T from_f(float x) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(x);
+  else
+    return __float2bfloat16_rn(x);
+}
+
+// Uniform [-1, 1) values from a 64-bit xorshift (fast enough for 16M-element matrices).
+template <typename T>
+std::vector<T> random_matrix(std::size_t n, std::uint64_t seed) {
+  std::vector<T> v(n);
+  std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& x : v) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x = from_f<T>(static_cast<float>((s >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f);
+  }
+  return v;
+}
+
+template <typename T>
+constexpr cudaDataType_t cuda_type() {
+  return std::is_same_v<T, __half> ? CUDA_R_16F : CUDA_R_16BF;
+}
+
+// Row-major C (M, N) = alpha op(A) op(B) + beta C through column-major cuBLAS:
+// C^T (N, M) = op(B)^T op(A)^T. Stored B 'n' (K, N) row-major is op(B)^T column-major
+// (OP_N, ld N); B 't' (N, K) is op(B) column-major, so OP_T, ld K. A 'n' (M, K) is op(A)^T
+// (OP_N, ld K); A 't' (K, M) is op(A) (OP_T, ld M).
+template <typename T>
+cublasStatus_t cublas_ref(cublasHandle_t h, bool ta, bool tb, int M, int N, int K, float alpha,
+                          const T* A, const T* B, float beta, T* C) {
+  return cublasGemmEx(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
+                      &alpha, B, cuda_type<T>(), tb ? K : N, A, cuda_type<T>(), ta ? M : K, &beta,
+                      C, cuda_type<T>(), N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
+template <typename T>
+cudaError_t ours(bool ta, bool tb, int M, int N, int K, float alpha, const T* A, const T* B,
+                 float beta, T* C) {
+  if constexpr (std::is_same_v<T, __half>)
+    return kg::gemm_wgmma_f16(ta, tb, M, N, K, alpha, A, B, beta, C, nullptr);
+  else
+    return kg::gemm_wgmma_bf16(ta, tb, M, N, K, alpha, A, B, beta, C, nullptr);
+}
+
+std::string layout_name(bool ta, bool tb) {
+  return std::string(1, ta ? 't' : 'n') + std::string(1, tb ? 't' : 'n');
+}
+
+int round8(int x) { return (x + 7) / 8 * 8; }
+
+class GemmWgmma : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (have_device()) {
+      ASSERT_EQ(cublasCreate(&handle_), CUBLAS_STATUS_SUCCESS);
+    }
+  }
+  void TearDown() override {
+    if (handle_ != nullptr) cublasDestroy(handle_);
+  }
+
+  // One case: returns nothing, records failures with the case in the message.
+  template <typename T>
+  void check_case(bool ta, bool tb, int M, int N, int K, float alpha, float beta) {
+    const std::string what = std::string(std::is_same_v<T, __half> ? "f16" : "bf16") + " " +
+                             layout_name(ta, tb) + " " + std::to_string(M) + "x" +
+                             std::to_string(N) + "x" + std::to_string(K) + " beta " +
+                             std::to_string(beta);
+    SCOPED_TRACE(what);
+    int dev = 0;
+    ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+    const char* why = kg::gemm_wgmma_unsupported(dev, ta, tb, M, N, K, 2);
+    ASSERT_EQ(why, nullptr) << why;
+    const std::size_t mk = static_cast<std::size_t>(M) * K, kn = static_cast<std::size_t>(K) * N,
+                      mn = static_cast<std::size_t>(M) * N;
+    DeviceBuf<T> A(mk), B(kn), C(mn), R(mn);
+    A.upload(random_matrix<T>(mk, 1u + M));
+    B.upload(random_matrix<T>(kn, 2u + N));
+    if (beta != 0.f) {
+      const auto c0 = random_matrix<T>(mn, 3u + K);
+      C.upload(c0);
+      R.upload(c0);
+    } else {
+      // NaN everywhere: beta == 0 must never read C.
+      ASSERT_EQ(cudaMemset(C.get(), 0xFF, mn * sizeof(T)), cudaSuccess);
+      ASSERT_EQ(cudaMemset(R.get(), 0, mn * sizeof(T)), cudaSuccess);
+    }
+    ASSERT_EQ(ours<T>(ta, tb, M, N, K, alpha, A.get(), B.get(), beta, C.get()), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(cublas_ref<T>(handle_, ta, tb, M, N, K, alpha, A.get(), B.get(), beta, R.get()),
+              CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto got = C.download();
+    const auto want = R.download();
+    const float rtol = std::is_same_v<T, __half> ? 1.0f / 512 : 1.0f / 128;
+    std::size_t bad = 0, first_bad = 0;
+    double max_err = 0, max_ref = 0;
+    for (std::size_t i = 0; i < mn; ++i) {
+      const float g = to_f(got[i]), w = to_f(want[i]);
+      const double err = std::fabs(static_cast<double>(g) - w);
+      max_ref = std::max(max_ref, std::fabs(static_cast<double>(w)));
+      if (!(err <= rtol * std::fabs(w) + 1e-2)) {  // NaN counts as bad
+        if (bad++ == 0) first_bad = i;
+      }
+      if (err > max_err || std::isnan(err)) max_err = err;
+    }
+    EXPECT_GT(max_ref, 0.1) << "the reference is all (near) zero: the check would be empty";
+    EXPECT_EQ(bad, 0u) << bad << " of " << mn << " elements off; first at row "
+                       << first_bad / N << " col " << first_bad % N << ": got "
+                       << to_f(got[first_bad]) << " want " << to_f(want[first_bad])
+                       << "; max |err| " << max_err;
+  }
+
+  template <typename T>
+  void check_all_layouts(int M, int N, int K) {
+    for (int l = 0; l < 4; ++l) {
+      const bool ta = (l & 2) != 0, tb = (l & 1) != 0;
+      // The stored leading dimensions must be multiples of 8 (TMA): round up the ones this
+      // layout needs, keep the other sizes ragged.
+      const int m = ta ? round8(M) : M, n = tb ? N : round8(N), k = round8(K);
+      check_case<T>(ta, tb, m, n, k, 1.0f, 0.0f);
+      check_case<T>(ta, tb, m, n, k, 0.5f, 1.0f);
+    }
+  }
+
+  cublasHandle_t handle_ = nullptr;
+};
+
+TEST_F(GemmWgmma, UnsupportedCasesSayWhy) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  int dev = 0, major = 0, minor = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), cudaSuccess);
+  const char* w = kg::gemm_wgmma_unsupported(dev, false, true, 256, 256, 256, 2);
+  if (major != 9 || minor != 0) {
+    ASSERT_NE(w, nullptr);
+    EXPECT_NE(std::string(w).find("Hopper"), std::string::npos) << w;
+    GTEST_SKIP() << "not compute capability 9.0: checked only the 'not Hopper' reason";
+  }
+  EXPECT_EQ(w, nullptr) << w;
+  EXPECT_NE(kg::gemm_wgmma_unsupported(dev, false, true, 256, 256, 256, 4), nullptr);
+  EXPECT_NE(kg::gemm_wgmma_unsupported(dev, false, true, 0, 256, 256, 2), nullptr);
+  // Leading dimensions not a multiple of 8 elements, per layout.
+  for (auto [ta, tb, M, N, K] : {std::tuple{false, true, 64, 64, 60}, {true, true, 60, 64, 64},
+                                 {false, false, 64, 60, 64}, {true, false, 64, 64, 61}}) {
+    const char* r = kg::gemm_wgmma_unsupported(dev, ta, tb, M, N, K, 2);
+    ASSERT_NE(r, nullptr) << layout_name(ta, tb) << " " << M << "x" << N << "x" << K;
+    EXPECT_NE(std::string(r).find("alignment"), std::string::npos) << r;
+  }
+  // Ragged sizes that need no alignment (M for A 'n', N for B 't') are accepted.
+  EXPECT_EQ(kg::gemm_wgmma_unsupported(dev, false, true, 129, 257, 72, 2), nullptr);
+  // The launch functions refuse the same cases and bad arguments without launching.
+  DeviceBuf<__nv_bfloat16> A(64 * 64), B(64 * 64), C(64 * 64);
+  EXPECT_EQ(kg::gemm_wgmma_bf16(false, true, 64, 64, 60, 1.f, A.get(), B.get(), 0.f, C.get(),
+                                nullptr),
+            cudaErrorNotSupported);
+  EXPECT_EQ(kg::gemm_wgmma_bf16(false, true, 64, 64, 64, 1.f, nullptr, B.get(), 0.f, C.get(),
+                                nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kg::gemm_wgmma_bf16(false, true, 64, 64, 64, 1.f, A.get() + 1, B.get(), 0.f,
+                                C.get(), nullptr),
+            cudaErrorInvalidValue);  // not 16-byte aligned
+}
+
+TEST_F(GemmWgmma, Bf16SmallAndRaggedEveryLayout) {
+  SKIP_WITHOUT_HOPPER();
+  for (auto [M, N, K] : {std::tuple{1, 1, 8}, {64, 64, 16}, {129, 257, 72}, {1000, 8, 64},
+                         {33, 300, 520}, {256, 512, 1024}})
+    check_all_layouts<__nv_bfloat16>(M, N, K);
+}
+
+TEST_F(GemmWgmma, Bf16LargeRaggedEveryLayout) {
+  SKIP_WITHOUT_HOPPER();
+  check_all_layouts<__nv_bfloat16>(4095, 4097, 4096);
+}
+
+TEST_F(GemmWgmma, F16RaggedEveryLayout) {
+  SKIP_WITHOUT_HOPPER();
+  for (auto [M, N, K] : {std::tuple{129, 257, 72}, {1000, 8, 64}, {1025, 777, 1000}})
+    check_all_layouts<__half>(M, N, K);
+}
+
+// Timing printout (no assertion on speed): median of 20 launches after 3 warm-ups, cudaEvent
+// around each launch.
+template <typename F>
+float median_ms(F&& launch) {
+  cudaEvent_t a, b;
+  EXPECT_EQ(cudaEventCreate(&a), cudaSuccess);
+  EXPECT_EQ(cudaEventCreate(&b), cudaSuccess);
+  for (int i = 0; i < 3; ++i) launch();
+  std::vector<float> t;
+  for (int i = 0; i < 20; ++i) {
+    cudaEventRecord(a);
+    launch();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    t.push_back(ms);
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <typename T>
+void time_case(cublasHandle_t h, bool ta, bool tb, int S) {
+  const std::size_t n = static_cast<std::size_t>(S) * S;
+  DeviceBuf<T> A(n), B(n), C(n);
+  A.upload(random_matrix<T>(n, 7));
+  B.upload(random_matrix<T>(n, 8));
+  cudaError_t e = cudaSuccess;
+  const float ms_ours = median_ms([&] {
+    if (cudaError_t r = ours<T>(ta, tb, S, S, S, 1.f, A.get(), B.get(), 0.f, C.get());
+        r != cudaSuccess)
+      e = r;
+  });
+  ASSERT_EQ(e, cudaSuccess);
+  cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+  const float ms_ref = median_ms([&] {
+    if (cublasStatus_t r = cublas_ref<T>(h, ta, tb, S, S, S, 1.f, A.get(), B.get(), 0.f, C.get());
+        r != CUBLAS_STATUS_SUCCESS)
+      s = r;
+  });
+  ASSERT_EQ(s, CUBLAS_STATUS_SUCCESS);
+  const double flop = 2.0 * S * static_cast<double>(S) * S;
+  std::printf("[timing] %s %s %d^3: wgmma %.3f ms %.1f TFLOP/s | cuBLAS %.3f ms %.1f TFLOP/s | "
+              "%.1f%% of cuBLAS\n",
+              std::is_same_v<T, __half> ? "f16 " : "bf16", layout_name(ta, tb).c_str(), S,
+              ms_ours, flop / ms_ours * 1e-9, ms_ref, flop / ms_ref * 1e-9,
+              100.0 * ms_ref / ms_ours);
+}
+
+TEST_F(GemmWgmma, TimingVsCublasPrintout) {
+  SKIP_WITHOUT_HOPPER();
+  for (int S : {4096, 8192}) {
+    for (int l = 0; l < 4; ++l) time_case<__nv_bfloat16>(handle_, (l & 2) != 0, (l & 1) != 0, S);
+    time_case<__half>(handle_, false, true, S);
+  }
+}
+
+}  // namespace

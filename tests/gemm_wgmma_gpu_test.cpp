@@ -196,8 +196,9 @@ class GemmWgmma : public ::testing::Test {
     for (int l = 0; l < 4; ++l) {
       const bool ta = (l & 2) != 0, tb = (l & 1) != 0;
       // The stored leading dimensions must be multiples of 8 (TMA): round up the ones this
-      // layout needs, keep the other sizes ragged.
-      const int m = ta ? round8(M) : M, n = tb ? N : round8(N), k = round8(K);
+      // layout needs (K unless the layout is tn), keep the other sizes ragged.
+      const int m = ta ? round8(M) : M, n = tb ? N : round8(N);
+      const int k = (ta && !tb) ? K : round8(K);
       check_case<T>(ta, tb, m, n, k, 1.0f, 0.0f);
       check_case<T>(ta, tb, m, n, k, 0.5f, 1.0f);
     }
@@ -223,13 +224,15 @@ TEST_F(GemmWgmma, UnsupportedCasesSayWhy) {
   EXPECT_NE(kg::gemm_wgmma_unsupported(dev, false, true, 0, 256, 256, 2), nullptr);
   // Leading dimensions not a multiple of 8 elements, per layout.
   for (auto [ta, tb, M, N, K] : {std::tuple{false, true, 64, 64, 60}, {true, true, 60, 64, 64},
-                                 {false, false, 64, 60, 64}, {true, false, 64, 64, 61}}) {
+                                 {false, false, 64, 60, 64}, {true, false, 64, 60, 64}}) {
     const char* r = kg::gemm_wgmma_unsupported(dev, ta, tb, M, N, K, 2);
     ASSERT_NE(r, nullptr) << layout_name(ta, tb) << " " << M << "x" << N << "x" << K;
     EXPECT_NE(std::string(r).find("alignment"), std::string::npos) << r;
   }
-  // Ragged sizes that need no alignment (M for A 'n', N for B 't') are accepted.
+  // Ragged sizes that are no stored leading dimension are accepted: M for A 'n', N for
+  // B 't', K for layout tn (A stored (K, M), B stored (K, N)).
   EXPECT_EQ(kg::gemm_wgmma_unsupported(dev, false, true, 129, 257, 72, 2), nullptr);
+  EXPECT_EQ(kg::gemm_wgmma_unsupported(dev, true, false, 64, 64, 61, 2), nullptr);
   // The launch functions refuse the same cases and bad arguments without launching.
   DeviceBuf<__nv_bfloat16> A(64 * 64), B(64 * 64), C(64 * 64);
   EXPECT_EQ(kg::gemm_wgmma_bf16(false, true, 64, 64, 60, 1.f, A.get(), B.get(), 0.f, C.get(),
@@ -246,7 +249,7 @@ TEST_F(GemmWgmma, UnsupportedCasesSayWhy) {
 TEST_F(GemmWgmma, Bf16SmallAndRaggedEveryLayout) {
   SKIP_WITHOUT_HOPPER();
   for (auto [M, N, K] : {std::tuple{1, 1, 8}, {64, 64, 16}, {129, 257, 72}, {1000, 8, 64},
-                         {33, 300, 520}, {256, 512, 1024}})
+                         {33, 300, 520}, {256, 512, 1024}, {40, 48, 61}, {33, 300, 77}})
     check_all_layouts<__nv_bfloat16>(M, N, K);
 }
 

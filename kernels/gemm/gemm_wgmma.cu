@@ -1,5 +1,6 @@
-// Hopper GEMM: TMA -> 128B-swizzled shared memory ring -> wgmma.mma_async -> registers ->
-// predicated global stores. Built for sm_90a only (kernels/gemm/CMakeLists.txt).
+// Hopper GEMM: TMA (multicast in clusters of 2) -> 128B-swizzled shared memory ring ->
+// wgmma.mma_async -> registers -> shared memory -> TMA store (or predicated global stores).
+// Built for sm_90a only (kernels/gemm/CMakeLists.txt).
 //
 // Tiles and data path (one CTA per SM, persistent):
 //   block tile (BM, BN, BK) = (128, 256, 64); 384 threads = 3 warpgroups:
@@ -12,12 +13,19 @@
 //     64 rows of the block tile and holds its (64, 256) f32 accumulator tile in registers
 //     (128 floats a thread), issuing 4 wgmma m64n256k16 per K step (BK = 4 x 16), keeping one
 //     K step of wgmma in flight (wait_group 1) before releasing the previous stage.
-//   - epilogue: C = alpha * acc + beta * C straight from the accumulator registers, two
-//     adjacent columns a store where N is even, every element predicated on (row < M,
-//     col < N). The producer meanwhile already loads the next tile's stages.
-//   Tile order: tiles are numbered in groups of kGroupM tile-rows (column-major inside a
-//   group), so CTAs that run at the same time share A rows and B columns in L2; CTA b takes
-//   tiles b, b + gridDim.x, ...
+//   - epilogue, beta == 0 and N % 8 == 0 (tuning.tma_store): alpha * acc -> 16-bit -> a
+//     swizzled 16 KB staging buffer per consumer (one 64 x 128 half of its slab at a time)
+//     -> TMA store (cp.async.bulk.tensor, clipped at M, N). The consumers go on to the next
+//     tile's mainloop while the copy engine writes C. Otherwise: C = alpha * acc + beta * C
+//     straight from the registers, every element predicated on (row < M, col < N). Either
+//     way the producer already loads the next tile's stages.
+//   - clusters (tuning.cluster_m = 2): 2 CTAs with the same n0 and adjacent m tiles; each
+//     loads its own A and one 128-column half of B, multicast into both CTAs' stage (B's
+//     L2 -> SM traffic halves: 32 KB instead of 48 KB per CTA and K step). A stage is free
+//     again once the consumers of both CTAs released it (remote mbarrier arrives).
+//   Tile order: work units (cl vertically adjacent tiles, cl = cluster size) are numbered in
+//   groups of tuning.group_m unit-rows (column-major inside a group), so CTAs that run at the same
+//   time share A rows and B columns in L2; cluster q takes units q, q + clusters, ...
 //
 // Shared-memory layouts (TMA SWIZZLE_128B: inside each 1024-byte block of 8 rows of 128
 // bytes, the 16-byte chunk index is XORed with the row index mod 8; stage bases are
@@ -34,7 +42,11 @@
 // computed and not stored), and still counts the full box bytes on the mbarrier.
 #include "gemm/gemm_wgmma.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <type_traits>
 
 #include <cuda.h>          // CUtensorMap and its enums (header only: no -lcuda)
@@ -49,13 +61,17 @@ constexpr int kBK = 64;  // 64 16-bit elements = 128 bytes, the 128B swizzle's r
 constexpr int kStages = 4;
 constexpr int kConsumers = 2;  // consumer warpgroups, 64 rows of the block tile each
 constexpr int kThreads = 128 * (1 + kConsumers);
-constexpr int kGroupM = 8;
 constexpr int kABytes = kBM * kBK * 2;           // 16 KB
 constexpr int kBBytes = kBN * kBK * 2;           // 32 KB
 constexpr int kStageBytes = kABytes + kBBytes;   // 48 KB
 constexpr int kBoxBytes = 64 * 64 * 2;           // one {64, 64} MN-major box, 8 KB
-// Ring, 1 KB of slack to align it to 1024 bytes, 2 * kStages mbarriers.
-constexpr int kSmemBytes = kStages * kStageBytes + 1024 + 2 * kStages * 8;
+// TMA-store staging of C: per consumer one (64 rows, 128 cols) half of its (64, 256) tile
+// as two swizzled {64 cols, 64 rows} boxes, 16 KB; 32 KB in all.
+constexpr int kCStageBytes = 2 * kBoxBytes;
+// Ring, C staging, 1 KB of slack to align the ring to 1024 bytes, 2 * kStages mbarriers:
+// 196608 + 32768 + 1024 + 64 = 230464 bytes <= 232448 (227 KB, the sm_90 opt-in limit).
+constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kCStageBytes + 1024 +
+                           2 * kStages * 8;
 
 // ---- PTX wrappers -------------------------------------------------------------------------
 
@@ -98,6 +114,68 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
+// Same, multicast: the box lands at the same shared-memory offset in every CTA of the
+// cluster named in `mask`, and completes its bytes on the mbarrier at offset `bar` there.
+__device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const CUtensorMap* map, int c0,
+                                               int c1, uint32_t bar, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+
+// 2-D TMA tile store smem -> global (box at (c0 inner, c1 outer); out-of-bounds parts of the
+// box are not written), tracked in the issuing thread's bulk group.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(src), "r"(c0), "r"(c1)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// The issued bulk stores have finished reading shared memory (the buffer may be reused).
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+// The issued bulk stores are complete (written to global memory).
+__device__ __forceinline__ void bulk_wait_all() {
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+// Generic-proxy shared-memory writes become visible to the async proxy (TMA).
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// Named barrier `id` over `n` threads (id 0 is __syncthreads').
+__device__ __forceinline__ void named_bar_sync(int id, int n) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t cluster_nctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
+  return r;
+}
+// All threads of all CTAs of the cluster (a plain launch is a cluster of one).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// Arrive on the mbarrier at shared offset `bar` of CTA `rank` of the cluster.
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+  asm volatile(
+      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+      "r"(rank)
       : "memory");
 }
 
@@ -195,44 +273,60 @@ __device__ __forceinline__ __half from_float<__half>(float x) {
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 
-// Tile `t` -> (first row, first column) of C, grouped raster order (see the top).
-__device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int& m0, int& n0) {
-  const int per_group = kGroupM * tiles_n;
+// Work unit `t` (a cluster's `cl` vertically adjacent tiles) -> (first row of the unit, first
+// column) of C, grouped raster order (see the top). units_m = ceil(tiles_m / cl).
+__device__ __forceinline__ void unit_origin(int t, int units_m, int tiles_n, int cl, int group_m,
+                                            int& m0, int& n0) {
+  const int per_group = group_m * tiles_n;
   const int group = t / per_group;
-  const int first_m = group * kGroupM;
-  const int rows = min(tiles_m - first_m, kGroupM);
+  const int first_m = group * group_m;
+  const int rows = min(units_m - first_m, group_m);
   const int in_group = t - group * per_group;
-  m0 = (first_m + in_group % rows) * kBM;
+  m0 = (first_m + in_group % rows) * kBM * cl;
   n0 = (in_group / rows) * kBN;
 }
 
 // TA: A is M-major (layout 't'); TB: B is K-major (layout 't'). Note the wgmma transpose
 // bit of B is the opposite: wgmma's default B is K-major, so B 'n' (N-major) sets it.
+// Launched with clusters of 1 or 2 CTAs along x (read from %cluster_nctarank). tma_store:
+// nonzero for the shared-memory + TMA store epilogue (beta == 0, map_c valid). group_m: unit
+// rows per raster group (see the top).
 template <typename T, bool TA, bool TB>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
-                      const __grid_constant__ CUtensorMap map_b, int M, int N, int K,
-                      float alpha, float beta, T* __restrict__ C) {
+                      const __grid_constant__ CUtensorMap map_b,
+                      const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
+                      float alpha, float beta, T* __restrict__ C, int tma_store, int group_m) {
   extern __shared__ unsigned char smem_raw[];
+  // Same offsets in every CTA (same kernel, same dynamic layout): multicast relies on it.
   const uint32_t ring = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t full_bar = ring + kStages * kStageBytes;  // kStages x 8 bytes
-  const uint32_t empty_bar = full_bar + kStages * 8;       // kStages x 8 bytes
+  const uint32_t cstage = ring + kStages * kStageBytes;              // kConsumers x 16 KB
+  const uint32_t full_bar = cstage + kConsumers * kCStageBytes;      // kStages x 8 bytes
+  const uint32_t empty_bar = full_bar + kStages * 8;                 // kStages x 8 bytes
 
   const int tid = static_cast<int>(threadIdx.x);
   const int wg = tid / 128;
+  const int cl = static_cast<int>(cluster_nctarank());  // 1 or 2
+  const uint32_t rank = cluster_ctarank();
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(full_bar + 8 * s, 1);                    // the producer's expect_tx arrive
-      mbar_init(empty_bar + 8 * s, kConsumers * 4);      // one arrive per consumer warp
+      mbar_init(full_bar + 8 * s, 1);  // the producer's expect_tx arrive
+      // One arrive per consumer warp of every CTA of the cluster (each stage's B half is
+      // multicast into all of them, so all must have released it).
+      mbar_init(empty_bar + 8 * s, kConsumers * 4 * cl);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
+  // Barriers initialised in every CTA of the cluster before anyone multicasts or arrives.
+  cluster_sync();
 
   const int tiles_m = (M + kBM - 1) / kBM;
   const int tiles_n = (N + kBN - 1) / kBN;
-  const int num_tiles = tiles_m * tiles_n;
+  const int units_m = (tiles_m + cl - 1) / cl;  // a unit: cl vertically adjacent tiles
+  const int num_units = units_m * tiles_n;
   const int k_steps = (K + kBK - 1) / kBK;
+  const int first_unit = static_cast<int>(blockIdx.x) / cl;
+  const int unit_stride = static_cast<int>(gridDim.x) / cl;
 
   if (wg == 0) {
     // ---- producer ----
@@ -240,14 +334,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (tid == 0) {
       int stage = 0;
       uint32_t phase = 0;
-      for (int t = static_cast<int>(blockIdx.x); t < num_tiles; t += static_cast<int>(gridDim.x)) {
+      for (int t = first_unit; t < num_units; t += unit_stride) {
         int m0, n0;
-        tile_origin(t, tiles_m, tiles_n, m0, n0);
+        unit_origin(t, units_m, tiles_n, cl, group_m, m0, n0);
+        m0 += static_cast<int>(rank) * kBM;  // may be >= M: TMA fills zeros, nothing stored
         for (int ks = 0; ks < k_steps; ++ks) {
           const int k0 = ks * kBK;
           const uint32_t fb = full_bar + 8 * stage;
           mbar_wait(empty_bar + 8 * stage, phase ^ 1u);  // fresh barrier: passes at once
-          mbar_expect_tx(fb, kStageBytes);
+          mbar_expect_tx(fb, kStageBytes);  // A, own B part and the peer's multicast part
           const uint32_t sa = ring + stage * kStageBytes;
           const uint32_t sb = sa + kABytes;
           if constexpr (!TA) {
@@ -257,12 +352,27 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int i = 0; i < kBM / 64; ++i)  // A (K, M): boxes {64 m, 64 k}
               tma_load_2d(sa + i * kBoxBytes, &map_a, m0 + 64 * i, k0, fb);
           }
-          if constexpr (TB) {
-            tma_load_2d(sb, &map_b, k0, n0, fb);  // B (N, K): box {64 k, 256 n}
-          } else {
+          if (cl == 1) {
+            if constexpr (TB) {
+              tma_load_2d(sb, &map_b, k0, n0, fb);  // B (N, K): box {64 k, 256 n}
+            } else {
 #pragma unroll
-            for (int j = 0; j < kBN / 64; ++j)  // B (K, N): boxes {64 n, 64 k}
-              tma_load_2d(sb + j * kBoxBytes, &map_b, n0 + 64 * j, k0, fb);
+              for (int j = 0; j < kBN / 64; ++j)  // B (K, N): boxes {64 n, 64 k}
+                tma_load_2d(sb + j * kBoxBytes, &map_b, n0 + 64 * j, k0, fb);
+            }
+          } else {
+            // Cluster of 2 sharing n0: CTA `rank` loads B columns [128 rank, 128 rank + 128)
+            // of the tile and multicasts them to both CTAs (16 KB each way).
+            if constexpr (TB) {
+              tma_load_2d_mc(sb + rank * 16384u, &map_b, k0, n0 + 128 * static_cast<int>(rank),
+                             fb, 0x3);  // B (N, K): box {64 k, 128 n}
+            } else {
+#pragma unroll
+              for (int j = 0; j < 2; ++j) {
+                const int jj = 2 * static_cast<int>(rank) + j;
+                tma_load_2d_mc(sb + jj * kBoxBytes, &map_b, n0 + 64 * jj, k0, fb, 0x3);
+              }
+            }
           }
           if (++stage == kStages) {
             stage = 0;
@@ -286,13 +396,26 @@ __global__ void __launch_bounds__(kThreads, 1)
     constexpr uint32_t kLboB = TB ? 16u : 8192u;
     constexpr int kTnspA = TA ? 1 : 0;
     constexpr int kTnspB = TB ? 0 : 1;
+    const uint32_t my_cstage = cstage + static_cast<uint32_t>(c) * kCStageBytes;
+
+    // Releases a stage to the producers of every CTA of the cluster (one arrive per warp).
+    auto release = [&](int s) {
+      if (lane != 0) return;
+      if (cl == 1) {
+        mbar_arrive(empty_bar + 8 * s);
+      } else {
+        mbar_arrive_cluster(empty_bar + 8 * s, 0);
+        mbar_arrive_cluster(empty_bar + 8 * s, 1);
+      }
+    };
 
     int stage = 0;
     uint32_t phase = 0;
     float acc[128];
-    for (int t = static_cast<int>(blockIdx.x); t < num_tiles; t += static_cast<int>(gridDim.x)) {
+    for (int t = first_unit; t < num_units; t += unit_stride) {
       int m0, n0;
-      tile_origin(t, tiles_m, tiles_n, m0, n0);
+      unit_origin(t, units_m, tiles_n, cl, group_m, m0, n0);
+      m0 += static_cast<int>(rank) * kBM;
 #pragma unroll
       for (int i = 0; i < 128; ++i) acc[i] = 0.f;
       int prev_stage = -1;
@@ -310,10 +433,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         wgmma_commit();
         // The previous K step's wgmma group is done once at most this one is pending:
-        // its stage goes back to the producer.
+        // its stage goes back to the producer(s).
         wgmma_wait<1>();
         fence_acc(acc);
-        if (prev_stage >= 0 && lane == 0) mbar_arrive(empty_bar + 8 * prev_stage);
+        if (prev_stage >= 0) release(prev_stage);
         prev_stage = stage;
         if (++stage == kStages) {
           stage = 0;
@@ -322,10 +445,50 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       wgmma_wait<0>();
       fence_acc(acc);
-      if (prev_stage >= 0 && lane == 0) mbar_arrive(empty_bar + 8 * prev_stage);
+      if (prev_stage >= 0) release(prev_stage);
 
       // Epilogue. Accumulator j of this thread (m64nNk16 f32 fragment layout):
       //   row = 16 warp + lane / 4 + 8 ((j / 2) % 2), col = 8 (j / 4) + 2 (lane % 4) + j % 2.
+      if (tma_store) {
+        // Two halves of 128 columns: alpha * acc -> T pairs -> this consumer's 16 KB
+        // staging buffer (two {64 col, 64 row} boxes, 128B-swizzled as the map says: the
+        // 16-byte chunk ch of row r sits at chunk ch ^ (r % 8), so the 8 rows a warp store
+        // touches hit 8 different chunks = 32 different banks) -> one thread issues the
+        // TMA stores, which run on while the next tile's mainloop starts.
+        using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+        const bool leader = (tid % 128) == 0;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          if (leader) bulk_wait_read();  // the previous store has read the buffer
+          named_bar_sync(1 + c, 128);
+#pragma unroll
+          for (int jl = 0; jl < 16; ++jl) {
+            const int j8 = 16 * half + jl;
+            const uint32_t box = my_cstage + static_cast<uint32_t>(jl / 8) * kBoxBytes;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int r = 16 * warp + lane / 4 + 8 * h;  // row inside the 64-row slab
+              const uint32_t addr = box + static_cast<uint32_t>(r) * 128u +
+                                    static_cast<uint32_t>(((jl % 8) ^ (r % 8)) * 16) +
+                                    static_cast<uint32_t>(4 * (lane % 4));
+              T2 v;
+              v.x = from_float<T>(alpha * acc[4 * j8 + 2 * h]);
+              v.y = from_float<T>(alpha * acc[4 * j8 + 2 * h + 1]);
+              asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr),
+                           "r"(*reinterpret_cast<uint32_t*>(&v))
+                           : "memory");
+            }
+          }
+          fence_proxy_async();
+          named_bar_sync(1 + c, 128);
+          if (leader) {
+            tma_store_2d(&map_c, my_cstage, n0 + 128 * half, m0 + 64 * c);
+            tma_store_2d(&map_c, my_cstage + kBoxBytes, n0 + 128 * half + 64, m0 + 64 * c);
+            bulk_commit();
+          }
+        }
+        continue;
+      }
       const int row_base = m0 + 64 * c + 16 * warp + lane / 4;
       // Column pairs are 4-byte aligned when N is even and C is.
       const bool pairs = (N % 2) == 0 && (reinterpret_cast<uintptr_t>(C) % 4) == 0;
@@ -364,7 +527,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
     }
+    // C written before the kernel ends (the stores are asynchronous).
+    if (tma_store && (tid % 128) == 0) bulk_wait_all();
   }
+  // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
+  if (cl > 1) cluster_sync();
 }
 
 // ---- host side ------------------------------------------------------------------------------
@@ -399,16 +566,53 @@ bool encode_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int
                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// A small host cache of encoded maps. A map is a pure function of its key (address, dims,
+// box, type), so a hit can never be stale, even when memory is freed and reallocated at
+// the same address. 32 slots, replaced round robin; a mutex makes it thread-safe.
+bool cached_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int rows, int cols,
+                int box_cols, int box_rows) {
+  struct Slot {
+    const void* ptr = nullptr;
+    int rows = 0, cols = 0, box_cols = 0, box_rows = 0;
+    CUtensorMapDataType type{};
+    CUtensorMap map{};
+  };
+  static std::mutex mu;
+  static std::array<Slot, 32> slots;
+  static std::size_t next = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  for (const Slot& s : slots) {
+    if (s.ptr == ptr && s.rows == rows && s.cols == cols && s.box_cols == box_cols &&
+        s.box_rows == box_rows && s.type == type) {
+      *map = s.map;
+      return true;
+    }
+  }
+  if (!encode_map(map, type, ptr, rows, cols, box_cols, box_rows)) return false;
+  Slot& s = slots[next];
+  next = (next + 1) % slots.size();
+  s = Slot{ptr, rows, cols, box_cols, box_rows, type, *map};
+  return true;
+}
+
 template <typename T, bool TA, bool TB>
 cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, const T* B, float beta,
-                         T* C, cudaStream_t stream, CUtensorMapDataType type) {
+                         T* C, cudaStream_t stream, CUtensorMapDataType type,
+                         const GemmWgmmaTuning& tuning) {
+  const int cl = tuning.cluster_m == 2 ? 2 : 1;
+  auto map_of = tuning.cache_maps ? cached_map : encode_map;
   CUtensorMap map_a;
   CUtensorMap map_b;
-  const bool ok_a = TA ? encode_map(&map_a, type, A, K, M, 64, 64)     // A (K, M)
-                       : encode_map(&map_a, type, A, M, K, 64, kBM);   // A (M, K)
-  const bool ok_b = TB ? encode_map(&map_b, type, B, N, K, 64, kBN)    // B (N, K)
-                       : encode_map(&map_b, type, B, K, N, 64, 64);    // B (K, N)
+  CUtensorMap map_c{};
+  const bool ok_a = TA ? map_of(&map_a, type, A, K, M, 64, 64)              // A (K, M)
+                       : map_of(&map_a, type, A, M, K, 64, kBM);            // A (M, K)
+  const bool ok_b = TB ? map_of(&map_b, type, B, N, K, 64, kBN / cl)        // B (N, K)
+                       : map_of(&map_b, type, B, K, N, 64, 64);             // B (K, N)
   if (!ok_a || !ok_b) return cudaErrorInvalidValue;
+  // The TMA store needs 16-byte row strides and base; beta != 0 reads C (direct path).
+  const bool tma_store = tuning.tma_store && beta == 0.f && N % 8 == 0 &&
+                         reinterpret_cast<uintptr_t>(C) % 16 == 0 &&
+                         map_of(&map_c, type, C, M, N, 64, 64);  // C (M, N): {64 n, 64 m}
 
   int device = 0;
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
@@ -421,18 +625,53 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, const T* 
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   if (attr != cudaSuccess) return attr;
-  const long long tiles =
-      static_cast<long long>((M + kBM - 1) / kBM) * static_cast<long long>((N + kBN - 1) / kBN);
-  if (tiles > 0x7FFFFFFF) return cudaErrorInvalidValue;
-  const int grid = static_cast<int>(tiles < sms ? tiles : sms);
-  kernel<<<grid, kThreads, kSmemBytes, stream>>>(map_a, map_b, M, N, K, alpha, beta, C);
-  return cudaGetLastError();
+
+  cudaLaunchAttribute attrs[1];
+  attrs[0].id = cudaLaunchAttributeClusterDimension;
+  attrs[0].val.clusterDim.x = static_cast<unsigned>(cl);
+  attrs[0].val.clusterDim.y = 1;
+  attrs[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = kSmemBytes;
+  cfg.stream = stream;
+  cfg.attrs = attrs;
+  cfg.numAttrs = 1;
+
+  // Persistent grid: one CTA per SM, or as many clusters of 2 as fit at once (the GPCs'
+  // SM counts may leave an SM without a partner).
+  int slots = sms;
+  if (cl == 2) {
+    static int max_clusters = -1;  // per instantiation; one device assumed, as above
+    if (max_clusters < 0) {
+      cfg.gridDim = dim3(static_cast<unsigned>(2 * (sms / 2)));
+      int n = 0;
+      if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, kernel, &cfg); e != cudaSuccess)
+        return e;
+      max_clusters = n;
+    }
+    if (max_clusters < 1) return cudaErrorNotSupported;
+    slots = max_clusters;
+  }
+  const long long tiles_m = (M + kBM - 1) / kBM;
+  const long long units =
+      (tiles_m + cl - 1) / cl * static_cast<long long>((N + kBN - 1) / kBN);
+  if (units > 0x3FFFFFFF) return cudaErrorInvalidValue;
+  if (tuning.max_ctas > 0) slots = std::max(1, std::min(slots, tuning.max_ctas / cl));
+  const int grid_units = static_cast<int>(units < slots ? units : slots);
+  cfg.gridDim = dim3(static_cast<unsigned>(grid_units * cl));
+  return cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, map_c, M, N, K, alpha, beta, C,
+                            tma_store ? 1 : 0, tuning.group_m);
 }
 
 template <typename T>
 cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha, const T* A,
-                   const T* B, float beta, T* C, cudaStream_t stream, CUtensorMapDataType type) {
+                   const T* B, float beta, T* C, cudaStream_t stream, CUtensorMapDataType type,
+                   const GemmWgmmaTuning& tuning) {
   if (M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr)
+    return cudaErrorInvalidValue;
+  if ((tuning.cluster_m != 1 && tuning.cluster_m != 2) || tuning.max_ctas < 0 ||
+      tuning.group_m < 1)
     return cudaErrorInvalidValue;
   // TMA global addresses must be 16-byte aligned.
   if ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(B)) % 16 != 0)
@@ -442,12 +681,12 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
   if (gemm_wgmma_unsupported(device, a_trans, b_trans, M, N, K, 2) != nullptr)
     return cudaErrorNotSupported;
   if (!a_trans && !b_trans)
-    return launch_typed<T, false, false>(M, N, K, alpha, A, B, beta, C, stream, type);
+    return launch_typed<T, false, false>(M, N, K, alpha, A, B, beta, C, stream, type, tuning);
   if (!a_trans && b_trans)
-    return launch_typed<T, false, true>(M, N, K, alpha, A, B, beta, C, stream, type);
+    return launch_typed<T, false, true>(M, N, K, alpha, A, B, beta, C, stream, type, tuning);
   if (a_trans && !b_trans)
-    return launch_typed<T, true, false>(M, N, K, alpha, A, B, beta, C, stream, type);
-  return launch_typed<T, true, true>(M, N, K, alpha, A, B, beta, C, stream, type);
+    return launch_typed<T, true, false>(M, N, K, alpha, A, B, beta, C, stream, type, tuning);
+  return launch_typed<T, true, true>(M, N, K, alpha, A, B, beta, C, stream, type, tuning);
 }
 
 }  // namespace
@@ -476,16 +715,17 @@ const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M
 
 cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                             const __nv_bfloat16* A, const __nv_bfloat16* B, float beta,
-                            __nv_bfloat16* C, cudaStream_t stream) {
+                            __nv_bfloat16* C, cudaStream_t stream,
+                            const GemmWgmmaTuning& tuning) {
   return launch(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream,
-                CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+                CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, tuning);
 }
 
 cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                            const __half* A, const __half* B, float beta, __half* C,
-                           cudaStream_t stream) {
+                           cudaStream_t stream, const GemmWgmmaTuning& tuning) {
   return launch(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream,
-                CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+                CU_TENSOR_MAP_DATA_TYPE_FLOAT16, tuning);
 }
 
 }  // namespace kernels::gemm

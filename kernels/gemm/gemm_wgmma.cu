@@ -1,0 +1,731 @@
+// Hopper GEMM: TMA (multicast in clusters of 2) -> 128B-swizzled shared memory ring ->
+// wgmma.mma_async -> registers -> shared memory -> TMA store (or predicated global stores).
+// Built for sm_90a only (kernels/gemm/CMakeLists.txt).
+//
+// Tiles and data path (one CTA per SM, persistent):
+//   block tile (BM, BN, BK) = (128, 256, 64); 384 threads = 3 warpgroups:
+//   - warpgroup 0, the producer, gives registers back (setmaxnreg.dec 40) and one thread
+//     issues the TMA copies of A (128 x 64) and B (256 x 64) for each K step into a ring of
+//     kStages = 4 stages of 48 KB (192 KB of shared memory), each with a `full` mbarrier
+//     (TMA completes its transaction bytes there) and an `empty` mbarrier (the consumers
+//     release the stage).
+//   - warpgroups 1 and 2, the consumers, take more registers (setmaxnreg.inc 232): each owns
+//     64 rows of the block tile and holds its (64, 256) f32 accumulator tile in registers
+//     (128 floats a thread), issuing 4 wgmma m64n256k16 per K step (BK = 4 x 16), keeping one
+//     K step of wgmma in flight (wait_group 1) before releasing the previous stage.
+//   - epilogue, beta == 0 and N % 8 == 0 (tuning.tma_store): alpha * acc -> 16-bit -> a
+//     swizzled 16 KB staging buffer per consumer (one 64 x 128 half of its slab at a time)
+//     -> TMA store (cp.async.bulk.tensor, clipped at M, N). The consumers go on to the next
+//     tile's mainloop while the copy engine writes C. Otherwise: C = alpha * acc + beta * C
+//     straight from the registers, every element predicated on (row < M, col < N). Either
+//     way the producer already loads the next tile's stages.
+//   - clusters (tuning.cluster_m = 2): 2 CTAs with the same n0 and adjacent m tiles; each
+//     loads its own A and one 128-column half of B, multicast into both CTAs' stage (B's
+//     L2 -> SM traffic halves: 32 KB instead of 48 KB per CTA and K step). A stage is free
+//     again once the consumers of both CTAs released it (remote mbarrier arrives).
+//   Tile order: work units (cl vertically adjacent tiles, cl = cluster size) are numbered in
+//   groups of tuning.group_m unit-rows (column-major inside a group), so CTAs that run at the same
+//   time share A rows and B columns in L2; cluster q takes units q, q + clusters, ...
+//
+// Shared-memory layouts (TMA SWIZZLE_128B: inside each 1024-byte block of 8 rows of 128
+// bytes, the 16-byte chunk index is XORed with the row index mod 8; stage bases are
+// 1024-aligned so the swizzle phase is the address's):
+//   K-major operand (A 'n': box {64 k, 128 m}; B 't': box {64 k, 256 n}): row r (an m or n
+//     index) of 64 k-elements = 128 bytes at r * 128. wgmma descriptor: SBO = 1024 (8-row
+//     groups), LBO unused; the k16 slice kk starts kk * 32 bytes further (the hardware
+//     applies the swizzle to the final address, as TMA did).
+//   M/N-major operand (A 't', B 'n': boxes of {64 m|n, 64 k}, one per 64 rows|columns of
+//     the tile, 8 KB each): k-row k of 64 m|n-elements at k * 128 inside the box. Descriptor
+//     (transpose bit set): SBO = 1024 (8 k-rows), LBO = 8192 (next 64 m|n-elements); the k16
+//     slice kk starts kk * 16 * 128 = kk * 2048 bytes further.
+// Tails: TMA fills out-of-bounds box elements with zeros (K tail adds 0 * 0; M, N tails are
+// computed and not stored), and still counts the full box bytes on the mbarrier.
+#include "gemm/gemm_wgmma.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <type_traits>
+
+#include <cuda.h>          // CUtensorMap and its enums (header only: no -lcuda)
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+
+namespace kernels::gemm {
+namespace {
+
+constexpr int kBM = 128;
+constexpr int kBN = 256;
+constexpr int kBK = 64;  // 64 16-bit elements = 128 bytes, the 128B swizzle's row
+constexpr int kStages = 4;
+constexpr int kConsumers = 2;  // consumer warpgroups, 64 rows of the block tile each
+constexpr int kThreads = 128 * (1 + kConsumers);
+constexpr int kABytes = kBM * kBK * 2;           // 16 KB
+constexpr int kBBytes = kBN * kBK * 2;           // 32 KB
+constexpr int kStageBytes = kABytes + kBBytes;   // 48 KB
+constexpr int kBoxBytes = 64 * 64 * 2;           // one {64, 64} MN-major box, 8 KB
+// TMA-store staging of C: per consumer one (64 rows, 128 cols) half of its (64, 256) tile
+// as two swizzled {64 cols, 64 rows} boxes, 16 KB; 32 KB in all.
+constexpr int kCStageBytes = 2 * kBoxBytes;
+// Ring, C staging, 1 KB of slack to align the ring to 1024 bytes, 2 * kStages mbarriers:
+// 196608 + 32768 + 1024 + 64 = 230464 bytes <= 232448 (227 KB, the sm_90 opt-in limit).
+constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kCStageBytes + 1024 +
+                           2 * kStages * 8;
+
+// ---- PTX wrappers -------------------------------------------------------------------------
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// Spins until the phase of parity `parity` of the barrier has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// 2-D TMA tile load: box at element coordinates (c0 inner, c1 outer) -> smem, completion
+// (transaction bytes) on mbarrier `bar`.
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int c0, int c1,
+                                            uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
+// Same, multicast: the box lands at the same shared-memory offset in every CTA of the
+// cluster named in `mask`, and completes its bytes on the mbarrier at offset `bar` there.
+__device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const CUtensorMap* map, int c0,
+                                               int c1, uint32_t bar, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+
+// 2-D TMA tile store smem -> global (box at (c0 inner, c1 outer); out-of-bounds parts of the
+// box are not written), tracked in the issuing thread's bulk group.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(src), "r"(c0), "r"(c1)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// The issued bulk stores have finished reading shared memory (the buffer may be reused).
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+// The issued bulk stores are complete (written to global memory).
+__device__ __forceinline__ void bulk_wait_all() {
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+// Generic-proxy shared-memory writes become visible to the async proxy (TMA).
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// Named barrier `id` over `n` threads (id 0 is __syncthreads').
+__device__ __forceinline__ void named_bar_sync(int id, int n) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t cluster_nctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
+  return r;
+}
+// All threads of all CTAs of the cluster (a plain launch is a cluster of one).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// Arrive on the mbarrier at shared offset `bar` of CTA `rank` of the cluster.
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+  asm volatile(
+      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+
+// wgmma shared-memory matrix descriptor: start address, leading and stride byte offsets
+// (all >> 4, 14 bits each), swizzle mode 1 = 128B in bits 62-63.
+__device__ __forceinline__ uint64_t make_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+  uint64_t d = 0;
+  d |= static_cast<uint64_t>((addr & 0x3FFFF) >> 4);
+  d |= static_cast<uint64_t>((lbo & 0x3FFFF) >> 4) << 16;
+  d |= static_cast<uint64_t>((sbo & 0x3FFFF) >> 4) << 32;
+  d |= static_cast<uint64_t>(1) << 62;
+  return d;
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accesses of the accumulators across a wgmma wait (it
+// does not know that the asynchronous wgmma writes them).
+__device__ __forceinline__ void fence_acc(float (&d)[128]) {
+#pragma unroll
+  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// One m64n256k16 wgmma, `TYPE` the PTX input type (bf16 or f16). 128 accumulators per
+// thread: the (64, 256) f32 tile of the warpgroup. Operands %128/%129: the shared-memory
+// descriptors of A and B; %130 scale-d (1: D += A*B); %131/%132 the transpose bits.
+#define HARNESS_WGMMA_M64N256K16(TYPE) \
+  asm volatile( \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " " \
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, " \
+      "%128, %129, p, 1, 1, %131, %132;\n}\n" \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), \
+        "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), \
+        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), \
+        "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), \
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), \
+        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), \
+        "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), \
+        "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), \
+        "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), \
+        "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), \
+        "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), \
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), \
+        "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), \
+        "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), \
+        "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), \
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), \
+        "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
+      : "l"(desc_a), "l"(desc_b), "r"(1), "n"(TA), "n"(TB))
+
+template <typename T, int TA, int TB>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a,
+                                                 uint64_t desc_b) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    HARNESS_WGMMA_M64N256K16("bf16");
+  } else {
+    HARNESS_WGMMA_M64N256K16("f16");
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T from_float(float x);
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+template <>
+__device__ __forceinline__ __half from_float<__half>(float x) {
+  return __float2half_rn(x);
+}
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+
+// Work unit `t` (a cluster's `cl` vertically adjacent tiles) -> (first row of the unit, first
+// column) of C, grouped raster order (see the top). units_m = ceil(tiles_m / cl).
+__device__ __forceinline__ void unit_origin(int t, int units_m, int tiles_n, int cl, int group_m,
+                                            int& m0, int& n0) {
+  const int per_group = group_m * tiles_n;
+  const int group = t / per_group;
+  const int first_m = group * group_m;
+  const int rows = min(units_m - first_m, group_m);
+  const int in_group = t - group * per_group;
+  m0 = (first_m + in_group % rows) * kBM * cl;
+  n0 = (in_group / rows) * kBN;
+}
+
+// TA: A is M-major (layout 't'); TB: B is K-major (layout 't'). Note the wgmma transpose
+// bit of B is the opposite: wgmma's default B is K-major, so B 'n' (N-major) sets it.
+// Launched with clusters of 1 or 2 CTAs along x (read from %cluster_nctarank). tma_store:
+// nonzero for the shared-memory + TMA store epilogue (beta == 0, map_c valid). group_m: unit
+// rows per raster group (see the top).
+template <typename T, bool TA, bool TB>
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
+                      const __grid_constant__ CUtensorMap map_b,
+                      const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
+                      float alpha, float beta, T* __restrict__ C, int tma_store, int group_m) {
+  extern __shared__ unsigned char smem_raw[];
+  // Same offsets in every CTA (same kernel, same dynamic layout): multicast relies on it.
+  const uint32_t ring = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t cstage = ring + kStages * kStageBytes;              // kConsumers x 16 KB
+  const uint32_t full_bar = cstage + kConsumers * kCStageBytes;      // kStages x 8 bytes
+  const uint32_t empty_bar = full_bar + kStages * 8;                 // kStages x 8 bytes
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int wg = tid / 128;
+  const int cl = static_cast<int>(cluster_nctarank());  // 1 or 2
+  const uint32_t rank = cluster_ctarank();
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(full_bar + 8 * s, 1);  // the producer's expect_tx arrive
+      // One arrive per consumer warp of every CTA of the cluster (each stage's B half is
+      // multicast into all of them, so all must have released it).
+      mbar_init(empty_bar + 8 * s, kConsumers * 4 * cl);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  // Barriers initialised in every CTA of the cluster before anyone multicasts or arrives.
+  cluster_sync();
+
+  const int tiles_m = (M + kBM - 1) / kBM;
+  const int tiles_n = (N + kBN - 1) / kBN;
+  const int units_m = (tiles_m + cl - 1) / cl;  // a unit: cl vertically adjacent tiles
+  const int num_units = units_m * tiles_n;
+  const int k_steps = (K + kBK - 1) / kBK;
+  const int first_unit = static_cast<int>(blockIdx.x) / cl;
+  const int unit_stride = static_cast<int>(gridDim.x) / cl;
+
+  if (wg == 0) {
+    // ---- producer ----
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (tid == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int t = first_unit; t < num_units; t += unit_stride) {
+        int m0, n0;
+        unit_origin(t, units_m, tiles_n, cl, group_m, m0, n0);
+        m0 += static_cast<int>(rank) * kBM;  // may be >= M: TMA fills zeros, nothing stored
+        for (int ks = 0; ks < k_steps; ++ks) {
+          const int k0 = ks * kBK;
+          const uint32_t fb = full_bar + 8 * stage;
+          mbar_wait(empty_bar + 8 * stage, phase ^ 1u);  // fresh barrier: passes at once
+          mbar_expect_tx(fb, kStageBytes);  // A, own B part and the peer's multicast part
+          const uint32_t sa = ring + stage * kStageBytes;
+          const uint32_t sb = sa + kABytes;
+          if constexpr (!TA) {
+            tma_load_2d(sa, &map_a, k0, m0, fb);  // A (M, K): box {64 k, 128 m}
+          } else {
+#pragma unroll
+            for (int i = 0; i < kBM / 64; ++i)  // A (K, M): boxes {64 m, 64 k}
+              tma_load_2d(sa + i * kBoxBytes, &map_a, m0 + 64 * i, k0, fb);
+          }
+          if (cl == 1) {
+            if constexpr (TB) {
+              tma_load_2d(sb, &map_b, k0, n0, fb);  // B (N, K): box {64 k, 256 n}
+            } else {
+#pragma unroll
+              for (int j = 0; j < kBN / 64; ++j)  // B (K, N): boxes {64 n, 64 k}
+                tma_load_2d(sb + j * kBoxBytes, &map_b, n0 + 64 * j, k0, fb);
+            }
+          } else {
+            // Cluster of 2 sharing n0: CTA `rank` loads B columns [128 rank, 128 rank + 128)
+            // of the tile and multicasts them to both CTAs (16 KB each way).
+            if constexpr (TB) {
+              tma_load_2d_mc(sb + rank * 16384u, &map_b, k0, n0 + 128 * static_cast<int>(rank),
+                             fb, 0x3);  // B (N, K): box {64 k, 128 n}
+            } else {
+#pragma unroll
+              for (int j = 0; j < 2; ++j) {
+                const int jj = 2 * static_cast<int>(rank) + j;
+                tma_load_2d_mc(sb + jj * kBoxBytes, &map_b, n0 + 64 * jj, k0, fb, 0x3);
+              }
+            }
+          }
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1u;
+          }
+        }
+      }
+    }
+  } else {
+    // ---- consumers ----
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int c = wg - 1;  // rows [64 c, 64 c + 64) of the block tile
+    const int lane = tid % 32;
+    const int warp = (tid % 128) / 32;
+    // A descriptor offsets of this consumer's 64 rows: 64 K-major rows of 128 bytes, or
+    // the c-th {64 m, 64 k} box; both 8 KB.
+    const uint32_t a_off = static_cast<uint32_t>(c) * 8192u;
+    constexpr uint32_t kSliceA = TA ? 2048u : 32u;  // byte step of one k16 slice
+    constexpr uint32_t kSliceB = TB ? 32u : 2048u;
+    constexpr uint32_t kLboA = TA ? 8192u : 16u;
+    constexpr uint32_t kLboB = TB ? 16u : 8192u;
+    constexpr int kTnspA = TA ? 1 : 0;
+    constexpr int kTnspB = TB ? 0 : 1;
+    const uint32_t my_cstage = cstage + static_cast<uint32_t>(c) * kCStageBytes;
+
+    // Releases a stage to the producers of every CTA of the cluster (one arrive per warp).
+    auto release = [&](int s) {
+      if (lane != 0) return;
+      if (cl == 1) {
+        mbar_arrive(empty_bar + 8 * s);
+      } else {
+        mbar_arrive_cluster(empty_bar + 8 * s, 0);
+        mbar_arrive_cluster(empty_bar + 8 * s, 1);
+      }
+    };
+
+    int stage = 0;
+    uint32_t phase = 0;
+    float acc[128];
+    for (int t = first_unit; t < num_units; t += unit_stride) {
+      int m0, n0;
+      unit_origin(t, units_m, tiles_n, cl, group_m, m0, n0);
+      m0 += static_cast<int>(rank) * kBM;
+#pragma unroll
+      for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+      int prev_stage = -1;
+      for (int ks = 0; ks < k_steps; ++ks) {
+        mbar_wait(full_bar + 8 * stage, phase);
+        const uint32_t sa = ring + stage * kStageBytes + a_off;
+        const uint32_t sb = ring + stage * kStageBytes + kABytes;
+        fence_acc(acc);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBK / 16; ++kk) {
+          const uint64_t da = make_desc(sa + kk * kSliceA, kLboA, 1024u);
+          const uint64_t db = make_desc(sb + kk * kSliceB, kLboB, 1024u);
+          wgmma_m64n256k16<T, kTnspA, kTnspB>(acc, da, db);
+        }
+        wgmma_commit();
+        // The previous K step's wgmma group is done once at most this one is pending:
+        // its stage goes back to the producer(s).
+        wgmma_wait<1>();
+        fence_acc(acc);
+        if (prev_stage >= 0) release(prev_stage);
+        prev_stage = stage;
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+      wgmma_wait<0>();
+      fence_acc(acc);
+      if (prev_stage >= 0) release(prev_stage);
+
+      // Epilogue. Accumulator j of this thread (m64nNk16 f32 fragment layout):
+      //   row = 16 warp + lane / 4 + 8 ((j / 2) % 2), col = 8 (j / 4) + 2 (lane % 4) + j % 2.
+      if (tma_store) {
+        // Two halves of 128 columns: alpha * acc -> T pairs -> this consumer's 16 KB
+        // staging buffer (two {64 col, 64 row} boxes, 128B-swizzled as the map says: the
+        // 16-byte chunk ch of row r sits at chunk ch ^ (r % 8), so the 8 rows a warp store
+        // touches hit 8 different chunks = 32 different banks) -> one thread issues the
+        // TMA stores, which run on while the next tile's mainloop starts.
+        using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+        const bool leader = (tid % 128) == 0;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          if (leader) bulk_wait_read();  // the previous store has read the buffer
+          named_bar_sync(1 + c, 128);
+#pragma unroll
+          for (int jl = 0; jl < 16; ++jl) {
+            const int j8 = 16 * half + jl;
+            const uint32_t box = my_cstage + static_cast<uint32_t>(jl / 8) * kBoxBytes;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int r = 16 * warp + lane / 4 + 8 * h;  // row inside the 64-row slab
+              const uint32_t addr = box + static_cast<uint32_t>(r) * 128u +
+                                    static_cast<uint32_t>(((jl % 8) ^ (r % 8)) * 16) +
+                                    static_cast<uint32_t>(4 * (lane % 4));
+              T2 v;
+              v.x = from_float<T>(alpha * acc[4 * j8 + 2 * h]);
+              v.y = from_float<T>(alpha * acc[4 * j8 + 2 * h + 1]);
+              asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr),
+                           "r"(*reinterpret_cast<uint32_t*>(&v))
+                           : "memory");
+            }
+          }
+          fence_proxy_async();
+          named_bar_sync(1 + c, 128);
+          if (leader) {
+            tma_store_2d(&map_c, my_cstage, n0 + 128 * half, m0 + 64 * c);
+            tma_store_2d(&map_c, my_cstage + kBoxBytes, n0 + 128 * half + 64, m0 + 64 * c);
+            bulk_commit();
+          }
+        }
+        continue;
+      }
+      const int row_base = m0 + 64 * c + 16 * warp + lane / 4;
+      // Column pairs are 4-byte aligned when N is even and C is.
+      const bool pairs = (N % 2) == 0 && (reinterpret_cast<uintptr_t>(C) % 4) == 0;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row_base + 8 * h;
+        if (row >= M) continue;
+        T* crow = C + static_cast<size_t>(row) * static_cast<size_t>(N);
+#pragma unroll
+        for (int j8 = 0; j8 < 32; ++j8) {
+          const int col = n0 + 8 * j8 + 2 * (lane % 4);
+          float v0 = alpha * acc[4 * j8 + 2 * h];
+          float v1 = alpha * acc[4 * j8 + 2 * h + 1];
+          if (pairs && col + 1 < N) {
+            using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+            T2* p = reinterpret_cast<T2*>(crow + col);
+            if (beta != 0.f) {
+              const T2 old = *p;
+              v0 += beta * to_float(old.x);
+              v1 += beta * to_float(old.y);
+            }
+            T2 out;
+            out.x = from_float<T>(v0);
+            out.y = from_float<T>(v1);
+            *p = out;
+          } else {
+            if (col < N) {
+              if (beta != 0.f) v0 += beta * to_float(crow[col]);
+              crow[col] = from_float<T>(v0);
+            }
+            if (col + 1 < N) {
+              if (beta != 0.f) v1 += beta * to_float(crow[col + 1]);
+              crow[col + 1] = from_float<T>(v1);
+            }
+          }
+        }
+      }
+    }
+    // C written before the kernel ends (the stores are asynchronous).
+    if (tma_store && (tid % 128) == 0) bulk_wait_all();
+  }
+  // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
+  if (cl > 1) cluster_sync();
+}
+
+// ---- host side ------------------------------------------------------------------------------
+
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  // The driver's tensor-map encoder through the runtime, so nothing links libcuda.
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+// Row-major (rows, cols) matrix with leading dimension `cols`, boxes of
+// {box_cols, box_rows} elements, 128B swizzle, zero fill out of bounds.
+bool encode_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int rows, int cols,
+                int box_cols, int box_rows) {
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};  // bytes, dim 1
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  return encode_fn()(map, type, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
+                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// A small host cache of encoded maps. A map is a pure function of its key (address, dims,
+// box, type), so a hit can never be stale, even when memory is freed and reallocated at
+// the same address. 32 slots, replaced round robin; a mutex makes it thread-safe.
+bool cached_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int rows, int cols,
+                int box_cols, int box_rows) {
+  struct Slot {
+    const void* ptr = nullptr;
+    int rows = 0, cols = 0, box_cols = 0, box_rows = 0;
+    CUtensorMapDataType type{};
+    CUtensorMap map{};
+  };
+  static std::mutex mu;
+  static std::array<Slot, 32> slots;
+  static std::size_t next = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  for (const Slot& s : slots) {
+    if (s.ptr == ptr && s.rows == rows && s.cols == cols && s.box_cols == box_cols &&
+        s.box_rows == box_rows && s.type == type) {
+      *map = s.map;
+      return true;
+    }
+  }
+  if (!encode_map(map, type, ptr, rows, cols, box_cols, box_rows)) return false;
+  Slot& s = slots[next];
+  next = (next + 1) % slots.size();
+  s = Slot{ptr, rows, cols, box_cols, box_rows, type, *map};
+  return true;
+}
+
+template <typename T, bool TA, bool TB>
+cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, const T* B, float beta,
+                         T* C, cudaStream_t stream, CUtensorMapDataType type,
+                         const GemmWgmmaTuning& tuning) {
+  const int cl = tuning.cluster_m == 2 ? 2 : 1;
+  auto map_of = tuning.cache_maps ? cached_map : encode_map;
+  CUtensorMap map_a;
+  CUtensorMap map_b;
+  CUtensorMap map_c{};
+  const bool ok_a = TA ? map_of(&map_a, type, A, K, M, 64, 64)              // A (K, M)
+                       : map_of(&map_a, type, A, M, K, 64, kBM);            // A (M, K)
+  const bool ok_b = TB ? map_of(&map_b, type, B, N, K, 64, kBN / cl)        // B (N, K)
+                       : map_of(&map_b, type, B, K, N, 64, 64);             // B (K, N)
+  if (!ok_a || !ok_b) return cudaErrorInvalidValue;
+  // The TMA store needs 16-byte row strides and base; beta != 0 reads C (direct path).
+  const bool tma_store = tuning.tma_store && beta == 0.f && N % 8 == 0 &&
+                         reinterpret_cast<uintptr_t>(C) % 16 == 0 &&
+                         map_of(&map_c, type, C, M, N, 64, 64);  // C (M, N): {64 n, 64 m}
+
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  int sms = 0;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+      e != cudaSuccess)
+    return e;
+  auto* kernel = gemm_wgmma_kernel<T, TA, TB>;
+  // Raising the dynamic shared-memory limit is per function and cheap, but done once.
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  if (attr != cudaSuccess) return attr;
+
+  cudaLaunchAttribute attrs[1];
+  attrs[0].id = cudaLaunchAttributeClusterDimension;
+  attrs[0].val.clusterDim.x = static_cast<unsigned>(cl);
+  attrs[0].val.clusterDim.y = 1;
+  attrs[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = kSmemBytes;
+  cfg.stream = stream;
+  cfg.attrs = attrs;
+  cfg.numAttrs = 1;
+
+  // Persistent grid: one CTA per SM, or as many clusters of 2 as fit at once (the GPCs'
+  // SM counts may leave an SM without a partner).
+  int slots = sms;
+  if (cl == 2) {
+    static int max_clusters = -1;  // per instantiation; one device assumed, as above
+    if (max_clusters < 0) {
+      cfg.gridDim = dim3(static_cast<unsigned>(2 * (sms / 2)));
+      int n = 0;
+      if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, kernel, &cfg); e != cudaSuccess)
+        return e;
+      max_clusters = n;
+    }
+    if (max_clusters < 1) return cudaErrorNotSupported;
+    slots = max_clusters;
+  }
+  const long long tiles_m = (M + kBM - 1) / kBM;
+  const long long units =
+      (tiles_m + cl - 1) / cl * static_cast<long long>((N + kBN - 1) / kBN);
+  if (units > 0x3FFFFFFF) return cudaErrorInvalidValue;
+  if (tuning.max_ctas > 0) slots = std::max(1, std::min(slots, tuning.max_ctas / cl));
+  const int grid_units = static_cast<int>(units < slots ? units : slots);
+  cfg.gridDim = dim3(static_cast<unsigned>(grid_units * cl));
+  return cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, map_c, M, N, K, alpha, beta, C,
+                            tma_store ? 1 : 0, tuning.group_m);
+}
+
+template <typename T>
+cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha, const T* A,
+                   const T* B, float beta, T* C, cudaStream_t stream, CUtensorMapDataType type,
+                   const GemmWgmmaTuning& tuning) {
+  if (M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr)
+    return cudaErrorInvalidValue;
+  if ((tuning.cluster_m != 1 && tuning.cluster_m != 2) || tuning.max_ctas < 0 ||
+      tuning.group_m < 1)
+    return cudaErrorInvalidValue;
+  // TMA global addresses must be 16-byte aligned.
+  if ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(B)) % 16 != 0)
+    return cudaErrorInvalidValue;
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (gemm_wgmma_unsupported(device, a_trans, b_trans, M, N, K, 2) != nullptr)
+    return cudaErrorNotSupported;
+  if (!a_trans && !b_trans)
+    return launch_typed<T, false, false>(M, N, K, alpha, A, B, beta, C, stream, type, tuning);
+  if (!a_trans && b_trans)
+    return launch_typed<T, false, true>(M, N, K, alpha, A, B, beta, C, stream, type, tuning);
+  if (a_trans && !b_trans)
+    return launch_typed<T, true, false>(M, N, K, alpha, A, B, beta, C, stream, type, tuning);
+  return launch_typed<T, true, true>(M, N, K, alpha, A, B, beta, C, stream, type, tuning);
+}
+
+}  // namespace
+
+const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M, int N, int K,
+                                   int elem_bytes) {
+  if (elem_bytes != 2) return "wgmma kernel takes 16-bit inputs only (bf16, f16)";
+  if (M < 1 || N < 1 || K < 1) return "M, N, K must be >= 1";
+  int major = 0;
+  int minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "no usable CUDA device";
+  }
+  if (major != 9 || minor != 0)
+    return "not Hopper: wgmma needs compute capability 9.0 (built for sm_90a only)";
+  // TMA: the byte stride between stored rows must be a multiple of 16.
+  if (!a_trans && K % 8 != 0) return "alignment: TMA needs 16-byte aligned row strides (A 'n': K % 8 != 0)";
+  if (a_trans && M % 8 != 0) return "alignment: TMA needs 16-byte aligned row strides (A 't': M % 8 != 0)";
+  if (b_trans && K % 8 != 0) return "alignment: TMA needs 16-byte aligned row strides (B 't': K % 8 != 0)";
+  if (!b_trans && N % 8 != 0) return "alignment: TMA needs 16-byte aligned row strides (B 'n': N % 8 != 0)";
+  if (encode_fn() == nullptr) return "cuTensorMapEncodeTiled unavailable from the driver";
+  return nullptr;
+}
+
+cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
+                            const __nv_bfloat16* A, const __nv_bfloat16* B, float beta,
+                            __nv_bfloat16* C, cudaStream_t stream,
+                            const GemmWgmmaTuning& tuning) {
+  return launch(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream,
+                CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, tuning);
+}
+
+cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
+                           const __half* A, const __half* B, float beta, __half* C,
+                           cudaStream_t stream, const GemmWgmmaTuning& tuning) {
+  return launch(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream,
+                CU_TENSOR_MAP_DATA_TYPE_FLOAT16, tuning);
+}
+
+}  // namespace kernels::gemm

@@ -1,0 +1,79 @@
+#pragma once
+// Hopper (sm_90a) tensor-core GEMM: TMA loads, wgmma.mma_async, warp specialization and a
+// persistent tile scheduler. 16-bit inputs and output, f32 accumulation:
+//
+//   C (M, N) = alpha * op(A) (M, K) * op(B) (K, N) + beta * C, C row-major (leading dim N)
+//
+// Layout letters as cuBLAS's op(A), op(B), for row-major storage:
+//   a_trans = false ('n'): A stored (M, K) row-major        a_trans = true ('t'): A stored (K, M)
+//   b_trans = false ('n'): B stored (K, N) row-major        b_trans = true ('t'): B stored (N, K)
+// All four layouts run: K-major operands (A 'n', B 't') natively, M/N-major ones (A 't',
+// B 'n') through wgmma's transpose bits, which exist for 16-bit types.
+//
+// beta == 0: C is written only, never read (BLAS semantics).
+//
+// Constraints (gemm_wgmma_unsupported says which one fails): a device of compute capability
+// 9.0 (the kernel is built for sm_90a only); 2-byte elements; M, N, K >= 1; the tensor
+// memory accelerator (TMA) needs 16-byte aligned row strides, so the stored leading
+// dimension of A and of B (K for A 'n' and B 't', M for A 't', N for B 'n') must be a
+// multiple of 8 elements. C has no alignment constraint (the epilogue stores are
+// predicated per element). Pointers A and B must be 16-byte aligned (cudaMalloc's are);
+// the launch functions return cudaErrorInvalidValue otherwise.
+//
+// The launch functions are asynchronous on `stream`, allocate nothing, and return
+// cudaErrorInvalidValue for bad arguments, cudaErrorNotSupported for a case
+// gemm_wgmma_unsupported rejects, else the launch status.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+namespace kernels::gemm {
+
+// Kernel options (the defaults are the measured best on an H200; the others stay for A/B
+// timing and for the tests that check every path):
+//   cluster_m 1: no clusters (default). 2: CTAs run in clusters of 2 along M; each loads
+//     half of the shared B tile and multicasts it to both (TMA .multicast::cluster), halving
+//     B's L2 -> SM traffic. Correct, but measured 1.7x SLOWER on an H200 (bf16 nt 4096^3:
+//     438 against 755 TFLOP/s; capping the grid at 128 or 112 CTAs did not help, so it is
+//     no over-subscription of co-resident clusters; cause not established), hence not the
+//     default.
+//   tma_store: beta == 0 epilogue through shared memory and a TMA store (async: the next
+//     tile's mainloop starts while the copy engine writes C); needs N % 8 == 0 and C 16-byte
+//     aligned, else (and for beta != 0) the direct predicated register stores run.
+//     Measured on an H200, bf16 nt: 4096^3 685 -> 754 TFLOP/s, 8192^3 731 -> 766.
+//   cache_maps: keep encoded tensor maps in a small host cache keyed by (pointer, shape,
+//     box, type) instead of encoding three per call. Off by default: on an H200 host a
+//     launch call measured 4.0 us encoding and 4.2 us with the cache (200 calls each), so
+//     encoding is not on the critical path (the kernel runs 180 us at 4096^3).
+//   group_m: tile order: units of tiles are numbered in groups of group_m unit-rows
+//     (column-major inside a group), so CTAs running at the same time share rows of A and
+//     columns of B in L2. 132 concurrent 128 x 256 tiles at K = 4096 touch 16 MB of A and
+//     16.5 MB of B with group_m 16, against 8 + 33 MB with 8. Measured on an H200, bf16 nt
+//     (one run, median of 20): 4096^3 754 (8) -> 767 (16) TFLOP/s, 8192^3 766 -> 777;
+//     group_m 4: 757 and 731.
+//   max_ctas: > 0 caps the persistent grid at that many CTAs (diagnosis: does a smaller
+//     grid change the speed?); 0: one CTA per SM (or as many clusters as fit).
+struct GemmWgmmaTuning {
+  int cluster_m = 1;
+  bool tma_store = true;
+  bool cache_maps = false;
+  int max_ctas = 0;
+  int group_m = 16;
+};
+
+// nullptr when gemm_wgmma_* can run this case on `device`, else the reason (a static
+// string). elem_bytes: size of one input element (2 for bf16 and f16).
+const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M, int N, int K,
+                                   int elem_bytes);
+
+cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
+                            const __nv_bfloat16* A, const __nv_bfloat16* B, float beta,
+                            __nv_bfloat16* C, cudaStream_t stream,
+                            const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
+
+cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
+                           const __half* A, const __half* B, float beta, __half* C,
+                           cudaStream_t stream,
+                           const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
+
+}  // namespace kernels::gemm

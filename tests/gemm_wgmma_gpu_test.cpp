@@ -1,0 +1,483 @@
+// The Hopper wgmma GEMM (kernels/gemm/gemm_wgmma.cu) called directly, against cublasGemmEx in
+// the same dtype (f32 compute, no reduced-precision split-K reduction), in every layout, beta
+// 0 and 1, at ragged shapes, every kernel path (GemmWgmmaTuning), plus 3 rows of each case
+// against a double-precision host product; timing printouts at 4096^3 and 8192^3 (tunings,
+// host launch cost, against cuBLAS: printed only, never asserted).
+// Label `gpu`: skips without a device, and the kernel tests skip on a GPU that is not
+// compute capability 9.0, saying so.
+//
+// Tolerance: both sides accumulate in f32 and round once to the output type, so they may
+// differ by the rounding of the output (one unit in the last place, two allowed) plus
+// f32 summation-order noise: |ours - cublas| <= rtol * |cublas| + 1e-2 with rtol = 2^-7
+// (bf16, 8 significand bits) or 2^-9 (f16, 11 bits). A wrong layout, a missed K tile or a
+// swizzle error gives errors of order sqrt(K) instead.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include "gemm/gemm_wgmma.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace kg = kernels::gemm;
+using harness::test::have_device;
+
+// Skips unless the current device can run the kernel at all (compute capability 9.0).
+#define SKIP_WITHOUT_HOPPER()                                                          \
+  do {                                                                                 \
+    if (!have_device()) GTEST_SKIP() << "no CUDA device";                              \
+    int dev_ = 0, major_ = 0, minor_ = 0;                                              \
+    ASSERT_EQ(cudaGetDevice(&dev_), cudaSuccess);                                      \
+    ASSERT_EQ(cudaDeviceGetAttribute(&major_, cudaDevAttrComputeCapabilityMajor, dev_), \
+              cudaSuccess);                                                            \
+    ASSERT_EQ(cudaDeviceGetAttribute(&minor_, cudaDevAttrComputeCapabilityMinor, dev_), \
+              cudaSuccess);                                                            \
+    if (major_ != 9 || minor_ != 0)                                                    \
+      GTEST_SKIP() << "wgmma needs compute capability 9.0 (Hopper); this device is "   \
+                   << major_ << "." << minor_;                                         \
+  } while (0)
+
+template <typename T>
+class DeviceBuf {
+ public:
+  explicit DeviceBuf(std::size_t n) : n_(n) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p_), std::max<std::size_t>(n, 1) * sizeof(T)),
+              cudaSuccess);
+  }
+  DeviceBuf(const DeviceBuf&) = delete;
+  DeviceBuf& operator=(const DeviceBuf&) = delete;
+  ~DeviceBuf() { cudaFree(p_); }
+  T* get() const { return p_; }
+  void upload(const std::vector<T>& v) {
+    ASSERT_EQ(cudaMemcpy(p_, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice),
+              cudaSuccess);
+  }
+  std::vector<T> download() const {
+    std::vector<T> v(n_);
+    EXPECT_EQ(cudaMemcpy(v.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return v;
+  }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_;
+};
+
+float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+float to_f(__half x) { return __half2float(x); }
+template <typename T>
+T from_f(float x) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(x);
+  else
+    return __float2bfloat16_rn(x);
+}
+
+// Uniform [-1, 1) values from a 64-bit xorshift (fast enough for 16M-element matrices).
+template <typename T>
+std::vector<T> random_matrix(std::size_t n, std::uint64_t seed) {
+  std::vector<T> v(n);
+  std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& x : v) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x = from_f<T>(static_cast<float>((s >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f);
+  }
+  return v;
+}
+
+template <typename T>
+constexpr cudaDataType_t cuda_type() {
+  return std::is_same_v<T, __half> ? CUDA_R_16F : CUDA_R_16BF;
+}
+
+// Row-major C (M, N) = alpha op(A) op(B) + beta C through column-major cuBLAS:
+// C^T (N, M) = op(B)^T op(A)^T. Stored B 'n' (K, N) row-major is op(B)^T column-major
+// (OP_N, ld N); B 't' (N, K) is op(B) column-major, so OP_T, ld K. A 'n' (M, K) is op(A)^T
+// (OP_N, ld K); A 't' (K, M) is op(A) (OP_T, ld M).
+template <typename T>
+cublasStatus_t cublas_ref(cublasHandle_t h, bool ta, bool tb, int M, int N, int K, float alpha,
+                          const T* A, const T* B, float beta, T* C) {
+  return cublasGemmEx(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
+                      &alpha, B, cuda_type<T>(), tb ? K : N, A, cuda_type<T>(), ta ? M : K, &beta,
+                      C, cuda_type<T>(), N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
+template <typename T>
+cudaError_t ours(bool ta, bool tb, int M, int N, int K, float alpha, const T* A, const T* B,
+                 float beta, T* C, const kg::GemmWgmmaTuning& tuning = {}) {
+  if constexpr (std::is_same_v<T, __half>)
+    return kg::gemm_wgmma_f16(ta, tb, M, N, K, alpha, A, B, beta, C, nullptr, tuning);
+  else
+    return kg::gemm_wgmma_bf16(ta, tb, M, N, K, alpha, A, B, beta, C, nullptr, tuning);
+}
+
+// Every kernel path: clusters of 1 and 2, direct and TMA-store epilogue (the defaults are
+// one of these four), the tensor-map cache on in two of them.
+kg::GemmWgmmaTuning tuning_of(int i) {
+  kg::GemmWgmmaTuning t;
+  t.cluster_m = (i & 1) != 0 ? 2 : 1;
+  t.tma_store = (i & 2) != 0;
+  t.cache_maps = (i & 1) != 0;
+  t.group_m = (i & 2) != 0 ? 16 : 3;
+  return t;
+}
+std::string tuning_name(const kg::GemmWgmmaTuning& t) {
+  return std::string("cluster ") + std::to_string(t.cluster_m) +
+         (t.tma_store ? " tma-store" : " direct-store") + (t.cache_maps ? " map-cache" : "") +
+         (t.max_ctas > 0 ? " max-ctas " + std::to_string(t.max_ctas) : "") +
+         (t.group_m != kg::GemmWgmmaTuning{}.group_m ? " group-m " + std::to_string(t.group_m)
+                                                     : "");
+}
+
+// Row m of alpha op(A) op(B) + beta C0 in double, from the host copies (layouts as in the
+// kernel's header; loops ordered so the inner one walks memory contiguously).
+template <typename T>
+std::vector<double> cpu_row(bool ta, bool tb, int M, int N, int K, float alpha,
+                            const std::vector<T>& A, const std::vector<T>& B, float beta,
+                            const std::vector<T>& C0, int m) {
+  std::vector<double> a(K), row(N, 0.0);
+  for (int k = 0; k < K; ++k)
+    a[k] = to_f(ta ? A[static_cast<std::size_t>(k) * M + m] : A[static_cast<std::size_t>(m) * K + k]);
+  if (tb) {
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < K; ++k) row[n] += a[k] * to_f(B[static_cast<std::size_t>(n) * K + k]);
+  } else {
+    for (int k = 0; k < K; ++k)
+      for (int n = 0; n < N; ++n) row[n] += a[k] * to_f(B[static_cast<std::size_t>(k) * N + n]);
+  }
+  for (int n = 0; n < N; ++n) {
+    row[n] *= alpha;
+    if (beta != 0.f) row[n] += static_cast<double>(beta) * to_f(C0[static_cast<std::size_t>(m) * N + n]);
+  }
+  return row;
+}
+
+std::string layout_name(bool ta, bool tb) {
+  return std::string(1, ta ? 't' : 'n') + std::string(1, tb ? 't' : 'n');
+}
+
+int round8(int x) { return (x + 7) / 8 * 8; }
+
+class GemmWgmma : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (have_device()) {
+      ASSERT_EQ(cublasCreate(&handle_), CUBLAS_STATUS_SUCCESS);
+    }
+  }
+  void TearDown() override {
+    if (handle_ != nullptr) cublasDestroy(handle_);
+  }
+
+  // One case: returns nothing, records failures with the case in the message.
+  template <typename T>
+  void check_case(bool ta, bool tb, int M, int N, int K, float alpha, float beta,
+                  const kg::GemmWgmmaTuning& tuning = {}) {
+    const std::string what = std::string(std::is_same_v<T, __half> ? "f16" : "bf16") + " " +
+                             layout_name(ta, tb) + " " + std::to_string(M) + "x" +
+                             std::to_string(N) + "x" + std::to_string(K) + " beta " +
+                             std::to_string(beta) + " " + tuning_name(tuning);
+    SCOPED_TRACE(what);
+    int dev = 0;
+    ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+    const char* why = kg::gemm_wgmma_unsupported(dev, ta, tb, M, N, K, 2);
+    ASSERT_EQ(why, nullptr) << why;
+    const std::size_t mk = static_cast<std::size_t>(M) * K, kn = static_cast<std::size_t>(K) * N,
+                      mn = static_cast<std::size_t>(M) * N;
+    DeviceBuf<T> A(mk), B(kn), C(mn), R(mn);
+    const auto ha = random_matrix<T>(mk, 1u + M);
+    const auto hb = random_matrix<T>(kn, 2u + N);
+    A.upload(ha);
+    B.upload(hb);
+    std::vector<T> c0;
+    if (beta != 0.f) {
+      c0 = random_matrix<T>(mn, 3u + K);
+      C.upload(c0);
+      R.upload(c0);
+    } else {
+      // NaN everywhere: beta == 0 must never read C.
+      ASSERT_EQ(cudaMemset(C.get(), 0xFF, mn * sizeof(T)), cudaSuccess);
+      ASSERT_EQ(cudaMemset(R.get(), 0, mn * sizeof(T)), cudaSuccess);
+    }
+    ASSERT_EQ(ours<T>(ta, tb, M, N, K, alpha, A.get(), B.get(), beta, C.get(), tuning),
+              cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    // The reference reduces in f32 throughout: without this flag cuBLAS may split K and
+    // reduce the partial sums in the 16-bit output type (bf16 errors of several ulp, seen
+    // at bf16 tt 1032x777x1000 on an H200).
+    ASSERT_EQ(cublasSetMathMode(handle_, static_cast<cublasMath_t>(
+                                             CUBLAS_DEFAULT_MATH |
+                                             CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
+              CUBLAS_STATUS_SUCCESS);
+    const cublasStatus_t st =
+        cublas_ref<T>(handle_, ta, tb, M, N, K, alpha, A.get(), B.get(), beta, R.get());
+    ASSERT_EQ(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(st, CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto got = C.download();
+    const auto want = R.download();
+    const float rtol = std::is_same_v<T, __half> ? 1.0f / 512 : 1.0f / 128;
+    std::size_t bad = 0, first_bad = 0;
+    double max_err = 0, max_ref = 0;
+    for (std::size_t i = 0; i < mn; ++i) {
+      const float g = to_f(got[i]), w = to_f(want[i]);
+      const double err = std::fabs(static_cast<double>(g) - w);
+      max_ref = std::max(max_ref, std::fabs(static_cast<double>(w)));
+      if (!(err <= rtol * std::fabs(w) + 1e-2)) {  // NaN counts as bad
+        if (bad++ == 0) first_bad = i;
+      }
+      if (err > max_err || std::isnan(err)) max_err = err;
+    }
+    EXPECT_GT(max_ref, 0.1) << "the reference is all (near) zero: the check would be empty";
+    // Independent of cuBLAS: rows 0, M/2, M-1 against a double-precision host product.
+    std::size_t cpu_bad = 0;
+    std::string cpu_first;
+    for (int m : {0, M / 2, M - 1}) {
+      const std::vector<double> want_row = cpu_row(ta, tb, M, N, K, alpha, ha, hb, beta, c0, m);
+      for (int n = 0; n < N; ++n) {
+        const double w = want_row[n];
+        const double g = to_f(got[static_cast<std::size_t>(m) * N + n]);
+        if (!(std::fabs(g - w) <= rtol * std::fabs(w) + 1e-2) && cpu_bad++ == 0)
+          cpu_first = "row " + std::to_string(m) + " col " + std::to_string(n) + ": got " +
+                      std::to_string(g) + " want " + std::to_string(w);
+      }
+    }
+    EXPECT_EQ(cpu_bad, 0u) << cpu_bad << " elements of 3 rows off the double host product; first "
+                           << cpu_first;
+    EXPECT_EQ(bad, 0u) << bad << " of " << mn << " elements off; first at row "
+                       << first_bad / N << " col " << first_bad % N << ": got "
+                       << to_f(got[first_bad]) << " want " << to_f(want[first_bad])
+                       << "; max |err| " << max_err;
+  }
+
+  template <typename T>
+  void check_all_layouts(int M, int N, int K, const kg::GemmWgmmaTuning& tuning = {}) {
+    for (int l = 0; l < 4; ++l) {
+      const bool ta = (l & 2) != 0, tb = (l & 1) != 0;
+      // The stored leading dimensions must be multiples of 8 (TMA): round up the ones this
+      // layout needs (K unless the layout is tn), keep the other sizes ragged.
+      const int m = ta ? round8(M) : M, n = tb ? N : round8(N);
+      const int k = (ta && !tb) ? K : round8(K);
+      check_case<T>(ta, tb, m, n, k, 1.0f, 0.0f, tuning);
+      check_case<T>(ta, tb, m, n, k, 0.5f, 1.0f, tuning);
+    }
+  }
+
+  cublasHandle_t handle_ = nullptr;
+};
+
+TEST_F(GemmWgmma, UnsupportedCasesSayWhy) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  int dev = 0, major = 0, minor = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), cudaSuccess);
+  const char* w = kg::gemm_wgmma_unsupported(dev, false, true, 256, 256, 256, 2);
+  if (major != 9 || minor != 0) {
+    ASSERT_NE(w, nullptr);
+    EXPECT_NE(std::string(w).find("Hopper"), std::string::npos) << w;
+    GTEST_SKIP() << "not compute capability 9.0: checked only the 'not Hopper' reason";
+  }
+  EXPECT_EQ(w, nullptr) << w;
+  EXPECT_NE(kg::gemm_wgmma_unsupported(dev, false, true, 256, 256, 256, 4), nullptr);
+  EXPECT_NE(kg::gemm_wgmma_unsupported(dev, false, true, 0, 256, 256, 2), nullptr);
+  // Leading dimensions not a multiple of 8 elements, per layout.
+  for (auto [ta, tb, M, N, K] : {std::tuple{false, true, 64, 64, 60}, {true, true, 60, 64, 64},
+                                 {false, false, 64, 60, 64}, {true, false, 64, 60, 64}}) {
+    const char* r = kg::gemm_wgmma_unsupported(dev, ta, tb, M, N, K, 2);
+    ASSERT_NE(r, nullptr) << layout_name(ta, tb) << " " << M << "x" << N << "x" << K;
+    EXPECT_NE(std::string(r).find("alignment"), std::string::npos) << r;
+  }
+  // Ragged sizes that are no stored leading dimension are accepted: M for A 'n', N for
+  // B 't', K for layout tn (A stored (K, M), B stored (K, N)).
+  EXPECT_EQ(kg::gemm_wgmma_unsupported(dev, false, true, 129, 257, 72, 2), nullptr);
+  EXPECT_EQ(kg::gemm_wgmma_unsupported(dev, true, false, 64, 64, 61, 2), nullptr);
+  // The launch functions refuse the same cases and bad arguments without launching.
+  DeviceBuf<__nv_bfloat16> A(64 * 64), B(64 * 64), C(64 * 64);
+  EXPECT_EQ(kg::gemm_wgmma_bf16(false, true, 64, 64, 60, 1.f, A.get(), B.get(), 0.f, C.get(),
+                                nullptr),
+            cudaErrorNotSupported);
+  EXPECT_EQ(kg::gemm_wgmma_bf16(false, true, 64, 64, 64, 1.f, nullptr, B.get(), 0.f, C.get(),
+                                nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kg::gemm_wgmma_bf16(false, true, 64, 64, 64, 1.f, A.get() + 1, B.get(), 0.f,
+                                C.get(), nullptr),
+            cudaErrorInvalidValue);  // not 16-byte aligned
+}
+
+TEST_F(GemmWgmma, Bf16SmallAndRaggedEveryLayout) {
+  SKIP_WITHOUT_HOPPER();
+  for (auto [M, N, K] : {std::tuple{1, 1, 8}, {64, 64, 16}, {129, 257, 72}, {1000, 8, 64},
+                         {33, 300, 520}, {256, 512, 1024}, {40, 48, 61}, {33, 300, 77}})
+    check_all_layouts<__nv_bfloat16>(M, N, K);
+}
+
+TEST_F(GemmWgmma, Bf16LargeRaggedEveryLayout) {
+  SKIP_WITHOUT_HOPPER();
+  check_all_layouts<__nv_bfloat16>(4095, 4097, 4096);
+}
+
+// The non-default paths too (cluster 1/2 x direct/TMA-store epilogue), at shapes with an
+// odd number of 128-row tiles (the second CTA of the last cluster is out of bounds), N a
+// multiple of 8 (TMA store) and not, and more tiles than SMs.
+TEST_F(GemmWgmma, EveryTuningRaggedEveryLayout) {
+  SKIP_WITHOUT_HOPPER();
+  for (int i = 0; i < 4; ++i) {
+    for (auto [M, N, K] : {std::tuple{33, 300, 77}, {1025, 777, 1000}, {129, 264, 72},
+                           {2200, 2056, 256}})
+      check_all_layouts<__nv_bfloat16>(M, N, K, tuning_of(i));
+    check_all_layouts<__half>(1025, 520, 136, tuning_of(i));
+  }
+}
+
+TEST_F(GemmWgmma, F16RaggedEveryLayout) {
+  SKIP_WITHOUT_HOPPER();
+  for (auto [M, N, K] : {std::tuple{129, 257, 72}, {1000, 8, 64}, {1025, 777, 1000}})
+    check_all_layouts<__half>(M, N, K);
+}
+
+// Timing printout (no assertion on speed): median of 20 launches after 3 warm-ups, cudaEvent
+// around each launch.
+template <typename F>
+float median_ms(F&& launch) {
+  cudaEvent_t a, b;
+  EXPECT_EQ(cudaEventCreate(&a), cudaSuccess);
+  EXPECT_EQ(cudaEventCreate(&b), cudaSuccess);
+  for (int i = 0; i < 3; ++i) launch();
+  std::vector<float> t;
+  for (int i = 0; i < 20; ++i) {
+    cudaEventRecord(a);
+    launch();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    t.push_back(ms);
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <typename T>
+void time_case(cublasHandle_t h, bool ta, bool tb, int S, const kg::GemmWgmmaTuning& tuning = {},
+               bool with_cublas = true) {
+  const std::size_t n = static_cast<std::size_t>(S) * S;
+  DeviceBuf<T> A(n), B(n), C(n);
+  A.upload(random_matrix<T>(n, 7));
+  B.upload(random_matrix<T>(n, 8));
+  cudaError_t e = cudaSuccess;
+  const float ms_ours = median_ms([&] {
+    if (cudaError_t r = ours<T>(ta, tb, S, S, S, 1.f, A.get(), B.get(), 0.f, C.get(), tuning);
+        r != cudaSuccess)
+      e = r;
+  });
+  ASSERT_EQ(e, cudaSuccess);
+  const double flop = 2.0 * S * static_cast<double>(S) * S;
+  if (!with_cublas) {
+    std::printf("[timing] %s %s %d^3 %-32s: wgmma %.3f ms %.1f TFLOP/s\n",
+                std::is_same_v<T, __half> ? "f16 " : "bf16", layout_name(ta, tb).c_str(), S,
+                tuning_name(tuning).c_str(), ms_ours, flop / ms_ours * 1e-9);
+    return;
+  }
+  cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+  const float ms_ref = median_ms([&] {
+    if (cublasStatus_t r = cublas_ref<T>(h, ta, tb, S, S, S, 1.f, A.get(), B.get(), 0.f, C.get());
+        r != CUBLAS_STATUS_SUCCESS)
+      s = r;
+  });
+  ASSERT_EQ(s, CUBLAS_STATUS_SUCCESS);
+  std::printf("[timing] %s %s %d^3: wgmma %.3f ms %.1f TFLOP/s | cuBLAS %.3f ms %.1f TFLOP/s | "
+              "%.1f%% of cuBLAS\n",
+              std::is_same_v<T, __half> ? "f16 " : "bf16", layout_name(ta, tb).c_str(), S,
+              ms_ours, flop / ms_ours * 1e-9, ms_ref, flop / ms_ref * 1e-9,
+              100.0 * ms_ref / ms_ours);
+}
+
+// Every tuning at bf16 nt, then the defaults against cuBLAS.
+TEST_F(GemmWgmma, TimingTuningsPrintout) {
+  SKIP_WITHOUT_HOPPER();
+  for (int S : {4096, 8192}) {
+    kg::GemmWgmmaTuning t;  // defaults
+    time_case<__nv_bfloat16>(handle_, false, true, S, t, false);
+    t.cache_maps = true;
+    time_case<__nv_bfloat16>(handle_, false, true, S, t, false);
+    t.cache_maps = false;
+    t.tma_store = false;
+    time_case<__nv_bfloat16>(handle_, false, true, S, t, false);
+    t.tma_store = true;
+    for (int g : {4, 8}) {  // raster group: L2 reuse
+      t.group_m = g;
+      time_case<__nv_bfloat16>(handle_, false, true, S, t, false);
+    }
+    t.group_m = kg::GemmWgmmaTuning{}.group_m;
+    t.cluster_m = 2;
+    for (int cap : {0, 128, 112}) {  // is the cluster grid oversubscribed?
+      t.max_ctas = cap;
+      time_case<__nv_bfloat16>(handle_, false, true, S, t, false);
+    }
+  }
+}
+
+// Host cost of one launch call (tensor maps cached or encoded each call): mean wall time of
+// 200 calls on a stream kept busy, so the launch queue never blocks the host.
+TEST_F(GemmWgmma, HostLaunchCostPrintout) {
+  SKIP_WITHOUT_HOPPER();
+  const int S = 4096;
+  const std::size_t n = static_cast<std::size_t>(S) * S;
+  DeviceBuf<__nv_bfloat16> A(n), B(n), C(n);
+  for (bool cache : {true, false}) {
+    kg::GemmWgmmaTuning t;
+    t.cache_maps = cache;
+    ASSERT_EQ(ours<__nv_bfloat16>(false, true, S, S, S, 1.f, A.get(), B.get(), 0.f, C.get(), t),
+              cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 200; ++i)
+      ASSERT_EQ(ours<__nv_bfloat16>(false, true, S, S, S, 1.f, A.get(), B.get(), 0.f, C.get(), t),
+                cudaSuccess);
+    const auto t1 = std::chrono::steady_clock::now();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::printf("[host] launch call, maps %s: %.2f us per call\n", cache ? "cached " : "encoded",
+                std::chrono::duration<double, std::micro>(t1 - t0).count() / 200);
+  }
+}
+
+// One default launch at 4096^3 bf16 nt, for profilers (ncu --kernel-name regex:gemm_wgmma).
+TEST_F(GemmWgmma, ProfileOnce4096) {
+  SKIP_WITHOUT_HOPPER();
+  const int S = 4096;
+  const std::size_t n = static_cast<std::size_t>(S) * S;
+  DeviceBuf<__nv_bfloat16> A(n), B(n), C(n);
+  A.upload(random_matrix<__nv_bfloat16>(n, 7));
+  B.upload(random_matrix<__nv_bfloat16>(n, 8));
+  ASSERT_EQ(ours<__nv_bfloat16>(false, true, S, S, S, 1.f, A.get(), B.get(), 0.f, C.get()),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+TEST_F(GemmWgmma, TimingVsCublasPrintout) {
+  SKIP_WITHOUT_HOPPER();
+  for (int S : {4096, 8192}) {
+    for (int l = 0; l < 4; ++l) time_case<__nv_bfloat16>(handle_, (l & 2) != 0, (l & 1) != 0, S);
+    time_case<__half>(handle_, false, true, S);
+  }
+}
+
+}  // namespace

@@ -13,6 +13,7 @@
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_cublas.hpp"
 #include "gemm/gemm_mma.hpp"
+#include "gemm/gemm_wgmma.hpp"
 #include "gemm/gemm_reference.hpp"
 #include "gemm/gemm_table.hpp"
 #include "gemm_params.hpp"
@@ -186,6 +187,19 @@ void launch_mma(harness::LaunchContext& ctx) {
   HARNESS_CUDA(kernels::gemm::gemm_mma(a.dtype, a.layout, a.M, a.N, a.K, a.alpha, a.A, a.B, a.beta, a.C, ctx.stream));
 }
 
+void launch_wgmma(harness::LaunchContext& ctx) {
+  const AnyArgs a(ctx);
+  const bool at = kernels::gemm::a_transposed(a.layout), bt = kernels::gemm::b_transposed(a.layout);
+  if (a.dtype == TcDType::bf16)
+    HARNESS_CUDA(kernels::gemm::gemm_wgmma_bf16(at, bt, a.M, a.N, a.K, a.alpha, static_cast<const __nv_bfloat16*>(a.A),
+                                                static_cast<const __nv_bfloat16*>(a.B), a.beta,
+                                                static_cast<__nv_bfloat16*>(a.C), ctx.stream));
+  else
+    HARNESS_CUDA(kernels::gemm::gemm_wgmma_f16(at, bt, a.M, a.N, a.K, a.alpha, static_cast<const __half*>(a.A),
+                                               static_cast<const __half*>(a.B), a.beta, static_cast<__half*>(a.C),
+                                               ctx.stream));
+}
+
 void launch_cpu(harness::LaunchContext& ctx) {
   const AnyArgs a(ctx);
   kernels::gemm::gemm_cpu_ex(a.dtype, a.layout, a.M, a.N, a.K, a.alpha, a.A, a.B, a.beta, a.C);
@@ -199,6 +213,26 @@ std::optional<std::string> mma_constraint(const harness::Params& p) {
   if (dtype_param(p) == TcDType::f32)
     return std::string("mma: tensor cores have no FP32 path (use dtype tf32 for FP32 storage)");
   return plugins::gemm::dtype_supported(p, kernels::gemm::kMmaMinComputeCapability);
+}
+
+// wgmma: Hopper only (sm_90a machine code), 16-bit inputs, TMA's 16-byte row strides; the
+// kernel says which condition fails (kernels/gemm/gemm_wgmma.hpp).
+std::optional<std::string> wgmma_constraint(const harness::Params& p) {
+  const TcDType d = dtype_param(p);
+  if (d != TcDType::bf16 && d != TcDType::f16)
+    return fmt::format("wgmma: bf16 and f16 only (dtype {})", kernels::gemm::to_string(d));
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::nullopt;  // no device: the run reports that, not this variant
+  }
+  const Shape s(p);
+  const kernels::gemm::Layout l = layout_param(p);
+  if (const char* why = kernels::gemm::gemm_wgmma_unsupported(device, kernels::gemm::a_transposed(l),
+                                                               kernels::gemm::b_transposed(l), static_cast<int>(s.M),
+                                                               static_cast<int>(s.N), static_cast<int>(s.K), 2))
+    return fmt::format("wgmma: {}", why);
+  return std::nullopt;
 }
 
 std::optional<std::string> cpu_constraint(const harness::Params& p) {
@@ -233,6 +267,11 @@ HARNESS_REGISTER_VARIANT_IF(gemm, mma, cuda,
                             "tensor cores, mma.sync m16n8k16 (bf16/f16) / m16n8k8 (tf32), ldmatrix, swizzled smem, "
                             "4-stage cp.async, 128x128x(64 B) tiles; every layout, any size",
                             launch_mma, mma_constraint);
+HARNESS_REGISTER_VARIANT_IF(gemm, wgmma, cuda,
+                            "Hopper: TMA loads into 128B-swizzled smem, wgmma m64n256k16, 1 producer + 2 consumer "
+                            "warpgroups, 4-stage mbarrier ring, persistent grid, TMA-store epilogue; bf16/f16, every "
+                            "layout, row strides multiple of 8",
+                            launch_wgmma, wgmma_constraint);
 HARNESS_REGISTER_VARIANT_IF(gemm, cpu, cpu,
                             "host reference: double accumulation on the rounded inputs (tf32: rounded to TF32), "
                             "blocked, all hardware threads; every dtype and layout",

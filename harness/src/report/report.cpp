@@ -360,7 +360,7 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;
   if (!dir.empty()) fs::create_directories(dir, ec);
-  const std::string tmp = (dir / ("." + target.filename().string() + ".tmp" + std::to_string(getpid()))).string();
+  const std::string tmp = (dir / fmt::format(".{}.tmp{}", target.filename().string(), getpid())).string();
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw InputError(fmt::format("{}: cannot write the report: {}", path, std::strerror(errno)));
   std::size_t done = 0;

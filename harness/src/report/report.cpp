@@ -326,12 +326,17 @@ void pretty(const nlohmann::json& j, std::size_t indent, std::string& out) {
       out += pad + nlohmann::json(k).dump() + ": ";
       pretty(v, indent + 2, out);
     }
-    out += "\n" + std::string(indent, ' ') + "}";
+    out += '\n';
+    out.append(indent, ' ');
+    out += '}';
   } else if (j.is_array() && !j.empty()) {
     const bool scalars = std::all_of(j.begin(), j.end(), [](const nlohmann::json& x) { return x.is_primitive(); });
     if (scalars) {  // samples, param_order and the like: one line
       out += "[";
-      for (std::size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + j[i].dump();
+      for (std::size_t i = 0; i < j.size(); ++i) {
+        if (i) out += ", ";
+        out += j[i].dump();
+      }
       out += "]";
       return;
     }
@@ -341,7 +346,9 @@ void pretty(const nlohmann::json& j, std::size_t indent, std::string& out) {
       out += pad;
       pretty(j[i], indent + 2, out);
     }
-    out += "\n" + std::string(indent, ' ') + "]";
+    out += '\n';
+    out.append(indent, ' ');
+    out += ']';
   } else {
     out += j.dump();
   }

@@ -1,0 +1,59 @@
+#pragma once
+// `auto`: one FP32 GEMM entry point that picks a kernel by shape (gemm.hpp's conventions:
+// C = alpha * A * B + beta * C, row-major, any M, N, K >= 1). The choice is a pure function
+// of (M, N, K, SM count), so a report that records describe(choice) (the variant's config)
+// and the GPU reproduces the run:
+//
+//   M == 1 or N == 1           gemv   (gemm_gemv.cu; M == 1 splits K over grid y)
+//   K == 1                     outer  (rank-1 update, gemm_outer)
+//   else the tile class        M <= 32: 32x64; else the largest of 128x128, 128x64, 64x64
+//                              whose output tiles fill the SMs (>= SM count), 64x64 if none
+//   few tiles, long K          splitk with that tile when tiles < SM count and K >= 1024:
+//                              splits = min(ceil(SMs * blocks_per_sm / tiles), K / 256, 64)
+//                              (one resident wave of blocks; slices of >= 256 so that each
+//                              block still runs >= 32 K tiles), when that is >= 2
+//   else                       tile   (gemm_tile: the coarsened kernel in that size)
+#include <cstddef>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "gemm/gemm_shapes.hpp"
+
+namespace kernels::gemm {
+
+enum class AutoKind { gemv, outer, splitk, tile };
+
+struct AutoChoice {
+  AutoKind kind = AutoKind::tile;
+  Tile tile = Tile::t128x128;  // splitk, tile
+  int splits = 1;              // splitk: K slices asked for; gemv (M == 1): K slices
+};
+
+inline constexpr int kSplitMinK = 1024;
+inline constexpr int kSplitMinSlice = 256;
+inline constexpr int kSplitMaxSplits = 64;
+
+AutoChoice choose_auto(int M, int N, int K, int sm_count);
+// The kernels of `auto` on their own (the gemm variants `splitk` and `gemv`):
+// choose_splitk: the tile class (128x128 taken as 128x64) and the one-wave split count
+//   at any shape, without auto's "tiles < SMs, K >= 1024" condition; a count of 1 runs
+//   that tile unsplit (kind tile).
+// choose_gemv: gemv with auto's K slices (only M == 1 or N == 1 can run it).
+AutoChoice choose_splitk(int M, int N, int K, int sm_count);
+AutoChoice choose_gemv(int M, int N, int K, int sm_count);
+// "gemv splits=17", "outer", "splitk tile=64x64 splits=22", "tile 128x128".
+std::string describe(const AutoChoice& choice);
+// Workspace bytes the choice needs at (M, N, K) (0 for tile, outer, gemv without slices).
+std::size_t auto_workspace_bytes(const AutoChoice& choice, int M, int N, int K);
+
+// Runs `choice` (from choose_auto(M, N, K, SMs of the current device)); `workspace` must hold
+// auto_workspace_bytes(choice, M, N, K), 16-byte aligned.
+cudaError_t gemm_auto(const AutoChoice& choice, int M, int N, int K, float alpha, const float* A,
+                      const float* B, float beta, float* C, void* workspace,
+                      std::size_t workspace_bytes, cudaStream_t stream);
+
+// The multiprocessor count of the current device (cached per device; 0 on error).
+int current_sm_count();
+
+}  // namespace kernels::gemm

@@ -90,6 +90,19 @@ TEST(GemmAuto, SplitCountsCoverKWithWholeSlices) {
   }
 }
 
+// Over many K and SM counts: the recorded split count is the one the kernels run (rounding
+// slices to multiples of 8 never changes it again), slices are whole and none is empty.
+TEST(GemmAuto, RecordedSplitsAreTheSplitsThatRun) {
+  for (int K = 1; K <= 20000; K += 37)
+    for (int sms : {1, 16, 78, 132}) {
+      const kg::AutoChoice c = kg::choose_splitk(40, 70, K, sms);
+      if (c.kind != AutoKind::splitk) continue;
+      EXPECT_EQ(kg::splitk_slices(K, c.splits), c.splits) << "K=" << K << " SMs=" << sms;
+      const long long slice = kg::splitk_slice(K, c.splits);
+      EXPECT_TRUE(slice * (c.splits - 1) < K && K <= slice * c.splits) << "K=" << K;
+    }
+}
+
 TEST(GemmAuto, GemvSlicesOnlyForARowVectorAndLongK) {
   const kg::AutoChoice row = kg::choose_auto(1, 4096, 4096, kH100);
   EXPECT_GE(row.splits, 2);

@@ -26,7 +26,11 @@ int wave_splits(Tile t, int M, int N, int K, long long sms) {
   const long long wave = sms * tile_blocks_per_sm(t);
   long long s = (wave + tiles - 1) / tiles;
   s = std::min<long long>({s, K / kSplitMinSlice, kSplitMaxSplits});
-  return splitk_slices(K, static_cast<int>(std::max<long long>(s, 1)));
+  // Rounding slices up to multiples of 8 may use fewer than asked; iterate to the count
+  // that reproduces itself, so that the recorded count is the one gemm_splitk runs.
+  int used = static_cast<int>(std::max<long long>(s, 1));
+  for (int next = splitk_slices(K, used); next != used; next = splitk_slices(K, used)) used = next;
+  return used;
 }
 
 }  // namespace

@@ -144,7 +144,10 @@ int gemv_splits(int N, int K, int sm_count) {
   const long long max_s = K / kMinRowsPerSlice > 1 ? K / kMinRowsPerSlice : 1;
   if (s > max_s) s = max_s;
   if (s > 65535) s = 65535;
-  return cols_slices(K, static_cast<int>(s < 1 ? 1 : s));  // the slices actually used
+  // The slice count that reproduces itself (gemm_gemv recomputes slices from it).
+  int used = static_cast<int>(s < 1 ? 1 : s);
+  for (int next = cols_slices(K, used); next != used; next = cols_slices(K, used)) used = next;
+  return used;
 }
 
 std::size_t gemv_workspace_bytes(int M, int N, int splits) {

@@ -27,7 +27,7 @@ struct Expect {
 
 // The rule of gemm_auto.hpp applied by hand: GEMV for a vector operand, rank-1 for K = 1,
 // the tile class (M <= 32: 32x64; the largest of 128x128, 128x64, 64x64 with >= SMs tiles,
-// else 64x64), split-K while that class has < SMs tiles and K >= 1024.
+// else 64x64), split-K while that class has < SMs tiles and K >= 256.
 const std::vector<Expect> kShapes = {
     {1, 4096, 4096, AutoKind::gemv, Tile::t128x128},      // x^T B
     {4096, 1, 4096, AutoKind::gemv, Tile::t128x128},      // A x
@@ -43,8 +43,11 @@ const std::vector<Expect> kShapes = {
     {32, 4096, 4096, AutoKind::splitk, Tile::t32x64},
     {64, 4096, 4096, AutoKind::splitk, Tile::t64x64},
     {128, 4096, 4096, AutoKind::splitk, Tile::t64x64},    // 128 tiles of 64x64 < 132
-    {16, 4096, 512, AutoKind::tile, Tile::t32x64},        // short K: no split
-    {256, 256, 256, AutoKind::tile, Tile::t64x64},        // 16 tiles, but K < 1024
+    {16, 4096, 200, AutoKind::tile, Tile::t32x64},        // short K: no split
+    {16, 4096, 512, AutoKind::splitk, Tile::t32x64},
+    {256, 256, 256, AutoKind::splitk, Tile::t64x64},      // 16 tiles: latency bound
+    {256, 256, 200, AutoKind::tile, Tile::t64x64},        // K < 256
+    {512, 512, 512, AutoKind::splitk, Tile::t64x64},      // 64 tiles
     {1024, 1024, 1024, AutoKind::tile, Tile::t64x64},     // 256 tiles of 64x64
     {1280, 1280, 1024, AutoKind::tile, Tile::t128x64},    // 100 of 128x128, 200 of 128x64
     {2048, 2048, 2048, AutoKind::tile, Tile::t128x128},   // 256 tiles
@@ -79,6 +82,7 @@ TEST(GemmAuto, SplitCountsCoverKWithWholeSlices) {
     EXPECT_LT(static_cast<long long>(slice) * (c.splits - 1), e.K) << shape(e);  // no empty slice
     EXPECT_EQ(kg::splitk_slices(e.K, c.splits), c.splits) << shape(e);  // recorded = used
     EXPECT_GE(slice, kg::kSplitMinSlice) << shape(e);
+    EXPECT_LE(kg::auto_workspace_bytes(c, e.M, e.N, e.K), kg::kSplitMaxWorkspaceBytes) << shape(e);
     EXPECT_EQ(kg::auto_workspace_bytes(c, e.M, e.N, e.K),
               static_cast<std::size_t>(c.splits) * e.M * e.N * sizeof(float))
         << shape(e);
@@ -150,9 +154,10 @@ TEST(GemmAuto, SplitkVariantSplitsWhereTheWaveIsNotFull) {
       EXPECT_EQ(kg::describe(kg::choose_splitk(e.M, e.N, e.K, kH100)), kg::describe(a)) << shape(e);
     }
   }
-  // Short K still splits (down to 256-long slices) when the wave is not full.
+  // splitk splits whatever K (down to 64-long slices) while the wave is not full; auto
+  // only from K = 256.
   EXPECT_EQ(kg::choose_splitk(256, 256, 1024, kH100).kind, AutoKind::splitk);
-  EXPECT_EQ(kg::choose_auto(256, 256, 1000, kH100).kind, AutoKind::tile);
+  EXPECT_EQ(kg::choose_auto(256, 256, 255, kH100).kind, AutoKind::tile);
 }
 
 const harness::Variant& variant(const char* name) {

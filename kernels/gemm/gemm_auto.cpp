@@ -20,12 +20,15 @@ Tile tile_class(int M, int N, long long sms) {
 }
 
 // Slices for one resident wave of (tile, slice) blocks, each slice >= kSplitMinSlice long,
-// at most kSplitMaxSplits; the count actually used after rounding slices to multiples of 8.
+// at most kSplitMaxSplits and kSplitMaxWorkspaceBytes of panels; the count actually used
+// after rounding slices to multiples of 8.
 int wave_splits(Tile t, int M, int N, int K, long long sms) {
   const long long tiles = tile_count(t, M, N);
   const long long wave = sms * tile_blocks_per_sm(t);
   long long s = (wave + tiles - 1) / tiles;
-  s = std::min<long long>({s, K / kSplitMinSlice, kSplitMaxSplits});
+  const long long panel = static_cast<long long>(M) * N * static_cast<long long>(sizeof(float));
+  const long long by_workspace = static_cast<long long>(kSplitMaxWorkspaceBytes) / std::max(panel, 1LL);
+  s = std::min<long long>({s, K / kSplitMinSlice, kSplitMaxSplits, by_workspace});
   // Rounding slices up to multiples of 8 may use fewer than asked; iterate to the count
   // that reproduces itself, so that the recorded count is the one gemm_splitk runs.
   int used = static_cast<int>(std::max<long long>(s, 1));

@@ -8,10 +8,16 @@
 //   K == 1                     outer  (rank-1 update, gemm_outer)
 //   else the tile class        M <= 32: 32x64; else the largest of 128x128, 128x64, 64x64
 //                              whose output tiles fill the SMs (>= SM count), 64x64 if none
-//   few tiles, long K          splitk with that tile when tiles < SM count and K >= 1024:
-//                              splits = min(ceil(SMs * blocks_per_sm / tiles), K / 256, 64)
-//                              (one resident wave of blocks; slices of >= 256 so that each
-//                              block still runs >= 32 K tiles), when that is >= 2
+//   few tiles, K >= 256        splitk with that tile when tiles < SM count:
+//                              splits = min(ceil(SMs * blocks_per_sm / tiles), K / 64, 64,
+//                              and splits * M * N * 4 bytes <= 64 MiB), when that is >= 2.
+//                              Why this many: with fewer tiles than SMs the tile kernel is
+//                              latency bound (one block per SM, each walking all of K), so
+//                              filling one resident wave of blocks cuts the time roughly by
+//                              the split count; slices stay >= 64 long (8 K tiles, enough to
+//                              run the load/compute pipeline), and the panels (written and
+//                              read once, mostly from L2) stay a small share of the traffic.
+//                              These thresholds are reasoned, not yet measured.
 //   else                       tile   (gemm_tile: the coarsened kernel in that size)
 #include <cstddef>
 #include <string>
@@ -30,14 +36,15 @@ struct AutoChoice {
   int splits = 1;              // splitk: K slices asked for; gemv (M == 1): K slices
 };
 
-inline constexpr int kSplitMinK = 1024;
-inline constexpr int kSplitMinSlice = 256;
+inline constexpr int kSplitMinK = 256;
+inline constexpr int kSplitMinSlice = 64;
 inline constexpr int kSplitMaxSplits = 64;
+inline constexpr std::size_t kSplitMaxWorkspaceBytes = std::size_t{64} << 20;
 
 AutoChoice choose_auto(int M, int N, int K, int sm_count);
 // The kernels of `auto` on their own (the gemm variants `splitk` and `gemv`):
 // choose_splitk: the tile class (128x128 taken as 128x64) and the one-wave split count
-//   at any shape, without auto's "tiles < SMs, K >= 1024" condition; a count of 1 runs
+//   at any shape, without auto's "tiles < SMs, K >= 256" condition; a count of 1 runs
 //   that tile unsplit (kind tile).
 // choose_gemv: gemv with auto's K slices (only M == 1 or N == 1 can run it).
 AutoChoice choose_splitk(int M, int N, int K, int sm_count);

@@ -78,7 +78,7 @@ void add(const char* name, const char* description, ChooseFn choose, harness::Co
 
 const bool kRegistered = [] {
   add("auto",
-      "FP32 by shape: GEMV (M or N = 1), rank-1 (K = 1), deterministic split-K (tiles < SMs, K >= 1024), "
+      "FP32 by shape: GEMV (M or N = 1), rank-1 (K = 1), deterministic split-K (tiles < SMs, K >= 256), "
       "else the coarsened tile sized to fill the SMs (128x128, 128x64, 64x64; 32x64 for M <= 32)",
       kg::choose_auto, fp32_nn);
   add("splitk", "deterministic split-K: coarsened-tile partials per K slice into a workspace, then a reduce",

@@ -1,6 +1,6 @@
 // Host emulation of the few CUDA features the gemm kernels use (tests/gemm_emulation/run.sh):
-// one block at a time, one
-// std::thread per CUDA thread, __syncthreads as a std::barrier, __shared__ as static.
+// one block at a time, one std::thread per CUDA thread, __syncthreads as a std::barrier,
+// __shared__ as static.
 #pragma once
 #include <cuda_runtime.h>
 #include <algorithm>

@@ -16,6 +16,8 @@
 #           ATTN_COMPARE_FILTER narrows it: the whole suite takes tens of minutes)
 #           nccl (suites/nccl.yaml over every GPU, its GPU tests, torch.distributed all_reduce)
 #           devices (a suite with --devices all vs --devices 0: both wall times)
+#           gemm-fp32 (the FP32 shape table: auto and coarsened as % of cuBLAS per shape,
+#           geometric means, auto's config)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -282,6 +284,39 @@ PY
       t2=$(date +%s.%N)
       tail -2 "$OUT/devices-all.log" "$OUT/devices-0.log"
       python3 -c "a=$t1-$t0; b=$t2-$t1; print(f'wall time --devices all: {a:.1f} s, --devices 0: {b:.1f} s, ratio {a/b:.2f}')" ;;
+    gemm-fp32)
+      step "FP32 shape table: auto, coarsened vs cublas over suites/gemm.yaml"
+      $exe run suites/gemm.yaml --variants auto,coarsened,cublas --out "$OUT/gemm-fp32.json" --quiet 2>&1 | tail -4 || status=1
+      python3 - "$OUT/gemm-fp32.json" <<'PY' | tee "$OUT/table-gemm-fp32.md"
+import json, math, sys
+rep = json.load(open(sys.argv[1]))
+t = {}
+for r in rep["results"]:
+    p = r["params"]
+    key = (p["M"], p["N"], p["K"], p.get("alpha", 1), p.get("beta", 0))
+    med = (r.get("stats") or {}).get("median_s")
+    if r["status"] == "passed" and med:
+        t.setdefault(key, {})[r["variant"]] = (med, r.get("config", ""))
+print("| M | N | K | alpha | beta | cublas ms | auto % | coarsened % | auto config |")
+print("|---|---|---|---|---|---|---|---|---|")
+g = {"auto": [], "coarsened": []}
+for k, v in t.items():
+    if "cublas" not in v:
+        continue
+    base = v["cublas"][0]
+    cells = []
+    for name in ("auto", "coarsened"):
+        if name in v:
+            g[name].append(base / v[name][0])
+            cells.append(f"{100 * base / v[name][0]:.0f}%")
+        else:
+            cells.append("-")
+    print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {base * 1e3:.4f} | {cells[0]} | {cells[1]} | {v.get('auto', (0, ''))[1]} |")
+for name, xs in g.items():
+    if xs:
+        print(f"\n{name}: geometric mean {math.exp(sum(map(math.log, xs)) / len(xs)):.3f}x of cuBLAS over {len(xs)} shapes, min {min(xs):.3f}x")
+PY
+      ;;
     *) echo "unknown stage '$s'"; exit 2 ;;
   esac
   # Pack after every stage: whatever a later stage or a time limit cuts, this stays.

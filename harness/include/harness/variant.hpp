@@ -72,6 +72,10 @@ class LaunchFn {
 using ConstraintFn = std::function<std::optional<std::string>(const Params&)>;
 // Scratch bytes the variant will ask for at these parameters (skip before allocating).
 using WorkspaceFn = std::function<std::size_t(const Params&)>;
+// The configuration a variant chooses at these parameters, as text ("splitk tile=128x64
+// splits=8"), recorded in each result ("config" in the JSON report) so that a tuned or
+// shape-dispatching variant's choice is reproducible from the report.
+using ConfigFn = std::function<std::string(const Params&)>;
 
 struct Variant {
   std::string problem;
@@ -84,6 +88,8 @@ struct Variant {
   std::string origin = "built-in";  // or the plugin library it came from
   // A reference for checks only (e.g. a sampled CPU reference): not part of `variants: all`.
   bool reference_only = false;
+  ConfigFn config = nullptr;      // optional: the chosen configuration (last, so that
+                                  // aggregate initialisation without it still compiles)
 
   std::string full_name() const { return problem + "/" + name; }
 };

@@ -80,6 +80,7 @@ nlohmann::json result_to_json(const Result& r) {
                       {"settings", settings_to_json(r.settings)}};
   j["profile"] = r.profile;
   if (!r.extra.is_null()) j["extra"] = r.extra;
+  if (!r.config.empty()) j["config"] = r.config;
   if (r.throttled) j["throttled"] = true;
   if (!r.device.empty()) j["device"] = r.device;
   if (r.check) {
@@ -245,6 +246,7 @@ Result result_from_json(const nlohmann::json& j) {
   r.status = status_from_string(str_or(j, {"status"})).value_or(Status::error);
   r.reason = str_or(j, {"reason"});
   r.reference = str_or(j, {"reference"});
+  r.config = str_or(j, {"config"});
   r.work = {num_or(j, {"work", "flops"}), num_or(j, {"work", "bytes"})};
   r.io_device_bytes = count_or(j, {"memory", "io_device_bytes"});
   r.workspace_peak_bytes = count_or(j, {"memory", "workspace_peak_bytes"});

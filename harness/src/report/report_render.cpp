@@ -233,6 +233,7 @@ Cells cells_of(const Result& r) {
   c.gbps = is_timed(r) && bytes_of(r) > 0 ? fmt_3(gbps_of(r)) : "-";
   c.memory = ws_bytes(r) > 0 ? fmt_bytes(ws_bytes(r)) : "-";
   std::vector<std::string> notes;
+  if (!r.config.empty()) notes.push_back("config: " + r.config);
   if (!r.reason.empty()) notes.push_back(r.reason);
   if (is_timed(r) && !noise_reached(r)) notes.push_back("noise target not reached");
   c.note = fmt::format("{}", fmt::join(notes, "; "));

@@ -32,6 +32,7 @@ struct Result {
   Status status = Status::error;
   std::string reason;      // why skipped / failed / errored
   std::string reference;   // the variant the check compared against
+  std::string config;      // Variant::config at these parameters ("" when it has none)
   std::optional<CheckResult> check;
   std::optional<Timing> timing;
   Work work;

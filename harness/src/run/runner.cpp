@@ -98,6 +98,15 @@ Result base_result(const Case& c, const Variant& v) {
   r.params = c.params;
   r.settings = c.settings;
   r.work = c.problem->work(c.params);
+  if (v.config) {
+    // A config function that cannot describe these parameters (e.g. it rejects them as the
+    // constraint would) leaves the field empty rather than failing the result.
+    try {
+      r.config = v.config(c.params);
+    } catch (const std::exception&) {
+      r.config.clear();
+    }
+  }
   return r;
 }
 

@@ -1,0 +1,66 @@
+#pragma once
+// `auto`: one FP32 GEMM entry point that picks a kernel by shape (gemm.hpp's conventions:
+// C = alpha * A * B + beta * C, row-major, any M, N, K >= 1). The choice is a pure function
+// of (M, N, K, SM count), so a report that records describe(choice) (the variant's config)
+// and the GPU reproduces the run:
+//
+//   M == 1 or N == 1           gemv   (gemm_gemv.cu; M == 1 splits K over grid y)
+//   K == 1                     outer  (rank-1 update, gemm_outer)
+//   else the tile class        M <= 32: 32x64; else the largest of 128x128, 128x64, 64x64
+//                              whose output tiles fill the SMs (>= SM count), 64x64 if none
+//   few tiles, K >= 256        splitk with that tile when tiles < SM count:
+//                              splits = min(ceil(SMs * blocks_per_sm / tiles), K / 64, 64,
+//                              and splits * M * N * 4 bytes <= 64 MiB), when that is >= 2.
+//                              Why this many: with fewer tiles than SMs the tile kernel is
+//                              latency bound (one block per SM, each walking all of K), so
+//                              filling one resident wave of blocks cuts the time roughly by
+//                              the split count; slices stay >= 64 long (8 K tiles, enough to
+//                              run the load/compute pipeline), and the panels (written and
+//                              read once, mostly from L2) stay a small share of the traffic.
+//                              These thresholds are reasoned, not yet measured.
+//   else                       tile   (gemm_tile: the coarsened kernel in that size)
+#include <cstddef>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "gemm/gemm_shapes.hpp"
+
+namespace kernels::gemm {
+
+enum class AutoKind { gemv, outer, splitk, tile };
+
+struct AutoChoice {
+  AutoKind kind = AutoKind::tile;
+  Tile tile = Tile::t128x128;  // splitk, tile
+  int splits = 1;              // splitk: K slices asked for; gemv (M == 1): K slices
+};
+
+inline constexpr int kSplitMinK = 256;
+inline constexpr int kSplitMinSlice = 64;
+inline constexpr int kSplitMaxSplits = 64;
+inline constexpr std::size_t kSplitMaxWorkspaceBytes = std::size_t{64} << 20;
+
+AutoChoice choose_auto(int M, int N, int K, int sm_count);
+// The kernels of `auto` on their own (the gemm variants `splitk` and `gemv`):
+// choose_splitk: the tile class (128x128 taken as 128x64) and the one-wave split count
+//   at any shape, without auto's "tiles < SMs, K >= 256" condition; a count of 1 runs
+//   that tile unsplit (kind tile).
+// choose_gemv: gemv with auto's K slices (only M == 1 or N == 1 can run it).
+AutoChoice choose_splitk(int M, int N, int K, int sm_count);
+AutoChoice choose_gemv(int M, int N, int K, int sm_count);
+// "gemv splits=17", "outer", "splitk tile=64x64 splits=22", "tile 128x128".
+std::string describe(const AutoChoice& choice);
+// Workspace bytes the choice needs at (M, N, K) (0 for tile, outer, gemv without slices).
+std::size_t auto_workspace_bytes(const AutoChoice& choice, int M, int N, int K);
+
+// Runs `choice` (from choose_auto(M, N, K, SMs of the current device)); `workspace` must hold
+// auto_workspace_bytes(choice, M, N, K), 16-byte aligned.
+cudaError_t gemm_auto(const AutoChoice& choice, int M, int N, int K, float alpha, const float* A,
+                      const float* B, float beta, float* C, void* workspace,
+                      std::size_t workspace_bytes, cudaStream_t stream);
+
+// The multiprocessor count of the current device (cached per device; 0 on error).
+int current_sm_count();
+
+}  // namespace kernels::gemm

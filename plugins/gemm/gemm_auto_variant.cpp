@@ -1,0 +1,91 @@
+// The shape-dispatching FP32 variants of the gemm problem (kernels/gemm/gemm_auto.hpp):
+//   auto    picks gemv / outer / splitk / a tile size by (M, N, K, SM count)
+//   splitk  deterministic split-K with the tile class of the shape (any shape)
+//   gemv    the GEMV kernels (M == 1 or N == 1 only)
+// Each records its choice as the result's config ("splitk tile=64x64 splits=31"), so a
+// report says which kernel ran; the workspace (split-K panels) comes from the harness.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "gemm/gemm_auto.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/registry.hpp"
+
+namespace {
+
+namespace kg = kernels::gemm;
+
+using ChooseFn = kg::AutoChoice (*)(int, int, int, int);
+
+struct Dims {
+  int M, N, K;
+  explicit Dims(const harness::Params& p)
+      : M(static_cast<int>(p.get_int("M"))), N(static_cast<int>(p.get_int("N"))), K(static_cast<int>(p.get_int("K"))) {}
+};
+
+// These kernels are FP32 with both operands as stored (no transposes): when the problem
+// has dtype / layout parameters, other values skip.
+std::optional<std::string> fp32_nn(const harness::Params& p) {
+  if (p.has("dtype") && p.get_string("dtype") != "f32")
+    return fmt::format("FP32 kernel: dtype {} is not f32", p.get_string("dtype"));
+  if (p.has("layout") && p.get_string("layout") != "nn")
+    return fmt::format("reads A and B as stored: layout {} is not nn", p.get_string("layout"));
+  return std::nullopt;
+}
+
+std::optional<std::string> gemv_constraint(const harness::Params& p) {
+  if (auto why = fp32_nn(p)) return why;
+  const Dims d(p);
+  if (d.M != 1 && d.N != 1) return fmt::format("gemv: needs M == 1 or N == 1 (M={} N={})", d.M, d.N);
+  return std::nullopt;
+}
+
+kg::AutoChoice choice_at(ChooseFn choose, const harness::Params& p) {
+  const Dims d(p);
+  return choose(d.M, d.N, d.K, kg::current_sm_count());
+}
+
+void launch_with(ChooseFn choose, harness::LaunchContext& ctx) {
+  const Dims d(*ctx.params);
+  const kg::AutoChoice c = choose(d.M, d.N, d.K, kg::current_sm_count());
+  const std::size_t bytes = kg::auto_workspace_bytes(c, d.M, d.N, d.K);
+  void* workspace = bytes > 0 ? ctx.workspace->get(0, bytes) : nullptr;
+  HARNESS_CUDA(kg::gemm_auto(c, d.M, d.N, d.K, static_cast<float>(ctx.param_float("alpha")), ctx.in<float>("A"),
+                             ctx.in<float>("B"), static_cast<float>(ctx.param_float("beta")), ctx.out<float>("C"),
+                             workspace, bytes, ctx.stream));
+}
+
+void add(const char* name, const char* description, ChooseFn choose, harness::ConstraintFn constraint) {
+  harness::Variant v{"gemm",
+                     name,
+                     harness::Backend::cuda,
+                     description,
+                     [choose](harness::LaunchContext& ctx) { launch_with(choose, ctx); },
+                     std::move(constraint),
+                     [choose](const harness::Params& p) {
+                       const Dims d(p);
+                       return kg::auto_workspace_bytes(choice_at(choose, p), d.M, d.N, d.K);
+                     }};
+  // Without a device the choice would be made for a guessed SM count: say nothing then.
+  v.config = [choose](const harness::Params& p) {
+    return kg::current_sm_count() > 0 ? kg::describe(choice_at(choose, p)) : std::string();
+  };
+  harness::Registry::instance().add_variant(std::move(v));
+}
+
+const bool kRegistered = [] {
+  add("auto",
+      "FP32 by shape: GEMV (M or N = 1), rank-1 (K = 1), deterministic split-K (tiles < SMs, K >= 256), "
+      "else the coarsened tile sized to fill the SMs (128x128, 128x64, 64x64; 32x64 for M <= 32)",
+      kg::choose_auto, fp32_nn);
+  add("splitk", "deterministic split-K: coarsened-tile partials per K slice into a workspace, then a reduce",
+      kg::choose_splitk, fp32_nn);
+  add("gemv", "GEMV: warp per row of A (N = 1), 128-column blocks over K slices (M = 1)", kg::choose_gemv,
+      gemv_constraint);
+  return true;
+}();
+
+}  // namespace

@@ -1,0 +1,279 @@
+// `auto`, `splitk` and `gemv` (kernels/gemm/gemm_auto.hpp) on the GPU: through the registry
+// as the runner runs them (workspace from the harness, the gemm problem's operands and
+// tolerance, the host reference) at odd shapes, and their kernels called directly: every
+// tile size plain and split, forced slice counts, misaligned pointers (scalar paths),
+// alpha/beta, bit-identical reruns of split-K, and bad arguments. Label `gpu`.
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include "family_support.hpp"
+#include "gemm/gemm.hpp"
+#include "gemm/gemm_auto.hpp"
+#include "gemm_tolerance.hpp"
+#include "harness/registry.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace kg = kernels::gemm;
+using harness::test::have_device;
+
+#define SKIP_WITHOUT_DEVICE() \
+  if (!have_device()) GTEST_SKIP() << "no CUDA device"
+
+struct Shape {
+  int M, N, K;
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+std::string name_of(const Shape& s) {
+  return std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) + " alpha=" +
+         std::to_string(s.alpha) + " beta=" + std::to_string(s.beta);
+}
+
+// ---------------------------------------------------------------------------------------
+// Through the registry.
+
+harness::Params params_of(const Shape& s) {
+  harness::Params p;
+  p.set("M", std::int64_t{s.M});
+  p.set("N", std::int64_t{s.N});
+  p.set("K", std::int64_t{s.K});
+  p.set("alpha", static_cast<double>(s.alpha));
+  p.set("beta", static_cast<double>(s.beta));
+  return harness::test::params_of(harness::test::problem_named("gemm"), p);
+}
+
+// Runs each of `variants` once against the cpu variant; returns how many ran.
+int check_variants(const Shape& s, const std::vector<std::string>& variants) {
+  using namespace harness;
+  const Params params = params_of(s);
+  const Problem& problem = test::problem_named("gemm");
+  auto inst = problem.make_instance(params, 2024);
+  inst->prepare(Backend::cpu);
+  inst->prepare(Backend::cuda);
+  const auto want = test::run_once(*Registry::instance().find_variant("gemm", "cpu"), *inst, params);
+  int ran = 0;
+  for (const auto& name : variants) {
+    const Variant* v = Registry::instance().find_variant("gemm", name);
+    EXPECT_NE(v, nullptr) << name;
+    if (v == nullptr) continue;
+    if (v->constraint && v->constraint(params)) continue;
+    Workspace workspace;
+    const auto got = test::run_once(*v, *inst, params, &workspace);
+    const CheckResult r = compare_outputs(got, want, problem.tolerance(params));
+    EXPECT_TRUE(r.passed) << name << " at " << name_of(s) << " (" << v->config(params) << "): " << r.summary();
+    // The workspace it used is what it declared (the runner skips on that number).
+    EXPECT_LE(workspace.peak_bytes(), v->workspace_bytes(params)) << name << " at " << name_of(s);
+    ++ran;
+  }
+  return ran;
+}
+
+TEST(GemmAutoGpu, VariantsPassAtOddShapes) {
+  SKIP_WITHOUT_DEVICE();
+  const Shape shapes[] = {
+      {1, 1, 1},           {1, 4097, 33},        {4097, 1, 31},       {127, 129, 4099},
+      {33, 65, 70000},     {1, 4096, 4096, 1.5f, -0.5f}, {4096, 1, 4096, -1.0f, 2.0f},
+      {1, 1, 70000},       {300, 200, 1, 2.0f, 0.5f},    {16, 1029, 3000},    {64, 4096, 2048},
+      {2048, 64, 2048},    {1000, 1000, 1000, 0.5f, 1.5f}, {17, 33, 9, -1.5f, 0.5f},
+  };
+  for (const Shape& s : shapes) {
+    const int ran = check_variants(s, {"auto", "splitk", "gemv"});
+    EXPECT_GE(ran, 2) << name_of(s);  // auto and splitk always; gemv where M or N is 1
+  }
+}
+
+TEST(GemmAutoGpu, ConfigNamesTheChoiceOnThisGpu) {
+  SKIP_WITHOUT_DEVICE();
+  const harness::Variant* v = harness::Registry::instance().find_variant("gemm", "auto");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->config(params_of({127, 129, 4099})),
+            kg::describe(kg::choose_auto(127, 129, 4099, kg::current_sm_count())));
+  EXPECT_EQ(v->config(params_of({127, 129, 4099})).rfind("splitk tile=64x64 splits=", 0), 0u);
+  EXPECT_EQ(v->config(params_of({4096, 1, 4096})), "gemv");
+}
+
+// ---------------------------------------------------------------------------------------
+// The kernels directly.
+
+class DeviceFloats {
+ public:
+  explicit DeviceFloats(std::size_t n, std::size_t offset = 0) : offset_(offset) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&base_), (n + offset + 1) * sizeof(float)), cudaSuccess);
+  }
+  DeviceFloats(const DeviceFloats&) = delete;
+  DeviceFloats& operator=(const DeviceFloats&) = delete;
+  ~DeviceFloats() { cudaFree(base_); }
+  float* get() const { return base_ + offset_; }
+  void upload(const std::vector<float>& v) {
+    ASSERT_EQ(cudaMemcpy(get(), v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  std::vector<float> download(std::size_t n) const {
+    std::vector<float> v(n);
+    EXPECT_EQ(cudaMemcpy(v.data(), get(), n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    return v;
+  }
+
+ private:
+  float* base_ = nullptr;
+  std::size_t offset_;
+};
+
+std::vector<float> random_vector(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+struct Inputs {
+  std::vector<float> A, B, C;
+};
+
+Inputs inputs(const Shape& s) {
+  const std::size_t mn = static_cast<std::size_t>(s.M) * s.N;
+  Inputs in{random_vector(static_cast<std::size_t>(s.M) * s.K, 1), random_vector(static_cast<std::size_t>(s.K) * s.N, 2),
+            random_vector(mn, 3)};
+  if (s.beta == 0.0f) in.C.assign(mn, std::numeric_limits<float>::quiet_NaN());  // must not be read
+  return in;
+}
+
+std::vector<float> reference(const Shape& s, const Inputs& in) {
+  auto c = in.C;
+  kg::gemm_cpu(s.M, s.N, s.K, s.alpha, in.A.data(), in.B.data(), s.beta, c.data());
+  return c;
+}
+
+// (A, B, C, workspace, stream) -> status
+using Launch = std::function<cudaError_t(const Shape&, const float*, const float*, float*, void*, std::size_t)>;
+
+std::vector<float> run(const Launch& launch, const Shape& s, const Inputs& in, std::size_t misalign,
+                       std::size_t workspace_bytes) {
+  DeviceFloats a(in.A.size(), misalign), b(in.B.size(), misalign), c(in.C.size(), misalign);
+  a.upload(in.A);
+  b.upload(in.B);
+  c.upload(in.C);
+  void* ws = nullptr;
+  if (workspace_bytes > 0) {
+    EXPECT_EQ(cudaMalloc(&ws, workspace_bytes), cudaSuccess);
+  }
+  EXPECT_EQ(launch(s, a.get(), b.get(), c.get(), ws, workspace_bytes), cudaSuccess) << name_of(s);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << name_of(s);
+  cudaFree(ws);
+  return c.download(in.C.size());
+}
+
+std::string mismatches(const std::vector<float>& got, const std::vector<float>& want, const Shape& s) {
+  const auto tol = plugins::gemm::tolerance_for(s.K, s.alpha, s.beta);
+  std::size_t bad = 0;
+  std::string first;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double err = std::abs(static_cast<double>(got[i]) - want[i]);
+    if (!(err <= tol.abs + tol.rel * std::abs(want[i]))) {
+      if (bad++ == 0)
+        first = " first C(" + std::to_string(i / s.N) + "," + std::to_string(i % s.N) + ") got " + std::to_string(got[i]) +
+                " want " + std::to_string(want[i]);
+    }
+  }
+  return bad == 0 ? std::string() : std::to_string(bad) + " of " + std::to_string(want.size()) + " wrong;" + first;
+}
+
+void expect_matches(const std::string& what, const Launch& launch, const Shape& s, std::size_t workspace_bytes) {
+  const Inputs in = inputs(s);
+  const auto want = reference(s, in);
+  for (std::size_t misalign : {0, 1})
+    EXPECT_EQ(mismatches(run(launch, s, in, misalign, workspace_bytes), want, s), "")
+        << what << " at " << name_of(s) << (misalign ? " (misaligned)" : "");
+}
+
+const kg::Tile kTiles[] = {kg::Tile::t128x128, kg::Tile::t128x64, kg::Tile::t64x64, kg::Tile::t32x64};
+
+TEST(GemmAutoGpu, EveryTilePlainAndSplit) {
+  SKIP_WITHOUT_DEVICE();
+  const Shape shapes[] = {{1, 1, 1}, {33, 65, 70}, {129, 130, 1027, -0.5f, 1.5f}, {200, 64, 600}, {31, 257, 2051}};
+  for (const Shape& s : shapes) {
+    for (kg::Tile t : kTiles) {
+      expect_matches(std::string("tile ") + kg::tile_name(t),
+                     [t](const Shape& x, const float* A, const float* B, float* C, void*, std::size_t) {
+                       return kg::gemm_tile(t, x.M, x.N, x.K, x.alpha, A, B, x.beta, C, nullptr);
+                     },
+                     s, 0);
+      if (t == kg::Tile::t128x128) continue;  // split-K has no 128x128 instance
+      for (int splits : {2, 3, 7}) {
+        expect_matches(std::string("splitk ") + kg::tile_name(t) + " splits=" + std::to_string(splits),
+                       [t, splits](const Shape& x, const float* A, const float* B, float* C, void* ws, std::size_t bytes) {
+                         return kg::gemm_splitk(t, splits, x.M, x.N, x.K, x.alpha, A, B, x.beta, C, ws, bytes, nullptr);
+                       },
+                       s, kg::splitk_workspace_bytes(s.M, s.N, s.K, splits));
+      }
+    }
+  }
+}
+
+TEST(GemmAutoGpu, GemvAndOuterAtEveryAlignment) {
+  SKIP_WITHOUT_DEVICE();
+  const Shape gemv_shapes[] = {{1, 1, 1}, {1, 4097, 33}, {4097, 1, 31}, {1, 130, 5000, 2.0f, -1.0f},
+                               {3, 1, 5000, 1.0f, 0.5f}, {1, 1, 70000}};
+  for (const Shape& s : gemv_shapes)
+    for (int splits : {1, 5, 64}) {
+      const int used = s.M == 1 ? splits : 1;
+      expect_matches("gemv splits=" + std::to_string(splits),
+                     [used](const Shape& x, const float* A, const float* B, float* C, void* ws, std::size_t bytes) {
+                       return kg::gemm_gemv(x.M, x.N, x.K, x.alpha, A, B, x.beta, C, used, ws, bytes, nullptr);
+                     },
+                     s, kg::gemv_workspace_bytes(s.M, s.N, used));
+    }
+  for (const Shape& s : {Shape{1, 1, 1}, Shape{300, 201, 1, 2.0f, 0.5f}, Shape{5, 4096, 1}})
+    expect_matches("outer",
+                   [](const Shape& x, const float* A, const float* B, float* C, void*, std::size_t) {
+                     return kg::gemm_outer(x.M, x.N, x.K, x.alpha, A, B, x.beta, C, nullptr);
+                   },
+                   s, 0);
+}
+
+TEST(GemmAutoGpu, SplitKIsBitIdenticalRunToRun) {
+  SKIP_WITHOUT_DEVICE();
+  const Shape s{127, 129, 4099};
+  const Inputs in = inputs(s);
+  const kg::AutoChoice c = kg::choose_auto(s.M, s.N, s.K, kg::current_sm_count());
+  ASSERT_EQ(c.kind, kg::AutoKind::splitk);
+  const Launch launch = [c](const Shape& x, const float* A, const float* B, float* C, void* ws, std::size_t bytes) {
+    return kg::gemm_auto(c, x.M, x.N, x.K, x.alpha, A, B, x.beta, C, ws, bytes, nullptr);
+  };
+  const std::size_t bytes = kg::auto_workspace_bytes(c, s.M, s.N, s.K);
+  const auto first = run(launch, s, in, 0, bytes);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(run(launch, s, in, 0, bytes), first);
+}
+
+TEST(GemmAutoGpu, BadArgumentsLaunchNothing) {
+  SKIP_WITHOUT_DEVICE();
+  DeviceFloats a(64 * 64), b(64 * 64), c(64 * 64);
+  // Too little workspace, a 128x128 split, a matrix to gemv, K != 1 to outer, null pointers.
+  ASSERT_EQ(kg::splitk_slices(64, 4), 4);  // four slices of 16: panels needed
+  EXPECT_EQ(kg::gemm_splitk(kg::Tile::t64x64, 4, 64, 64, 64, 1.0f, a.get(), b.get(), 0.0f, c.get(), nullptr, 0, nullptr),
+            cudaErrorInvalidValue);
+  void* small = nullptr;
+  ASSERT_EQ(cudaMalloc(&small, 64 * 64 * 4 * sizeof(float) - 16), cudaSuccess);
+  EXPECT_EQ(kg::gemm_splitk(kg::Tile::t64x64, 4, 64, 64, 64, 1.0f, a.get(), b.get(), 0.0f, c.get(), small,
+                            64 * 64 * 4 * sizeof(float) - 16, nullptr),
+            cudaErrorInvalidValue);
+  cudaFree(small);
+  EXPECT_EQ(kg::gemm_splitk(kg::Tile::t128x128, 2, 64, 64, 64, 1.0f, a.get(), b.get(), 0.0f, c.get(), nullptr, 0, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kg::gemm_gemv(8, 8, 8, 1.0f, a.get(), b.get(), 0.0f, c.get(), 1, nullptr, 0, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(kg::gemm_outer(8, 8, 2, 1.0f, a.get(), b.get(), 0.0f, c.get(), nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(kg::gemm_tile(kg::Tile::t64x64, 8, 8, 8, 1.0f, nullptr, b.get(), 0.0f, c.get(), nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+}  // namespace

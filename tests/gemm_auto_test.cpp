@@ -1,0 +1,215 @@
+// `auto`'s choice (kernels/gemm/gemm_auto.hpp) as a pure function of (M, N, K, SM count):
+// which class each shape of suites/gemm.yaml gets, the split counts' invariants, the text
+// recorded as the result's config, and the registered variants (auto, splitk, gemv) with
+// their constraints. CPU only: nothing here launches a kernel.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "gemm/gemm_auto.hpp"
+#include "harness/registry.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace kg = kernels::gemm;
+using kg::AutoKind;
+using kg::Tile;
+
+constexpr int kH100 = 132;  // SMs of an H100 SXM (an H200 has 132 too)
+
+struct Expect {
+  int M, N, K;
+  AutoKind kind;
+  Tile tile;  // for splitk and tile
+};
+
+// The rule of gemm_auto.hpp applied by hand: GEMV for a vector operand, rank-1 for K = 1,
+// the tile class (M <= 32: 32x64; the largest of 128x128, 128x64, 64x64 with >= SMs tiles,
+// else 64x64), split-K while that class has < SMs tiles and K >= 256.
+const std::vector<Expect> kShapes = {
+    {1, 4096, 4096, AutoKind::gemv, Tile::t128x128},      // x^T B
+    {4096, 1, 4096, AutoKind::gemv, Tile::t128x128},      // A x
+    {1, 1, 1, AutoKind::gemv, Tile::t128x128},
+    {1, 4097, 33, AutoKind::gemv, Tile::t128x128},
+    {4097, 1, 31, AutoKind::gemv, Tile::t128x128},
+    {1024, 1024, 1, AutoKind::outer, Tile::t128x128},
+    {8192, 8192, 1, AutoKind::outer, Tile::t128x128},
+    {127, 129, 4099, AutoKind::splitk, Tile::t64x64},     // 6 tiles of 64x64
+    {33, 65, 70000, AutoKind::splitk, Tile::t64x64},
+    {8192, 64, 8192, AutoKind::splitk, Tile::t64x64},     // tall-skinny: 128 tiles of 64x64
+    {16, 4096, 4096, AutoKind::splitk, Tile::t32x64},     // batch-like rows
+    {32, 4096, 4096, AutoKind::splitk, Tile::t32x64},
+    {64, 4096, 4096, AutoKind::splitk, Tile::t64x64},
+    {128, 4096, 4096, AutoKind::splitk, Tile::t64x64},    // 128 tiles of 64x64 < 132
+    {16, 4096, 200, AutoKind::tile, Tile::t32x64},        // short K: no split
+    {16, 4096, 512, AutoKind::splitk, Tile::t32x64},
+    {256, 256, 256, AutoKind::splitk, Tile::t64x64},      // 16 tiles: latency bound
+    {256, 256, 200, AutoKind::tile, Tile::t64x64},        // K < 256
+    {512, 512, 512, AutoKind::splitk, Tile::t64x64},      // 64 tiles
+    {1024, 1024, 1024, AutoKind::tile, Tile::t64x64},     // 256 tiles of 64x64
+    {1280, 1280, 1024, AutoKind::tile, Tile::t128x64},    // 100 of 128x128, 200 of 128x64
+    {2048, 2048, 2048, AutoKind::tile, Tile::t128x128},   // 256 tiles
+    {4096, 4096, 4096, AutoKind::tile, Tile::t128x128},
+    {8192, 8192, 8192, AutoKind::tile, Tile::t128x128},
+    {4097, 4095, 4096, AutoKind::tile, Tile::t128x128},
+};
+
+std::string shape(const Expect& e) {
+  return std::to_string(e.M) + "x" + std::to_string(e.N) + "x" + std::to_string(e.K);
+}
+
+TEST(GemmAuto, EachShapeGetsItsClass) {
+  for (const Expect& e : kShapes) {
+    const kg::AutoChoice c = kg::choose_auto(e.M, e.N, e.K, kH100);
+    EXPECT_EQ(c.kind, e.kind) << shape(e) << ": " << kg::describe(c);
+    if (e.kind == AutoKind::splitk || e.kind == AutoKind::tile) {
+      EXPECT_EQ(c.tile, e.tile) << shape(e) << ": " << kg::describe(c);
+    }
+  }
+}
+
+TEST(GemmAuto, SplitCountsCoverKWithWholeSlices) {
+  for (const Expect& e : kShapes) {
+    const kg::AutoChoice c = kg::choose_auto(e.M, e.N, e.K, kH100);
+    if (c.kind != AutoKind::splitk) continue;
+    const int slice = kg::splitk_slice(e.K, c.splits);
+    EXPECT_GE(c.splits, 2) << shape(e);
+    EXPECT_LE(c.splits, kg::kSplitMaxSplits) << shape(e);
+    EXPECT_EQ(slice % 8, 0) << shape(e);                        // float4 never straddles slices
+    EXPECT_GE(static_cast<long long>(slice) * c.splits, e.K) << shape(e);  // K covered
+    EXPECT_LT(static_cast<long long>(slice) * (c.splits - 1), e.K) << shape(e);  // no empty slice
+    EXPECT_EQ(kg::splitk_slices(e.K, c.splits), c.splits) << shape(e);  // recorded = used
+    EXPECT_GE(slice, kg::kSplitMinSlice) << shape(e);
+    EXPECT_LE(kg::auto_workspace_bytes(c, e.M, e.N, e.K), kg::kSplitMaxWorkspaceBytes) << shape(e);
+    EXPECT_EQ(kg::auto_workspace_bytes(c, e.M, e.N, e.K),
+              static_cast<std::size_t>(c.splits) * e.M * e.N * sizeof(float))
+        << shape(e);
+    // Fewer tiles than SMs before the split; the split stays within one resident wave.
+    EXPECT_LT(kg::tile_count(c.tile, e.M, e.N), kH100) << shape(e);
+    EXPECT_LE(kg::tile_count(c.tile, e.M, e.N) * (c.splits - 1),
+              static_cast<long long>(kH100) * kg::tile_blocks_per_sm(c.tile))
+        << shape(e);
+  }
+}
+
+// Over many K and SM counts: the recorded split count is the one the kernels run (rounding
+// slices to multiples of 8 never changes it again), slices are whole and none is empty.
+TEST(GemmAuto, RecordedSplitsAreTheSplitsThatRun) {
+  for (int K = 1; K <= 20000; K += 37)
+    for (int sms : {1, 16, 78, 132}) {
+      const kg::AutoChoice c = kg::choose_splitk(40, 70, K, sms);
+      if (c.kind != AutoKind::splitk) continue;
+      EXPECT_EQ(kg::splitk_slices(K, c.splits), c.splits) << "K=" << K << " SMs=" << sms;
+      const long long slice = kg::splitk_slice(K, c.splits);
+      EXPECT_TRUE(slice * (c.splits - 1) < K && K <= slice * c.splits) << "K=" << K;
+    }
+}
+
+TEST(GemmAuto, GemvSlicesOnlyForARowVectorAndLongK) {
+  const kg::AutoChoice row = kg::choose_auto(1, 4096, 4096, kH100);
+  EXPECT_GE(row.splits, 2);
+  EXPECT_EQ(kg::auto_workspace_bytes(row, 1, 4096, 4096), static_cast<std::size_t>(row.splits) * 4096 * sizeof(float));
+  EXPECT_EQ(kg::choose_auto(4096, 1, 4096, kH100).splits, 1);  // warp per row: no workspace
+  EXPECT_EQ(kg::auto_workspace_bytes(kg::choose_auto(4096, 1, 4096, kH100), 4096, 1, 4096), 0u);
+  EXPECT_EQ(kg::choose_auto(1, 4097, 33, kH100).splits, 1);   // K < 64: one slice
+}
+
+TEST(GemmAuto, PureFunctionOfShapeAndSmCount) {
+  for (const Expect& e : kShapes) {
+    const kg::AutoChoice a = kg::choose_auto(e.M, e.N, e.K, kH100), b = kg::choose_auto(e.M, e.N, e.K, kH100);
+    EXPECT_TRUE(a.kind == b.kind && a.tile == b.tile && a.splits == b.splits) << shape(e);
+  }
+  // A smaller GPU: 16 tiles of 128x128 fill 16 SMs, and fewer slices fill the wave.
+  EXPECT_EQ(kg::choose_auto(512, 512, 4096, 16).kind, AutoKind::tile);
+  EXPECT_EQ(kg::choose_auto(512, 512, 4096, 16).tile, Tile::t128x128);
+  EXPECT_EQ(kg::choose_auto(512, 512, 4096, kH100).kind, AutoKind::splitk);
+  EXPECT_LT(kg::choose_auto(8192, 64, 8192, 32).splits, kg::choose_auto(8192, 64, 8192, kH100).splits + 1);
+  // No SM count (no device): still a valid choice, never a crash.
+  EXPECT_EQ(kg::choose_auto(4096, 4096, 4096, 0).kind, AutoKind::tile);
+}
+
+TEST(GemmAuto, DescribeNamesKernelTileAndSplits) {
+  const kg::AutoChoice s = kg::choose_auto(127, 129, 4099, kH100);
+  EXPECT_EQ(kg::describe(s), "splitk tile=64x64 splits=" + std::to_string(s.splits));
+  EXPECT_EQ(kg::describe(kg::choose_auto(4096, 4096, 4096, kH100)), "tile 128x128");
+  EXPECT_EQ(kg::describe(kg::choose_auto(1024, 1024, 1, kH100)), "outer");
+  EXPECT_EQ(kg::describe(kg::choose_auto(4096, 1, 4096, kH100)), "gemv");
+  const kg::AutoChoice g = kg::choose_auto(1, 4096, 4096, kH100);
+  EXPECT_EQ(kg::describe(g), "gemv splits=" + std::to_string(g.splits));
+}
+
+TEST(GemmAuto, SplitkVariantSplitsWhereTheWaveIsNotFull) {
+  // 4096^2 in 128x64 (split-K has no 128x128 instance): 2048 tiles fill more than a wave,
+  // so one slice, i.e. the plain tile, and no workspace.
+  const kg::AutoChoice big = kg::choose_splitk(4096, 4096, 4096, kH100);
+  EXPECT_EQ(big.tile, Tile::t128x64);
+  EXPECT_EQ(big.kind, AutoKind::tile);
+  EXPECT_EQ(kg::auto_workspace_bytes(big, 4096, 4096, 4096), 0u);
+  // Where auto splits, splitk makes the same choice.
+  for (const Expect& e : kShapes) {
+    const kg::AutoChoice a = kg::choose_auto(e.M, e.N, e.K, kH100);
+    if (a.kind == AutoKind::splitk) {
+      EXPECT_EQ(kg::describe(kg::choose_splitk(e.M, e.N, e.K, kH100)), kg::describe(a)) << shape(e);
+    }
+  }
+  // splitk splits whatever K (down to 64-long slices) while the wave is not full; auto
+  // only from K = 256.
+  EXPECT_EQ(kg::choose_splitk(256, 256, 1024, kH100).kind, AutoKind::splitk);
+  EXPECT_EQ(kg::choose_auto(256, 256, 255, kH100).kind, AutoKind::tile);
+}
+
+const harness::Variant& variant(const char* name) {
+  const harness::Variant* v = harness::Registry::instance().find_variant("gemm", name);
+  if (v == nullptr) throw std::logic_error(std::string("no gemm/") + name);
+  return *v;
+}
+
+harness::Params dims(int M, int N, int K) {
+  harness::Params p;
+  p.set("M", std::int64_t{M});
+  p.set("N", std::int64_t{N});
+  p.set("K", std::int64_t{K});
+  p.set("alpha", 1.0);
+  p.set("beta", 0.0);
+  return p;
+}
+
+TEST(GemmAuto, VariantsAreRegisteredWithConfigAndWorkspace) {
+  for (const char* name : {"auto", "splitk", "gemv"}) {
+    const harness::Variant& v = variant(name);
+    EXPECT_EQ(v.backend, harness::Backend::cuda) << name;
+    EXPECT_TRUE(static_cast<bool>(v.config)) << name;
+    EXPECT_TRUE(static_cast<bool>(v.workspace_bytes)) << name;
+    ASSERT_TRUE(static_cast<bool>(v.constraint)) << name;
+    EXPECT_FALSE(v.constraint(dims(1, 4096, 4096)).has_value()) << name;
+    // The config is the choice at this GPU's SM count; without a GPU it says nothing.
+    const std::string config = v.config(dims(127, 129, 4099));
+    if (harness::test::have_device()) {
+      EXPECT_FALSE(config.empty()) << name;
+    } else {
+      EXPECT_TRUE(config.empty()) << name << ": " << config;
+    }
+  }
+  EXPECT_EQ(variant("auto").config(dims(1, 1, 1)).empty(), !harness::test::have_device());
+}
+
+TEST(GemmAuto, GemvSkipsMatricesAndEverySkipsOtherDtypes) {
+  const auto why = variant("gemv").constraint(dims(8, 8, 8));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("M == 1 or N == 1"), std::string::npos) << *why;
+  EXPECT_FALSE(variant("auto").constraint(dims(8, 8, 8)).has_value());
+  harness::Params bf16 = dims(64, 64, 64);
+  bf16.set("dtype", std::string("bf16"));
+  for (const char* name : {"auto", "splitk", "gemv"}) {
+    const auto skip = variant(name).constraint(bf16);
+    ASSERT_TRUE(skip.has_value()) << name;
+    EXPECT_NE(skip->find("bf16"), std::string::npos) << *skip;
+  }
+  harness::Params nt = dims(64, 64, 64);
+  nt.set("layout", std::string("nt"));
+  EXPECT_TRUE(variant("auto").constraint(nt).has_value());
+}
+
+}  // namespace

@@ -30,8 +30,11 @@ cudaError_t csr_vector(const CsrView& a, int lanes, const float* x, float* y, cu
 // The group width csr_vector picks: the power of two at or above the mean row length,
 // within 2..32 (a group's lanes read a row's elements side by side).
 int csr_vector_lanes(std::int64_t rows, std::int64_t nnz);
-// CSR, merge-path: equal shares of (rows + nnz) per thread, so a long row is split over
-// many threads; `workspace` of csr_merge_workspace_bytes(rows, nnz), 256-byte aligned.
+// CSR, merge-path (spmv_merge.cu): equal shares of (rows + nnz) per thread, so a long row
+// is split over many threads; a tile's non-zero products and row ends are staged through
+// shared memory, carries between threads resolved by a segmented scan, carries between
+// blocks by a second small kernel (deterministic: no atomics). `workspace` of
+// csr_merge_workspace_bytes(rows, nnz), 256-byte aligned.
 std::size_t csr_merge_workspace_bytes(std::int64_t rows, std::int64_t nnz);
 cudaError_t csr_merge(const CsrView& a, void* workspace, const float* x, float* y, cudaStream_t stream);
 

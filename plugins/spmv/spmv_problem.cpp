@@ -180,7 +180,8 @@ HARNESS_REGISTER_VARIANT(spmv, csr_vector, cuda,
                          "CSR: a group of 2..32 lanes per row (power of two >= mean row length), shuffle reduction",
                          launch_csr_vector);
 HARNESS_REGISTER_VARIANT_FULL(spmv, csr_merge, cuda,
-                              "CSR merge-path: 8 steps of (row ends + non-zeros) per thread, carries fixed up atomically",
+                              "CSR merge-path: tiles of 896 (row ends + non-zeros) staged in shared memory, 7 per thread, "
+                              "segmented-scan carries, deterministic fix-up kernel",
                               launch_csr_merge, nullptr, merge_workspace);
 HARNESS_REGISTER_VARIANT_IF(spmv, ell, cuda, "ELL: column-major, padded to the longest row, a thread per row", launch_ell,
                             ell_constraint);

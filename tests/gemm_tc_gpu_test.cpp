@@ -3,14 +3,18 @@
 // registry, in every dtype x layout at odd sizes (partial tiles in M, N and K, unaligned
 // rows: the scalar load path) and aligned ones (the cp.async path), with beta 0 and != 0;
 // then 4097x4095x4093, and gemm_mma called directly (argument errors, a misaligned
-// pointer). Label `gpu`: skipped with "no CUDA device" where there is none.
+// pointer), and gemm_mma_tile with each tile configuration (large, medium, small) in every
+// dtype and layout, fast and scalar path, against the host reference. Label `gpu`:
+// skipped with "no CUDA device" where there is none.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -131,6 +135,108 @@ TEST(GemmTcGpu, MmaDirectCalls) {
   cudaFree(dA);
   cudaFree(dB);
   cudaFree(dC);
+}
+
+// Every tile configuration, forced, on shapes that exercise it: several k tiles beyond the
+// stage count, partial tiles in M, N and K, beta != 0, unaligned rows (scalar path: large
+// falls back to medium there) and K = 1. Inputs are multiples of 1/8 in [-0.75, 0.75], so
+// every product and FP32 partial sum is exact and the kernel's result must equal the
+// reference's single rounding (the tolerance only absorbs a last-bit difference).
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(std::size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
+  ~DeviceBuffer() { cudaFree(p); }
+};
+
+std::vector<unsigned char> encode(kg::TcDType d, const std::vector<float>& v) {
+  std::vector<unsigned char> out(v.size() * kg::element_bytes(d));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (d == kg::TcDType::bf16) {
+      const __nv_bfloat16 x = __float2bfloat16(v[i]);
+      std::memcpy(out.data() + 2 * i, &x, 2);
+    } else if (d == kg::TcDType::f16) {
+      const __half x = __float2half(v[i]);
+      std::memcpy(out.data() + 2 * i, &x, 2);
+    } else {
+      std::memcpy(out.data() + 4 * i, &v[i], 4);
+    }
+  }
+  return out;
+}
+
+float decode(kg::TcDType d, const unsigned char* p) {
+  if (d == kg::TcDType::bf16) {
+    __nv_bfloat16 x;
+    std::memcpy(&x, p, 2);
+    return __bfloat162float(x);
+  }
+  if (d == kg::TcDType::f16) {
+    __half x;
+    std::memcpy(&x, p, 2);
+    return __half2float(x);
+  }
+  float x;
+  std::memcpy(&x, p, 4);
+  return x;
+}
+
+// Elements of C that differ from the reference beyond a last-bit rounding difference; -1 on a CUDA error.
+int tile_mismatches(kg::MmaTile tile, kg::TcDType d, kg::Layout l, int M, int N, int K, float beta) {
+  std::vector<float> a(static_cast<std::size_t>(M) * K), b(static_cast<std::size_t>(K) * N), c(static_cast<std::size_t>(M) * N);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 7) % 13) / 8.0f - 0.75f;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 5) % 11) / 8.0f - 0.625f;
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>((i * 3) % 7) / 8.0f - 0.375f;
+  const auto ha = encode(d, a), hb = encode(d, b), hc = encode(d, c);
+  DeviceBuffer da(ha.size()), db(hb.size()), dc(hc.size());
+  if (cudaMemcpy(da.p, ha.data(), ha.size(), cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaMemcpy(db.p, hb.data(), hb.size(), cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaMemcpy(dc.p, hc.data(), hc.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+    return -1;
+  if (kg::gemm_mma_tile(tile, d, l, M, N, K, 1.0f, da.p, db.p, beta, dc.p, nullptr) != cudaSuccess ||
+      cudaDeviceSynchronize() != cudaSuccess)
+    return -1;
+  std::vector<unsigned char> got(hc.size()), want = hc;
+  if (cudaMemcpy(got.data(), dc.p, got.size(), cudaMemcpyDeviceToHost) != cudaSuccess) return -1;
+  kg::gemm_cpu_ex(d, l, M, N, K, 1.0f, ha.data(), hb.data(), beta, want.data());
+  const int eb = kg::element_bytes(d);
+  int bad = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const float g = decode(d, got.data() + i * eb), w = decode(d, want.data() + i * eb);
+    if (!(std::abs(g - w) <= std::abs(w) / 128.0f + 1e-6f)) ++bad;
+  }
+  return bad;
+}
+
+TEST(GemmTcGpu, EveryTileConfigEveryDtypeAndLayout) {
+  SKIP_WITHOUT_DEVICE();
+  struct Shape {
+    int M, N, K;
+    float beta;
+  };
+  // 136x264x520: aligned (cp.async path), 2 x 2 large tiles, 9 (17 for tf32) k tiles with a
+  // tail; 67x35x133: unaligned rows (scalar path) with beta; 9x300x1: K = 1, one partial k tile.
+  const Shape shapes[] = {{136, 264, 520, 0.0f}, {67, 35, 133, 0.5f}, {9, 300, 1, -1.0f}};
+  const kg::TcDType dtypes[] = {kg::TcDType::tf32, kg::TcDType::bf16, kg::TcDType::f16};
+  const kg::Layout layouts[] = {kg::Layout::nn, kg::Layout::nt, kg::Layout::tn, kg::Layout::tt};
+  const kg::MmaTile tiles[] = {kg::MmaTile::large, kg::MmaTile::medium, kg::MmaTile::small, kg::MmaTile::automatic};
+  for (const auto tile : tiles)
+    for (const auto d : dtypes)
+      for (const auto l : layouts)
+        for (const Shape& s : shapes)
+          EXPECT_EQ(tile_mismatches(tile, d, l, s.M, s.N, s.K, s.beta), 0)
+              << "tile " << static_cast<int>(tile) << " dtype " << static_cast<int>(d) << " layout "
+              << static_cast<int>(l) << " at " << s.M << "x" << s.N << "x" << s.K;
+}
+
+// The shape rule of MmaTile::automatic on a 132-SM GPU (H100 SXM / H200).
+TEST(GemmTcGpu, PickTileByShape) {
+  EXPECT_EQ(kg::gemm_mma_pick_tile(8192, 8192, 132), kg::MmaTile::large);   // 2048 large tiles
+  EXPECT_EQ(kg::gemm_mma_pick_tile(4096, 4096, 132), kg::MmaTile::large);   // 512
+  EXPECT_EQ(kg::gemm_mma_pick_tile(2048, 2048, 132), kg::MmaTile::medium);  // 128 large, 256 medium
+  EXPECT_EQ(kg::gemm_mma_pick_tile(1024, 1024, 132), kg::MmaTile::small);   // 64 medium
+  EXPECT_EQ(kg::gemm_mma_pick_tile(64, 8192, 132), kg::MmaTile::small);     // 64 medium, 128 small
+  EXPECT_EQ(kg::gemm_mma_pick_tile(128, 4096, 132), kg::MmaTile::small);
+  EXPECT_EQ(kg::gemm_mma_pick_tile(4096, 4096, 1 << 20), kg::MmaTile::small);
 }
 
 }  // namespace

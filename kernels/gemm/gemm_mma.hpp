@@ -31,7 +31,23 @@ bool gemm_mma_fast_path(TcDType dtype, Layout layout, int M, int N, int K, const
 // The compute capability mma.sync with bf16/f16/tf32 needs (major * 10 + minor).
 inline constexpr int kMmaMinComputeCapability = 80;
 
-// Dynamic shared memory of one block (stages x (A tile + B tile)), for occupancy notes.
-inline constexpr int kMmaSharedBytes = 4 * 2 * 128 * 64;
+// Block tile configurations of the kernel (gemm_mma.cu gives their tiles and why):
+//   large  (128, 256) tiles, 8 warps of (64, 64), 4 stages, 192 KB shared, 1 block per SM;
+//   medium (128, 128) tiles, 4 warps of (64, 64), 3 stages,  96 KB shared, 2 blocks per SM;
+//   small  ( 64,  64) tiles, 4 warps of (32, 32), 4 stages,  64 KB shared, 3 blocks per SM.
+// automatic (what gemm_mma runs) takes the largest tile whose grid still fills every SM
+// once (tiles >= SM count), else small -- so small M or N (a batch of 16..128 rows) gets
+// many small blocks instead of a few large ones.
+enum class MmaTile { automatic, large, medium, small };
+
+// gemm_mma with a chosen tile configuration (tests run each on every layout and tail;
+// tuning). Same contract and errors as gemm_mma. A tile the device's shared memory per
+// block cannot hold runs the next smaller one; large in tf32 with an MN-contiguous operand
+// (A 't' or B 'n') and large or medium on the scalar load path run medium (small stays small).
+cudaError_t gemm_mma_tile(MmaTile tile, TcDType dtype, Layout layout, int M, int N, int K, float alpha,
+                          const void* A, const void* B, float beta, void* C, cudaStream_t stream);
+
+// The configuration MmaTile::automatic picks for an M x N output on a GPU with `sms` SMs.
+MmaTile gemm_mma_pick_tile(int M, int N, int sms);
 
 }  // namespace kernels::gemm

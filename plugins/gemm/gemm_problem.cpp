@@ -265,7 +265,8 @@ HARNESS_REGISTER_VARIANT_FULL(gemm, cublas, cuda,
                               launch_cublas, cublas_constraint, cublas_workspace);
 HARNESS_REGISTER_VARIANT_IF(gemm, mma, cuda,
                             "tensor cores, mma.sync m16n8k16 (bf16/f16) / m16n8k8 (tf32), ldmatrix, swizzled smem, "
-                            "4-stage cp.async, 128x128x(64 B) tiles; every layout, any size",
+                            "cp.async stages of 128 B of K, double-buffered fragments; tile by shape: 128x256 "
+                            "(64x64 warps), 128x128 or 64x64; every layout, any size",
                             launch_mma, mma_constraint);
 HARNESS_REGISTER_VARIANT_IF(gemm, wgmma, cuda,
                             "Hopper: TMA loads into 128B-swizzled smem, wgmma m64n256k16, 1 producer + 2 consumer "

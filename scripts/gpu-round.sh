@@ -18,6 +18,8 @@
 #           devices (a suite with --devices all vs --devices 0: both wall times)
 #           gemm-fp32 (the FP32 shape table: auto and coarsened as % of cuBLAS per shape,
 #           geometric means, auto's config)
+#           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
+#           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -69,6 +71,10 @@ for s in $stages; do
         --harness $exe ${ATTN_COMPARE_FILTER:+--filter "$ATTN_COMPARE_FILTER"} \
         --out "$OUT/pytorch-attention-compare.json" >"$OUT/pytorch-compare.log" 2>&1 || status=1
       tail -5 "$OUT/pytorch-compare.log" ;;
+    attention-tc-tiles)
+      step "harness run suites/attention-tc-tiles.yaml"
+      timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention-tc-tiles.yaml --no-profile --out "$OUT/attention-tc-tiles.json" \
+        2>&1 | tee "$OUT/attention-tc-tiles.log" | tail -40 || status=1 ;;
     memory)
       step "harness run suites/attention-memory.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention-memory.yaml --no-profile --out "$OUT/attention-memory.json" --quiet 2>&1 | tee "$OUT/memory.log" | tail -40 || status=1 ;;

@@ -332,42 +332,56 @@ Forward tc_forward(HalfProblem& p, DeviceBuffer<std::uint16_t>& o, DeviceBuffer<
   return {floats_of(download16(o), p.dt), download(lse)};
 }
 
-// Both block shapes (64 and 128 query rows) against the same reference.
+// Every block shape (64 rows; 128 rows of 4 or 8 warps) against the same reference.
+const char* tiles_name(attn::TcTiles tiles) {
+  switch (tiles) {
+    case attn::TcTiles::rows64: return "r64 ";
+    case attn::TcTiles::rows128: return "r128 ";
+    case attn::TcTiles::rows128_w8: return "r128w8 ";
+    default: return "auto ";
+  }
+}
 void expect_tc_forward(HalfProblem& p) {
   Forward want{std::vector<float>(p.q.size()), std::vector<float>(p.s.lse_elements())};
   attn::forward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), want.o.data(), want.lse.data());
   want.o = rounded(want.o, p.dt);
   const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
-  for (attn::TcTiles tiles : {attn::TcTiles::rows64, attn::TcTiles::rows128}) {
+  for (attn::TcTiles tiles : {attn::TcTiles::rows64, attn::TcTiles::rows128, attn::TcTiles::rows128_w8}) {
     DeviceBuffer<std::uint16_t> o;
     DeviceBuffer<float> lse;
     const Forward got = tc_forward(p, o, lse, tiles);
     expect_match({{"O", got.o}, {"LSE", got.lse}}, {{"O", want.o}, {"LSE", want.lse}}, t.abs, t.rel,
-                 std::string("flash_tc fwd ") + (tiles == attn::TcTiles::rows64 ? "r64 " : "r128 ") + p.name());
+                 std::string("flash_tc fwd ") + tiles_name(tiles) + p.name());
   }
 }
 
+// Every backward block shape (64 keys of 4 warps; 128 keys of 4 warps x 32 at d = 64, of 8
+// warps x 16) against one reference.
 void expect_tc_backward(HalfProblem& p) {
   DeviceBuffer<std::uint16_t> o;
   DeviceBuffer<float> lse;
   tc_forward(p, o, lse);
-  DeviceBuffer<std::uint16_t> dq(p.q.size()), dk(p.k.size()), dv(p.v.size());
-  dq.poison(nullptr);
-  dk.poison(nullptr);
-  dv.poison(nullptr);
-  DeviceBuffer<float> ws(attn::flash_tc_backward_workspace_bytes(p.s) / sizeof(float));
-  EXPECT_EQ(attn::flash_tc_backward(p.s, p.precision, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
-                                    lse.data(), p.do_dev.data(), dq.data(), dk.data(), dv.data(), ws.data(), nullptr),
-            cudaSuccess);
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   Backward want{std::vector<float>(p.q.size()), std::vector<float>(p.k.size()), std::vector<float>(p.v.size())};
   attn::backward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), p.d_o.data(), want.dq.data(), want.dk.data(),
                      want.dv.data());
   const harness::Tolerance t = plugins::attention::tolerance(p.s, true, p.dt);
-  expect_match({{"dQ", floats_of(download16(dq), p.dt)}, {"dK", floats_of(download16(dk), p.dt)},
-                {"dV", floats_of(download16(dv), p.dt)}},
-               {{"dQ", rounded(want.dq, p.dt)}, {"dK", rounded(want.dk, p.dt)}, {"dV", rounded(want.dv, p.dt)}},
-               t.abs, t.rel, "flash_tc bwd " + p.name());
+  for (attn::TcTiles tiles : {attn::TcTiles::rows64, attn::TcTiles::rows128, attn::TcTiles::rows128_w8}) {
+    if (tiles == attn::TcTiles::rows128 && p.s.head_dim == 128) continue;  // no such kernel (refused)
+    DeviceBuffer<std::uint16_t> dq(p.q.size()), dk(p.k.size()), dv(p.v.size());
+    dq.poison(nullptr);
+    dk.poison(nullptr);
+    dv.poison(nullptr);
+    DeviceBuffer<float> ws(attn::flash_tc_backward_workspace_bytes(p.s) / sizeof(float));
+    EXPECT_EQ(attn::flash_tc_backward(p.s, p.precision, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
+                                      lse.data(), p.do_dev.data(), dq.data(), dk.data(), dv.data(), ws.data(), nullptr,
+                                      tiles),
+              cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    expect_match({{"dQ", floats_of(download16(dq), p.dt)}, {"dK", floats_of(download16(dk), p.dt)},
+                  {"dV", floats_of(download16(dv), p.dt)}},
+                 {{"dQ", rounded(want.dq, p.dt)}, {"dK", rounded(want.dk, p.dt)}, {"dV", rounded(want.dv, p.dt)}},
+                 t.abs, t.rel, std::string("flash_tc bwd ") + tiles_name(tiles) + p.name());
+  }
 }
 
 TEST(AttentionGpuTensorCores, ForwardMatchesCpuAtOddSizes) {

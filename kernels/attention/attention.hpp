@@ -89,9 +89,15 @@ cudaError_t flash_backward(const Shape& shape, const float* q, const float* k, c
 
 enum class Precision { bf16, f16 };
 
-// Query rows per forward block: 64 (one 16-row m-tile per warp) or 128 (two; the default,
-// automatic). Exposed so that tests and tuning can run both.
-enum class TcTiles { automatic, rows64, rows128 };
+// Forward block shapes: rows64 (4 warps x one 16-row m-tile), rows128 (4 warps x two
+// m-tiles), rows128_w8 (8 warps x one m-tile, Q in registers, 64-key tiles); automatic is
+// flash_tc_forward_tiles(head_dim). Backward (key blocks): rows64 = 64 keys, 4 warps x 16;
+// rows128 = 128 keys, 4 warps x 32 (d = 64 only: cudaErrorInvalidValue at d = 128);
+// rows128_w8 = 128 keys, 8 warps x 16; automatic is flash_tc_backward_tiles(head_dim).
+// Exposed so that tests and tuning (the flash_tc_r64/_r128/_w8 variants) run every shape.
+enum class TcTiles { automatic, rows64, rows128, rows128_w8 };
+TcTiles flash_tc_forward_tiles(int head_dim);
+TcTiles flash_tc_backward_tiles(int head_dim);
 
 // head_dim 64 and 128 have kernels; anything else is refused (std::invalid_argument).
 bool flash_tc_supported(int head_dim);
@@ -106,7 +112,7 @@ std::size_t flash_tc_backward_workspace_bytes(const Shape& shape);
 cudaError_t flash_tc_backward(const Shape& shape, Precision precision, const void* q,
                               const void* k, const void* v, const void* o, const float* lse,
                               const void* d_o, void* dq, void* dk, void* dv, void* workspace,
-                              cudaStream_t stream);
+                              cudaStream_t stream, TcTiles tiles = TcTiles::automatic);
 
 // ---- CPU references: double accumulation, multithreaded (std::thread) ----
 // Host pointers, same layouts. `threads` 0 means std::thread::hardware_concurrency().

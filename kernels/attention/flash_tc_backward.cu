@@ -2,8 +2,12 @@
 //
 // Three kernels:
 //  1. preprocess: D = rowsum(dO * O) (f32, one warp per query row) and dQacc = 0.
-//  2. main: one block per (key block of Bc = 64 keys, kv head, b), 4 warps, each warp
-//     owning 16 keys. dK, dV of those keys live in f32 registers for the whole block:
+//  2. main: one block per (key block of Bc = 16 kM kWarps keys, kv head, b), kWarps warps,
+//     each owning kM 16-key m-tiles. Shapes (TcTiles): rows64 = 4 warps x 16 keys (Bc 64);
+//     rows128 = 4 warps x 32 keys (Bc 128, d = 64 only: every Q/dO fragment read from smem
+//     feeds 4 MMAs instead of 2, the products being smem-bandwidth bound at 2); rows128_w8 =
+//     8 warps x 16 keys (Bc 128). Automatic: flash_tc_backward_tiles (rows64 for now).
+//     Bc = 128 halves, per key, the Q/dO/LSE/D traffic from L2 and the dQ atomics. dK, dV of those keys live in f32 registers for the whole block:
 //     the block loops over every query head of the kv head's group (GQA: the group sum
 //     happens in registers, no atomics for dK/dV) and over the query blocks (Br rows)
 //     that can see the keys (causal: from the block holding query k0 on). Q, dO, LSE, D
@@ -14,7 +18,7 @@
 //       dP^T = V dO^T          A = V (ldmatrix), B = dO (ldmatrix)
 //       dS^T = P^T (dP^T - D)
 //       dK  += dS^T Q          A = dS^T from registers, B = Q (ldmatrix.trans)
-//       dQacc += dS K          dS^T goes through smem (every warp needs all 64 keys of
+//       dQacc += dS K          dS^T goes through smem (every warp needs all Bc keys of
 //                              it), A = dS via ldmatrix.trans, B = K (ldmatrix.trans);
 //                              f32 float2 atomicAdd into a (B, H, N, d) workspace
 //     dQ by atomics rather than a separate dQ pass: a second pass would recompute S and
@@ -24,7 +28,7 @@
 //  3. convert: dQ = scale * dQacc rounded to T.
 // Keys >= N are zero rows of K and V (zero-filled loads), so they add nothing to dQ and
 // are never stored; queries >= N get LSE = +inf (P = 0) and D = 0.
-// Br = 64 for d = 64; 32 for d = 128, where dK and dV alone take 128 f32 registers.
+// Br (queries per step): see query_rows below.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -37,16 +41,15 @@ namespace {
 
 using tc::swz;
 
-constexpr int kWarps = 4;
-constexpr int kThreads = 32 * kWarps;
-constexpr int kBc = 64;  // keys per block: 16 per warp
-
-template <int kD> __host__ __device__ constexpr int query_rows() { return kD == 128 ? 32 : 64; }
+// Query rows per step: 64 at d = 64 with one key m-tile per warp; 32 at d = 128 (dK and dV
+// alone take 128 f32 registers) or with two m-tiles (S and dP: 64 more).
+template <int kD, int kM> __host__ __device__ constexpr int query_rows() { return kD == 128 || kM == 2 ? 32 : 64; }
 template <int kBr> __host__ __device__ constexpr int ds_ld() { return kBr + 8; }  // padded dS^T rows: no bank conflicts
 
-template <int kD>
+template <int kD, int kWarps, int kM>
 constexpr int backward_smem_bytes() {
-  constexpr int br = query_rows<kD>();
+  constexpr int kBc = 16 * kM * kWarps;
+  constexpr int br = query_rows<kD, kM>();
   return (2 * kBc * kD + 4 * br * kD + kBc * ds_ld<br>()) * 2 + 4 * br * 4;
 }
 
@@ -80,14 +83,16 @@ __global__ void convert_kernel(const float* __restrict__ dq_acc, T* __restrict__
   }
 }
 
-template <class T, int kD>
-__global__ void __launch_bounds__(kThreads)
+template <class T, int kD, int kWarps, int kM>
+__global__ void __launch_bounds__(32 * kWarps)
     flash_tc_backward_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                              const T* __restrict__ d_o, const float* __restrict__ lse,
                              const float* __restrict__ delta, float* __restrict__ dq_acc, T* __restrict__ dk,
                              T* __restrict__ dv, int heads, int group, int n, float scale_log2, float scale,
                              bool causal) {
-  constexpr int kBr = query_rows<kD>();
+  constexpr int kThreads = 32 * kWarps;
+  constexpr int kBc = 16 * kM * kWarps;  // keys per block: 16 kM per warp
+  constexpr int kBr = query_rows<kD, kM>();
   constexpr int kLdS = ds_ld<kBr>();
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* ks = reinterpret_cast<T*>(smem_raw);  // (Bc, d)
@@ -128,16 +133,20 @@ __global__ void __launch_bounds__(kThreads)
   detail::cp_async_wait<0>();
   __syncthreads();
 
-  float dka[kD / 8][4], dva[kD / 8][4];
+  float dka[kM][kD / 8][4], dva[kM][kD / 8][4];
 #pragma unroll
-  for (int c = 0; c < kD / 8; ++c)
+  for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) dka[c][e] = dva[c][e] = 0.0f;
-  const int key_a = k0 + warp * 16 + g;  // keys of c0,c1 (key_a) and c2,c3 (key_a + 8)
+    for (int c = 0; c < kD / 8; ++c)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dka[mi][c][e] = dva[mi][c][e] = 0.0f;
+  const int wkey = warp * 16 * kM;  // this warp's first key in the block
+  // m-tile mi holds keys k0 + wkey + 16 mi + g (c0, c1) and + 8 (c2, c3)
 
-  constexpr int kRowGroups = kBr / 16;          // dQ: warps over 16-row groups ...
+  constexpr int kRowGroups = kBr / 16;            // dQ: warps over 16-row groups ...
   constexpr int kColSplit = kWarps / kRowGroups;  // ... and column slices of d
   constexpr int kCols = kD / kColSplit;
+  static_assert(kRowGroups * kColSplit == kWarps && kCols % 16 == 0, "dQ split must cover the tile");
   const int dq_rows = (warp % kRowGroups) * 16, dq_col0 = (warp / kRowGroups) * kCols;
 
 #pragma unroll 1
@@ -152,74 +161,96 @@ __global__ void __launch_bounds__(kThreads)
     const float* lt = ls + st * kBr;
     const float* dt = dl + st * kBr;
 
-    // S^T = K Q^T and dP^T = V dO^T, (16 keys, Br queries) per warp.
-    float s[kBr / 8][4], dp[kBr / 8][4];
+    // S^T = K Q^T and dP^T = V dO^T, (16 kM keys, Br queries) per warp: every Q / dO
+    // fragment read from smem feeds 2 kM MMAs.
+    float s[kM][kBr / 8][4], dp[kM][kBr / 8][4];
 #pragma unroll
-    for (int j = 0; j < kBr / 8; ++j)
+    for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) s[j][e] = dp[j][e] = 0.0f;
+      for (int j = 0; j < kBr / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[mi][j][e] = dp[mi][j][e] = 0.0f;
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
-      std::uint32_t kf[4], vf[4];
-      tc::ldsm_x4(kf, ks + swz<kD>(warp * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8));
-      tc::ldsm_x4(vf, vs + swz<kD>(warp * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8));
+      std::uint32_t kf[kM][4], vf[kM][4];
+#pragma unroll
+      for (int mi = 0; mi < kM; ++mi) {
+        tc::ldsm_x4(kf[mi], ks + swz<kD>(wkey + 16 * mi + (lane & 15), kk * 16 + (lane >> 4) * 8));
+        tc::ldsm_x4(vf[mi], vs + swz<kD>(wkey + 16 * mi + (lane & 15), kk * 16 + (lane >> 4) * 8));
+      }
 #pragma unroll
       for (int np = 0; np < kBr / 16; ++np) {
         const int off = swz<kD>(np * 16 + (lane & 7) + ((lane >> 4) << 3), kk * 16 + ((lane >> 3) & 1) * 8);
         std::uint32_t qf[4], of[4];
         tc::ldsm_x4(qf, qt + off);
         tc::ldsm_x4(of, dot + off);
-        tc::mma<T>(s[2 * np], kf, qf[0], qf[1]);
-        tc::mma<T>(s[2 * np + 1], kf, qf[2], qf[3]);
-        tc::mma<T>(dp[2 * np], vf, of[0], of[1]);
-        tc::mma<T>(dp[2 * np + 1], vf, of[2], of[3]);
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi) {
+          tc::mma<T>(s[mi][2 * np], kf[mi], qf[0], qf[1]);
+          tc::mma<T>(s[mi][2 * np + 1], kf[mi], qf[2], qf[3]);
+          tc::mma<T>(dp[mi][2 * np], vf[mi], of[0], of[1]);
+          tc::mma<T>(dp[mi][2 * np + 1], vf[mi], of[2], of[3]);
+        }
       }
     }
 
-    // P^T and dS^T = P^T (dP^T - D), element (key key_a + 8*(e>>1), query q0 + 8j + 2t + (e&1)).
+    // P^T and dS^T = P^T (dP^T - D), element (key k0 + wkey + 16 mi + g + 8*(e>>1),
+    // query q0 + 8j + 2t + (e&1)).
     const bool masked = causal && q0 < k0 + kBc - 1;
 #pragma unroll
-    for (int j = 0; j < kBr / 8; ++j)
+    for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int qi = 8 * j + 2 * t + (e & 1);
-        float x = s[j][e] * scale_log2 - lt[qi];
-        if (masked && key_a + 8 * (e >> 1) > q0 + qi) x = -INFINITY;
-        const float p = detail::fast_exp2(x);
-        s[j][e] = p;
-        dp[j][e] = p * (dp[j][e] - dt[qi]);
-      }
+      for (int j = 0; j < kBr / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int qi = 8 * j + 2 * t + (e & 1);
+          float x = s[mi][j][e] * scale_log2 - lt[qi];
+          if (masked && k0 + wkey + 16 * mi + g + 8 * (e >> 1) > q0 + qi) x = -INFINITY;
+          const float p = detail::fast_exp2(x);
+          s[mi][j][e] = p;
+          dp[mi][j][e] = p * (dp[mi][j][e] - dt[qi]);
+        }
 
-    // dV += P^T dO and dK += dS^T Q (unscaled), 16 queries per step.
+    // dV += P^T dO and dK += dS^T Q (unscaled), 16 queries per step; every dO / Q fragment
+    // feeds 2 kM MMAs.
 #pragma unroll
     for (int kk = 0; kk < kBr / 16; ++kk) {
-      const std::uint32_t pa[4] = {tc::pack2<T>(s[2 * kk][0], s[2 * kk][1]), tc::pack2<T>(s[2 * kk][2], s[2 * kk][3]),
-                                   tc::pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                                   tc::pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-      const std::uint32_t da[4] = {tc::pack2<T>(dp[2 * kk][0], dp[2 * kk][1]), tc::pack2<T>(dp[2 * kk][2], dp[2 * kk][3]),
-                                   tc::pack2<T>(dp[2 * kk + 1][0], dp[2 * kk + 1][1]),
-                                   tc::pack2<T>(dp[2 * kk + 1][2], dp[2 * kk + 1][3])};
-      // dS^T to smem for the dQ product (rows: this warp's keys, columns: queries).
-      T* drow = dss + (warp * 16 + g) * kLdS + kk * 16 + 2 * t;
-      *reinterpret_cast<std::uint32_t*>(drow) = da[0];
-      *reinterpret_cast<std::uint32_t*>(drow + 8 * kLdS) = da[1];
-      *reinterpret_cast<std::uint32_t*>(drow + 8) = da[2];
-      *reinterpret_cast<std::uint32_t*>(drow + 8 * kLdS + 8) = da[3];
+      std::uint32_t pa[kM][4], da[kM][4];
+#pragma unroll
+      for (int mi = 0; mi < kM; ++mi) {
+        pa[mi][0] = tc::pack2<T>(s[mi][2 * kk][0], s[mi][2 * kk][1]);
+        pa[mi][1] = tc::pack2<T>(s[mi][2 * kk][2], s[mi][2 * kk][3]);
+        pa[mi][2] = tc::pack2<T>(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
+        pa[mi][3] = tc::pack2<T>(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
+        da[mi][0] = tc::pack2<T>(dp[mi][2 * kk][0], dp[mi][2 * kk][1]);
+        da[mi][1] = tc::pack2<T>(dp[mi][2 * kk][2], dp[mi][2 * kk][3]);
+        da[mi][2] = tc::pack2<T>(dp[mi][2 * kk + 1][0], dp[mi][2 * kk + 1][1]);
+        da[mi][3] = tc::pack2<T>(dp[mi][2 * kk + 1][2], dp[mi][2 * kk + 1][3]);
+        // dS^T to smem for the dQ product (rows: this warp's keys, columns: queries).
+        T* drow = dss + (wkey + 16 * mi + g) * kLdS + kk * 16 + 2 * t;
+        *reinterpret_cast<std::uint32_t*>(drow) = da[mi][0];
+        *reinterpret_cast<std::uint32_t*>(drow + 8 * kLdS) = da[mi][1];
+        *reinterpret_cast<std::uint32_t*>(drow + 8) = da[mi][2];
+        *reinterpret_cast<std::uint32_t*>(drow + 8 * kLdS + 8) = da[mi][3];
+      }
 #pragma unroll
       for (int c = 0; c < kD / 16; ++c) {
         const int off = swz<kD>(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, c * 16 + (lane >> 4) * 8);
         std::uint32_t of[4], qf[4];
         tc::ldsm_x4_t(of, dot + off);
         tc::ldsm_x4_t(qf, qt + off);
-        tc::mma<T>(dva[2 * c], pa, of[0], of[1]);
-        tc::mma<T>(dva[2 * c + 1], pa, of[2], of[3]);
-        tc::mma<T>(dka[2 * c], da, qf[0], qf[1]);
-        tc::mma<T>(dka[2 * c + 1], da, qf[2], qf[3]);
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi) {
+          tc::mma<T>(dva[mi][2 * c], pa[mi], of[0], of[1]);
+          tc::mma<T>(dva[mi][2 * c + 1], pa[mi], of[2], of[3]);
+          tc::mma<T>(dka[mi][2 * c], da[mi], qf[0], qf[1]);
+          tc::mma<T>(dka[mi][2 * c + 1], da[mi], qf[2], qf[3]);
+        }
       }
     }
     __syncthreads();  // dS^T complete
 
-    // dQacc (rows dq_rows.., columns dq_col0..) += dS K over the block's 64 keys.
+    // dQacc (rows dq_rows.., columns dq_col0..) += dS K over the block's Bc keys.
     float dqa[kCols / 8][4];
 #pragma unroll
     for (int c = 0; c < kCols / 8; ++c) dqa[c][0] = dqa[c][1] = dqa[c][2] = dqa[c][3] = 0.0f;
@@ -249,26 +280,29 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();             // ... and dS^T / stage st are free again
   }
 
-  // dK = scale * dK, dV: this warp's 16 keys, rows >= N not stored.
+  // dK = scale * dK, dV: this warp's 16 kM keys, rows >= N not stored.
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int key = key_a + 8 * r;
-    if (key >= n) continue;
-    T* krow = dk + kv_base + static_cast<std::int64_t>(key) * kD + 2 * t;
-    T* vrow = dv + kv_base + static_cast<std::int64_t>(key) * kD + 2 * t;
+  for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
-    for (int c = 0; c < kD / 8; ++c) {
-      *reinterpret_cast<std::uint32_t*>(krow + 8 * c) = tc::pack2<T>(scale * dka[c][2 * r], scale * dka[c][2 * r + 1]);
-      *reinterpret_cast<std::uint32_t*>(vrow + 8 * c) = tc::pack2<T>(dva[c][2 * r], dva[c][2 * r + 1]);
+    for (int r = 0; r < 2; ++r) {
+      const int key = k0 + wkey + 16 * mi + g + 8 * r;
+      if (key >= n) continue;
+      T* krow = dk + kv_base + static_cast<std::int64_t>(key) * kD + 2 * t;
+      T* vrow = dv + kv_base + static_cast<std::int64_t>(key) * kD + 2 * t;
+#pragma unroll
+      for (int c = 0; c < kD / 8; ++c) {
+        *reinterpret_cast<std::uint32_t*>(krow + 8 * c) =
+            tc::pack2<T>(scale * dka[mi][c][2 * r], scale * dka[mi][c][2 * r + 1]);
+        *reinterpret_cast<std::uint32_t*>(vrow + 8 * c) = tc::pack2<T>(dva[mi][c][2 * r], dva[mi][c][2 * r + 1]);
+      }
     }
-  }
 }
 
-template <class T, int kD>
+template <class T, int kD, int kWarps, int kM>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, const void* o, const float* lse,
                    const void* d_o, void* dq, void* dk, void* dv, void* workspace, cudaStream_t stream) {
-  constexpr int smem = backward_smem_bytes<kD>();
-  static const cudaError_t prepared = detail::prepare_kernel(flash_tc_backward_kernel<T, kD>, smem);
+  constexpr int smem = backward_smem_bytes<kD, kWarps, kM>();
+  static const cudaError_t prepared = detail::prepare_kernel(flash_tc_backward_kernel<T, kD, kWarps, kM>, smem);
   if (prepared != cudaSuccess) return prepared;
   float* dq_acc = static_cast<float*>(workspace);  // (B, H, N, d)
   float* delta = dq_acc + s.q_elements();           // (B, H, N)
@@ -278,8 +312,9 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
                          stream>>>(static_cast<const T*>(d_o), static_cast<const T*>(o), delta, dq_acc, rows, kD);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   const float scale = s.effective_scale();
+  constexpr int kBc = 16 * kM * kWarps;
   const dim3 grid((s.seq_len + kBc - 1) / kBc, s.kv_heads, s.batch);
-  flash_tc_backward_kernel<T, kD><<<grid, kThreads, smem, stream>>>(
+  flash_tc_backward_kernel<T, kD, kWarps, kM><<<grid, 32 * kWarps, smem, stream>>>(
       static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<const T*>(d_o), lse,
       delta, dq_acc, static_cast<T*>(dk), static_cast<T*>(dv), s.heads, s.group(), s.seq_len,
       scale * detail::kLog2e, scale, s.causal);
@@ -290,12 +325,25 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   return cudaGetLastError();
 }
 
+template <class T, int kD>
+cudaError_t by_tiles(const Shape& s, TcTiles tiles, const void* q, const void* k, const void* v, const void* o,
+                     const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* ws, cudaStream_t stream) {
+  if (tiles == TcTiles::automatic) tiles = flash_tc_backward_tiles(kD);
+  switch (tiles) {
+    case TcTiles::rows64: return launch<T, kD, 4, 1>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+    case TcTiles::rows128:  // 4 warps x 32 keys: d = 64 only (dK, dV would need 256 registers at d = 128)
+      if constexpr (kD == 64) return launch<T, kD, 4, 2>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+      return cudaErrorInvalidValue;
+    default: return launch<T, kD, 8, 1>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+  }
+}
+
 template <class T>
-cudaError_t dispatch(const Shape& s, const void* q, const void* k, const void* v, const void* o, const float* lse,
+cudaError_t dispatch(const Shape& s, TcTiles tiles, const void* q, const void* k, const void* v, const void* o, const float* lse,
                      const void* d_o, void* dq, void* dk, void* dv, void* ws, cudaStream_t stream) {
   switch (s.head_dim) {
-    case 64: return launch<T, 64>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
-    case 128: return launch<T, 128>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+    case 64: return by_tiles<T, 64>(s, tiles, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+    case 128: return by_tiles<T, 128>(s, tiles, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
     default:
       throw std::invalid_argument("attention: tensor-core flash kernels support head_dim 64, 128, not " +
                                   std::to_string(s.head_dim));
@@ -304,17 +352,22 @@ cudaError_t dispatch(const Shape& s, const void* q, const void* k, const void* v
 
 }  // namespace
 
+// rows64 at both d: the shape last measured on a GPU (docs/PERFORMANCE.md). The candidates,
+// rows128 at d = 64 and rows128_w8 at d = 128 (no spills), are not yet timed: switch here
+// once suites/attention-tc-tiles.yaml shows them faster.
+TcTiles flash_tc_backward_tiles(int) { return TcTiles::rows64; }
+
 std::size_t flash_tc_backward_workspace_bytes(const Shape& shape) {
   return static_cast<std::size_t>(shape.q_elements() + shape.lse_elements()) * sizeof(float);
 }
 
 cudaError_t flash_tc_backward(const Shape& shape, Precision precision, const void* q, const void* k, const void* v,
                               const void* o, const float* lse, const void* d_o, void* dq, void* dk, void* dv,
-                              void* workspace, cudaStream_t stream) {
+                              void* workspace, cudaStream_t stream, TcTiles tiles) {
   detail::require_valid(shape);
   return precision == Precision::bf16
-             ? dispatch<__nv_bfloat16>(shape, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream)
-             : dispatch<__half>(shape, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream);
+             ? dispatch<__nv_bfloat16>(shape, tiles, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream)
+             : dispatch<__half>(shape, tiles, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream);
 }
 
 }  // namespace kernels::attention

@@ -1,8 +1,10 @@
 // FlashAttention-2 forward on tensor cores, bf16 or f16 inputs and outputs, f32 softmax
 // statistics and accumulation (mma.sync m16n8k16, sm_80+).
 //
-// Block: kWarps = 4 warps, Br = 128 query rows of one (b, h), each warp owning 32 rows as
-// two 16-row m-tiles (TcTiles::rows64: 64 rows, one m-tile per warp).
+// Block: kWarps warps x kM 16-row m-tiles each, Br = 16 kM kWarps query rows of one (b, h).
+// TcTiles::rows128: 4 warps x 2 m-tiles; rows64: 4 warps x 1; rows128_w8: 8 warps x 1
+// (128 rows, Q fragments in registers and 64-key tiles at every d). Automatic:
+// flash_tc_forward_tiles (rows128 for now, see there).
 // Data path per key tile (Bc = 64 keys x d; 32 at d = 128 with two m-tiles per warp):
 //   global --cp.async (16 B, zero-filled past N)--> swizzled smem K_t, V_t (2 stages:
 //   tile t+1 lands while tile t is computed)
@@ -14,6 +16,8 @@
 //     P = exp2(s' - m), l = l * exp2(m_old - m) + rowsum(P), O *= exp2(m_old - m)
 //   O += P V_t   : A = P rounded to T straight from the S accumulators (their layout is
 //                  the A fragment's), B = V via ldmatrix.trans; d/2 f32 per thread and m-tile
+// The O rescale (d/2 multiplies per thread and m-tile) is skipped when no row of the warp
+// changed its max (alpha == 1 exactly for all of them: the skip changes no bit).
 // End: O / l rounded to T, LSE = ln(2) * (m + log2 l) in f32.
 // Causal: key tiles beyond the block's last query are never loaded; tiles that straddle
 // the diagonal, and the tail tile past N, get -inf scores where masked. Blocks run in
@@ -30,10 +34,7 @@ namespace {
 
 using tc::swz;
 
-constexpr int kWarps = 4;
-constexpr int kThreads = 32 * kWarps;
-
-// kM 16-row m-tiles per warp: Br = 64 * kM query rows per block. With kM = 2 every K or V
+// kM 16-row m-tiles per warp, kWarps warps: Br = 16 kM kWarps query rows per block. With kM = 2 every K or V
 // fragment read from shared memory feeds twice the MMAs (at kM = 1 an ldmatrix.x4 of
 // 512 bytes per 2 MMAs keeps shared memory about as busy as the tensor cores). Q stays
 // in registers when it fits (kM = 1, or d = 64); at d = 128 with kM = 2 (128 f32 of O
@@ -48,16 +49,17 @@ template <int kD, int kM>
 __host__ __device__ constexpr int keys_per_tile() {
   return kD == 128 && kM == 2 ? 32 : 64;
 }
-template <int kD, int kM>
+template <int kD, int kM, int kWarps>
 constexpr int forward_smem_bytes() {
   return (16 * kM * kWarps + 4 * keys_per_tile<kD, kM>()) * kD * 2;  // Q, K[2], V[2], 16-bit elements
 }
 
-template <class T, int kD, int kM>
-__global__ void __launch_bounds__(kThreads)
+template <class T, int kD, int kM, int kWarps>
+__global__ void __launch_bounds__(32 * kWarps)
     flash_tc_forward_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                             T* __restrict__ o, float* __restrict__ lse, int heads, int group, int n,
                             float scale_log2, bool causal) {
+  constexpr int kThreads = 32 * kWarps;
   constexpr int kBr = 16 * kM * kWarps;  // query rows per block
   constexpr bool kQRegs = q_in_registers<kD, kM>();
   constexpr int kBc = keys_per_tile<kD, kM>();
@@ -163,6 +165,8 @@ __global__ void __launch_bounds__(kThreads)
         }
 
     // Online softmax per row (r = 0: row g, r = 1: row g + 8 of m-tile mi); a quad shares a row.
+    float alphas[kM][2];
+    bool rescale = false;
 #pragma unroll
     for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
@@ -182,12 +186,20 @@ __global__ void __launch_bounds__(kThreads)
           sum += s[mi][j][2 * r] + s[mi][j][2 * r + 1];
         }
         l[mi][r] = l[mi][r] * alpha + sum;
+        alphas[mi][r] = alpha;
+        rescale = rescale || alpha != 1.0f;
+      }
+    if (__any_sync(0xffffffffu, rescale)) {  // warp-uniform: most tiles keep every max
+#pragma unroll
+      for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
         for (int c = 0; c < kD / 8; ++c) {
-          acc[mi][c][2 * r] *= alpha;
-          acc[mi][c][2 * r + 1] *= alpha;
+          acc[mi][c][0] *= alphas[mi][0];
+          acc[mi][c][1] *= alphas[mi][0];
+          acc[mi][c][2] *= alphas[mi][1];
+          acc[mi][c][3] *= alphas[mi][1];
         }
-      }
+    }
 
     // O += P V_t: P's accumulators become A fragments (16 keys each) in registers.
 #pragma unroll
@@ -234,15 +246,15 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-template <class T, int kD, int kM>
+template <class T, int kD, int kM, int kWarps>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
                    cudaStream_t stream) {
-  constexpr int smem = forward_smem_bytes<kD, kM>();
+  constexpr int smem = forward_smem_bytes<kD, kM, kWarps>();
   constexpr int rows = 16 * kM * kWarps;
-  static const cudaError_t prepared = detail::prepare_kernel(flash_tc_forward_kernel<T, kD, kM>, smem);
+  static const cudaError_t prepared = detail::prepare_kernel(flash_tc_forward_kernel<T, kD, kM, kWarps>, smem);
   if (prepared != cudaSuccess) return prepared;
   const dim3 grid((s.seq_len + rows - 1) / rows, s.heads, s.batch);
-  flash_tc_forward_kernel<T, kD, kM><<<grid, kThreads, smem, stream>>>(
+  flash_tc_forward_kernel<T, kD, kM, kWarps><<<grid, 32 * kWarps, smem, stream>>>(
       static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<T*>(o), lse,
       s.heads, s.group(), s.seq_len, s.effective_scale() * detail::kLog2e, s.causal);
   return cudaGetLastError();
@@ -251,8 +263,12 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
 template <class T, int kD>
 cudaError_t by_tiles(const Shape& s, TcTiles tiles, const void* q, const void* k, const void* v, void* o,
                      float* lse, cudaStream_t stream) {
-  if (tiles == TcTiles::rows64) return launch<T, kD, 1>(s, q, k, v, o, lse, stream);
-  return launch<T, kD, 2>(s, q, k, v, o, lse, stream);  // rows128 and automatic
+  if (tiles == TcTiles::automatic) tiles = flash_tc_forward_tiles(kD);
+  switch (tiles) {
+    case TcTiles::rows64: return launch<T, kD, 1, 4>(s, q, k, v, o, lse, stream);
+    case TcTiles::rows128_w8: return launch<T, kD, 1, 8>(s, q, k, v, o, lse, stream);
+    default: return launch<T, kD, 2, 4>(s, q, k, v, o, lse, stream);  // rows128
+  }
 }
 
 template <class T>
@@ -270,6 +286,11 @@ cudaError_t dispatch(const Shape& s, TcTiles tiles, const void* q, const void* k
 }  // namespace
 
 bool flash_tc_supported(int head_dim) { return head_dim == 64 || head_dim == 128; }
+
+// rows128 at both d: the shape last measured on a GPU (docs/PERFORMANCE.md). rows128_w8 is
+// the candidate for d = 128 (no spills, 200 registers) and is not yet timed: switch here
+// once suites/attention-tc-tiles.yaml shows it faster.
+TcTiles flash_tc_forward_tiles(int) { return TcTiles::rows128; }
 
 cudaError_t flash_tc_forward(const Shape& shape, Precision precision, const void* q, const void* k,
                              const void* v, void* o, float* lse, cudaStream_t stream, TcTiles tiles) {

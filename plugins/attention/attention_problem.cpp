@@ -322,6 +322,13 @@ void forward_flash(harness::LaunchContext& ctx) {
     HARNESS_CUDA(attn::flash_tc_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
                                         ctx.out<float>("LSE"), ctx.stream));
 }
+// The tensor-core kernels at one fixed block shape (tuning: every shape runs in one suite).
+template <attn::TcTiles kTiles>
+void forward_flash_tiles(harness::LaunchContext& ctx) {
+  const Tensors t(ctx);
+  HARNESS_CUDA(attn::flash_tc_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
+                                      ctx.out<float>("LSE"), ctx.stream, kTiles));
+}
 void forward_cpu(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
   const HostFloats q(t.q, t.q_count(), t.dt), k(t.k, t.kv_count(), t.dt), v(t.v, t.kv_count(), t.dt);
@@ -371,6 +378,14 @@ void backward_flash(harness::LaunchContext& ctx) {
   HARNESS_CUDA(attn::flash_tc_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"), ctx.in<float>("LSE"),
                                        in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream));
 }
+template <attn::TcTiles kTiles>
+void backward_flash_tiles(harness::LaunchContext& ctx) {
+  const Tensors t(ctx);
+  const Gradients g(ctx);
+  float* ws = workspace_floats(ctx, attn::flash_tc_backward_workspace_bytes(t.s));
+  HARNESS_CUDA(attn::flash_tc_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"), ctx.in<float>("LSE"),
+                                       in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream, kTiles));
+}
 void backward_cpu(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
   const Gradients g(ctx);
@@ -406,6 +421,15 @@ std::optional<std::string> flash_constraint(const harness::Params& p) {
   }
   if (!attn::flash_supported(d)) return fmt::format("flash has kernels for head_dim 32, 64, 128, not {}", d);
   return std::nullopt;
+}
+
+// flash_tc_*: the tensor-core kernels only; the backward has no 2-m-tile shape at d = 128.
+template <bool kBackward, attn::TcTiles kTiles>
+std::optional<std::string> flash_tiles_constraint(const harness::Params& p) {
+  if (dtype_of(p) == DType::f32) return std::string("flash_tc_*: bf16/f16 tensor-core block shapes only, not f32");
+  if (kBackward && kTiles == attn::TcTiles::rows128 && p.get_int("head_dim") == 128)
+    return std::string("flash_tc_r128 backward: 4 warps x 32 keys need 256 f32 registers of dK/dV at d=128");
+  return flash_constraint(p);
 }
 
 // naive is FP32 only (its score GEMMs and softmax are f32 kernels).
@@ -462,9 +486,24 @@ HARNESS_REGISTER_VARIANT_FULL(attention, naive, cuda,
 HARNESS_REGISTER_VARIANT_IF(attention, flash, cuda,
                             "FlashAttention-2. f32: 128x64 (d=128: 64x32) tiles, online softmax, cp.async K/V "
                             "pipeline, 8x8 register tiles per thread, causal tile skipping. bf16/f16: tensor cores "
-                            "(mma.sync m16n8k16), 128 query rows x 64-key tiles (d=128: 32), Q in registers (d=128: smem), swizzled smem, P "
-                            "reused from registers",
+                            "(mma.sync m16n8k16), 128 query rows (4 warps x 32) x 64-key tiles (d=128: 32, Q re-read "
+                            "from smem), swizzled smem, P reused from registers, O rescale skipped when no row max "
+                            "changed; other block shapes: flash_tc_r64/_w8",
                             forward_flash, flash_constraint);
+HARNESS_REGISTER_VARIANT_IF(attention, flash_tc_r64, cuda,
+                            "bf16/f16 flash forward, fixed shape (tuning): 64 query rows, 4 warps x 16 rows",
+                            forward_flash_tiles<attn::TcTiles::rows64>,
+                            (flash_tiles_constraint<false, attn::TcTiles::rows64>));
+HARNESS_REGISTER_VARIANT_IF(attention, flash_tc_r128, cuda,
+                            "bf16/f16 flash forward, fixed shape (tuning): 128 rows, 4 warps x 32 rows (d=128: "
+                            "32-key tiles, Q re-read from smem)",
+                            forward_flash_tiles<attn::TcTiles::rows128>,
+                            (flash_tiles_constraint<false, attn::TcTiles::rows128>));
+HARNESS_REGISTER_VARIANT_IF(attention, flash_tc_w8, cuda,
+                            "bf16/f16 flash forward, fixed shape (tuning): 128 rows, 8 warps x 16 rows, Q in "
+                            "registers, 64-key tiles",
+                            forward_flash_tiles<attn::TcTiles::rows128_w8>,
+                            (flash_tiles_constraint<false, attn::TcTiles::rows128_w8>));
 HARNESS_REGISTER_VARIANT_IF(attention, cpu, cpu,
                             "host reference: double accumulation, one query row at a time, all threads", forward_cpu,
                             cpu_constraint<false>);
@@ -478,9 +517,23 @@ HARNESS_REGISTER_VARIANT_FULL(attention_backward, naive, cuda,
                               backward_naive, naive_constraint, naive_ws<true>);
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash, cuda,
                               "FlashAttention-2 backward: one block per K/V tile iterating over Q tiles, P recomputed "
-                              "from LSE, dQ (and GQA dK/dV) by float4 atomics. bf16/f16: tensor cores, 64 keys x "
-                              "64 (d=128: 32) queries, GQA summed in registers, dQ by f32 float2 atomics",
+                              "from LSE, dQ (and GQA dK/dV) by float4 atomics. bf16/f16: tensor cores, "
+                              "64 keys (4 warps) x 64 (d=128: 32) queries, GQA summed in registers, dQ by f32 float2 atomics; "
+                              "128-key blocks: flash_tc_r128/_w8",
                               backward_flash, flash_constraint, flash_backward_ws);
+HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_tc_r64, cuda,
+                              "bf16/f16 flash backward, fixed shape (tuning): 64-key blocks, 4 warps x 16 keys",
+                              backward_flash_tiles<attn::TcTiles::rows64>,
+                              (flash_tiles_constraint<true, attn::TcTiles::rows64>), flash_backward_ws);
+HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_tc_r128, cuda,
+                              "bf16/f16 flash backward, fixed shape (tuning): 128-key blocks, 4 warps x 32 keys, "
+                              "32 queries per step (d=64 only)",
+                              backward_flash_tiles<attn::TcTiles::rows128>,
+                              (flash_tiles_constraint<true, attn::TcTiles::rows128>), flash_backward_ws);
+HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_tc_w8, cuda,
+                              "bf16/f16 flash backward, fixed shape (tuning): 128-key blocks, 8 warps x 16 keys",
+                              backward_flash_tiles<attn::TcTiles::rows128_w8>,
+                              (flash_tiles_constraint<true, attn::TcTiles::rows128_w8>), flash_backward_ws);
 HARNESS_REGISTER_VARIANT_IF(attention_backward, cpu, cpu,
                             "host reference: forward and backward in double, all threads", backward_cpu,
                             cpu_constraint<true>);

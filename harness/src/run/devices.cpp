@@ -22,6 +22,7 @@
 
 #include "harness/error.hpp"
 #include "report/report.hpp"
+#include "run/child_output.hpp"
 #include "suite/suggest.hpp"
 
 namespace harness {
@@ -47,49 +48,6 @@ std::vector<WorkerDevice> cpu_workers(int n) {
   for (int i = 0; i < n; ++i) out.push_back({fmt::format("cpu:{}", i), "", -1});
   return out;
 }
-
-std::string describe_status(int status) {
-  if (WIFSIGNALED(status)) {
-    const char* abbrev = sigabbrev_np(WTERMSIG(status));
-    return fmt::format("SIG{} ({})", abbrev ? abbrev : std::to_string(WTERMSIG(status)), strsignal(WTERMSIG(status)));
-  }
-  return fmt::format("exit code {}", WEXITSTATUS(status));
-}
-
-std::string last_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  return last;
-}
-
-// Complete lines appended to a file since the last call.
-class Follower {
- public:
-  explicit Follower(std::string path) : path_(std::move(path)) {}
-  std::vector<std::string> new_lines() {
-    std::ifstream in(path_, std::ios::binary);
-    in.seekg(static_cast<std::streamoff>(offset_));
-    std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::vector<std::string> lines;
-    std::size_t start = 0, nl;
-    while ((nl = chunk.find('\n', start)) != std::string::npos) {
-      lines.push_back(chunk.substr(start, nl - start));
-      start = nl + 1;
-    }
-    offset_ += start;
-    return lines;
-  }
-  void skip_to_end() {
-    std::ifstream in(path_, std::ios::binary | std::ios::ate);
-    if (in) offset_ = static_cast<std::size_t>(in.tellg());
-  }
-
- private:
-  std::string path_;
-  std::size_t offset_ = 0;
-};
 
 struct Worker {
   WorkerDevice device;

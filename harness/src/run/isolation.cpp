@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.hpp"
+#include "run/child_output.hpp"
 #include "report/report.hpp"
 
 namespace harness {
@@ -30,37 +31,6 @@ std::string temp_file(const std::string& tag) {
   return path;
 }
 
-std::string last_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  return last;
-}
-
-// Reads the complete lines appended to a file since the last call.
-class Follower {
- public:
-  explicit Follower(std::string path) : path_(std::move(path)) {}
-  std::vector<std::string> new_lines() {
-    std::ifstream in(path_, std::ios::binary);
-    in.seekg(static_cast<std::streamoff>(offset_));
-    std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::vector<std::string> lines;
-    std::size_t start = 0, nl;
-    while ((nl = chunk.find('\n', start)) != std::string::npos) {
-      lines.push_back(chunk.substr(start, nl - start));
-      start = nl + 1;
-    }
-    offset_ += start;
-    return lines;
-  }
-
- private:
-  std::string path_;
-  std::size_t offset_ = 0;
-};
-
 pid_t spawn_child(const std::vector<std::string>& argv, const std::string& stderr_path) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -76,11 +46,6 @@ pid_t spawn_child(const std::vector<std::string>& argv, const std::string& stder
     _exit(127);
   }
   return pid;
-}
-
-std::string describe_signal(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return fmt::format("SIG{} ({})", abbrev ? abbrev : std::to_string(sig), strsignal(sig));
 }
 
 }  // namespace

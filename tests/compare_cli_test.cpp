@@ -193,5 +193,22 @@ TEST(BaselinesCli, SchemaOneBaselinesCompareSameAndRender) {
   EXPECT_TRUE(has(r.output, "valid harness-report, schema version 1")) << r.output;
 }
 
+// A report written before gemm had `dtype` and `layout` still pairs with today's run of the
+// same results: the missing parameters are filled with their defaults (f32, nn), and the
+// output says so. The candidate is a host-variant run of one baseline shape.
+TEST(CompareCli, AnOldBaselinePairsAtTheDefaultsOfParametersAddedSince) {
+  const std::string base = HARNESS_SOURCE_DIR "/reports/baselines/h200/2026-11-23/gemm.json";
+  const std::string cand = harness::test::temp_path("compare_defaults.json");
+  auto r = run_command(kExe + " run " + HARNESS_SOURCE_DIR "/suites/gemm.yaml --variants cpu --quiet --no-profile" +
+                       " --filter '^gemm/cpu/M:256/N:256/K:256/alpha:1/beta:0/' --out " + cand);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_command(kExe + " compare " + base + " " + cand);
+  EXPECT_TRUE(has(r.output, "parameters added since this report was written, paired at their defaults: "
+                            "gemm: dtype = \"f32\"; gemm: layout = \"nn\"")) << r.output;
+  EXPECT_FALSE(has(r.output, " new")) << r.output;  // the candidate's one result found its baseline
+  EXPECT_TRUE(has(r.output, "96 missing")) << r.output;
+  std::remove(cand.c_str());
+}
+
 }  // namespace
 }  // namespace harness

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.hpp"
+#include "harness/registry.hpp"
 #include "compare/mann_whitney.hpp"
 #include "report/json_get.hpp"
 #include "report/report.hpp"
@@ -67,7 +68,23 @@ nlohmann::json params_json(const Params& p) {
   return out;
 }
 
-std::vector<Entry> entries_of(const Report& report, std::vector<std::string>& warnings) {
+// The parameters a result is paired by. A problem that gained a parameter after a report
+// was written (gemm's dtype and layout, say) left that report's results without it: where
+// this harness knows the problem, the missing ones are filled with today's defaults, so an
+// old baseline still pairs with today's run at those defaults. `filled` collects the names.
+nlohmann::json pairing_params(const Result& r, std::set<std::string>& filled) {
+  nlohmann::json out = params_json(r.params);
+  if (const Problem* problem = Registry::instance().find_problem(r.problem))
+    for (const auto& spec : problem->params())
+      if (!r.params.has(spec.name)) {
+        out[spec.name] = std::visit([](const auto& x) { return nlohmann::json(x); }, spec.default_value);
+        filled.insert(r.problem + ": " + spec.name + " = " + out[spec.name].dump());
+      }
+  return out;
+}
+
+std::vector<Entry> entries_of(const Report& report, std::vector<std::string>& warnings,
+                              std::set<std::string>& filled) {
   if (!report.errors.empty()) throw InputError(fmt::format("{}: {}", report.path, report.errors.front()));
   std::vector<Entry> out;
   std::map<std::string, int> seen;
@@ -76,8 +93,9 @@ std::vector<Entry> entries_of(const Report& report, std::vector<std::string>& wa
     e.result = &r;
     e.name = r.name;
     // nlohmann's object keeps keys sorted: dump() is a canonical form of the parameters.
-    e.key = !report.is_harness_report() || r.problem.empty() ? r.name
-                                                             : r.problem + "/" + r.variant + "/" + params_json(r.params).dump();
+    e.key = !report.is_harness_report() || r.problem.empty()
+                ? r.name
+                : r.problem + "/" + r.variant + "/" + pairing_params(r, filled).dump();
     const int n = ++seen[e.key];
     if (n > 1) {
       warnings.push_back(fmt::format("{}: '{}' appears {} times; compared as '{}#{}'", report.path, e.name, n, e.name, n));
@@ -87,6 +105,18 @@ std::vector<Entry> entries_of(const Report& report, std::vector<std::string>& wa
     out.push_back(std::move(e));
   }
   return out;
+}
+
+// Said once per report whose results were paired through defaults the other report states
+// explicitly (nothing when both lack the same parameters: they pair as they always did).
+void filled_warning(const Report& report, const std::set<std::string>& filled, const std::set<std::string>& other,
+                    std::vector<std::string>& warnings) {
+  std::string list;
+  for (const auto& f : filled)
+    if (!other.count(f)) list += (list.empty() ? "" : "; ") + f;
+  if (!list.empty())
+    warnings.push_back(fmt::format("{}: parameters added since this report was written, paired at their defaults: {}",
+                                   report.path, list));
 }
 
 void environment_warnings(const Report& base, const Report& cand, std::vector<std::string>& out) {
@@ -367,13 +397,16 @@ Comparison compare(const Report& base, const Report& cand, const CompareOptions&
   c.base_label = label_of(base);
   c.cand_label = label_of(cand);
   std::vector<std::string> base_dups, cand_dups;
-  const std::vector<Entry> base_entries = entries_of(base, base_dups);
-  const std::vector<Entry> cand_entries = entries_of(cand, cand_dups);
+  std::set<std::string> base_filled, cand_filled;
+  const std::vector<Entry> base_entries = entries_of(base, base_dups, base_filled);
+  const std::vector<Entry> cand_entries = entries_of(cand, cand_dups, cand_filled);
   // As they were read: each report's duplicates, then its throttling.
   c.warnings = base_dups;
   c.warnings.insert(c.warnings.end(), base.warnings.begin(), base.warnings.end());
   c.warnings.insert(c.warnings.end(), cand_dups.begin(), cand_dups.end());
   c.warnings.insert(c.warnings.end(), cand.warnings.begin(), cand.warnings.end());
+  filled_warning(base, base_filled, cand_filled, c.warnings);
+  filled_warning(cand, cand_filled, base_filled, c.warnings);
   environment_warnings(base, cand, c.warnings);
 
   // Mixed formats: only the names are common to both.

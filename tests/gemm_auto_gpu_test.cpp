@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +18,7 @@
 #include "gemm/gemm_auto.hpp"
 #include "gemm_tolerance.hpp"
 #include "harness/registry.hpp"
+#include "gemm_test_support.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -105,36 +105,8 @@ TEST(GemmAutoGpu, ConfigNamesTheChoiceOnThisGpu) {
 // ---------------------------------------------------------------------------------------
 // The kernels directly.
 
-class DeviceFloats {
- public:
-  explicit DeviceFloats(std::size_t n, std::size_t offset = 0) : offset_(offset) {
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&base_), (n + offset + 1) * sizeof(float)), cudaSuccess);
-  }
-  DeviceFloats(const DeviceFloats&) = delete;
-  DeviceFloats& operator=(const DeviceFloats&) = delete;
-  ~DeviceFloats() { cudaFree(base_); }
-  float* get() const { return base_ + offset_; }
-  void upload(const std::vector<float>& v) {
-    ASSERT_EQ(cudaMemcpy(get(), v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  std::vector<float> download(std::size_t n) const {
-    std::vector<float> v(n);
-    EXPECT_EQ(cudaMemcpy(v.data(), get(), n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-    return v;
-  }
-
- private:
-  float* base_ = nullptr;
-  std::size_t offset_;
-};
-
-std::vector<float> random_vector(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
+using harness::test::DeviceFloats;
+using harness::test::random_floats;
 
 struct Inputs {
   std::vector<float> A, B, C;
@@ -142,8 +114,8 @@ struct Inputs {
 
 Inputs inputs(const Shape& s) {
   const std::size_t mn = static_cast<std::size_t>(s.M) * s.N;
-  Inputs in{random_vector(static_cast<std::size_t>(s.M) * s.K, 1), random_vector(static_cast<std::size_t>(s.K) * s.N, 2),
-            random_vector(mn, 3)};
+  Inputs in{random_floats(static_cast<std::size_t>(s.M) * s.K, 1), random_floats(static_cast<std::size_t>(s.K) * s.N, 2),
+            random_floats(mn, 3)};
   if (s.beta == 0.0f) in.C.assign(mn, std::numeric_limits<float>::quiet_NaN());  // must not be read
   return in;
 }

@@ -6,7 +6,6 @@
 #include <functional>
 #include <limits>
 #include <ostream>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_cublas.hpp"
 #include "gemm_tolerance.hpp"
+#include "gemm_test_support.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -29,40 +29,8 @@ using harness::test::have_device;
 #define SKIP_WITHOUT_DEVICE() \
   if (!have_device()) GTEST_SKIP() << "no CUDA device"
 
-// Device floats, freed on scope exit. `offset` floats of slack in front let a test hand a
-// kernel a pointer that is not 16-byte aligned.
-class DeviceFloats {
- public:
-  explicit DeviceFloats(std::size_t n, std::size_t offset = 0) : offset_(offset) {
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&base_), (n + offset) * sizeof(float)),
-              cudaSuccess);
-  }
-  DeviceFloats(const DeviceFloats&) = delete;
-  DeviceFloats& operator=(const DeviceFloats&) = delete;
-  ~DeviceFloats() { cudaFree(base_); }
-  float* get() const { return base_ + offset_; }
-  void upload(const std::vector<float>& v) {
-    ASSERT_EQ(cudaMemcpy(get(), v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice),
-              cudaSuccess);
-  }
-  std::vector<float> download(std::size_t n) const {
-    std::vector<float> v(n);
-    EXPECT_EQ(cudaMemcpy(v.data(), get(), n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-    return v;
-  }
-
- private:
-  float* base_ = nullptr;
-  std::size_t offset_;
-};
-
-std::vector<float> random_matrix(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
+using harness::test::DeviceFloats;
+using harness::test::random_floats;
 
 using LaunchFn = std::function<cudaError_t(int, int, int, float, const float*, const float*,
                                            float, float*, cudaStream_t)>;
@@ -139,9 +107,9 @@ struct Inputs {
 
 Inputs make_inputs(const Shape& s, std::uint32_t seed) {
   const std::size_t mn = static_cast<std::size_t>(s.M) * s.N;
-  Inputs in{random_matrix(static_cast<std::size_t>(s.M) * s.K, seed),
-            random_matrix(static_cast<std::size_t>(s.K) * s.N, seed + 1),
-            random_matrix(mn, seed + 2)};
+  Inputs in{random_floats(static_cast<std::size_t>(s.M) * s.K, seed),
+            random_floats(static_cast<std::size_t>(s.K) * s.N, seed + 1),
+            random_floats(mn, seed + 2)};
   // BLAS semantics: with beta == 0, C must not be read; NaN makes any read visible.
   if (s.beta == 0.0f) in.C.assign(mn, std::numeric_limits<float>::quiet_NaN());
   return in;

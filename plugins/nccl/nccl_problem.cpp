@@ -187,50 +187,30 @@ std::optional<std::string> nccl_constraint(const harness::Params& p) {
   return std::nullopt;
 }
 
-template <Collective C>
 void launch_nccl(harness::Instance& inst, harness::LaunchContext& ctx) {
   static_cast<CollectiveInstance&>(inst).run(ctx.stream);
 }
 // The host computes the expected output at prepare(cpu): nothing to run.
 void launch_expected(harness::Instance&, harness::LaunchContext&) {}
 
-using AllReduce = CollectiveProblem<Collective::all_reduce>;
-using AllGather = CollectiveProblem<Collective::all_gather>;
-using ReduceScatter = CollectiveProblem<Collective::reduce_scatter>;
-using Broadcast = CollectiveProblem<Collective::broadcast>;
-using AllToAll = CollectiveProblem<Collective::alltoall>;
-using SendRecv = CollectiveProblem<Collective::sendrecv>;
-HARNESS_REGISTER_PROBLEM(AllReduce);
-HARNESS_REGISTER_PROBLEM(AllGather);
-HARNESS_REGISTER_PROBLEM(ReduceScatter);
-HARNESS_REGISTER_PROBLEM(Broadcast);
-HARNESS_REGISTER_PROBLEM(AllToAll);
-HARNESS_REGISTER_PROBLEM(SendRecv);
+// Each collective: its problem, the NCCL variant and this rank's expected output (a
+// reference only, left out of `variants: all`).
+template <Collective C>
+bool register_collective() {
+  auto& registry = harness::Registry::instance();
+  registry.add_problem(std::make_unique<CollectiveProblem<C>>());
+  const std::string problem = std::string("nccl_") + kn::to_string(C);
+  registry.add_variant({problem, "nccl", harness::Backend::cuda, "NCCL on the job's communicator", launch_nccl,
+                        nccl_constraint<C>, nullptr});
+  registry.add_variant({problem, "cpu", harness::Backend::cpu, "this rank's expected output, on the host",
+                        launch_expected, nullptr, nullptr, "built-in", true});
+  return true;
+}
 
-// One line each: the registrars are named after their line.
-HARNESS_REGISTER_VARIANT_FULL(nccl_all_reduce, nccl, cuda, "NCCL on the job's communicator", launch_nccl<Collective::all_reduce>,
-                              nccl_constraint<Collective::all_reduce>, nullptr);
-HARNESS_REGISTER_REFERENCE_VARIANT(nccl_all_reduce, cpu, cpu, "this rank's expected output, on the host", launch_expected,
-                                   nullptr);
-HARNESS_REGISTER_VARIANT_FULL(nccl_all_gather, nccl, cuda, "NCCL on the job's communicator", launch_nccl<Collective::all_gather>,
-                              nccl_constraint<Collective::all_gather>, nullptr);
-HARNESS_REGISTER_REFERENCE_VARIANT(nccl_all_gather, cpu, cpu, "this rank's expected output, on the host", launch_expected,
-                                   nullptr);
-HARNESS_REGISTER_VARIANT_FULL(nccl_reduce_scatter, nccl, cuda, "NCCL on the job's communicator", launch_nccl<Collective::reduce_scatter>,
-                              nccl_constraint<Collective::reduce_scatter>, nullptr);
-HARNESS_REGISTER_REFERENCE_VARIANT(nccl_reduce_scatter, cpu, cpu, "this rank's expected output, on the host", launch_expected,
-                                   nullptr);
-HARNESS_REGISTER_VARIANT_FULL(nccl_broadcast, nccl, cuda, "NCCL on the job's communicator", launch_nccl<Collective::broadcast>,
-                              nccl_constraint<Collective::broadcast>, nullptr);
-HARNESS_REGISTER_REFERENCE_VARIANT(nccl_broadcast, cpu, cpu, "this rank's expected output, on the host", launch_expected,
-                                   nullptr);
-HARNESS_REGISTER_VARIANT_FULL(nccl_alltoall, nccl, cuda, "NCCL on the job's communicator", launch_nccl<Collective::alltoall>,
-                              nccl_constraint<Collective::alltoall>, nullptr);
-HARNESS_REGISTER_REFERENCE_VARIANT(nccl_alltoall, cpu, cpu, "this rank's expected output, on the host", launch_expected,
-                                   nullptr);
-HARNESS_REGISTER_VARIANT_FULL(nccl_sendrecv, nccl, cuda, "NCCL on the job's communicator", launch_nccl<Collective::sendrecv>,
-                              nccl_constraint<Collective::sendrecv>, nullptr);
-HARNESS_REGISTER_REFERENCE_VARIANT(nccl_sendrecv, cpu, cpu, "this rank's expected output, on the host", launch_expected,
-                                   nullptr);
+const bool kRegistered = register_collective<Collective::all_reduce>() &&
+                         register_collective<Collective::all_gather>() &&
+                         register_collective<Collective::reduce_scatter>() &&
+                         register_collective<Collective::broadcast>() &&
+                         register_collective<Collective::alltoall>() && register_collective<Collective::sendrecv>();
 
 }  // namespace

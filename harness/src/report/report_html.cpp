@@ -82,16 +82,20 @@ std::string vendor_variant(const std::vector<const Result*>& rows) {
   return "";
 }
 
+std::string value_text(const ParamValue& v) {
+  return std::visit([](const auto& x) -> std::string {
+    using T = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<T, std::string>) return x;
+    else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+    else return fmt::format("{}", x);
+  }, v);
+}
+
 std::string params_text(const Result& r) {
   std::string s;
   for (const auto& [n, v] : r.params.entries()) {
     if (!s.empty()) s += ' ';
-    s += n + "=" + std::visit([](const auto& x) -> std::string {
-           using T = std::decay_t<decltype(x)>;
-           if constexpr (std::is_same_v<T, std::string>) return x;
-           else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
-           else return fmt::format("{}", x);
-         }, v);
+    s += n + "=" + value_text(v);
   }
   return s;
 }

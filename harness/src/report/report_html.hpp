@@ -28,5 +28,7 @@ std::string vendor_variant(const std::vector<const Result*>& rows);
 
 // A result's parameters as "M=4096 N=4096 K=4096" (the problem's order).
 std::string params_text(const Result& r);
+// One parameter value as the pages show it ("256", "1.5", "true", "bf16").
+std::string value_text(const ParamValue& v);
 
 }  // namespace harness::html

@@ -49,12 +49,7 @@ std::string shape_label(const Result& r, const std::vector<const Result*>& rows)
       varies = varies || !o->params.has(n) || o->params.at(n) != v;
     if (!varies) continue;
     if (!s.empty()) s += ' ';
-    s += n + "=" + std::visit([](const auto& x) -> std::string {
-           using T = std::decay_t<decltype(x)>;
-           if constexpr (std::is_same_v<T, std::string>) return x;
-           else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
-           else return fmt::format("{}", x);
-         }, v);
+    s += n + "=" + html::value_text(v);
   }
   return s.empty() ? html::params_text(r) : s;
 }

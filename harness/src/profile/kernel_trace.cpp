@@ -159,6 +159,20 @@ std::int64_t cupti_host_offset() {
   return cupti_mid - (host_before + host_after) / 2;
 }
 
+// A memcpy or memset record (CUPTI's structs share these fields) as a timeline activity.
+template <class Record>
+GpuActivity copy_activity(const Record& m, GpuActivityKind kind, std::string name) {
+  GpuActivity a;
+  a.kind = kind;
+  a.name = std::move(name);
+  a.start_ns = static_cast<std::int64_t>(m.start);
+  a.end_ns = static_cast<std::int64_t>(std::max(m.end, m.start));
+  a.stream_id = m.streamId;
+  a.correlation_id = m.correlationId;
+  a.bytes = m.bytes;
+  return a;
+}
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
   *size = *buffer ? kBufferBytes : 0;
@@ -174,28 +188,12 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
   while (buffer && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-      GpuActivity a;
-      a.kind = GpuActivityKind::memcpy;
-      a.name = fmt::format("memcpy {}", memcpy_kind_name(m->copyKind));
-      a.start_ns = static_cast<std::int64_t>(m->start);
-      a.end_ns = static_cast<std::int64_t>(std::max(m->end, m->start));
-      a.stream_id = m->streamId;
-      a.correlation_id = m->correlationId;
-      a.bytes = m->bytes;
-      others.push_back(std::move(a));
+      others.push_back(copy_activity(*m, GpuActivityKind::memcpy, fmt::format("memcpy {}", memcpy_kind_name(m->copyKind))));
       continue;
     }
     if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-      GpuActivity a;
-      a.kind = GpuActivityKind::memset;
-      a.name = "memset";
-      a.start_ns = static_cast<std::int64_t>(m->start);
-      a.end_ns = static_cast<std::int64_t>(std::max(m->end, m->start));
-      a.stream_id = m->streamId;
-      a.correlation_id = m->correlationId;
-      a.bytes = m->bytes;
-      others.push_back(std::move(a));
+      others.push_back(copy_activity(*m, GpuActivityKind::memset, "memset"));
       continue;
     }
     if (record->kind == CUPTI_ACTIVITY_KIND_RUNTIME || record->kind == CUPTI_ACTIVITY_KIND_DRIVER) {

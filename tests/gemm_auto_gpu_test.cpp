@@ -16,6 +16,7 @@
 #include "family_support.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_auto.hpp"
+#include "gemm/gemm_reference.hpp"
 #include "gemm_tolerance.hpp"
 #include "harness/registry.hpp"
 #include "gemm_test_support.hpp"
@@ -32,12 +33,20 @@ using harness::test::have_device;
 struct Shape {
   int M, N, K;
   float alpha = 1.0f, beta = 0.0f;
+  kg::Layout layout = kg::Layout::nn;
 };
 
 std::string name_of(const Shape& s) {
   return std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) + " alpha=" +
-         std::to_string(s.alpha) + " beta=" + std::to_string(s.beta);
+         std::to_string(s.alpha) + " beta=" + std::to_string(s.beta) + " layout=" + std::string(kg::to_string(s.layout));
 }
+
+Shape with_layout(Shape s, kg::Layout l) {
+  s.layout = l;
+  return s;
+}
+
+constexpr kg::Layout kLayouts[] = {kg::Layout::nn, kg::Layout::nt, kg::Layout::tn, kg::Layout::tt};
 
 // ---------------------------------------------------------------------------------------
 // Through the registry.
@@ -49,18 +58,22 @@ harness::Params params_of(const Shape& s) {
   p.set("K", std::int64_t{s.K});
   p.set("alpha", static_cast<double>(s.alpha));
   p.set("beta", static_cast<double>(s.beta));
+  p.set("layout", std::string(kg::to_string(s.layout)));
   return harness::test::params_of(harness::test::problem_named("gemm"), p);
 }
 
-// Runs each of `variants` once against the cpu variant; returns how many ran.
-int check_variants(const Shape& s, const std::vector<std::string>& variants) {
+// Runs each of `variants` once against `reference` (a variant name; the problem's own choice
+// when empty); returns how many ran.
+int check_variants(const Shape& s, const std::vector<std::string>& variants, std::string reference = "cpu") {
   using namespace harness;
   const Params params = params_of(s);
   const Problem& problem = test::problem_named("gemm");
+  if (reference.empty()) reference = problem.reference_variant(params);
   auto inst = problem.make_instance(params, 2024);
   inst->prepare(Backend::cpu);
   inst->prepare(Backend::cuda);
-  const auto want = test::run_once(*Registry::instance().find_variant("gemm", "cpu"), *inst, params);
+  Workspace ref_workspace;
+  const auto want = test::run_once(*Registry::instance().find_variant("gemm", reference), *inst, params, &ref_workspace);
   int ran = 0;
   for (const auto& name : variants) {
     const Variant* v = Registry::instance().find_variant("gemm", name);
@@ -89,6 +102,20 @@ TEST(GemmAutoGpu, VariantsPassAtOddShapes) {
   for (const Shape& s : shapes) {
     const int ran = check_variants(s, {"auto", "splitk", "gemv"});
     EXPECT_GE(ran, 2) << name_of(s);  // auto and splitk always; gemv where M or N is 1
+  }
+}
+
+// Every layout through the registry (operands stored as the layout says, read in place):
+// odd shapes against the cpu reference, 4097x4095x4093 against the problem's reference
+// (cuBLAS FP32 above 2^30 multiply-adds).
+TEST(GemmAutoGpu, VariantsPassAtOddShapesEveryLayout) {
+  SKIP_WITHOUT_DEVICE();
+  const Shape shapes[] = {{1, 1, 1},       {1, 4097, 33},     {4097, 1, 31},   {127, 129, 4099},
+                          {1, 130, 5000, 2.0f, -1.0f}, {3, 1, 5000, 1.0f, 0.5f}, {300, 200, 1, 2.0f, 0.5f},
+                          {16, 1029, 3000}, {17, 33, 9, -1.5f, 0.5f}, {256, 512, 128, 1.0f, 1.0f}};
+  for (kg::Layout l : kLayouts) {
+    for (const Shape& s : shapes) EXPECT_GE(check_variants(with_layout(s, l), {"auto", "splitk", "gemv"}), 2);
+    EXPECT_EQ(check_variants(with_layout({4097, 4095, 4093}, l), {"auto"}, ""), 1);
   }
 }
 
@@ -122,7 +149,7 @@ Inputs inputs(const Shape& s) {
 
 std::vector<float> reference(const Shape& s, const Inputs& in) {
   auto c = in.C;
-  kg::gemm_cpu(s.M, s.N, s.K, s.alpha, in.A.data(), in.B.data(), s.beta, c.data());
+  kg::gemm_cpu_ex(kg::TcDType::f32, s.layout, s.M, s.N, s.K, s.alpha, in.A.data(), in.B.data(), s.beta, c.data());
   return c;
 }
 
@@ -172,21 +199,29 @@ const kg::Tile kTiles[] = {kg::Tile::t128x128, kg::Tile::t128x64, kg::Tile::t64x
 
 TEST(GemmAutoGpu, EveryTilePlainAndSplit) {
   SKIP_WITHOUT_DEVICE();
-  const Shape shapes[] = {{1, 1, 1}, {33, 65, 70}, {129, 130, 1027, -0.5f, 1.5f}, {200, 64, 600}, {31, 257, 2051}};
-  for (const Shape& s : shapes) {
-    for (kg::Tile t : kTiles) {
-      expect_matches(std::string("tile ") + kg::tile_name(t),
-                     [t](const Shape& x, const float* A, const float* B, float* C, void*, std::size_t) {
-                       return kg::gemm_tile(t, x.M, x.N, x.K, x.alpha, A, B, x.beta, C, nullptr);
-                     },
-                     s, 0);
-      if (t == kg::Tile::t128x128) continue;  // split-K has no 128x128 instance
-      for (int splits : {2, 3, 7}) {
-        expect_matches(std::string("splitk ") + kg::tile_name(t) + " splits=" + std::to_string(splits),
-                       [t, splits](const Shape& x, const float* A, const float* B, float* C, void* ws, std::size_t bytes) {
-                         return kg::gemm_splitk(t, splits, x.M, x.N, x.K, x.alpha, A, B, x.beta, C, ws, bytes, nullptr);
+  // {132, 68, 72}: every stored leading dimension a multiple of 4 in every layout (the 16-byte
+  // path, cp.async for the rows-contiguous operands) with partial tiles.
+  const Shape shapes[] = {{1, 1, 1},      {33, 65, 70},    {129, 130, 1027, -0.5f, 1.5f}, {200, 64, 600},
+                          {31, 257, 2051}, {132, 68, 72, 1.0f, 0.5f}};
+  for (kg::Layout l : kLayouts) {
+    for (const Shape& shape : shapes) {
+      const Shape s = with_layout(shape, l);
+      for (kg::Tile t : kTiles) {
+        expect_matches(std::string("tile ") + kg::tile_name(t),
+                       [t](const Shape& x, const float* A, const float* B, float* C, void*, std::size_t) {
+                         return kg::gemm_tile(x.layout, t, x.M, x.N, x.K, x.alpha, A, B, x.beta, C, nullptr);
                        },
-                       s, kg::splitk_workspace_bytes(s.M, s.N, s.K, splits));
+                       s, 0);
+        if (t == kg::Tile::t128x128) continue;  // split-K has no 128x128 instance
+        for (int splits : {2, 3, 7}) {
+          expect_matches(std::string("splitk ") + kg::tile_name(t) + " splits=" + std::to_string(splits),
+                         [t, splits](const Shape& x, const float* A, const float* B, float* C, void* ws,
+                                     std::size_t bytes) {
+                           return kg::gemm_splitk(x.layout, t, splits, x.M, x.N, x.K, x.alpha, A, B, x.beta, C, ws,
+                                                  bytes, nullptr);
+                         },
+                         s, kg::splitk_workspace_bytes(s.M, s.N, s.K, splits));
+        }
       }
     }
   }
@@ -196,21 +231,26 @@ TEST(GemmAutoGpu, GemvAndOuterAtEveryAlignment) {
   SKIP_WITHOUT_DEVICE();
   const Shape gemv_shapes[] = {{1, 1, 1}, {1, 4097, 33}, {4097, 1, 31}, {1, 130, 5000, 2.0f, -1.0f},
                                {3, 1, 5000, 1.0f, 0.5f}, {1, 1, 70000}};
-  for (const Shape& s : gemv_shapes)
-    for (int splits : {1, 5, 64}) {
-      const int used = s.M == 1 ? splits : 1;
-      expect_matches("gemv splits=" + std::to_string(splits),
-                     [used](const Shape& x, const float* A, const float* B, float* C, void* ws, std::size_t bytes) {
-                       return kg::gemm_gemv(x.M, x.N, x.K, x.alpha, A, B, x.beta, C, used, ws, bytes, nullptr);
+  for (kg::Layout l : kLayouts) {
+    for (const Shape& shape : gemv_shapes)
+      for (int splits : {1, 5, 64}) {
+        const Shape s = with_layout(shape, l);
+        const int used = kg::gemv_uses_cols(l, s.M, s.N) ? splits : 1;
+        expect_matches("gemv splits=" + std::to_string(splits),
+                       [used](const Shape& x, const float* A, const float* B, float* C, void* ws, std::size_t bytes) {
+                         return kg::gemm_gemv(x.layout, x.M, x.N, x.K, x.alpha, A, B, x.beta, C, used, ws, bytes,
+                                              nullptr);
+                       },
+                       s, kg::gemv_workspace_bytes(s.M, s.N, used));
+      }
+    // K == 1: both operands are vectors in every layout, so outer needs no layout.
+    for (const Shape& s : {Shape{1, 1, 1}, Shape{300, 201, 1, 2.0f, 0.5f}, Shape{5, 4096, 1}})
+      expect_matches("outer",
+                     [](const Shape& x, const float* A, const float* B, float* C, void*, std::size_t) {
+                       return kg::gemm_outer(x.M, x.N, x.K, x.alpha, A, B, x.beta, C, nullptr);
                      },
-                     s, kg::gemv_workspace_bytes(s.M, s.N, used));
-    }
-  for (const Shape& s : {Shape{1, 1, 1}, Shape{300, 201, 1, 2.0f, 0.5f}, Shape{5, 4096, 1}})
-    expect_matches("outer",
-                   [](const Shape& x, const float* A, const float* B, float* C, void*, std::size_t) {
-                     return kg::gemm_outer(x.M, x.N, x.K, x.alpha, A, B, x.beta, C, nullptr);
-                   },
-                   s, 0);
+                     with_layout(s, l), 0);
+  }
 }
 
 TEST(GemmAutoGpu, SplitKIsBitIdenticalRunToRun) {
@@ -225,6 +265,28 @@ TEST(GemmAutoGpu, SplitKIsBitIdenticalRunToRun) {
   const std::size_t bytes = kg::auto_workspace_bytes(c, s.M, s.N, s.K);
   const auto first = run(launch, s, in, 0, bytes);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(run(launch, s, in, 0, bytes), first);
+}
+
+// The plain entry point for models/ (gemm_auto(Layout, ...)): every layout at odd shapes,
+// with exactly the workspace it asks for; too little workspace is an error, not a launch.
+TEST(GemmAutoGpu, PlainEntryPointEveryLayout) {
+  SKIP_WITHOUT_DEVICE();
+  for (kg::Layout l : kLayouts)
+    for (const Shape& shape : {Shape{1, 1, 1}, Shape{127, 129, 4099}, Shape{1, 4097, 33}, Shape{4097, 1, 31},
+                               Shape{300, 200, 1, 2.0f, 0.5f}, Shape{129, 130, 1027, -0.5f, 1.5f}}) {
+      const Shape s = with_layout(shape, l);
+      expect_matches("gemm_auto(layout)",
+                     [](const Shape& x, const float* A, const float* B, float* C, void* ws, std::size_t bytes) {
+                       return kg::gemm_auto(x.layout, x.M, x.N, x.K, x.alpha, A, B, x.beta, C, ws, bytes, nullptr);
+                     },
+                     s, kg::gemm_auto_workspace_bytes(l, s.M, s.N, s.K));
+    }
+  const std::size_t need = kg::gemm_auto_workspace_bytes(kg::Layout::tt, 127, 129, 4099);
+  ASSERT_GT(need, 0u);  // split-K
+  DeviceFloats a(127 * 4099), b(4099 * 129), c(127 * 129), w(need / sizeof(float));
+  EXPECT_EQ(kg::gemm_auto(kg::Layout::tt, 127, 129, 4099, 1.0f, a.get(), b.get(), 0.0f, c.get(), w.get(), need - 16,
+                          nullptr),
+            cudaErrorInvalidValue);
 }
 
 TEST(GemmAutoGpu, BadArgumentsLaunchNothing) {

@@ -207,9 +207,38 @@ TEST(GemmAuto, GemvSkipsMatricesAndEverySkipsOtherDtypes) {
     ASSERT_TRUE(skip.has_value()) << name;
     EXPECT_NE(skip->find("bf16"), std::string::npos) << *skip;
   }
-  harness::Params nt = dims(64, 64, 64);
-  nt.set("layout", std::string("nt"));
-  EXPECT_TRUE(variant("auto").constraint(nt).has_value());
+  // Every layout runs (the kernels read transposed operands in place).
+  for (const char* layout : {"nn", "nt", "tn", "tt"}) {
+    harness::Params p = dims(64, 64, 64);
+    p.set("layout", std::string(layout));
+    for (const char* name : {"auto", "splitk"}) EXPECT_FALSE(variant(name).constraint(p).has_value()) << name;
+  }
+}
+
+// The layout changes only the GEMV kernel: the column-block kernel (with K slices) for a
+// matrix operand stored with its output dimension contiguous, the warp-per-row kernel (no
+// slices, no workspace) for one stored with K contiguous. Tiles and splits do not change.
+TEST(GemmAuto, LayoutPicksTheGemvKernel) {
+  using kg::Layout;
+  const int sms = kH100;
+  // M == 1: B 'n' (K, N) -> column blocks; B 't' (N, K) -> warp per row.
+  EXPECT_GT(kg::choose_auto(Layout::nn, 1, 4096, 4096, sms).splits, 1);
+  EXPECT_GT(kg::choose_auto(Layout::tn, 1, 4096, 4096, sms).splits, 1);
+  EXPECT_EQ(kg::choose_auto(Layout::nt, 1, 4096, 4096, sms).splits, 1);
+  EXPECT_EQ(kg::auto_workspace_bytes(kg::choose_auto(Layout::tt, 1, 4096, 4096, sms), 1, 4096, 4096), 0u);
+  // N == 1: A 'n' (M, K) -> warp per row; A 't' (K, M) -> column blocks over M, panels of M.
+  EXPECT_EQ(kg::choose_auto(Layout::nn, 4096, 1, 4096, sms).splits, 1);
+  const kg::AutoChoice t = kg::choose_auto(Layout::tn, 4096, 1, 4096, sms);
+  EXPECT_EQ(t.kind, kg::AutoKind::gemv);
+  EXPECT_GT(t.splits, 1);
+  EXPECT_EQ(kg::auto_workspace_bytes(t, 4096, 1, 4096), static_cast<std::size_t>(t.splits) * 4096 * sizeof(float));
+  EXPECT_TRUE(kg::gemv_uses_cols(Layout::tt, 4096, 1));
+  EXPECT_FALSE(kg::gemv_uses_cols(Layout::nt, 4096, 1));
+  for (Layout l : {Layout::nt, Layout::tn, Layout::tt}) {
+    EXPECT_EQ(kg::describe(kg::choose_auto(l, 127, 129, 4099, sms)), kg::describe(kg::choose_auto(127, 129, 4099, sms)));
+    EXPECT_EQ(kg::describe(kg::choose_auto(l, 4096, 4096, 4096, sms)), "tile 128x128");
+    EXPECT_EQ(kg::choose_auto(l, 64, 64, 64, sms).layout, l);
+  }
 }
 
 }  // namespace

@@ -120,6 +120,18 @@ TEST(GemmTc, Fp32KernelsRunOnlyF32Nn) {
   const auto why_mma = mma->constraint(params(8, 8, 8));
   ASSERT_TRUE(why_mma.has_value());  // no FP32 tensor-core path
   EXPECT_NE(why_mma->find("tf32"), std::string::npos) << *why_mma;
+  // wgmma likewise (host-side, before any device query): f32 points to tf32.
+  const harness::Variant* wgmma = harness::Registry::instance().find_variant("gemm", "wgmma");
+  ASSERT_NE(wgmma, nullptr);
+  const auto why_wgmma = wgmma->constraint(params(8, 8, 8));
+  ASSERT_TRUE(why_wgmma.has_value());
+  EXPECT_NE(why_wgmma->find("tf32"), std::string::npos) << *why_wgmma;
+  // Its workspace: tf32 layouts other than nt hold the transposed operand; 16-bit none.
+  ASSERT_TRUE(static_cast<bool>(wgmma->workspace_bytes));
+  EXPECT_EQ(wgmma->workspace_bytes(params(64, 32, 16, "tf32", "nt")), 0u);
+  EXPECT_EQ(wgmma->workspace_bytes(params(64, 32, 16, "tf32", "nn")), 32u * 16 * 4);
+  EXPECT_EQ(wgmma->workspace_bytes(params(64, 32, 16, "tf32", "tt")), 64u * 16 * 4);
+  EXPECT_EQ(wgmma->workspace_bytes(params(64, 32, 16, "bf16", "nn")), 0u);
 }
 
 TEST(GemmTc, OperandShapesAndWorkFollowLayoutAndDtype) {

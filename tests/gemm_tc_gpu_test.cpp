@@ -94,6 +94,33 @@ TEST(GemmTcGpu, OddAndAlignedSizesEveryDtypeAndLayout) {
   for (const char* l : kLayouts) EXPECT_EQ(check(params(67, 35, 33, "f32", l, 0.5), {"mma", "cublas"}), 1);
 }
 
+bool is_hopper() {
+  int dev = 0, major = 0, minor = 0;
+  return cudaGetDevice(&dev) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess && major == 9 &&
+         minor == 0;
+}
+
+// wgmma in tf32 through the registry (its workspace from the harness): every layout at odd
+// sizes (K % 4 != 0: the row copy; nn, tn, tt: the transposes), against the cpu reference up
+// to 2^30 multiply-adds and cuBLAS tf32 above, with the problem's tf32 tolerance. Off
+// Hopper the variant skips (its reason printed) and nothing runs.
+TEST(GemmTcGpu, WgmmaTf32OddSizesEveryLayout) {
+  SKIP_WITHOUT_DEVICE();
+  const int expect = is_hopper() ? 1 : 0;
+  struct Shape {
+    int M, N, K;
+    double beta;
+  };
+  const Shape shapes[] = {{1, 1, 1, 0},      {67, 35, 33, 0.5},   {131, 257, 97, 0}, {256, 384, 320, 0},
+                          {130, 136, 72, -1}, {127, 129, 4099, 0}, {16, 4099, 8, 0}};
+  for (const char* l : kLayouts) {
+    for (const Shape& s : shapes) EXPECT_EQ(check(params(s.M, s.N, s.K, "tf32", l, s.beta), {"wgmma"}), expect);
+    EXPECT_EQ(check(params(4097, 4095, 4093, "tf32", l), {"wgmma"}), expect);
+  }
+}
+
 // Above the cpu limit: cuBLAS in the same dtype is the reference.
 TEST(GemmTcGpu, Odd4097x4095x4093) {
   SKIP_WITHOUT_DEVICE();

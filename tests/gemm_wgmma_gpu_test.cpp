@@ -293,7 +293,7 @@ TEST_F(GemmWgmma, UnsupportedCasesSayWhy) {
     GTEST_SKIP() << "not compute capability 9.0: checked only the 'not Hopper' reason";
   }
   EXPECT_EQ(w, nullptr) << w;
-  EXPECT_NE(kg::gemm_wgmma_unsupported(dev, false, true, 256, 256, 256, 4), nullptr);
+  EXPECT_NE(kg::gemm_wgmma_unsupported(dev, false, true, 256, 256, 256, 8), nullptr);  // tf32 (4): gemm_wgmma_tf32_gpu_test
   EXPECT_NE(kg::gemm_wgmma_unsupported(dev, false, true, 0, 256, 256, 2), nullptr);
   // Leading dimensions not a multiple of 8 elements, per layout.
   for (auto [ta, tb, M, N, K] : {std::tuple{false, true, 64, 64, 60}, {true, true, 60, 64, 64},

@@ -36,14 +36,20 @@ int wave_splits(Tile t, int M, int N, int K, long long sms) {
   return used;
 }
 
+// The column-block GEMV kernel's K slices (1 for the warp-per-row kernel: no slices).
+int gemv_choice_splits(Layout layout, int M, int N, int K, int sm_count) {
+  return gemv_uses_cols(layout, M, N) ? gemv_splits(M == 1 ? N : M, K, std::max(sm_count, 1)) : 1;
+}
+
 }  // namespace
 
-AutoChoice choose_auto(int M, int N, int K, int sm_count) {
+AutoChoice choose_auto(Layout layout, int M, int N, int K, int sm_count) {
   const long long sms = std::max(sm_count, 1);
   AutoChoice c;
+  c.layout = layout;
   if (M == 1 || N == 1) {
     c.kind = AutoKind::gemv;
-    c.splits = M == 1 ? gemv_splits(N, K, static_cast<int>(sms)) : 1;
+    c.splits = gemv_choice_splits(layout, M, N, K, sm_count);
     return c;
   }
   if (K == 1) {
@@ -63,9 +69,10 @@ AutoChoice choose_auto(int M, int N, int K, int sm_count) {
   return c;
 }
 
-AutoChoice choose_splitk(int M, int N, int K, int sm_count) {
+AutoChoice choose_splitk(Layout layout, int M, int N, int K, int sm_count) {
   const long long sms = std::max(sm_count, 1);
   AutoChoice c;
+  c.layout = layout;
   c.tile = tile_class(M, N, sms);
   if (c.tile == Tile::t128x128) c.tile = Tile::t128x64;
   c.splits = wave_splits(c.tile, M, N, K, sms);
@@ -74,10 +81,11 @@ AutoChoice choose_splitk(int M, int N, int K, int sm_count) {
   return c;
 }
 
-AutoChoice choose_gemv(int M, int N, int K, int sm_count) {
+AutoChoice choose_gemv(Layout layout, int M, int N, int K, int sm_count) {
   AutoChoice c;
+  c.layout = layout;
   c.kind = AutoKind::gemv;
-  c.splits = M == 1 ? gemv_splits(N, K, std::max(sm_count, 1)) : 1;
+  c.splits = gemv_choice_splits(layout, M, N, K, sm_count);
   return c;
 }
 
@@ -107,13 +115,28 @@ cudaError_t gemm_auto(const AutoChoice& c, int M, int N, int K, float alpha, con
                       std::size_t workspace_bytes, cudaStream_t stream) {
   switch (c.kind) {
     case AutoKind::gemv:
-      return gemm_gemv(M, N, K, alpha, A, B, beta, C, c.splits, workspace, workspace_bytes, stream);
+      return gemm_gemv(c.layout, M, N, K, alpha, A, B, beta, C, c.splits, workspace, workspace_bytes, stream);
     case AutoKind::outer: return gemm_outer(M, N, K, alpha, A, B, beta, C, stream);
     case AutoKind::splitk:
-      return gemm_splitk(c.tile, c.splits, M, N, K, alpha, A, B, beta, C, workspace, workspace_bytes, stream);
-    case AutoKind::tile: return gemm_tile(c.tile, M, N, K, alpha, A, B, beta, C, stream);
+      return gemm_splitk(c.layout, c.tile, c.splits, M, N, K, alpha, A, B, beta, C, workspace, workspace_bytes,
+                         stream);
+    case AutoKind::tile: return gemm_tile(c.layout, c.tile, M, N, K, alpha, A, B, beta, C, stream);
   }
   return cudaErrorInvalidValue;
+}
+
+std::size_t gemm_auto_workspace_bytes(Layout layout, int M, int N, int K) {
+  if (M < 1 || N < 1 || K < 1) return 0;
+  return auto_workspace_bytes(choose_auto(layout, M, N, K, current_sm_count()), M, N, K);
+}
+
+cudaError_t gemm_auto(Layout layout, int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                      float* C, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
+  if (M < 1 || N < 1 || K < 1) return cudaErrorInvalidValue;
+  const int sms = current_sm_count();
+  if (sms < 1) return cudaErrorNoDevice;
+  return gemm_auto(choose_auto(layout, M, N, K, sms), M, N, K, alpha, A, B, beta, C, workspace, workspace_bytes,
+                   stream);
 }
 
 int current_sm_count() {

@@ -1,8 +1,10 @@
 #pragma once
 // `auto`: one FP32 GEMM entry point that picks a kernel by shape (gemm.hpp's conventions:
-// C = alpha * A * B + beta * C, row-major, any M, N, K >= 1). The choice is a pure function
-// of (M, N, K, SM count), so a report that records describe(choice) (the variant's config)
-// and the GPU reproduces the run:
+// C = alpha * op(A) * op(B) + beta * C, C (M, N) row-major, any M, N, K >= 1, every layout of
+// gemm_types.hpp with the operands read in place: gemm_shapes.hpp). The choice is a pure
+// function of (layout, M, N, K, SM count), so a report that records describe(choice) (the
+// variant's config), the layout and the GPU reproduces the run; the layout changes only
+// which GEMV kernel runs (and so its K slices), never the tile or the split:
 //
 //   M == 1 or N == 1           gemv   (gemm_gemv.cu; M == 1 splits K over grid y)
 //   K == 1                     outer  (rank-1 update, gemm_outer)
@@ -25,6 +27,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gemm/gemm_shapes.hpp"
+#include "gemm/gemm_types.hpp"
 
 namespace kernels::gemm {
 
@@ -32,6 +35,7 @@ enum class AutoKind { gemv, outer, splitk, tile };
 
 struct AutoChoice {
   AutoKind kind = AutoKind::tile;
+  Layout layout = Layout::nn;  // how A and B are stored (every kernel reads them in place)
   Tile tile = Tile::t128x128;  // splitk, tile
   int splits = 1;              // splitk: K slices asked for; gemv (M == 1): K slices
 };
@@ -41,14 +45,19 @@ inline constexpr int kSplitMinSlice = 64;
 inline constexpr int kSplitMaxSplits = 64;
 inline constexpr std::size_t kSplitMaxWorkspaceBytes = std::size_t{64} << 20;
 
-AutoChoice choose_auto(int M, int N, int K, int sm_count);
+AutoChoice choose_auto(Layout layout, int M, int N, int K, int sm_count);
+inline AutoChoice choose_auto(int M, int N, int K, int sm_count) { return choose_auto(Layout::nn, M, N, K, sm_count); }
 // The kernels of `auto` on their own (the gemm variants `splitk` and `gemv`):
 // choose_splitk: the tile class (128x128 taken as 128x64) and the one-wave split count
 //   at any shape, without auto's "tiles < SMs, K >= 256" condition; a count of 1 runs
 //   that tile unsplit (kind tile).
 // choose_gemv: gemv with auto's K slices (only M == 1 or N == 1 can run it).
-AutoChoice choose_splitk(int M, int N, int K, int sm_count);
-AutoChoice choose_gemv(int M, int N, int K, int sm_count);
+AutoChoice choose_splitk(Layout layout, int M, int N, int K, int sm_count);
+AutoChoice choose_gemv(Layout layout, int M, int N, int K, int sm_count);
+inline AutoChoice choose_splitk(int M, int N, int K, int sm_count) {
+  return choose_splitk(Layout::nn, M, N, K, sm_count);
+}
+inline AutoChoice choose_gemv(int M, int N, int K, int sm_count) { return choose_gemv(Layout::nn, M, N, K, sm_count); }
 // "gemv splits=17", "outer", "splitk tile=64x64 splits=22", "tile 128x128".
 std::string describe(const AutoChoice& choice);
 // Workspace bytes the choice needs at (M, N, K) (0 for tile, outer, gemv without slices).
@@ -62,5 +71,17 @@ cudaError_t gemm_auto(const AutoChoice& choice, int M, int N, int K, float alpha
 
 // The multiprocessor count of the current device (cached per device; 0 on error).
 int current_sm_count();
+
+// The plain entry point for callers outside the harness (models/): choose_auto(layout, M, N,
+// K, SMs of the current device) and run it. C (M, N) = alpha op(A) op(B) + beta C, FP32,
+// row-major storage, A 'n' (M, K) / 't' (K, M), B 'n' (K, N) / 't' (N, K); beta == 0: C is
+// not read. `workspace` (16-byte aligned, the caller's: nothing is allocated) must hold
+// gemm_auto_workspace_bytes(layout, M, N, K) bytes (0 for most shapes: split-K and sliced
+// GEMV need it; at most kSplitMaxWorkspaceBytes for split-K). Asynchronous on `stream`;
+// cudaErrorInvalidValue for bad arguments or too little workspace, cudaErrorNoDevice
+// without a device.
+std::size_t gemm_auto_workspace_bytes(Layout layout, int M, int N, int K);
+cudaError_t gemm_auto(Layout layout, int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                      float* C, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 
 }  // namespace kernels::gemm

@@ -18,6 +18,8 @@
 //   no spills. (At a 128 cap the smaller tiles spilled 28-160 bytes: more staged float4s
 //   per thread.)
 // Shared memory: 2 * BK * (BM + 4 + BN) * 4 bytes (16.6 KB for 128x128x8).
+#include <cstdint>
+
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_shapes.hpp"
 #include "gemm/gemm_tile.cuh"
@@ -32,6 +34,16 @@ cudaError_t launch_full_k(int M, int N, int K, float alpha, const float* A, cons
   const tile::Args args{M, N, K, alpha, beta, A, B, C, nullptr, K};
   return tile::launch_tile<WarpsM, WarpsN, BK, false>(args, 1, gemm_vector_aligned(N, K, A, B, C),
                                                       stream);
+}
+
+// Any layout (the 8-deep tiles of `auto`).
+template <int WarpsM, int WarpsN>
+cudaError_t launch_full_k(Layout layout, int M, int N, int K, float alpha, const float* A, const float* B,
+                          float beta, float* C, cudaStream_t stream) {
+  if (!valid_args(M, N, K, A, B, C)) return cudaErrorInvalidValue;
+  const tile::Args args{M, N, K, alpha, beta, A, B, C, nullptr, K};
+  return tile::launch_tile<WarpsM, WarpsN, 8, false>(layout, args, 1,
+                                                     tile_vector_aligned(layout, M, N, K, A, B, C), stream);
 }
 
 }  // namespace
@@ -62,15 +74,22 @@ const char* tile_name(Tile t) {
   return "?";
 }
 
-cudaError_t gemm_tile(Tile t, int M, int N, int K, float alpha, const float* A, const float* B,
+cudaError_t gemm_tile(Layout layout, Tile t, int M, int N, int K, float alpha, const float* A, const float* B,
                       float beta, float* C, cudaStream_t stream) {
   switch (t) {
-    case Tile::t128x128: return launch_full_k<4, 2, 8>(M, N, K, alpha, A, B, beta, C, stream);
-    case Tile::t128x64: return launch_full_k<4, 1, 8>(M, N, K, alpha, A, B, beta, C, stream);
-    case Tile::t64x64: return launch_full_k<2, 1, 8>(M, N, K, alpha, A, B, beta, C, stream);
-    case Tile::t32x64: return launch_full_k<1, 1, 8>(M, N, K, alpha, A, B, beta, C, stream);
+    case Tile::t128x128: return launch_full_k<4, 2>(layout, M, N, K, alpha, A, B, beta, C, stream);
+    case Tile::t128x64: return launch_full_k<4, 1>(layout, M, N, K, alpha, A, B, beta, C, stream);
+    case Tile::t64x64: return launch_full_k<2, 1>(layout, M, N, K, alpha, A, B, beta, C, stream);
+    case Tile::t32x64: return launch_full_k<1, 1>(layout, M, N, K, alpha, A, B, beta, C, stream);
   }
   return cudaErrorInvalidValue;
+}
+
+bool tile_vector_aligned(Layout layout, int M, int N, int K, const float* A, const float* B, const float* C) {
+  const auto aligned = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  const int lda = a_transposed(layout) ? M : K;
+  const int ldb = b_transposed(layout) ? K : N;
+  return lda % 4 == 0 && ldb % 4 == 0 && N % 4 == 0 && aligned(A) && aligned(B) && aligned(C);
 }
 
 }  // namespace kernels::gemm

@@ -151,14 +151,31 @@ int gemv_splits(int N, int K, int sm_count) {
 }
 
 std::size_t gemv_workspace_bytes(int M, int N, int splits) {
-  if (M != 1 || N < 1 || splits <= 1) return 0;
-  return static_cast<std::size_t>(splits) * static_cast<std::size_t>(N) * sizeof(float);
+  if (M < 1 || N < 1 || splits <= 1) return 0;
+  return static_cast<std::size_t>(splits) * static_cast<std::size_t>(M == 1 ? N : M) * sizeof(float);
 }
 
-cudaError_t gemm_gemv(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                      float* C, int splits, void* workspace, std::size_t workspace_bytes,
-                      cudaStream_t stream) {
+// The layout's vector shape as one of the two kernels (see gemm_shapes.hpp): cols computes
+// C (1, N) = a (1, K) * B (K, N), rows computes C (M, 1) = A (M, K) * b (K, 1); here with
+// (M, N, A, B) renamed so that the kernel's B or A is the operand stored with the right
+// contiguity.
+cudaError_t gemm_gemv(Layout layout, int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                      float* C, int splits, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
   if (!valid_args(M, N, K, A, B, C) || (M != 1 && N != 1) || splits < 1) return cudaErrorInvalidValue;
+  const float* vec = M == 1 ? A : B;  // K contiguous floats in every layout
+  const float* mat = M == 1 ? B : A;
+  const int len = M == 1 ? N : M;     // the output's length
+  if (gemv_uses_cols(layout, M, N)) {  // mat stored (K, len)
+    M = 1;
+    N = len;
+    A = vec;
+    B = mat;
+  } else {  // mat stored (len, K)
+    M = len;
+    N = 1;
+    A = mat;
+    B = vec;
+  }
   if (M == 1) {
     const int slices = cols_slices(K, splits);
     const int k_slice = cols_slice(K, splits);

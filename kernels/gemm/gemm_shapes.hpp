@@ -1,12 +1,16 @@
 #pragma once
 // Shape-specific FP32 GEMM kernels behind `auto` (kernels/gemm/gemm_auto.hpp), with the
-// conventions of gemm.hpp: C = alpha * A * B + beta * C, row-major A (M, K), B (K, N),
-// C (M, N); beta == 0: C is not read; launch functions return cudaErrorInvalidValue for bad
+// conventions of gemm.hpp: C = alpha * op(A) * op(B) + beta * C, C (M, N) row-major, in every
+// layout of gemm_types.hpp (A 'n' (M, K) or 't' (K, M), B 'n' (K, N) or 't' (N, K), read in
+// place: the transposed operand is read along its stored rows, no transpose pass; the
+// overloads without a Layout are nn); beta == 0: C is not read; launch functions return cudaErrorInvalidValue for bad
 // arguments before launching anything, else cudaGetLastError(); asynchronous on `stream`;
 // they allocate nothing (scratch is the caller's `workspace`).
 #include <cstddef>
 
 #include <cuda_runtime_api.h>
+
+#include "gemm/gemm_types.hpp"
 
 namespace kernels::gemm {
 
@@ -39,8 +43,15 @@ constexpr int tile_min_blocks(int threads) { return threads >= 256 ? 512 / threa
 constexpr int tile_blocks_per_sm(Tile t) { return tile_min_blocks(tile_shape(t).threads); }
 
 // The whole of K per block, epilogue in the kernel. Any M, N, K >= 1.
-cudaError_t gemm_tile(Tile tile, int M, int N, int K, float alpha, const float* A, const float* B,
+cudaError_t gemm_tile(Layout layout, Tile tile, int M, int N, int K, float alpha, const float* A, const float* B,
                       float beta, float* C, cudaStream_t stream);
+inline cudaError_t gemm_tile(Tile tile, int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                             float* C, cudaStream_t stream) {
+  return gemm_tile(Layout::nn, tile, M, N, K, alpha, A, B, beta, C, stream);
+}
+// The tile kernels' 16-byte path: every stored leading dimension (A: K or M, B: N or K) and
+// N (C) multiples of 4, A, B, C 16-byte aligned; else element-wise bounds-checked accesses.
+bool tile_vector_aligned(Layout layout, int M, int N, int K, const float* A, const float* B, const float* C);
 
 // Split-K (deterministic): K is cut into `splits` slices of splitk_slice(K, splits) (a
 // multiple of 8, so float4 loads stay whole); block (x, y, z) computes output tile (x, y)
@@ -52,9 +63,14 @@ cudaError_t gemm_tile(Tile tile, int M, int N, int K, float alpha, const float* 
 int splitk_slice(int K, int splits);
 int splitk_slices(int K, int splits);  // the slices that are actually used
 std::size_t splitk_workspace_bytes(int M, int N, int K, int splits);
-cudaError_t gemm_splitk(Tile tile, int splits, int M, int N, int K, float alpha, const float* A,
-                        const float* B, float beta, float* C, void* workspace,
-                        std::size_t workspace_bytes, cudaStream_t stream);
+cudaError_t gemm_splitk(Layout layout, Tile tile, int splits, int M, int N, int K, float alpha, const float* A,
+                        const float* B, float beta, float* C, void* workspace, std::size_t workspace_bytes,
+                        cudaStream_t stream);
+inline cudaError_t gemm_splitk(Tile tile, int splits, int M, int N, int K, float alpha, const float* A, const float* B,
+                               float beta, float* C, void* workspace, std::size_t workspace_bytes,
+                               cudaStream_t stream) {
+  return gemm_splitk(Layout::nn, tile, splits, M, N, K, alpha, A, B, beta, C, workspace, workspace_bytes, stream);
+}
 
 // GEMV, memory bound (every element of the matrix operand read once, 16-byte loads where
 // aligned):
@@ -65,15 +81,29 @@ cudaError_t gemm_splitk(Tile tile, int splits, int M, int N, int K, float alpha,
 //           alpha, beta (deterministic, as split-K).
 //   N == 1: C (M, 1) = alpha * A (M, K) * b (K, 1) + beta * C: one warp per row of A,
 //           shuffle reduction; `splits` and `workspace` unused.
+// Layouts: the vector operand is K contiguous floats in every layout (A (1, K) or (K, 1);
+// B (K, 1) or (1, K)), and the matrix operand stored with K contiguous is the N == 1 case
+// of the other: M == 1 with B 't' (N, K) runs the warp-per-row kernel over B's N rows, N == 1
+// with A 't' (K, M) the column-block kernel over A's M columns (with K slices).
+// gemv_uses_cols says which kernel (and so whether `splits` applies).
 // Other shapes: cudaErrorInvalidValue.
-int gemv_splits(int N, int K, int sm_count);  // for M == 1
+constexpr bool gemv_uses_cols(Layout layout, int M, int N) {
+  return M == 1 ? !b_transposed(layout) : (N == 1 && a_transposed(layout));
+}
+int gemv_splits(int N, int K, int sm_count);  // for the column-block kernel over N columns
+// Workspace of `splits` slices (the column-block kernel; 0 for splits <= 1): splits panels of
+// the output length (N for M == 1, else M).
 std::size_t gemv_workspace_bytes(int M, int N, int splits);
-cudaError_t gemm_gemv(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                      float* C, int splits, void* workspace, std::size_t workspace_bytes,
-                      cudaStream_t stream);
+cudaError_t gemm_gemv(Layout layout, int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                      float* C, int splits, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
+inline cudaError_t gemm_gemv(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                             int splits, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
+  return gemm_gemv(Layout::nn, M, N, K, alpha, A, B, beta, C, splits, workspace, workspace_bytes, stream);
+}
 
 // K == 1, a rank-1 update C = alpha * a b^T + beta * C (a = A (M, 1), b = B (1, N)): one
 // thread per 4 elements of C, float4 stores where N % 4 == 0. Other K: cudaErrorInvalidValue.
+// Every layout: with K == 1 both operands are contiguous vectors however they are stored.
 cudaError_t gemm_outer(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
                        float* C, cudaStream_t stream);
 

@@ -66,8 +66,8 @@ __global__ void reduce_kernel(long long count, int slices, float alpha, const fl
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 template <int WarpsM, int WarpsN>
-cudaError_t launch_partials(const tile::Args& args, int slices, bool vec, cudaStream_t stream) {
-  return tile::launch_tile<WarpsM, WarpsN, 8, true>(args, slices, vec, stream);
+cudaError_t launch_partials(Layout layout, const tile::Args& args, int slices, bool vec, cudaStream_t stream) {
+  return tile::launch_tile<WarpsM, WarpsN, 8, true>(layout, args, slices, vec, stream);
 }
 
 }  // namespace
@@ -105,25 +105,25 @@ std::size_t splitk_workspace_bytes(int M, int N, int K, int splits) {
          sizeof(float);
 }
 
-cudaError_t gemm_splitk(Tile t, int splits, int M, int N, int K, float alpha, const float* A,
-                        const float* B, float beta, float* C, void* workspace,
-                        std::size_t workspace_bytes, cudaStream_t stream) {
+cudaError_t gemm_splitk(Layout layout, Tile t, int splits, int M, int N, int K, float alpha, const float* A,
+                        const float* B, float beta, float* C, void* workspace, std::size_t workspace_bytes,
+                        cudaStream_t stream) {
   if (!valid_args(M, N, K, A, B, C) || splits < 1) return cudaErrorInvalidValue;
   const int slices = splitk_slices(K, splits);
-  if (slices <= 1) return gemm_tile(t, M, N, K, alpha, A, B, beta, C, stream);
+  if (slices <= 1) return gemm_tile(layout, t, M, N, K, alpha, A, B, beta, C, stream);
   if (slices > 65535) return cudaErrorInvalidValue;  // grid z
   auto* P = static_cast<float*>(workspace);
   if (P == nullptr || !aligned16(P) || workspace_bytes < splitk_workspace_bytes(M, N, K, splits))
     return cudaErrorInvalidValue;
   const tile::Args args{M, N, K, 1.0f, 0.0f, A, B, nullptr, P, splitk_slice(K, splits)};
   // The panels P + z * M * N are 16-byte aligned for float4 stores when N % 4 == 0.
-  const bool vec = gemm_vector_aligned(N, K, A, B, C);
+  const bool vec = tile_vector_aligned(layout, M, N, K, A, B, C);
   cudaError_t e = cudaErrorInvalidValue;
   switch (t) {
     case Tile::t128x128: return cudaErrorInvalidValue;  // not instantiated, see above
-    case Tile::t128x64: e = launch_partials<4, 1>(args, slices, vec, stream); break;
-    case Tile::t64x64: e = launch_partials<2, 1>(args, slices, vec, stream); break;
-    case Tile::t32x64: e = launch_partials<1, 1>(args, slices, vec, stream); break;
+    case Tile::t128x64: e = launch_partials<4, 1>(layout, args, slices, vec, stream); break;
+    case Tile::t64x64: e = launch_partials<2, 1>(layout, args, slices, vec, stream); break;
+    case Tile::t32x64: e = launch_partials<1, 1>(layout, args, slices, vec, stream); break;
   }
   if (e != cudaSuccess) return e;
   return reduce_panels(static_cast<long long>(M) * N, slices, alpha, P, beta, C, stream);

@@ -1,6 +1,7 @@
 #pragma once
 // The register-blocked, warp-tiled GEMM tile of `coarsened`, `auto` and split-K (internal
-// to kernels/gemm), parameterised by the number of warps along M and N:
+// to kernels/gemm), parameterised by the number of warps along M and N and by the operand
+// layout (nn, nt, tn, tt: gemm_types.hpp; C always row-major):
 //
 //   BM = 32 * WarpsM, BN = 64 * WarpsN, 32 * WarpsM * WarpsN threads, K tiles of depth BK.
 //   Instantiated: 4x2 warps (128x128, 256 threads: `coarsened`), 4x1 (128x64), 2x1 (64x64),
@@ -10,10 +11,10 @@
 // range [k_begin, k_end) of its slice, k_begin = blockIdx.z * k_slice (one slice, the
 // whole of K, for plain launches; split-K gives each blockIdx.z one slice):
 //
-//   As[buf][k][m] = A(row0 + m, k0 + k)   (BK, BM): A stored transposed, so that the 8 values
-//                                          of A a thread needs at one k are two float4 reads
-//                                          along m
-//   Bs[buf][k][n] = B(k0 + k, col0 + n)   (BK, BN)
+//   As[buf][k][m] = op(A)(row0 + m, k0 + k)   (BK, BM): k-major, so that the 8 values of A
+//                                              a thread needs at one k are two float4 reads
+//                                              along m
+//   Bs[buf][k][n] = op(B)(k0 + k, col0 + n)   (BK, BN)
 //
 // Thread layout (why: every shared-memory read of a warp is a broadcast or one contiguous
 // 128-byte row, so each costs a single wavefront): warp w owns the (32, 64) sub-tile at
@@ -27,12 +28,18 @@
 // the other shared buffer after them (their latency hides behind BK x 64 FMAs per thread);
 // one __syncthreads per K tile.
 //
-// Global loads: the A tile (BM, BK) is BM*BK/4 float4 (row m, float4 q along k), staged
-// through registers because it is transposed on the way into shared memory; the B tile
-// (BK, BN) is BK*BN/4 float4. With kVec (gemm_vector_aligned, and split-K slices that are
-// multiples of BK) these are 16-byte loads, B going global -> shared by cp.async (no
-// registers), and C is written with 16-byte stores; without kVec, the same layout with
-// element-wise bounds-checked accesses staged through registers.
+// Global loads (OperandTile below), per operand by how it is stored (kTA, kTB: the layout's
+// letters, gemm_types.hpp):
+//   K contiguous (A 'n' (M, K), B 't' (N, K)): the (rows, BK) tile is rows*BK/4 float4
+//     along k, staged through registers because it is transposed on the way into shared
+//     memory (4 scalar stores each);
+//   rows contiguous (A 't' (K, M), B 'n' (K, N)): BK*rows/4 float4 along m or n, stored as
+//     they are (with kVec global -> shared by cp.async, no registers).
+// Either way the operand lands in the same k-major shared layout Xs[k][r], so the FMA loop
+// is one code for all four layouts. With kVec (tile_vector_aligned: every stored leading
+// dimension and N % 4 == 0, 16-byte aligned pointers; split-K slices multiples of BK) these
+// are 16-byte loads and C is written with 16-byte stores; without kVec, the same layout
+// with element-wise bounds-checked accesses staged through registers.
 //
 // Epilogue: kPartial false: C = alpha * acc + beta * C. kPartial true (split-K): the raw
 // sums go to the slice's (M, N) panel of the workspace, P + blockIdx.z * M * N, and a
@@ -48,6 +55,7 @@
 
 #include "gemm/common.cuh"
 #include "gemm/gemm_shapes.hpp"
+#include "gemm/gemm_types.hpp"
 
 namespace kernels::gemm::tile {
 
@@ -83,6 +91,60 @@ __device__ __forceinline__ float4 load4_range(const float* __restrict__ P, int r
   }
 }
 
+// One operand's (R, BK) tile of K tile [k0, k0 + BK) into Xs[k][r] (R = BM for A, BN for B),
+// rows [r0, r0 + R) of op(X): see "Global loads" above. kKContig: X stored (rows, K),
+// leading dimension K; else X stored (K, rows), leading dimension rows. Elements at
+// r >= rows or k >= k_end read as 0.
+template <int R, int BK, int kThreads, bool kKContig, bool kVec>
+struct OperandTile {
+  static constexpr int kLoads = R * BK / 4 / kThreads;  // float4 per thread per K tile
+  static constexpr bool kAsync = kVec && !kKContig;     // cp.async straight into shared
+  static_assert(BK % 4 == 0 && (R * BK / 4) % kThreads == 0);
+  float4 reg[kAsync ? 1 : kLoads];
+
+  // float4 number f = tid + i * kThreads: kKContig: row f / (BK / 4), k quad f % (BK / 4);
+  // else: k row f / (R / 4), r quad f % (R / 4).
+  template <int kStride>
+  __device__ __forceinline__ void load(const float* __restrict__ X, int rows, int K, int k_end, int r0, int k0,
+                                       float (*Xs)[kStride], int tid) {
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      const int f = tid + i * kThreads;
+      if constexpr (kKContig) {
+        reg[i] = load4_range<kVec>(X, rows, K, k_end, r0 + f / (BK / 4), k0 + 4 * (f % (BK / 4)));
+      } else {
+        const int k = k0 + f / (R / 4);
+        const int r = r0 + 4 * (f % (R / 4));
+        if constexpr (kAsync) {
+          const bool inside = k < k_end && r < rows;
+          cp_async16(&Xs[f / (R / 4)][4 * (f % (R / 4))], inside ? X + static_cast<std::size_t>(k) * rows + r : X,
+                     inside);
+        } else {
+          reg[i] = load4_range<false>(X, k_end, rows, rows, k, r);
+        }
+      }
+    }
+  }
+  // The staged registers into Xs (the cp.async part lands by itself: the caller waits).
+  template <int kStride>
+  __device__ __forceinline__ void store(float (*Xs)[kStride], int tid) const {
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      const int f = tid + i * kThreads;
+      if constexpr (kKContig) {
+        const int r = f / (BK / 4);
+        const int k = 4 * (f % (BK / 4));
+        Xs[k + 0][r] = reg[i].x;
+        Xs[k + 1][r] = reg[i].y;
+        Xs[k + 2][r] = reg[i].z;
+        Xs[k + 3][r] = reg[i].w;
+      } else if constexpr (!kAsync) {
+        *reinterpret_cast<float4*>(&Xs[f / (R / 4)][4 * (f % (R / 4))]) = reg[i];
+      }
+    }
+  }
+};
+
 struct Args {
   int M, N, K;
   float alpha, beta;
@@ -113,23 +175,21 @@ __device__ __forceinline__ float* C_or_panel(const Args& args) {
   }
 }
 
-template <int WarpsM, int WarpsN, int BK, bool kVec, bool kPartial>
+// kTA: A stored (K, M) (layout 't'); kTB: B stored (N, K) (layout 't').
+template <int WarpsM, int WarpsN, int BK, bool kVec, bool kPartial, bool kTA = false, bool kTB = false>
 __global__ void __launch_bounds__(Config<WarpsM, WarpsN>::kThreads, Config<WarpsM, WarpsN>::kMinBlocks)
     tile_kernel(Args args) {
   using Cfg = Config<WarpsM, WarpsN>;
   constexpr int kBM = Cfg::kBM, kBN = Cfg::kBN, kThreads = Cfg::kThreads;
-  static_assert(BK % 4 == 0 && (kBM * BK / 4) % kThreads == 0 && (kBN * BK / 4) % kThreads == 0);
-  constexpr int kALoads = kBM * BK / 4 / kThreads;  // float4 of A per thread per K tile
-  constexpr int kBLoads = kBN * BK / 4 / kThreads;  // float4 of B per thread per K tile
-  constexpr int kAQuads = BK / 4;                   // float4 per row of the A tile
-  constexpr int kBQuads = kBN / 4;                  // float4 per row of the B tile
-  // As rows padded by 4 floats: keeps 16-byte alignment of As[k][m..m+3] and spreads the
-  // transposing scalar stores over the banks (kAStride = 4 mod 32: conflict-free at BK=8,
-  // a warp storing rows k, k+4 of 16 consecutive m at banks m + 16 * (k / 4)).
+  // Rows of an operand that is transposed on the way in (A 'n', B 't') are padded by 4 floats:
+  // keeps 16-byte alignment of Xs[k][r..r+3] and spreads the transposing scalar stores over
+  // the banks (stride = 4 mod 32: conflict-free at BK=8, a warp storing rows k, k+4 of 16
+  // consecutive r at banks r + 16 * (k / 4)). A keeps its padding in every layout.
   constexpr int kAStride = kBM + 4;
+  constexpr int kBStride = kBN + (kTB ? 4 : 0);
 
   __shared__ __align__(16) float As[2][BK][kAStride];
-  __shared__ __align__(16) float Bs[2][BK][kBN];
+  __shared__ __align__(16) float Bs[2][BK][kBStride];
 
   const int M = args.M, N = args.N, K = args.K;
   const float* __restrict__ A = args.A;
@@ -142,52 +202,20 @@ __global__ void __launch_bounds__(Config<WarpsM, WarpsN>::kThreads, Config<Warps
   const int k_begin = kPartial ? static_cast<int>(blockIdx.z) * args.k_slice : 0;
   const int k_end = kPartial ? min(K, k_begin + args.k_slice) : K;
 
-  // This thread's share of the tile loads: float4 number f = tid + i * kThreads.
-  //   A: row f / kAQuads of the tile, columns k0 + 4 * (f % kAQuads) .. +3
-  //   B: row k0 + f / kBQuads, columns 4 * (f % kBQuads) .. +3 of the tile
-  float4 ra[kALoads];
-  float4 rb[kVec ? 1 : kBLoads];  // kVec: B goes global -> shared by cp.async instead
+  // This thread's share of the tile loads (OperandTile): A (BM, BK) of op(A), B (BN, BK) of
+  // op(B)^T, both into the k-major shared tiles.
+  OperandTile<kBM, BK, kThreads, !kTA, kVec> a_tile;
+  OperandTile<kBN, BK, kThreads, kTB, kVec> b_tile;
+  constexpr bool kAsync = decltype(a_tile)::kAsync || decltype(b_tile)::kAsync;
   auto load_tiles = [&](int k0, int buf) {
-#pragma unroll
-    for (int i = 0; i < kALoads; ++i) {
-      const int f = tid + i * kThreads;
-      ra[i] = load4_range<kVec>(A, M, K, k_end, row0 + f / kAQuads, k0 + 4 * (f % kAQuads));
-    }
-#pragma unroll
-    for (int i = 0; i < kBLoads; ++i) {
-      const int f = tid + i * kThreads;
-      const int k = k0 + f / kBQuads;
-      const int n = col0 + 4 * (f % kBQuads);
-      if constexpr (kVec) {
-        const bool inside = k < k_end && n < N;
-        cp_async16(&Bs[buf][f / kBQuads][4 * (f % kBQuads)],
-                   inside ? B + static_cast<std::size_t>(k) * N + n : B, inside);
-      } else {
-        rb[i] = k < k_end ? load4_range<false>(B, K, N, N, k, n) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      }
-    }
-    if constexpr (kVec) cp_async_commit();
+    a_tile.load(A, M, K, k_end, row0, k0, As[buf], tid);
+    b_tile.load(B, N, K, k_end, col0, k0, Bs[buf], tid);
+    if constexpr (kAsync) cp_async_commit();
   };
   auto store_tiles = [&](int buf) {
-#pragma unroll
-    for (int i = 0; i < kALoads; ++i) {
-      const int f = tid + i * kThreads;
-      const int m = f / kAQuads;
-      const int k = 4 * (f % kAQuads);
-      As[buf][k + 0][m] = ra[i].x;
-      As[buf][k + 1][m] = ra[i].y;
-      As[buf][k + 2][m] = ra[i].z;
-      As[buf][k + 3][m] = ra[i].w;
-    }
-    if constexpr (kVec) {
-      cp_async_wait_all();
-    } else {
-#pragma unroll
-      for (int i = 0; i < kBLoads; ++i) {
-        const int f = tid + i * kThreads;
-        *reinterpret_cast<float4*>(&Bs[buf][f / kBQuads][4 * (f % kBQuads)]) = rb[i];
-      }
-    }
+    a_tile.store(As[buf], tid);
+    b_tile.store(Bs[buf], tid);
+    if constexpr (kAsync) cp_async_wait_all();
   };
 
   const int warp = tid / 32;
@@ -247,17 +275,29 @@ __global__ void __launch_bounds__(Config<WarpsM, WarpsN>::kThreads, Config<Warps
 }
 
 // Launches one configuration over a grid of (N tiles, M tiles, slices).
-template <int WarpsM, int WarpsN, int BK, bool kPartial>
+template <int WarpsM, int WarpsN, int BK, bool kPartial, bool kTA = false, bool kTB = false>
 cudaError_t launch_tile(const Args& args, int slices, bool vec, cudaStream_t stream) {
   using Cfg = Config<WarpsM, WarpsN>;
   const dim3 grid(static_cast<unsigned>((args.N + Cfg::kBN - 1) / Cfg::kBN),
                   static_cast<unsigned>((args.M + Cfg::kBM - 1) / Cfg::kBM), static_cast<unsigned>(slices));
   if (vec) {
-    tile_kernel<WarpsM, WarpsN, BK, true, kPartial><<<grid, Cfg::kThreads, 0, stream>>>(args);
+    tile_kernel<WarpsM, WarpsN, BK, true, kPartial, kTA, kTB><<<grid, Cfg::kThreads, 0, stream>>>(args);
   } else {
-    tile_kernel<WarpsM, WarpsN, BK, false, kPartial><<<grid, Cfg::kThreads, 0, stream>>>(args);
+    tile_kernel<WarpsM, WarpsN, BK, false, kPartial, kTA, kTB><<<grid, Cfg::kThreads, 0, stream>>>(args);
   }
   return cudaGetLastError();
+}
+
+// The same for a runtime layout (the four instantiations).
+template <int WarpsM, int WarpsN, int BK, bool kPartial>
+cudaError_t launch_tile(Layout layout, const Args& args, int slices, bool vec, cudaStream_t stream) {
+  switch (layout) {
+    case Layout::nn: return launch_tile<WarpsM, WarpsN, BK, kPartial, false, false>(args, slices, vec, stream);
+    case Layout::nt: return launch_tile<WarpsM, WarpsN, BK, kPartial, false, true>(args, slices, vec, stream);
+    case Layout::tn: return launch_tile<WarpsM, WarpsN, BK, kPartial, true, false>(args, slices, vec, stream);
+    case Layout::tt: return launch_tile<WarpsM, WarpsN, BK, kPartial, true, true>(args, slices, vec, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace kernels::gemm::tile

@@ -1,6 +1,11 @@
 // Hopper GEMM: TMA (multicast in clusters of 2) -> 128B-swizzled shared memory ring ->
 // wgmma.mma_async -> registers -> shared memory -> TMA store (or predicated global stores).
 // Built for sm_90a only (kernels/gemm/CMakeLists.txt).
+// One kernel for bf16, f16 (K step 64 elements, wgmma m64n256k16) and tf32 (float storage,
+// K step 32 elements, m64n256k8, both operands K-major: see gemm_wgmma.hpp for the re-layout
+// of the other layouts). A stage row is 128 bytes of K in every dtype, so the ring, the
+// swizzle, the descriptors and the byte offsets below are the same; "64 k" below reads
+// "32 k" for tf32.
 //
 // Tiles and data path (one CTA per SM, persistent):
 //   block tile (BM, BN, BK) = (128, 256, 64); 384 threads = 3 warpgroups:
@@ -52,21 +57,26 @@
 #include <cuda.h>          // CUtensorMap and its enums (header only: no -lcuda)
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 
+#include "gemm/gemm_transpose.hpp"
+
 namespace kernels::gemm {
 namespace {
 
 constexpr int kBM = 128;
 constexpr int kBN = 256;
-constexpr int kBK = 64;  // 64 16-bit elements = 128 bytes, the 128B swizzle's row
+// K depth of a stage: one 128-byte row of the 128B swizzle, 64 16-bit or 32 f32 (tf32)
+// elements; every byte count below is the same for both element sizes.
+template <typename T>
+constexpr int kBK = 128 / static_cast<int>(sizeof(T));
 constexpr int kStages = 4;
 constexpr int kConsumers = 2;  // consumer warpgroups, 64 rows of the block tile each
 constexpr int kThreads = 128 * (1 + kConsumers);
-constexpr int kABytes = kBM * kBK * 2;           // 16 KB
-constexpr int kBBytes = kBN * kBK * 2;           // 32 KB
-constexpr int kStageBytes = kABytes + kBBytes;   // 48 KB
-constexpr int kBoxBytes = 64 * 64 * 2;           // one {64, 64} MN-major box, 8 KB
-// TMA-store staging of C: per consumer one (64 rows, 128 cols) half of its (64, 256) tile
-// as two swizzled {64 cols, 64 rows} boxes, 16 KB; 32 KB in all.
+constexpr int kABytes = kBM * 128;              // 16 KB: kBM rows of 128 bytes of K
+constexpr int kBBytes = kBN * 128;              // 32 KB
+constexpr int kStageBytes = kABytes + kBBytes;  // 48 KB
+constexpr int kBoxBytes = 64 * 128;             // a box of 64 rows of 128 bytes, 8 KB
+// TMA-store staging of C: per consumer two swizzled boxes of 64 rows x 128 bytes (16-bit:
+// a (64, 128) half of its (64, 256) tile, f32: a (64, 64) quarter), 16 KB; 32 KB in all.
 constexpr int kCStageBytes = 2 * kBoxBytes;
 // Ring, C staging, 1 KB of slack to align the ring to 1024 bytes, 2 * kStages mbarriers:
 // 196608 + 32768 + 1024 + 64 = 230464 bytes <= 232448 (227 KB, the sm_90 opt-in limit).
@@ -207,15 +217,17 @@ __device__ __forceinline__ void fence_acc(float (&d)[128]) {
   for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// One m64n256k16 wgmma, `TYPE` the PTX input type (bf16 or f16). 128 accumulators per
+// One wgmma of shape `SHAPE_TYPES` ("m64n256k16.f32.bf16.bf16", ...). 128 accumulators per
 // thread: the (64, 256) f32 tile of the warpgroup. Operands %128/%129: the shared-memory
-// descriptors of A and B; %130 scale-d (1: D += A*B); %131/%132 the transpose bits.
-#define HARNESS_WGMMA_M64N256K16(TYPE) \
+// descriptors of A and B; %130 scale-d (1: D += A*B); %131/%132 the transpose bits, which
+// `TAIL` names for 16-bit types and leaves out for tf32 (PTX: imm-trans-a/b exist only for
+// .f16/.bf16; tf32 operands must both be K-major).
+#define HARNESS_WGMMA_M64N256(SHAPE_TYPES, TAIL) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " " \
+      "wgmma.mma_async.sync.aligned." SHAPE_TYPES " " \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, " \
-      "%128, %129, p, 1, 1, %131, %132;\n}\n" \
+      "%128, %129, p, 1, 1" TAIL ";\n}\n" \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), \
         "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), \
@@ -250,13 +262,19 @@ __device__ __forceinline__ void fence_acc(float (&d)[128]) {
         "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
       : "l"(desc_a), "l"(desc_b), "r"(1), "n"(TA), "n"(TB))
 
+// One 32-byte K slice of a stage: m64n256k16 for 16-bit inputs, m64n256k8 for tf32 (f32
+// storage; the tensor core reads the upper 19 bits of each float, i.e. truncates the
+// mantissa to TF32's 10 bits).
 template <typename T, int TA, int TB>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a,
-                                                 uint64_t desc_b) {
+__device__ __forceinline__ void wgmma_m64n256(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    HARNESS_WGMMA_M64N256K16("bf16");
+    HARNESS_WGMMA_M64N256("m64n256k16.f32.bf16.bf16", ", %131, %132");
+  } else if constexpr (std::is_same_v<T, __half>) {
+    HARNESS_WGMMA_M64N256("m64n256k16.f32.f16.f16", ", %131, %132");
   } else {
-    HARNESS_WGMMA_M64N256K16("f16");
+    static_assert(std::is_same_v<T, float> && TA == 0 && TB == 0,
+                  "tf32 wgmma: both operands K-major, no transpose bits");
+    HARNESS_WGMMA_M64N256("m64n256k8.f32.tf32.tf32", "");
   }
 }
 
@@ -270,8 +288,32 @@ template <>
 __device__ __forceinline__ __half from_float<__half>(float x) {
   return __float2half_rn(x);
 }
+template <>
+__device__ __forceinline__ float from_float<float>(float x) {
+  return x;
+}
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(float x) { return x; }
+
+// Two adjacent elements of C as one vector (4 or 8 bytes).
+template <typename T>
+using Pair = std::conditional_t<std::is_same_v<T, __half>, __half2,
+                                std::conditional_t<std::is_same_v<T, float>, float2, __nv_bfloat162>>;
+
+// (v0, v1) -> T -> one shared-memory store of the pair at `addr`.
+template <typename T>
+__device__ __forceinline__ void st_shared_pair(uint32_t addr, float v0, float v1) {
+  if constexpr (std::is_same_v<T, float>) {
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(v0), "f"(v1) : "memory");
+  } else {
+    Pair<T> v;
+    v.x = from_float<T>(v0);
+    v.y = from_float<T>(v1);
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(*reinterpret_cast<uint32_t*>(&v))
+                 : "memory");
+  }
+}
 
 // Work unit `t` (a cluster's `cl` vertically adjacent tiles) -> (first row of the unit, first
 // column) of C, grouped raster order (see the top). units_m = ceil(tiles_m / cl).
@@ -324,7 +366,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tiles_n = (N + kBN - 1) / kBN;
   const int units_m = (tiles_m + cl - 1) / cl;  // a unit: cl vertically adjacent tiles
   const int num_units = units_m * tiles_n;
-  const int k_steps = (K + kBK - 1) / kBK;
+  constexpr int BK = kBK<T>;
+  const int k_steps = (K + BK - 1) / BK;
   const int first_unit = static_cast<int>(blockIdx.x) / cl;
   const int unit_stride = static_cast<int>(gridDim.x) / cl;
 
@@ -339,7 +382,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         unit_origin(t, units_m, tiles_n, cl, group_m, m0, n0);
         m0 += static_cast<int>(rank) * kBM;  // may be >= M: TMA fills zeros, nothing stored
         for (int ks = 0; ks < k_steps; ++ks) {
-          const int k0 = ks * kBK;
+          const int k0 = ks * BK;
           const uint32_t fb = full_bar + 8 * stage;
           mbar_wait(empty_bar + 8 * stage, phase ^ 1u);  // fresh barrier: passes at once
           mbar_expect_tx(fb, kStageBytes);  // A, own B part and the peer's multicast part
@@ -426,10 +469,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         fence_acc(acc);
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < kBK / 16; ++kk) {
+        for (int kk = 0; kk < 4; ++kk) {  // 4 slices of 32 bytes of K (k16 or tf32 k8)
           const uint64_t da = make_desc(sa + kk * kSliceA, kLboA, 1024u);
           const uint64_t db = make_desc(sb + kk * kSliceB, kLboB, 1024u);
-          wgmma_m64n256k16<T, kTnspA, kTnspB>(acc, da, db);
+          wgmma_m64n256<T, kTnspA, kTnspB>(acc, da, db);
         }
         wgmma_commit();
         // The previous K step's wgmma group is done once at most this one is pending:
@@ -450,48 +493,47 @@ __global__ void __launch_bounds__(kThreads, 1)
       // Epilogue. Accumulator j of this thread (m64nNk16 f32 fragment layout):
       //   row = 16 warp + lane / 4 + 8 ((j / 2) % 2), col = 8 (j / 4) + 2 (lane % 4) + j % 2.
       if (tma_store) {
-        // Two halves of 128 columns: alpha * acc -> T pairs -> this consumer's 16 KB
-        // staging buffer (two {64 col, 64 row} boxes, 128B-swizzled as the map says: the
+        // Passes of two 128-byte-wide boxes (16-bit: 2 passes of 128 columns, {64 col, 64 row}
+        // boxes; f32: 4 passes of 64 columns, {32 col, 64 row} boxes): alpha * acc -> T
+        // pairs -> this consumer's 16 KB staging buffer, 128B-swizzled as the map says (the
         // 16-byte chunk ch of row r sits at chunk ch ^ (r % 8), so the 8 rows a warp store
-        // touches hit 8 different chunks = 32 different banks) -> one thread issues the
-        // TMA stores, which run on while the next tile's mainloop starts.
-        using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+        // touches spread over all 32 banks: one wavefront per 128 bytes stored) -> one thread
+        // issues the TMA stores, which run on while the next tile's mainloop starts.
+        constexpr int kBoxCols = 128 / static_cast<int>(sizeof(T));  // 64 or 32
+        constexpr int kPassCols = 2 * kBoxCols;
+        constexpr int kGroups = kPassCols / 8;  // 8-column accumulator groups per pass
         const bool leader = (tid % 128) == 0;
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
+        for (int pass = 0; pass < kBN / kPassCols; ++pass) {
           if (leader) bulk_wait_read();  // the previous store has read the buffer
           named_bar_sync(1 + c, 128);
 #pragma unroll
-          for (int jl = 0; jl < 16; ++jl) {
-            const int j8 = 16 * half + jl;
-            const uint32_t box = my_cstage + static_cast<uint32_t>(jl / 8) * kBoxBytes;
+          for (int jl = 0; jl < kGroups; ++jl) {
+            const int j8 = kGroups * pass + jl;
+            const int col = 8 * jl + 2 * (lane % 4);  // inside the pass
+            const uint32_t box = my_cstage + static_cast<uint32_t>(col / kBoxCols) * kBoxBytes;
+            const int byte = (col % kBoxCols) * static_cast<int>(sizeof(T));  // inside the row
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               const int r = 16 * warp + lane / 4 + 8 * h;  // row inside the 64-row slab
               const uint32_t addr = box + static_cast<uint32_t>(r) * 128u +
-                                    static_cast<uint32_t>(((jl % 8) ^ (r % 8)) * 16) +
-                                    static_cast<uint32_t>(4 * (lane % 4));
-              T2 v;
-              v.x = from_float<T>(alpha * acc[4 * j8 + 2 * h]);
-              v.y = from_float<T>(alpha * acc[4 * j8 + 2 * h + 1]);
-              asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr),
-                           "r"(*reinterpret_cast<uint32_t*>(&v))
-                           : "memory");
+                                    static_cast<uint32_t>(((byte / 16) ^ (r % 8)) * 16 + byte % 16);
+              st_shared_pair<T>(addr, alpha * acc[4 * j8 + 2 * h], alpha * acc[4 * j8 + 2 * h + 1]);
             }
           }
           fence_proxy_async();
           named_bar_sync(1 + c, 128);
           if (leader) {
-            tma_store_2d(&map_c, my_cstage, n0 + 128 * half, m0 + 64 * c);
-            tma_store_2d(&map_c, my_cstage + kBoxBytes, n0 + 128 * half + 64, m0 + 64 * c);
+            tma_store_2d(&map_c, my_cstage, n0 + kPassCols * pass, m0 + 64 * c);
+            tma_store_2d(&map_c, my_cstage + kBoxBytes, n0 + kPassCols * pass + kBoxCols, m0 + 64 * c);
             bulk_commit();
           }
         }
         continue;
       }
       const int row_base = m0 + 64 * c + 16 * warp + lane / 4;
-      // Column pairs are 4-byte aligned when N is even and C is.
-      const bool pairs = (N % 2) == 0 && (reinterpret_cast<uintptr_t>(C) % 4) == 0;
+      // Column pairs are aligned vectors when N is even and C is aligned to a pair.
+      const bool pairs = (N % 2) == 0 && (reinterpret_cast<uintptr_t>(C) % sizeof(Pair<T>)) == 0;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = row_base + 8 * h;
@@ -503,14 +545,13 @@ __global__ void __launch_bounds__(kThreads, 1)
           float v0 = alpha * acc[4 * j8 + 2 * h];
           float v1 = alpha * acc[4 * j8 + 2 * h + 1];
           if (pairs && col + 1 < N) {
-            using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
-            T2* p = reinterpret_cast<T2*>(crow + col);
+            Pair<T>* p = reinterpret_cast<Pair<T>*>(crow + col);
             if (beta != 0.f) {
-              const T2 old = *p;
+              const Pair<T> old = *p;
               v0 += beta * to_float(old.x);
               v1 += beta * to_float(old.y);
             }
-            T2 out;
+            Pair<T> out;
             out.x = from_float<T>(v0);
             out.y = from_float<T>(v1);
             *p = out;
@@ -552,12 +593,13 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
   return fn;
 }
 
-// Row-major (rows, cols) matrix with leading dimension `cols`, boxes of
-// {box_cols, box_rows} elements, 128B swizzle, zero fill out of bounds.
+// Row-major (rows, cols) matrix with leading dimension `ld` elements (2 bytes each, 4 for
+// FLOAT32), boxes of {box_cols, box_rows} elements, 128B swizzle, zero fill out of bounds.
 bool encode_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int rows, int cols,
-                int box_cols, int box_rows) {
+                int ld, int box_cols, int box_rows) {
+  const cuuint64_t elem = type == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ? 4 : 2;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};  // bytes, dim 1
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * elem};  // bytes, dim 1
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t elem_strides[2] = {1, 1};
   return encode_fn()(map, type, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
@@ -570,10 +612,10 @@ bool encode_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int
 // box, type), so a hit can never be stale, even when memory is freed and reallocated at
 // the same address. 32 slots, replaced round robin; a mutex makes it thread-safe.
 bool cached_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int rows, int cols,
-                int box_cols, int box_rows) {
+                int ld, int box_cols, int box_rows) {
   struct Slot {
     const void* ptr = nullptr;
-    int rows = 0, cols = 0, box_cols = 0, box_rows = 0;
+    int rows = 0, cols = 0, ld = 0, box_cols = 0, box_rows = 0;
     CUtensorMapDataType type{};
     CUtensorMap map{};
   };
@@ -582,37 +624,41 @@ bool cached_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int
   static std::size_t next = 0;
   std::lock_guard<std::mutex> lock(mu);
   for (const Slot& s : slots) {
-    if (s.ptr == ptr && s.rows == rows && s.cols == cols && s.box_cols == box_cols &&
+    if (s.ptr == ptr && s.rows == rows && s.cols == cols && s.ld == ld && s.box_cols == box_cols &&
         s.box_rows == box_rows && s.type == type) {
       *map = s.map;
       return true;
     }
   }
-  if (!encode_map(map, type, ptr, rows, cols, box_cols, box_rows)) return false;
+  if (!encode_map(map, type, ptr, rows, cols, ld, box_cols, box_rows)) return false;
   Slot& s = slots[next];
   next = (next + 1) % slots.size();
-  s = Slot{ptr, rows, cols, box_cols, box_rows, type, *map};
+  s = Slot{ptr, rows, cols, ld, box_cols, box_rows, type, *map};
   return true;
 }
 
+// lda, ldb: leading dimensions of the stored A and B (elements; the tf32 path passes the
+// padded ones of its workspace copies).
 template <typename T, bool TA, bool TB>
-cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, const T* B, float beta,
-                         T* C, cudaStream_t stream, CUtensorMapDataType type,
+cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, const T* B, int ldb,
+                         float beta, T* C, cudaStream_t stream, CUtensorMapDataType type,
                          const GemmWgmmaTuning& tuning) {
+  constexpr int BK = kBK<T>;
   const int cl = tuning.cluster_m == 2 ? 2 : 1;
   auto map_of = tuning.cache_maps ? cached_map : encode_map;
   CUtensorMap map_a;
   CUtensorMap map_b;
   CUtensorMap map_c{};
-  const bool ok_a = TA ? map_of(&map_a, type, A, K, M, 64, 64)              // A (K, M)
-                       : map_of(&map_a, type, A, M, K, 64, kBM);            // A (M, K)
-  const bool ok_b = TB ? map_of(&map_b, type, B, N, K, 64, kBN / cl)        // B (N, K)
-                       : map_of(&map_b, type, B, K, N, 64, 64);             // B (K, N)
+  const bool ok_a = TA ? map_of(&map_a, type, A, K, M, lda, 64, 64)         // A (K, M)
+                       : map_of(&map_a, type, A, M, K, lda, BK, kBM);       // A (M, K)
+  const bool ok_b = TB ? map_of(&map_b, type, B, N, K, ldb, BK, kBN / cl)   // B (N, K)
+                       : map_of(&map_b, type, B, K, N, ldb, 64, 64);        // B (K, N)
   if (!ok_a || !ok_b) return cudaErrorInvalidValue;
   // The TMA store needs 16-byte row strides and base; beta != 0 reads C (direct path).
-  const bool tma_store = tuning.tma_store && beta == 0.f && N % 8 == 0 &&
+  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
+  const bool tma_store = tuning.tma_store && beta == 0.f && N % kPerChunk == 0 &&
                          reinterpret_cast<uintptr_t>(C) % 16 == 0 &&
-                         map_of(&map_c, type, C, M, N, 64, 64);  // C (M, N): {64 n, 64 m}
+                         map_of(&map_c, type, C, M, N, N, BK, 64);  // C (M, N): {128 B of n, 64 m}
 
   int device = 0;
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
@@ -678,22 +724,24 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
     return cudaErrorInvalidValue;
   int device = 0;
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (gemm_wgmma_unsupported(device, a_trans, b_trans, M, N, K, 2) != nullptr)
+  if (gemm_wgmma_unsupported(device, a_trans, b_trans, M, N, K, static_cast<int>(sizeof(T))) != nullptr)
     return cudaErrorNotSupported;
+  const int lda = a_trans ? M : K, ldb = b_trans ? K : N;
   if (!a_trans && !b_trans)
-    return launch_typed<T, false, false>(M, N, K, alpha, A, B, beta, C, stream, type, tuning);
+    return launch_typed<T, false, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning);
   if (!a_trans && b_trans)
-    return launch_typed<T, false, true>(M, N, K, alpha, A, B, beta, C, stream, type, tuning);
+    return launch_typed<T, false, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning);
   if (a_trans && !b_trans)
-    return launch_typed<T, true, false>(M, N, K, alpha, A, B, beta, C, stream, type, tuning);
-  return launch_typed<T, true, true>(M, N, K, alpha, A, B, beta, C, stream, type, tuning);
+    return launch_typed<T, true, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning);
+  return launch_typed<T, true, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning);
 }
 
 }  // namespace
 
 const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M, int N, int K,
                                    int elem_bytes) {
-  if (elem_bytes != 2) return "wgmma kernel takes 16-bit inputs only (bf16, f16)";
+  if (elem_bytes != 2 && elem_bytes != 4)
+    return "wgmma kernel takes 16-bit inputs (bf16, f16) or f32 storage with tf32 math";
   if (M < 1 || N < 1 || K < 1) return "M, N, K must be >= 1";
   int major = 0;
   int minor = 0;
@@ -704,12 +752,14 @@ const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M
   }
   if (major != 9 || minor != 0)
     return "not Hopper: wgmma needs compute capability 9.0 (built for sm_90a only)";
+  if (encode_fn() == nullptr) return "cuTensorMapEncodeTiled unavailable from the driver";
+  // tf32: any operand that is not K-major with 16-byte rows is rewritten into the workspace.
+  if (elem_bytes == 4) return nullptr;
   // TMA: the byte stride between stored rows must be a multiple of 16.
   if (!a_trans && K % 8 != 0) return "alignment: TMA needs 16-byte aligned row strides (A 'n': K % 8 != 0)";
   if (a_trans && M % 8 != 0) return "alignment: TMA needs 16-byte aligned row strides (A 't': M % 8 != 0)";
   if (b_trans && K % 8 != 0) return "alignment: TMA needs 16-byte aligned row strides (B 't': K % 8 != 0)";
   if (!b_trans && N % 8 != 0) return "alignment: TMA needs 16-byte aligned row strides (B 'n': N % 8 != 0)";
-  if (encode_fn() == nullptr) return "cuTensorMapEncodeTiled unavailable from the driver";
   return nullptr;
 }
 
@@ -726,6 +776,84 @@ cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, floa
                            cudaStream_t stream, const GemmWgmmaTuning& tuning) {
   return launch(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream,
                 CU_TENSOR_MAP_DATA_TYPE_FLOAT16, tuning);
+}
+
+// ---- tf32 -----------------------------------------------------------------------------------
+// wgmma reads tf32 operands only K-major (no transpose bits), and TMA needs 16-byte row
+// strides and bases. An operand that is K-major (A 'n' (M, K), B 't' (N, K)) with K % 4 == 0
+// and a 16-byte aligned base is read in place; any other is first rewritten into the
+// workspace as a K-major (rows, K) matrix with leading dimension kpad = round_up(K, 4):
+// transposed (A 't' (K, M) -> (M, K), B 'n' (K, N) -> (N, K): gemm_transpose_f32) or copied
+// row by row (cudaMemcpy2DAsync: only the stride or the base was misaligned). The pad
+// columns are never read (the tensor map's width is K). The rewrite runs on `stream` before
+// the GEMM and is part of whatever the caller times.
+
+namespace {
+
+long long tf32_kpad(int K) { return (static_cast<long long>(K) + 3) / 4 * 4; }
+
+bool tf32_in_place(bool k_major, int K, const void* p) {
+  return k_major && K % 4 == 0 && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+// One operand of `rows` K-major rows: in place, or rewritten at `dst` (see above).
+cudaError_t tf32_prepare(bool k_major, int rows, int K, const float* src, float* dst,
+                         const float** out, int* ld, cudaStream_t stream) {
+  if (tf32_in_place(k_major, K, src)) {
+    *out = src;
+    *ld = K;
+    return cudaSuccess;
+  }
+  const int kpad = static_cast<int>(tf32_kpad(K));
+  *out = dst;
+  *ld = kpad;
+  if (!k_major) return gemm_transpose_f32(K, rows, src, rows, dst, kpad, stream);  // (K, rows) -> (rows, K)
+  return cudaMemcpy2DAsync(dst, static_cast<size_t>(kpad) * sizeof(float), src,
+                           static_cast<size_t>(K) * sizeof(float), static_cast<size_t>(K) * sizeof(float),
+                           static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, stream);
+}
+
+std::size_t tf32_bytes(bool k_major, int rows, int K, const void* p) {
+  return tf32_in_place(k_major, K, p) ? 0
+                                      : static_cast<std::size_t>(rows) * static_cast<std::size_t>(tf32_kpad(K)) *
+                                            sizeof(float);
+}
+
+}  // namespace
+
+std::size_t gemm_wgmma_tf32_workspace_bytes(bool a_trans, bool b_trans, int M, int N, int K,
+                                            const float* A, const float* B) {
+  if (M < 1 || N < 1 || K < 1) return 0;
+  return tf32_bytes(!a_trans, M, K, A) + tf32_bytes(b_trans, N, K, B);
+}
+
+cudaError_t gemm_wgmma_tf32(bool a_trans, bool b_trans, int M, int N, int K, float alpha, const float* A,
+                            const float* B, float beta, float* C, void* workspace, std::size_t workspace_bytes,
+                            cudaStream_t stream, const GemmWgmmaTuning& tuning) {
+  if (M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr)
+    return cudaErrorInvalidValue;
+  if ((tuning.cluster_m != 1 && tuning.cluster_m != 2) || tuning.max_ctas < 0 || tuning.group_m < 1)
+    return cudaErrorInvalidValue;
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (gemm_wgmma_unsupported(device, a_trans, b_trans, M, N, K, 4) != nullptr) return cudaErrorNotSupported;
+  const std::size_t a_bytes = tf32_bytes(!a_trans, M, K, A);
+  const std::size_t need = a_bytes + tf32_bytes(b_trans, N, K, B);
+  if (need > 0 && (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % 16 != 0 ||
+                   workspace_bytes < need))
+    return cudaErrorInvalidValue;
+  auto* ws = static_cast<float*>(workspace);
+  const float* a = nullptr;
+  const float* b = nullptr;
+  int lda = 0, ldb = 0;
+  if (cudaError_t e = tf32_prepare(!a_trans, M, K, A, ws, &a, &lda, stream); e != cudaSuccess) return e;
+  // a_bytes is a multiple of 16 (rows of kpad floats): B's copy starts aligned too.
+  if (cudaError_t e = tf32_prepare(b_trans, N, K, B, ws == nullptr ? nullptr : ws + a_bytes / sizeof(float), &b,
+                                   &ldb, stream);
+      e != cudaSuccess)
+    return e;
+  return launch_typed<float, false, true>(M, N, K, alpha, a, lda, b, ldb, beta, C, stream,
+                                          CU_TENSOR_MAP_DATA_TYPE_FLOAT32, tuning);
 }
 
 }  // namespace kernels::gemm

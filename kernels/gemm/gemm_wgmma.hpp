@@ -1,6 +1,7 @@
 #pragma once
 // Hopper (sm_90a) tensor-core GEMM: TMA loads, wgmma.mma_async, warp specialization and a
-// persistent tile scheduler. 16-bit inputs and output, f32 accumulation:
+// persistent tile scheduler. 16-bit inputs and output, or f32 storage with tf32 math
+// (gemm_wgmma_tf32); f32 accumulation:
 //
 //   C (M, N) = alpha * op(A) (M, K) * op(B) (K, N) + beta * C, C row-major (leading dim N)
 //
@@ -10,10 +11,27 @@
 // All four layouts run: K-major operands (A 'n', B 't') natively, M/N-major ones (A 't',
 // B 'n') through wgmma's transpose bits, which exist for 16-bit types.
 //
+// tf32 (gemm_wgmma_tf32): A, B, C float; wgmma m64n256k8.f32.tf32.tf32, the tensor core
+// using the upper 19 bits of each float (TF32's 10 mantissa bits: truncation, where the mma
+// kernel and the cpu reference round to nearest -- the gemm problem's tf32 tolerance covers
+// the difference). PTX allows the transpose bits only for 16-bit types, so both tf32
+// operands must be K-major in shared memory. Per layout:
+//   nt  A (M, K), B (N, K): both K-major, read in place by TMA (K % 4 == 0);
+//   nn  B (K, N) is transposed into the workspace as (N, K) first;
+//   tn  A (K, M) is transposed into the workspace as (M, K) first;
+//   tt  both.
+// The transposes (gemm_transpose_f32, 8 bytes of traffic per element) run on the same
+// stream inside the call, so a timing of the call includes them: at 8192^3 one 8192^2
+// operand is 512 MB of traffic, ~0.15 ms at ~3.5 TB/s, against ~3 ms of GEMM. A K-major
+// operand whose rows are not 16-byte aligned (K % 4 != 0) or whose base is not is copied
+// row by row to a padded leading dimension (cudaMemcpy2DAsync) instead, so every shape
+// runs. The rewritten operands have leading dimension kpad = round_up(K, 4).
+//
 // beta == 0: C is written only, never read (BLAS semantics).
 //
 // Constraints (gemm_wgmma_unsupported says which one fails): a device of compute capability
-// 9.0 (the kernel is built for sm_90a only); 2-byte elements; M, N, K >= 1; the tensor
+// 9.0 (the kernel is built for sm_90a only); 2-byte elements (or 4: tf32, no alignment
+// constraint); M, N, K >= 1; the tensor
 // memory accelerator (TMA) needs 16-byte aligned row strides, so the stored leading
 // dimension of A and of B (K for A 'n' and B 't', M for A 't', N for B 'n') must be a
 // multiple of 8 elements. C has no alignment constraint (the epilogue stores are
@@ -23,6 +41,8 @@
 // The launch functions are asynchronous on `stream`, allocate nothing, and return
 // cudaErrorInvalidValue for bad arguments, cudaErrorNotSupported for a case
 // gemm_wgmma_unsupported rejects, else the launch status.
+#include <cstddef>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
@@ -62,7 +82,7 @@ struct GemmWgmmaTuning {
 };
 
 // nullptr when gemm_wgmma_* can run this case on `device`, else the reason (a static
-// string). elem_bytes: size of one input element (2 for bf16 and f16).
+// string). elem_bytes: size of one input element (2 for bf16 and f16, 4 for tf32).
 const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M, int N, int K,
                                    int elem_bytes);
 
@@ -75,5 +95,18 @@ cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, floa
                            const __half* A, const __half* B, float beta, __half* C,
                            cudaStream_t stream,
                            const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
+
+// Workspace bytes gemm_wgmma_tf32 needs (the rewritten operands, see the top): rows * kpad
+// floats for each operand that is not read in place; 0 for layout nt with K % 4 == 0. A, B:
+// the operands (only their alignment is read); nullptr assumes 16-byte aligned.
+std::size_t gemm_wgmma_tf32_workspace_bytes(bool a_trans, bool b_trans, int M, int N, int K,
+                                            const float* A = nullptr, const float* B = nullptr);
+
+// tf32 math on float storage. `workspace` (16-byte aligned) must hold
+// gemm_wgmma_tf32_workspace_bytes(...) bytes; cudaErrorInvalidValue if it is needed and
+// missing or too small.
+cudaError_t gemm_wgmma_tf32(bool a_trans, bool b_trans, int M, int N, int K, float alpha, const float* A,
+                            const float* B, float beta, float* C, void* workspace, std::size_t workspace_bytes,
+                            cudaStream_t stream, const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
 
 }  // namespace kernels::gemm

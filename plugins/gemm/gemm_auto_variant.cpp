@@ -4,6 +4,7 @@
 //   gemv    the GEMV kernels (M == 1 or N == 1 only)
 // Each records its choice as the result's config ("splitk tile=64x64 splits=31"), so a
 // report says which kernel ran; the workspace (split-K panels) comes from the harness.
+// Every layout (nn, nt, tn, tt): the kernels read transposed operands in place.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "gemm/gemm_auto.hpp"
+#include "gemm_params.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/registry.hpp"
 
@@ -18,26 +20,26 @@ namespace {
 
 namespace kg = kernels::gemm;
 
-using ChooseFn = kg::AutoChoice (*)(int, int, int, int);
+using ChooseFn = kg::AutoChoice (*)(kg::Layout, int, int, int, int);
 
 struct Dims {
   int M, N, K;
+  kg::Layout layout;
   explicit Dims(const harness::Params& p)
-      : M(static_cast<int>(p.get_int("M"))), N(static_cast<int>(p.get_int("N"))), K(static_cast<int>(p.get_int("K"))) {}
+      : M(static_cast<int>(p.get_int("M"))), N(static_cast<int>(p.get_int("N"))), K(static_cast<int>(p.get_int("K"))),
+        layout(plugins::gemm::layout_param(p)) {}
 };
 
-// These kernels are FP32 with both operands as stored (no transposes): when the problem
-// has dtype / layout parameters, other values skip.
-std::optional<std::string> fp32_nn(const harness::Params& p) {
+// These kernels are FP32 (every layout): when the problem has a dtype parameter, other
+// values skip.
+std::optional<std::string> fp32_only(const harness::Params& p) {
   if (p.has("dtype") && p.get_string("dtype") != "f32")
     return fmt::format("FP32 kernel: dtype {} is not f32", p.get_string("dtype"));
-  if (p.has("layout") && p.get_string("layout") != "nn")
-    return fmt::format("reads A and B as stored: layout {} is not nn", p.get_string("layout"));
   return std::nullopt;
 }
 
 std::optional<std::string> gemv_constraint(const harness::Params& p) {
-  if (auto why = fp32_nn(p)) return why;
+  if (auto why = fp32_only(p)) return why;
   const Dims d(p);
   if (d.M != 1 && d.N != 1) return fmt::format("gemv: needs M == 1 or N == 1 (M={} N={})", d.M, d.N);
   return std::nullopt;
@@ -45,12 +47,12 @@ std::optional<std::string> gemv_constraint(const harness::Params& p) {
 
 kg::AutoChoice choice_at(ChooseFn choose, const harness::Params& p) {
   const Dims d(p);
-  return choose(d.M, d.N, d.K, kg::current_sm_count());
+  return choose(d.layout, d.M, d.N, d.K, kg::current_sm_count());
 }
 
 void launch_with(ChooseFn choose, harness::LaunchContext& ctx) {
   const Dims d(*ctx.params);
-  const kg::AutoChoice c = choose(d.M, d.N, d.K, kg::current_sm_count());
+  const kg::AutoChoice c = choose(d.layout, d.M, d.N, d.K, kg::current_sm_count());
   const std::size_t bytes = kg::auto_workspace_bytes(c, d.M, d.N, d.K);
   void* workspace = bytes > 0 ? ctx.workspace->get(0, bytes) : nullptr;
   HARNESS_CUDA(kg::gemm_auto(c, d.M, d.N, d.K, static_cast<float>(ctx.param_float("alpha")), ctx.in<float>("A"),
@@ -80,10 +82,13 @@ const bool kRegistered = [] {
   add("auto",
       "FP32 by shape: GEMV (M or N = 1), rank-1 (K = 1), deterministic split-K (tiles < SMs, K >= 256), "
       "else the coarsened tile sized to fill the SMs (128x128, 128x64, 64x64; 32x64 for M <= 32)",
-      kg::choose_auto, fp32_nn);
+      kg::choose_auto, fp32_only);
   add("splitk", "deterministic split-K: coarsened-tile partials per K slice into a workspace, then a reduce",
-      kg::choose_splitk, fp32_nn);
-  add("gemv", "GEMV: warp per row of A (N = 1), 128-column blocks over K slices (M = 1)", kg::choose_gemv,
+      kg::choose_splitk, fp32_only);
+  add("gemv",
+      "GEMV (M = 1 or N = 1): warp per row of a K-contiguous matrix operand (A 'n' for N = 1, B 't' for M = 1), "
+      "else 128-column blocks over K slices",
+      kg::choose_gemv,
       gemv_constraint);
   return true;
 }();

@@ -187,10 +187,28 @@ void launch_mma(harness::LaunchContext& ctx) {
   HARNESS_CUDA(kernels::gemm::gemm_mma(a.dtype, a.layout, a.M, a.N, a.K, a.alpha, a.A, a.B, a.beta, a.C, ctx.stream));
 }
 
+// wgmma's tf32 workspace: the operands it rewrites K-major (kernels/gemm/gemm_wgmma.hpp:
+// layouts other than nt, or K % 4 != 0); none for bf16 and f16.
+std::size_t wgmma_workspace(const harness::Params& p) {
+  if (dtype_param(p) != TcDType::tf32) return 0;
+  const Shape s(p);
+  const kernels::gemm::Layout l = layout_param(p);
+  return kernels::gemm::gemm_wgmma_tf32_workspace_bytes(kernels::gemm::a_transposed(l), kernels::gemm::b_transposed(l),
+                                                        static_cast<int>(s.M), static_cast<int>(s.N),
+                                                        static_cast<int>(s.K));
+}
+
 void launch_wgmma(harness::LaunchContext& ctx) {
   const AnyArgs a(ctx);
   const bool at = kernels::gemm::a_transposed(a.layout), bt = kernels::gemm::b_transposed(a.layout);
-  if (a.dtype == TcDType::bf16)
+  if (a.dtype == TcDType::tf32) {
+    const auto* A = static_cast<const float*>(a.A);
+    const auto* B = static_cast<const float*>(a.B);
+    const std::size_t bytes = kernels::gemm::gemm_wgmma_tf32_workspace_bytes(at, bt, a.M, a.N, a.K, A, B);
+    void* workspace = bytes > 0 ? ctx.workspace->get(0, bytes) : nullptr;
+    HARNESS_CUDA(kernels::gemm::gemm_wgmma_tf32(at, bt, a.M, a.N, a.K, a.alpha, A, B, a.beta,
+                                                static_cast<float*>(a.C), workspace, bytes, ctx.stream));
+  } else if (a.dtype == TcDType::bf16)
     HARNESS_CUDA(kernels::gemm::gemm_wgmma_bf16(at, bt, a.M, a.N, a.K, a.alpha, static_cast<const __nv_bfloat16*>(a.A),
                                                 static_cast<const __nv_bfloat16*>(a.B), a.beta,
                                                 static_cast<__nv_bfloat16*>(a.C), ctx.stream));
@@ -215,12 +233,13 @@ std::optional<std::string> mma_constraint(const harness::Params& p) {
   return plugins::gemm::dtype_supported(p, kernels::gemm::kMmaMinComputeCapability);
 }
 
-// wgmma: Hopper only (sm_90a machine code), 16-bit inputs, TMA's 16-byte row strides; the
-// kernel says which condition fails (kernels/gemm/gemm_wgmma.hpp).
+// wgmma: Hopper only (sm_90a machine code); bf16/f16 (TMA's 16-byte row strides) or tf32
+// (any shape: operands that are not K-major are rewritten first); the kernel says which
+// condition fails (kernels/gemm/gemm_wgmma.hpp).
 std::optional<std::string> wgmma_constraint(const harness::Params& p) {
   const TcDType d = dtype_param(p);
-  if (d != TcDType::bf16 && d != TcDType::f16)
-    return fmt::format("wgmma: bf16 and f16 only (dtype {})", kernels::gemm::to_string(d));
+  if (d == TcDType::f32)
+    return std::string("wgmma: tensor cores have no FP32 path (use dtype tf32 for FP32 storage)");
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -230,7 +249,8 @@ std::optional<std::string> wgmma_constraint(const harness::Params& p) {
   const kernels::gemm::Layout l = layout_param(p);
   if (const char* why = kernels::gemm::gemm_wgmma_unsupported(device, kernels::gemm::a_transposed(l),
                                                                kernels::gemm::b_transposed(l), static_cast<int>(s.M),
-                                                               static_cast<int>(s.N), static_cast<int>(s.K), 2))
+                                                               static_cast<int>(s.N), static_cast<int>(s.K),
+                                                               kernels::gemm::element_bytes(d)))
     return fmt::format("wgmma: {}", why);
   return std::nullopt;
 }
@@ -268,11 +288,12 @@ HARNESS_REGISTER_VARIANT_IF(gemm, mma, cuda,
                             "cp.async stages of 128 B of K, double-buffered fragments; tile by shape: 128x256 "
                             "(64x64 warps), 128x128 or 64x64; every layout, any size",
                             launch_mma, mma_constraint);
-HARNESS_REGISTER_VARIANT_IF(gemm, wgmma, cuda,
-                            "Hopper: TMA loads into 128B-swizzled smem, wgmma m64n256k16, 1 producer + 2 consumer "
-                            "warpgroups, 4-stage mbarrier ring, persistent grid, TMA-store epilogue; bf16/f16, every "
-                            "layout, row strides multiple of 8",
-                            launch_wgmma, wgmma_constraint);
+HARNESS_REGISTER_VARIANT_FULL(gemm, wgmma, cuda,
+                              "Hopper: TMA loads into 128B-swizzled smem, wgmma m64n256k16 (tf32: k8), 1 producer + 2 "
+                              "consumer warpgroups, 4-stage mbarrier ring, persistent grid, TMA-store epilogue; bf16/f16 "
+                              "every layout, row strides multiple of 8; tf32 any shape, nt in place, other layouts "
+                              "transpose the non-K-major operand into the workspace first (timed with the GEMM)",
+                              launch_wgmma, wgmma_constraint, wgmma_workspace);
 HARNESS_REGISTER_VARIANT_IF(gemm, cpu, cpu,
                             "host reference: double accumulation on the rounded inputs (tf32: rounded to TF32), "
                             "blocked, all hardware threads; every dtype and layout",

@@ -79,8 +79,9 @@ std::vector<float> download(const DeviceBuffer<float>& b) {
   return h;
 }
 
-// flash: the FP32 SIMT kernels; tf32x3: the same algorithm with 3xTF32 tensor-core products.
-enum class Kind { naive, flash, tf32x3 };
+// flash: the FP32 SIMT kernels; tf32x3: the same algorithm with 3xTF32 tensor-core products
+// (tf32x3_k32: its forward at 32-key tiles).
+enum class Kind { naive, flash, tf32x3, tf32x3_k32 };
 
 // Runs a forward kernel on poisoned outputs; device buffers of O and LSE are kept in
 // `o`, `lse` for a backward run.
@@ -93,9 +94,9 @@ Forward gpu_forward(Problem& p, Kind kind, DeviceBuffer<float>& o, DeviceBuffer<
     EXPECT_EQ(attn::flash_forward(p.s, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
                                   lse.data(), nullptr),
               cudaSuccess);
-  } else if (kind == Kind::tf32x3) {
+  } else if (kind == Kind::tf32x3 || kind == Kind::tf32x3_k32) {
     EXPECT_EQ(attn::flash_forward_tf32x3(p.s, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
-                                         lse.data(), nullptr),
+                                         lse.data(), nullptr, kind == Kind::tf32x3_k32 ? 32 : 0),
               cudaSuccess);
   } else {
     DeviceBuffer<float> ws(attn::naive_forward_workspace_bytes(p.s) / sizeof(float));
@@ -280,7 +281,9 @@ TEST(AttentionGpu, Tf32x3ForwardMatchesCpuAtOddSizes) {
       for (bool causal : {false, true})
         for (int hkv : {4, 2, 1}) {
           Problem p(shape(2, 4, hkv, n, d, causal, hkv == 2 ? 0.3f : 0.0f), ++seed);
-          expect_forward(gpu_forward(p, Kind::tf32x3), cpu_forward(p), p.s, "flash 3xtf32 fwd " + describe(p.s));
+          const Forward want = cpu_forward(p);
+          expect_forward(gpu_forward(p, Kind::tf32x3), want, p.s, "flash 3xtf32 fwd " + describe(p.s));
+          expect_forward(gpu_forward(p, Kind::tf32x3_k32), want, p.s, "flash 3xtf32 k32 fwd " + describe(p.s));
         }
 }
 
@@ -303,8 +306,9 @@ TEST(AttentionGpu, Tf32x3MatchesNaiveAtLongRows) {
   for (bool causal : {false, true})
     for (int d : {64, 128}) {
       Problem p(shape(1, 4, 4, 4096, d, causal), 1000 + d);
-      expect_forward(gpu_forward(p, Kind::tf32x3), gpu_forward(p, Kind::naive), p.s,
-                     "flash 3xtf32 vs naive " + describe(p.s));
+      const Forward naive = gpu_forward(p, Kind::naive);
+      expect_forward(gpu_forward(p, Kind::tf32x3), naive, p.s, "flash 3xtf32 vs naive " + describe(p.s));
+      expect_forward(gpu_forward(p, Kind::tf32x3_k32), naive, p.s, "flash 3xtf32 k32 vs naive " + describe(p.s));
       Problem pb(shape(1, 4, 2, 2048, d, causal), 1100 + d);
       expect_backward(gpu_backward(pb, Kind::tf32x3), gpu_backward(pb, Kind::naive), pb.s,
                       "flash 3xtf32 vs naive bwd " + describe(pb.s));
@@ -319,6 +323,9 @@ TEST(AttentionGpu, RejectsUnsupportedHeadDim) {
                std::invalid_argument);
   EXPECT_THROW(attn::flash_forward_tf32x3(s, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
                std::invalid_argument);
+  EXPECT_THROW(attn::flash_forward_tf32x3(shape(1, 1, 1, 16, 64, false), nullptr, nullptr, nullptr, nullptr,
+                                          nullptr, nullptr, 48),
+               std::invalid_argument);  // 48-key tiles: no such kernel
   EXPECT_THROW(attn::flash_backward_tf32x3(s, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                                            nullptr, nullptr, nullptr, nullptr),
                std::invalid_argument);

@@ -77,8 +77,11 @@ cudaError_t flash_forward(const Shape& shape, const float* q, const float* k, co
 // (x = tf32(x) + tf32(x - tf32(x)); a b from three TF32 MMAs, f32 accumulation: ~2^-21
 // relative error per product, checked at the FP32 tolerances; the method of PyTorch's FP32
 // memory-efficient SDPA on sm_80+). sm_80+, head_dim 32, 64, 128 (flash_supported).
+// key_tile: keys per tile, 32 or 64; 0 = flash_tf32x3_key_tile(head_dim) (tests and tuning
+// run both).
 cudaError_t flash_forward_tf32x3(const Shape& shape, const float* q, const float* k, const float* v,
-                                 float* o, float* lse, cudaStream_t stream);
+                                 float* o, float* lse, cudaStream_t stream, int key_tile = 0);
+int flash_tf32x3_key_tile(int head_dim);
 
 // Scratch bytes flash_backward needs: D = rowsum(dO * O), B*H*N floats.
 std::size_t flash_backward_workspace_bytes(const Shape& shape);

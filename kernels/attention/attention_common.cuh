@@ -112,10 +112,16 @@ __device__ __forceinline__ float get(const float4& v, int i) {
 struct Tf32x2 {
   std::uint32_t hi, lo;
 };
+// Both roundings are to nearest, ties away from zero (what cvt.rna.tf32.f32 does), in
+// integer arithmetic: adding 0x1000 (half a tf32 ulp) to the bits and dropping the low 13
+// bits. hi is masked (x - hi must be exact in f32); lo keeps its low bits, which the
+// .tf32 MMA does not read. Four full-rate ALU operations per element instead of two
+// conversions (cvt runs at a fraction of the FMA rate). Finite x below ~2^127 only (x
+// here: inputs, scores and probabilities).
 __device__ __forceinline__ Tf32x2 split_tf32(float x) {
   Tf32x2 r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r.hi) : "f"(x));
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r.lo) : "f"(x - __uint_as_float(r.hi)));
+  r.hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  r.lo = __float_as_uint(x - __uint_as_float(r.hi)) + 0x1000u;
   return r;
 }
 __device__ __forceinline__ void mma_tf32(float (&c)[4], std::uint32_t a0, std::uint32_t a1, std::uint32_t a2,

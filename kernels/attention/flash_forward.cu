@@ -283,21 +283,21 @@ cudaError_t launch_forward(const Shape& s, const float* q, const float* k, const
 // rows g, columns 2t, fall on 32 distinct banks), V at d + 4 (rows 2t and 2t+1, column
 // g: 8t + g and 8t + 4 + g, distinct). d = 128: 103 KB -> 2 blocks (8 warps) per SM;
 // d = 64: 54 KB -> up to 4.
-template <int kD>
+template <int kD, int kBc>
 struct Tf32Fwd {
-  static constexpr int Br = 64, Bc = 64;
+  static constexpr int Br = 64, Bc = kBc;
   static constexpr int LdQK = kD + 8, LdV = kD + 4;
   static constexpr int SmemBytes = (Br * LdQK + Bc * LdQK + Bc * LdV) * 4;
-  static constexpr int MinBlocks = kD == 128 ? 2 : 3;  // d = 128: 255 registers, 20 B spilled (ptxas)
+  static constexpr int MinBlocks = kD == 128 ? 2 : 3;
 };
 
-template <int kD>
-__global__ void __launch_bounds__(kThreads, Tf32Fwd<kD>::MinBlocks)
+template <int kD, int kBc>
+__global__ void __launch_bounds__(kThreads, Tf32Fwd<kD, kBc>::MinBlocks)
     flash_forward_tf32x3_kernel(const float* __restrict__ q, const float* __restrict__ k,
                                 const float* __restrict__ v, float* __restrict__ o,
                                 float* __restrict__ lse, int heads, int group, int n,
                                 float scale_log2, bool causal) {
-  using C = Tf32Fwd<kD>;
+  using C = Tf32Fwd<kD, kBc>;
   constexpr int Br = C::Br, Bc = C::Bc, LdQK = C::LdQK, LdV = C::LdV;
   using detail::split_tf32;
   using detail::Tf32x2;
@@ -430,14 +430,14 @@ __global__ void __launch_bounds__(kThreads, Tf32Fwd<kD>::MinBlocks)
   }
 }
 
-template <int kD>
+template <int kD, int kBc>
 cudaError_t launch_forward_tf32x3(const Shape& s, const float* q, const float* k, const float* v, float* o,
                                   float* lse, cudaStream_t stream) {
-  using C = Tf32Fwd<kD>;
-  static const cudaError_t prepared = detail::prepare_kernel(flash_forward_tf32x3_kernel<kD>, C::SmemBytes);
+  using C = Tf32Fwd<kD, kBc>;
+  static const cudaError_t prepared = detail::prepare_kernel(flash_forward_tf32x3_kernel<kD, kBc>, C::SmemBytes);
   if (prepared != cudaSuccess) return prepared;
   const dim3 grid((s.seq_len + C::Br - 1) / C::Br, s.heads, s.batch);
-  flash_forward_tf32x3_kernel<kD><<<grid, kThreads, C::SmemBytes, stream>>>(
+  flash_forward_tf32x3_kernel<kD, kBc><<<grid, kThreads, C::SmemBytes, stream>>>(
       q, k, v, o, lse, s.heads, s.group(), s.seq_len, s.effective_scale() * detail::kLog2e, s.causal);
   return cudaGetLastError();
 }
@@ -461,13 +461,29 @@ cudaError_t flash_forward(const Shape& shape, const float* q, const float* k, co
   }
 }
 
+namespace {
+
+template <int kD>
+cudaError_t forward_tf32x3_tiles(const Shape& s, const float* q, const float* k, const float* v, float* o,
+                                 float* lse, cudaStream_t stream, int key_tile) {
+  if (key_tile == 0) key_tile = flash_tf32x3_key_tile(kD);
+  if (key_tile == 32) return launch_forward_tf32x3<kD, 32>(s, q, k, v, o, lse, stream);
+  if (key_tile == 64) return launch_forward_tf32x3<kD, 64>(s, q, k, v, o, lse, stream);
+  throw std::invalid_argument("attention: flash_forward_tf32x3 key tiles are 32 or 64 keys, not " +
+                              std::to_string(key_tile));
+}
+
+}  // namespace
+
+int flash_tf32x3_key_tile(int) { return 64; }
+
 cudaError_t flash_forward_tf32x3(const Shape& shape, const float* q, const float* k, const float* v, float* o,
-                                 float* lse, cudaStream_t stream) {
+                                 float* lse, cudaStream_t stream, int key_tile) {
   detail::require_valid(shape);
   switch (shape.head_dim) {
-    case 32: return launch_forward_tf32x3<32>(shape, q, k, v, o, lse, stream);
-    case 64: return launch_forward_tf32x3<64>(shape, q, k, v, o, lse, stream);
-    case 128: return launch_forward_tf32x3<128>(shape, q, k, v, o, lse, stream);
+    case 32: return forward_tf32x3_tiles<32>(shape, q, k, v, o, lse, stream, key_tile);
+    case 64: return forward_tf32x3_tiles<64>(shape, q, k, v, o, lse, stream, key_tile);
+    case 128: return forward_tf32x3_tiles<128>(shape, q, k, v, o, lse, stream, key_tile);
     default:
       throw std::invalid_argument("attention: flash kernels support head_dim 32, 64, 128, not " +
                                   std::to_string(shape.head_dim));

@@ -323,10 +323,12 @@ void forward_flash(harness::LaunchContext& ctx) {
                                         ctx.out<float>("LSE"), ctx.stream));
 }
 // FP32 flash with its products in 3xTF32 on tensor cores (f32 only, see flash_3xtf32_constraint).
+// kKeyTile: keys per tile, 0 = the kernel's default for the head size (32: tuning variant).
+template <int kKeyTile>
 void forward_flash_3xtf32(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
   HARNESS_CUDA(attn::flash_forward_tf32x3(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.out<float>("O"),
-                                          ctx.out<float>("LSE"), ctx.stream));
+                                          ctx.out<float>("LSE"), ctx.stream, kKeyTile));
 }
 // The tensor-core kernels at one fixed block shape (tuning: every shape runs in one suite).
 template <attn::TcTiles kTiles>
@@ -513,8 +515,11 @@ HARNESS_REGISTER_VARIANT_IF(attention, flash, cuda,
 HARNESS_REGISTER_VARIANT_IF(attention, flash_3xtf32, cuda,
                             "f32 FlashAttention-2 with every product on tensor cores in 3xTF32 (x = tf32 hi + tf32 lo, "
                             "3 mma.sync m16n8k8 per product, ~2^-21 relative error, FP32 tolerances; PyTorch's FP32 "
-                            "efficient SDPA does the same): 64 query rows (4 warps x 16) x 64-key tiles",
-                            forward_flash_3xtf32, flash_3xtf32_constraint);
+                            "efficient SDPA does the same): 64 query rows (4 warps x 16) x 64-key tiles (32: flash_3xtf32_k32)",
+                            forward_flash_3xtf32<0>, flash_3xtf32_constraint);
+HARNESS_REGISTER_VARIANT_IF(attention, flash_3xtf32_k32, cuda,
+                            "flash_3xtf32 forward at 32-key tiles (tuning: no spills at d=128)",
+                            forward_flash_3xtf32<32>, flash_3xtf32_constraint);
 HARNESS_REGISTER_VARIANT_IF(attention, flash_tc_r64, cuda,
                             "bf16/f16 flash forward, fixed shape (tuning): 64 query rows, 4 warps x 16 rows",
                             forward_flash_tiles<attn::TcTiles::rows64>,

@@ -475,6 +475,8 @@ cudaError_t forward_tf32x3_tiles(const Shape& s, const float* q, const float* k,
 
 }  // namespace
 
+// 64 at every d: faster than 32 by 1-4% at B=4 H=32 N=4096 d=64/128 (H200, 2026-11-23,
+// docs/PERFORMANCE.md), though at d = 128 it spills 32 bytes (255 registers; 32: 199, none).
 int flash_tf32x3_key_tile(int) { return 64; }
 
 cudaError_t flash_forward_tf32x3(const Shape& shape, const float* q, const float* k, const float* v, float* o,

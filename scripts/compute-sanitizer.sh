@@ -23,9 +23,9 @@ exe=$build/bin/harness
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck initcheck synccheck)
 # Racecheck: one configuration per kernel instantiation (each gemm kernel at both shapes,
-# each flash head_dim causal + GQA (f32 and the bf16 tensor-core kernels), the naive-only head_dim, the Transformer step, the
+# each flash head_dim causal + GQA (f32 SIMT and 3xTF32, and the bf16 tensor-core kernels), the naive-only head_dim, the Transformer step, the
 # parallel patterns at odd sizes, every softmax, optimizer, conv2d and spmv case: they are small).
-racecheck_filter=${RACECHECK_FILTER:-'^(stream/cuda/op:triad/n:4099|gemm/[a-z0-9_]+/M:[0-9]+/N:[0-9]+/K:[0-9]+/alpha:1/beta:0/dtype:[a-z0-9]+/layout:n[nt]$|attention(_backward)?/[a-z]+/batch:1/heads:2/kv_heads:1/seq_len:70/head_dim:[0-9]+/causal:true|attention(_backward)?/flash/batch:1/heads:4/kv_heads:2/seq_len:999/head_dim:[0-9]+/causal:true/scale:0/dtype:bf16|attention/naive/batch:2/|train_transformer/|reduce/[a-z_]+/op:(sum/dtype:i32|max/dtype:f32)/n:4097$|scan/[a-z_]+/dtype:i32/n:4097$|histogram/[a-z_]+/bins:[a-z]+/data:skewed/n:8193$|softmax/|optimizer/|conv2d(_layer)?/|spmv/)'}
+racecheck_filter=${RACECHECK_FILTER:-'^(stream/cuda/op:triad/n:4099|gemm/[a-z0-9_]+/M:[0-9]+/N:[0-9]+/K:[0-9]+/alpha:1/beta:0/dtype:[a-z0-9]+/layout:n[nt]$|attention(_backward)?/[a-z]+/batch:1/heads:2/kv_heads:1/seq_len:70/head_dim:[0-9]+/causal:true|attention(_backward)?/flash/batch:1/heads:4/kv_heads:2/seq_len:999/head_dim:[0-9]+/causal:true/scale:0/dtype:bf16|attention(_backward)?/flash_3xtf32(_k32)?/batch:1/heads:4/kv_heads:2/seq_len:999/head_dim:[0-9]+/causal:true/|attention/naive/batch:2/|train_transformer/|reduce/[a-z_]+/op:(sum/dtype:i32|max/dtype:f32)/n:4097$|scan/[a-z_]+/dtype:i32/n:4097$|histogram/[a-z_]+/bins:[a-z]+/data:skewed/n:8193$|softmax/|optimizer/|conv2d(_layer)?/|spmv/)'}
 mkdir -p "$out"
 # The training benchmark appends its per-variant figures here (not to the working folder).
 export HARNESS_TRAIN_METRICS=${HARNESS_TRAIN_METRICS:-$out/train_transformer_metrics.jsonl}

@@ -209,7 +209,8 @@ TEST(AttentionPlugin, ProblemsAndVariantsAreRegistered) {
   const auto& reg = harness::Registry::instance();
   for (const char* problem : {"attention", "attention_backward"}) {
     ASSERT_NE(reg.find_problem(problem), nullptr) << problem;
-    for (const char* v : {"naive", "flash", "flash_tc_r64", "flash_tc_r128", "flash_tc_w8", "cpu", "cpu_sampled"})
+    for (const char* v : {"naive", "flash", "flash_3xtf32", "flash_tc_r64", "flash_tc_r128", "flash_tc_w8", "cpu",
+                          "cpu_sampled"})
       EXPECT_NE(reg.find_variant(problem, v), nullptr) << problem << "/" << v;
   }
   EXPECT_NE(reg.find_variant("attention", "naive")->workspace_bytes, nullptr);
@@ -224,6 +225,19 @@ TEST(AttentionPlugin, RejectsKvHeadsThatDoNotDivideHeadsAndFlashHeadDims) {
   const auto* flash = reg.find_variant("attention", "flash");
   EXPECT_TRUE(flash->constraint(params(1, 4, 4, 64, 96, false)).has_value());
   EXPECT_FALSE(flash->constraint(params(1, 4, 4, 64, 128, false)).has_value());
+  // flash_3xtf32 is FP32 only (bf16/f16: `flash`), at the FP32 flash head dims.
+  for (const char* problem : {"attention", "attention_backward"}) {
+    const auto* v = reg.find_variant(problem, "flash_3xtf32");
+    harness::Params prm = params(1, 4, 4, 64, 32, false);
+    EXPECT_FALSE(v->constraint(prm).has_value()) << problem;
+    prm.set("head_dim", std::int64_t{96});
+    EXPECT_TRUE(v->constraint(prm).has_value()) << problem;
+    prm.set("head_dim", std::int64_t{128});
+    prm.set("dtype", std::string("bf16"));
+    const auto why = v->constraint(prm);
+    ASSERT_TRUE(why.has_value()) << problem;
+    EXPECT_NE(why->find("f32 only"), std::string::npos) << *why;
+  }
   // flash_tc_* run the tensor-core kernels only: f32 (the default dtype) is a skip, and
   // the backward's 2-m-tile shape has no d = 128 kernel.
   for (const char* problem : {"attention", "attention_backward"})

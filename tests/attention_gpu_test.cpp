@@ -79,7 +79,9 @@ std::vector<float> download(const DeviceBuffer<float>& b) {
   return h;
 }
 
-enum class Kind { naive, flash };
+// flash: the FP32 SIMT kernels; tf32x3: the same algorithm with 3xTF32 tensor-core products
+// (tf32x3_k32: its forward at 32-key tiles).
+enum class Kind { naive, flash, tf32x3, tf32x3_k32 };
 
 // Runs a forward kernel on poisoned outputs; device buffers of O and LSE are kept in
 // `o`, `lse` for a backward run.
@@ -91,6 +93,10 @@ Forward gpu_forward(Problem& p, Kind kind, DeviceBuffer<float>& o, DeviceBuffer<
   if (kind == Kind::flash) {
     EXPECT_EQ(attn::flash_forward(p.s, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
                                   lse.data(), nullptr),
+              cudaSuccess);
+  } else if (kind == Kind::tf32x3 || kind == Kind::tf32x3_k32) {
+    EXPECT_EQ(attn::flash_forward_tf32x3(p.s, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
+                                         lse.data(), nullptr, kind == Kind::tf32x3_k32 ? 32 : 0),
               cudaSuccess);
   } else {
     DeviceBuffer<float> ws(attn::naive_forward_workspace_bytes(p.s) / sizeof(float));
@@ -115,10 +121,12 @@ Backward gpu_backward(Problem& p, Kind kind) {
   dq.poison(nullptr);
   dk.poison(nullptr);
   dv.poison(nullptr);
-  const std::size_t ws_bytes = kind == Kind::flash ? attn::flash_backward_workspace_bytes(p.s)
-                                                   : attn::naive_backward_workspace_bytes(p.s);
+  const std::size_t ws_bytes = kind == Kind::naive ? attn::naive_backward_workspace_bytes(p.s)
+                                                   : attn::flash_backward_workspace_bytes(p.s);
   DeviceBuffer<float> ws(ws_bytes / sizeof(float));
-  auto launch = kind == Kind::flash ? attn::flash_backward : attn::naive_backward;
+  auto launch = kind == Kind::flash    ? attn::flash_backward
+                : kind == Kind::tf32x3 ? attn::flash_backward_tf32x3
+                                       : attn::naive_backward;
   EXPECT_EQ(launch(p.s, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(), lse.data(),
                    p.do_dev.data(), dq.data(), dk.data(), dv.data(), ws.data(), nullptr),
             cudaSuccess);
@@ -212,8 +220,8 @@ TEST(AttentionGpu, FlashMatchesNaiveAt4096) {
 TEST(AttentionGpu, LargeMagnitudeScoresStayFinite) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   for (bool causal : {false, true})
-    for (Kind kind : {Kind::flash, Kind::naive}) {
-      const std::string name = kind == Kind::flash ? "flash" : "naive";
+    for (Kind kind : {Kind::flash, Kind::tf32x3, Kind::naive}) {
+      const std::string name = kind == Kind::flash ? "flash" : kind == Kind::tf32x3 ? "flash 3xtf32" : "naive";
       Problem p10(shape(1, 2, 1, 300, 64, causal), 400, 10.0f);  // scores x100
       const Forward got10 = gpu_forward(p10, kind), want10 = cpu_forward(p10);
       expect_match({{"O", got10.o}, {"LSE", got10.lse}}, {{"O", want10.o}, {"LSE", want10.lse}},
@@ -262,11 +270,64 @@ TEST(AttentionGpu, FlashBackwardMatchesNaiveAt2048) {
   }
 }
 
+// The 3xTF32 kernels at the FP32 tolerances (plugins/attention/attention_rules.hpp) against
+// the double reference: N = 1, 3, 13, 999 (partial 64-row and 64-key tiles), every head
+// dim, causal, MHA / GQA 2:1 / MQA, batch 2, a custom scale.
+TEST(AttentionGpu, Tf32x3ForwardMatchesCpuAtOddSizes) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  std::uint64_t seed = 800;
+  for (int n : {1, 3, 13, 999})
+    for (int d : {32, 64, 128})
+      for (bool causal : {false, true})
+        for (int hkv : {4, 2, 1}) {
+          Problem p(shape(2, 4, hkv, n, d, causal, hkv == 2 ? 0.3f : 0.0f), ++seed);
+          const Forward want = cpu_forward(p);
+          expect_forward(gpu_forward(p, Kind::tf32x3), want, p.s, "flash 3xtf32 fwd " + describe(p.s));
+          expect_forward(gpu_forward(p, Kind::tf32x3_k32), want, p.s, "flash 3xtf32 k32 fwd " + describe(p.s));
+        }
+}
+
+TEST(AttentionGpu, Tf32x3BackwardMatchesCpuAtOddSizes) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  std::uint64_t seed = 900;
+  for (int n : {1, 3, 13, 129, 333})
+    for (int d : {32, 64, 128})
+      for (bool causal : {false, true})
+        for (int hkv : {4, 2, 1}) {
+          Problem p(shape(2, 4, hkv, n, d, causal, hkv == 2 ? 0.3f : 0.0f), ++seed);
+          expect_backward(gpu_backward(p, Kind::tf32x3), cpu_backward(p), p.s, "flash 3xtf32 bwd " + describe(p.s));
+        }
+}
+
+// Long rows (64 key tiles, online-softmax rescales across them): against naive at N = 4096
+// forward and N = 2048 backward, d = 64 and 128, GQA 2:1.
+TEST(AttentionGpu, Tf32x3MatchesNaiveAtLongRows) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (bool causal : {false, true})
+    for (int d : {64, 128}) {
+      Problem p(shape(1, 4, 4, 4096, d, causal), 1000 + d);
+      const Forward naive = gpu_forward(p, Kind::naive);
+      expect_forward(gpu_forward(p, Kind::tf32x3), naive, p.s, "flash 3xtf32 vs naive " + describe(p.s));
+      expect_forward(gpu_forward(p, Kind::tf32x3_k32), naive, p.s, "flash 3xtf32 k32 vs naive " + describe(p.s));
+      Problem pb(shape(1, 4, 2, 2048, d, causal), 1100 + d);
+      expect_backward(gpu_backward(pb, Kind::tf32x3), gpu_backward(pb, Kind::naive), pb.s,
+                      "flash 3xtf32 vs naive bwd " + describe(pb.s));
+    }
+}
+
 TEST(AttentionGpu, RejectsUnsupportedHeadDim) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   EXPECT_FALSE(attn::flash_supported(96));
   Shape s = shape(1, 1, 1, 16, 96, false);
   EXPECT_THROW(attn::flash_forward(s, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(attn::flash_forward_tf32x3(s, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(attn::flash_forward_tf32x3(shape(1, 1, 1, 16, 64, false), nullptr, nullptr, nullptr, nullptr,
+                                          nullptr, nullptr, 48),
+               std::invalid_argument);  // 48-key tiles: no such kernel
+  EXPECT_THROW(attn::flash_backward_tf32x3(s, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                           nullptr, nullptr, nullptr, nullptr),
                std::invalid_argument);
 }
 

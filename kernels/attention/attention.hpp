@@ -73,12 +73,29 @@ bool flash_supported(int head_dim);
 cudaError_t flash_forward(const Shape& shape, const float* q, const float* k, const float* v,
                           float* o, float* lse, cudaStream_t stream);
 
+// The same FlashAttention-2 with every product on tensor cores by the 3xTF32 split
+// (x = tf32(x) + tf32(x - tf32(x)); a b from three TF32 MMAs, f32 accumulation: ~2^-21
+// relative error per product, checked at the FP32 tolerances; the method of PyTorch's FP32
+// memory-efficient SDPA on sm_80+). sm_80+, head_dim 32, 64, 128 (flash_supported).
+// key_tile: keys per tile, 32 or 64; 0 = flash_tf32x3_key_tile(head_dim) (tests and tuning
+// run both).
+cudaError_t flash_forward_tf32x3(const Shape& shape, const float* q, const float* k, const float* v,
+                                 float* o, float* lse, cudaStream_t stream, int key_tile = 0);
+int flash_tf32x3_key_tile(int head_dim);
+
 // Scratch bytes flash_backward needs: D = rowsum(dO * O), B*H*N floats.
 std::size_t flash_backward_workspace_bytes(const Shape& shape);
 // dq, dk, dv are overwritten (zeroed on `stream`, then accumulated with atomics).
 cudaError_t flash_backward(const Shape& shape, const float* q, const float* k, const float* v,
                            const float* o, const float* lse, const float* d_o, float* dq,
                            float* dk, float* dv, float* workspace, cudaStream_t stream);
+
+// flash_backward with every product in 3xTF32 (as flash_forward_tf32x3); same workspace
+// (flash_backward_workspace_bytes). dq is zeroed and accumulated with atomics; dk, dv are
+// stored (GQA: the query heads of a kv head are summed in registers).
+cudaError_t flash_backward_tf32x3(const Shape& shape, const float* q, const float* k, const float* v,
+                                  const float* o, const float* lse, const float* d_o, float* dq,
+                                  float* dk, float* dv, float* workspace, cudaStream_t stream);
 
 // ---- GPU: FlashAttention-2 on tensor cores (bf16 / f16 tensors, f32 statistics) ----
 // Same math and layouts as above, with Q, K, V, O, dO, dQ, dK, dV of type `Precision`

@@ -95,6 +95,50 @@ __device__ __forceinline__ float get(const float4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;  // i is a compile-time constant
 }
 
+// ---- 3xTF32: FP32 products on tensor cores (mma.sync m16n8k8 .tf32, sm_80+) ----
+// x = hi + lo with hi = tf32(x) (round to nearest, 10 explicit mantissa bits) and
+// lo = tf32(x - hi) (x - hi is exact in f32); a*b = hi_a hi_b + hi_a lo_b + lo_a hi_b +
+// lo_a lo_b, and the last term (~2^-22 |ab|) is dropped: three MMAs per product, f32
+// accumulation. The relative error per product is ~2^-21, about FP32's own 2^-24 times 8;
+// the same split as CUTLASS's OpMultiplyAddFastF32 (which PyTorch's FP32
+// memory-efficient SDPA uses on sm_80+).
+// Fragments, lane = 4 g + t (m16n8k8, A row-major 16x8, B "col" 8x8, C 16x8):
+//   A a0 (row g, k t)  a1 (row g+8, k t)  a2 (row g, k t+4)  a3 (row g+8, k t+4)
+//   B b0 (k t, col g)  b1 (k t+4, col g)
+//   C c0 (row g, col 2t)  c1 (row g, col 2t+1)  c2 (row g+8, col 2t)  c3 (row g+8, col 2t+1)
+// The k index of a product may be permuted as long as A and B agree: the kernels map
+// logical k = t, t+4 to physical columns 2t, 2t+1, so that a C fragment (cols 2t, 2t+1)
+// is directly the A fragment of the next product (a0 = c0, a1 = c2, a2 = c1, a3 = c3).
+struct Tf32x2 {
+  std::uint32_t hi, lo;
+};
+// Both roundings are to nearest, ties away from zero (what cvt.rna.tf32.f32 does), in
+// integer arithmetic: adding 0x1000 (half a tf32 ulp) to the bits and dropping the low 13
+// bits. hi is masked (x - hi must be exact in f32); lo keeps its low bits, which the
+// .tf32 MMA does not read. Four full-rate ALU operations per element instead of two
+// conversions (cvt runs at a fraction of the FMA rate). Finite x below ~2^127 only (x
+// here: inputs, scores and probabilities).
+__device__ __forceinline__ Tf32x2 split_tf32(float x) {
+  Tf32x2 r;
+  r.hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  r.lo = __float_as_uint(x - __uint_as_float(r.hi)) + 0x1000u;
+  return r;
+}
+__device__ __forceinline__ void mma_tf32(float (&c)[4], std::uint32_t a0, std::uint32_t a1, std::uint32_t a2,
+                                         std::uint32_t a3, std::uint32_t b0, std::uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+// c += a b in 3xTF32; a: the 4 A elements split, b0/b1: the 2 B elements split. The
+// small terms go first so that they are not absorbed by a large partial sum.
+__device__ __forceinline__ void mma_3xtf32(float (&c)[4], const Tf32x2 (&a)[4], Tf32x2 b0, Tf32x2 b1) {
+  mma_tf32(c, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b0.hi, b1.hi);
+  mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b0.lo, b1.lo);
+  mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b0.hi, b1.hi);
+}
+
 // Sets the dynamic shared memory limit of a kernel once per process (and prefers the
 // largest shared-memory carveout so that two blocks fit per SM).
 template <typename Kernel>

@@ -86,6 +86,15 @@ __device__ __forceinline__ void atomic_add4(float* p, float4 v) {
 #endif
 }
 
+__device__ __forceinline__ void atomic_add2(float* p, float2 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float2*>(p), v);  // one vector red.global on sm_90
+#else
+  atomicAdd(p, v.x);
+  atomicAdd(p + 1, v.y);
+#endif
+}
+
 template <class C>
 __global__ void __launch_bounds__(kThreads, C::MinBlocks)
     flash_backward_kernel(const float* __restrict__ q, const float* __restrict__ k,
@@ -301,6 +310,204 @@ cudaError_t launch_backward(const Shape& s, const float* q, const float* k, cons
   return cudaGetLastError();
 }
 
+// ---- 3xTF32 on tensor cores (flash_backward_tf32x3) ----
+// FP32 tensors, every product by the 3xTF32 split (attention_common.cuh), f32
+// accumulation. One block per (key block of Bc = 64 keys, kv head, b): 4 warps x 16 keys.
+// dK and dV of the block's keys stay in f32 registers while the block loops over every
+// query head of the kv head's group (GQA sums in registers: no dK/dV atomics) and over
+// the query tiles of Br queries that can see the keys (causal: from the tile holding k0):
+//   S^T  = K Q^T,  dP^T = V dO^T   A = K, V rows of the warp's 16 keys, B = Q, dO rows
+//   P^T  = exp2(S^T scale log2e - LSE log2e)  (0 where masked), dS^T = P^T (dP^T - D)
+//   dV  += P^T dO, dK += dS^T Q     A = P^T, dS^T straight from the accumulators (k
+//                                   permutation), B = dO, Q rows 2t, 2t + 1
+//   dQ  += scale dS K               dS^T goes through smem (every warp needs all 64 keys);
+//                                   warps split the (Br, d) tile, float2 atomicAdd to dQ
+// dQ by atomics rather than a second pass that would recompute S and dP (+40% products),
+// as in the tensor-core backward (flash_tc_backward.cu).
+// Br = 64 at d <= 64; 32 at d = 128 (dK + dV alone are 128 f32 registers per thread).
+// Shared memory, row stride d + 4 for K, V, Q, dO (A/B fragment loads at rows g, cols t:
+// banks 4g + t; rows 2t, 2t + 1, col g: 8t + g, 8t + 4 + g) and Br + 4 for dS^T.
+// d = 128: 108 KB, d = 64: 86 KB -> 2 blocks (8 warps) per SM.
+template <int kD>
+struct Tf32Bwd {
+  static constexpr int Bc = 64;
+  static constexpr int Br = kD == 128 ? 32 : 64;
+  static constexpr int Ld = kD + 4, LdS = Br + 4;
+  static constexpr int RowGroups = Br / 16;          // dQ: warps as RowGroups x ColGroups
+  static constexpr int ColGroups = 4 / RowGroups;
+  static constexpr int Dq = kD / ColGroups;          // dQ columns per warp
+  static constexpr int SmemBytes = (2 * Bc * Ld + 2 * Br * Ld + Bc * LdS + 2 * Br) * 4;
+};
+
+template <int kD>
+__global__ void __launch_bounds__(kThreads, 2)
+    flash_backward_tf32x3_kernel(const float* __restrict__ q, const float* __restrict__ k,
+                                 const float* __restrict__ v, const float* __restrict__ lse,
+                                 const float* __restrict__ d_o, const float* __restrict__ delta,
+                                 float* __restrict__ dq, float* __restrict__ dk, float* __restrict__ dv,
+                                 int heads, int group, int n, float scale, bool causal) {
+  using C = Tf32Bwd<kD>;
+  constexpr int Bc = C::Bc, Br = C::Br, Ld = C::Ld, LdS = C::LdS, Dq = C::Dq;
+  using detail::split_tf32;
+  using detail::Tf32x2;
+  const float scale_log2 = scale * detail::kLog2e;
+  extern __shared__ float4 smem4[];
+  float* Ks = reinterpret_cast<float*>(smem4);  // (Bc, d)
+  float* Vs = Ks + Bc * Ld;                     // (Bc, d)
+  float* Qs = Vs + Bc * Ld;                     // (Br, d)
+  float* dOs = Qs + Br * Ld;                    // (Br, d)
+  float* dSTs = dOs + Br * Ld;                  // (Bc, Br)  dS^T
+  float* lse2s = dSTs + Bc * LdS;               // (Br)      LSE * log2e (+inf past N)
+  float* deltas = lse2s + Br;                   // (Br)      D
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int k0 = blockIdx.x * Bc, hk = blockIdx.y, b = blockIdx.z;
+  const int kv_heads = heads / group;
+  const std::int64_t kv_base = (static_cast<std::int64_t>(b) * kv_heads + hk) * n * kD;
+  cp_async_tile<Bc, kD, Ld, kThreads>(Ks, k + kv_base, k0, n, tid);
+  cp_async_tile<Bc, kD, Ld, kThreads>(Vs, v + kv_base, k0, n, tid);
+  cp_async_commit();
+
+  float dk_acc[kD / 8][4], dv_acc[kD / 8][4];
+#pragma unroll
+  for (int c = 0; c < kD / 8; ++c)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dk_acc[c][e] = dv_acc[c][e] = 0.0f;
+
+  const int wkey = 16 * warp;                          // the warp's first key in the block
+  const float* ka = Ks + (wkey + g) * Ld + t;          // A elements of K (row g; g + 8 at +8 rows)
+  const float* va = Vs + (wkey + g) * Ld + t;
+  const int dq_row = 16 * (warp % C::RowGroups), dq_col = Dq * (warp / C::RowGroups);
+  const int first_tile = causal ? k0 / Br : 0;
+
+  for (int hq = hk * group; hq < (hk + 1) * group; ++hq) {
+    const std::int64_t row_base = (static_cast<std::int64_t>(b) * heads + hq) * n;  // LSE, D
+    const float* qh = q + row_base * kD;
+    const float* doh = d_o + row_base * kD;
+    float* dqh = dq + row_base * kD;
+#pragma unroll 1
+    for (int r0 = first_tile * Br; r0 < n; r0 += Br) {
+      cp_async_tile<Br, kD, Ld, kThreads>(Qs, qh, r0, n, tid);
+      cp_async_tile<Br, kD, Ld, kThreads>(dOs, doh, r0, n, tid);
+      cp_async_commit();
+      for (int r = tid; r < Br; r += kThreads) {
+        const bool in = r0 + r < n;
+        lse2s[r] = in ? lse[row_base + r0 + r] * detail::kLog2e : INFINITY;
+        deltas[r] = in ? delta[row_base + r0 + r] : 0.0f;
+      }
+      cp_async_wait<0>();
+      __syncthreads();
+
+      // S^T and dP^T, (16 keys, Br queries) per warp.
+      float st[Br / 8][4], dpt[Br / 8][4];
+#pragma unroll
+      for (int j = 0; j < Br / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) st[j][e] = dpt[j][e] = 0.0f;
+#pragma unroll 2
+      for (int kk = 0; kk < kD / 8; ++kk) {
+        const int c = 8 * kk;
+        const Tf32x2 ak[4] = {split_tf32(ka[c]), split_tf32(ka[8 * Ld + c]), split_tf32(ka[c + 4]),
+                              split_tf32(ka[8 * Ld + c + 4])};
+        const Tf32x2 av[4] = {split_tf32(va[c]), split_tf32(va[8 * Ld + c]), split_tf32(va[c + 4]),
+                              split_tf32(va[8 * Ld + c + 4])};
+#pragma unroll
+        for (int j = 0; j < Br / 8; ++j) {
+          const float* qb = Qs + (8 * j + g) * Ld + c + t;
+          const float* ob = dOs + (8 * j + g) * Ld + c + t;
+          detail::mma_3xtf32(st[j], ak, split_tf32(qb[0]), split_tf32(qb[4]));
+          detail::mma_3xtf32(dpt[j], av, split_tf32(ob[0]), split_tf32(ob[4]));
+        }
+      }
+      // P^T into st, dS^T into dpt (and smem). e: key wkey + g + 8 (e >> 1), query 8j + 2t + (e & 1).
+      const bool need_mask = k0 + Bc > n || (causal && k0 + Bc - 1 > r0);
+#pragma unroll
+      for (int j = 0; j < Br / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int ql = 8 * j + 2 * t + (e & 1);
+          float p = detail::fast_exp2(fmaf(st[j][e], scale_log2, -lse2s[ql]));
+          if (need_mask) {
+            const int key = k0 + wkey + g + 8 * (e >> 1);
+            if (key >= n || (causal && key > r0 + ql)) p = 0.0f;
+          }
+          st[j][e] = p;
+          dpt[j][e] = p * (dpt[j][e] - deltas[ql]);
+        }
+        *reinterpret_cast<float2*>(dSTs + (wkey + g) * LdS + 8 * j + 2 * t) = make_float2(dpt[j][0], dpt[j][1]);
+        *reinterpret_cast<float2*>(dSTs + (wkey + g + 8) * LdS + 8 * j + 2 * t) = make_float2(dpt[j][2], dpt[j][3]);
+      }
+      // dV += P^T dO, dK += dS^T Q over the tile's queries, 8 per step (queries 2t, 2t + 1).
+#pragma unroll
+      for (int j = 0; j < Br / 8; ++j) {
+        const Tf32x2 ap[4] = {split_tf32(st[j][0]), split_tf32(st[j][2]), split_tf32(st[j][1]), split_tf32(st[j][3])};
+        const Tf32x2 as[4] = {split_tf32(dpt[j][0]), split_tf32(dpt[j][2]), split_tf32(dpt[j][1]),
+                              split_tf32(dpt[j][3])};
+        const float* ob = dOs + (8 * j + 2 * t) * Ld + g;
+        const float* qb = Qs + (8 * j + 2 * t) * Ld + g;
+#pragma unroll
+        for (int dn = 0; dn < kD / 8; ++dn) {
+          detail::mma_3xtf32(dv_acc[dn], ap, split_tf32(ob[8 * dn]), split_tf32(ob[Ld + 8 * dn]));
+          detail::mma_3xtf32(dk_acc[dn], as, split_tf32(qb[8 * dn]), split_tf32(qb[Ld + 8 * dn]));
+        }
+      }
+      __syncthreads();  // dS^T complete
+
+      // dQ[dq_row.., dq_col..] += scale dS K over the block's 64 keys (keys 2t, 2t + 1 per step).
+      {
+        float dq_acc[Dq / 8][4];
+#pragma unroll
+        for (int c = 0; c < Dq / 8; ++c) dq_acc[c][0] = dq_acc[c][1] = dq_acc[c][2] = dq_acc[c][3] = 0.0f;
+#pragma unroll 2
+        for (int kc = 0; kc < Bc / 8; ++kc) {
+          const float* sa = dSTs + (8 * kc + 2 * t) * LdS + dq_row + g;
+          const Tf32x2 a[4] = {split_tf32(sa[0]), split_tf32(sa[8]), split_tf32(sa[LdS]), split_tf32(sa[LdS + 8])};
+          const float* kb = Ks + (8 * kc + 2 * t) * Ld + dq_col + g;
+#pragma unroll
+          for (int dn = 0; dn < Dq / 8; ++dn)
+            detail::mma_3xtf32(dq_acc[dn], a, split_tf32(kb[8 * dn]), split_tf32(kb[Ld + 8 * dn]));
+        }
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int row = r0 + dq_row + g + 8 * r;
+          if (row >= n) continue;
+          float* dqr = dqh + static_cast<std::int64_t>(row) * kD + dq_col + 2 * t;
+#pragma unroll
+          for (int dn = 0; dn < Dq / 8; ++dn)
+            atomic_add2(dqr + 8 * dn, make_float2(scale * dq_acc[dn][2 * r], scale * dq_acc[dn][2 * r + 1]));
+        }
+      }
+      __syncthreads();  // Q, dO, dS^T, LSE, D are overwritten by the next tile
+    }
+  }
+
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int key = k0 + wkey + g + 8 * r;
+    if (key >= n) continue;
+    float* dkr = dk + kv_base + static_cast<std::int64_t>(key) * kD + 2 * t;
+    float* dvr = dv + kv_base + static_cast<std::int64_t>(key) * kD + 2 * t;
+#pragma unroll
+    for (int dn = 0; dn < kD / 8; ++dn) {
+      *reinterpret_cast<float2*>(dkr + 8 * dn) = make_float2(scale * dk_acc[dn][2 * r], scale * dk_acc[dn][2 * r + 1]);
+      *reinterpret_cast<float2*>(dvr + 8 * dn) = make_float2(dv_acc[dn][2 * r], dv_acc[dn][2 * r + 1]);
+    }
+  }
+}
+
+template <int kD>
+cudaError_t launch_backward_tf32x3(const Shape& s, const float* q, const float* k, const float* v,
+                                   const float* lse, const float* d_o, const float* delta, float* dq,
+                                   float* dk, float* dv, cudaStream_t stream) {
+  using C = Tf32Bwd<kD>;
+  static const cudaError_t prepared = detail::prepare_kernel(flash_backward_tf32x3_kernel<kD>, C::SmemBytes);
+  if (prepared != cudaSuccess) return prepared;
+  const dim3 grid((s.seq_len + C::Bc - 1) / C::Bc, s.kv_heads, s.batch);
+  flash_backward_tf32x3_kernel<kD><<<grid, kThreads, C::SmemBytes, stream>>>(
+      q, k, v, lse, d_o, delta, dq, dk, dv, s.heads, s.group(), s.seq_len, s.effective_scale(), s.causal);
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 std::size_t flash_backward_workspace_bytes(const Shape& s) {
@@ -329,6 +536,26 @@ cudaError_t flash_backward(const Shape& s, const float* q, const float* k, const
     case 32: return launch_backward<Bwd32>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
     case 64: return launch_backward<Bwd64>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
     default: return launch_backward<Bwd128>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
+  }
+}
+
+cudaError_t flash_backward_tf32x3(const Shape& s, const float* q, const float* k, const float* v,
+                                  const float* o, const float* lse, const float* d_o, float* dq,
+                                  float* dk, float* dv, float* workspace, cudaStream_t stream) {
+  detail::require_valid(s);
+  if (!flash_supported(s.head_dim))
+    throw std::invalid_argument("attention: flash kernels support head_dim 32, 64, 128, not " +
+                                std::to_string(s.head_dim));
+  float* delta = workspace;  // (B, H, N)
+  cudaError_t e = detail::launch_row_dot(d_o, o, delta, s.lse_elements(), s.head_dim, stream);
+  if (e != cudaSuccess) return e;
+  // dQ accumulates over key blocks; dK, dV are stored once per key (GQA summed in registers).
+  e = cudaMemsetAsync(dq, 0, static_cast<std::size_t>(s.q_elements()) * sizeof(float), stream);
+  if (e != cudaSuccess) return e;
+  switch (s.head_dim) {
+    case 32: return launch_backward_tf32x3<32>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
+    case 64: return launch_backward_tf32x3<64>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
+    default: return launch_backward_tf32x3<128>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
   }
 }
 

@@ -27,6 +27,7 @@
 
 #include "attention.hpp"
 #include "attention_common.cuh"
+#include "flash_tc_common.cuh"
 
 namespace kernels::attention {
 namespace {
@@ -264,6 +265,183 @@ cudaError_t launch_forward(const Shape& s, const float* q, const float* k, const
   return cudaGetLastError();
 }
 
+// ---- 3xTF32 on tensor cores (flash_forward_tf32x3) ----
+// FP32 inputs and outputs, every product by the 3xTF32 split (attention_common.cuh:
+// relative error ~2^-21 per product, f32 accumulation), so the FP32 tolerances hold.
+// Block: 4 warps x 16 query rows (Br = 64) of one (b, h), key tiles of Bc = 64 keys.
+// Data path per key tile, with the pipeline of the SIMT kernel above (V_t lands while
+// S is computed, K_{t+1} while O += P V_t is):
+//   global --cp.async (zero-filled past N)--> smem K_t, V_t (FP32)
+//   S = Q K_t^T : A = Q (16 x 8 per warp and k-step, float2 loads; Q pre-scaled by
+//                 scale log2 e), B = K_t rows (float2 loads); 3 mma.sync m16n8k8 per
+//                 8x8 product; S: 32 f32 per thread (8 key chunks x 4)
+//   online softmax in registers as in flash_tc_forward.cu (quad reductions; O rescale
+//   skipped when no row max of the warp changed)
+//   O += P V_t  : A = P straight from the S accumulators (k permutation, no shuffles),
+//                 split in registers; B = V_t (scalar loads); O: d/2 f32 per thread
+// Shared memory: Q and K at row stride d + 8 (the float2 fragment loads of a half-warp,
+// rows g, columns 2t, fall on 32 distinct banks), V at d + 4 (rows 2t and 2t+1, column
+// g: 8t + g and 8t + 4 + g, distinct). d = 128: 103 KB -> 2 blocks (8 warps) per SM;
+// d = 64: 54 KB -> up to 4.
+template <int kD, int kBc>
+struct Tf32Fwd {
+  static constexpr int Br = 64, Bc = kBc;
+  static constexpr int LdQK = kD + 8, LdV = kD + 4;
+  static constexpr int SmemBytes = (Br * LdQK + Bc * LdQK + Bc * LdV) * 4;
+  static constexpr int MinBlocks = kD == 128 ? 2 : 3;
+};
+
+template <int kD, int kBc>
+__global__ void __launch_bounds__(kThreads, Tf32Fwd<kD, kBc>::MinBlocks)
+    flash_forward_tf32x3_kernel(const float* __restrict__ q, const float* __restrict__ k,
+                                const float* __restrict__ v, float* __restrict__ o,
+                                float* __restrict__ lse, int heads, int group, int n,
+                                float scale_log2, bool causal) {
+  using C = Tf32Fwd<kD, kBc>;
+  constexpr int Br = C::Br, Bc = C::Bc, LdQK = C::LdQK, LdV = C::LdV;
+  using detail::split_tf32;
+  using detail::Tf32x2;
+  extern __shared__ float4 smem4[];
+  float* Qs = reinterpret_cast<float*>(smem4);  // (Br, d), scaled by scale*log2e
+  float* Ks = Qs + Br * LdQK;                   // (Bc, d)
+  float* Vs = Ks + Bc * LdQK;                   // (Bc, d)
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int qtile = causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : blockIdx.x;
+  const int q0 = qtile * Br, h = blockIdx.y, b = blockIdx.z;
+  const int wrow = warp * 16;
+  const std::int64_t q_base = (static_cast<std::int64_t>(b) * heads + h) * n * kD;
+  const std::int64_t kv_base = (static_cast<std::int64_t>(b) * (heads / group) + h / group) * n * kD;
+  const float* kh = k + kv_base;
+  const float* vh = v + kv_base;
+
+  for (int c = tid; c < Br * kD / 4; c += kThreads) {
+    const int r = c / (kD / 4), col = (c % (kD / 4)) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (q0 + r < n) x = __ldg(reinterpret_cast<const float4*>(q + q_base + static_cast<std::int64_t>(q0 + r) * kD + col));
+    *reinterpret_cast<float4*>(Qs + r * LdQK + col) =
+        make_float4(x.x * scale_log2, x.y * scale_log2, x.z * scale_log2, x.w * scale_log2);
+  }
+  const int kv_end = causal ? min(n, q0 + Br) : n;
+  const int n_tiles = (kv_end + Bc - 1) / Bc;
+  cp_async_tile<Bc, kD, LdQK, kThreads>(Ks, kh, 0, n, tid);
+  cp_async_commit();
+
+  float acc[kD / 8][4];
+#pragma unroll
+  for (int c = 0; c < kD / 8; ++c) acc[c][0] = acc[c][1] = acc[c][2] = acc[c][3] = 0.0f;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  const float* qa = Qs + (wrow + g) * LdQK + 2 * t;  // this lane's A elements (row g; g + 8 at +8 rows)
+  const float* kb = Ks + g * LdQK + 2 * t;           // B elements of key chunk 0 (key g)
+  const float* vb = Vs + 2 * t * LdV + g;            // B elements of P V (keys 2t, 2t + 1; column g)
+
+#pragma unroll 1
+  for (int tile = 0; tile < n_tiles; ++tile) {
+    const int k0 = tile * Bc;
+    cp_async_tile<Bc, kD, LdV, kThreads>(Vs, vh, k0, n, tid);
+    cp_async_commit();
+    cp_async_wait<1>();  // K_t has landed
+    __syncthreads();
+
+    float s[Bc / 8][4];
+#pragma unroll
+    for (int j = 0; j < Bc / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll 2
+    for (int kk = 0; kk < kD / 8; ++kk) {
+      const float2 x0 = *reinterpret_cast<const float2*>(qa + 8 * kk);
+      const float2 x1 = *reinterpret_cast<const float2*>(qa + 8 * LdQK + 8 * kk);
+      const Tf32x2 a[4] = {split_tf32(x0.x), split_tf32(x1.x), split_tf32(x0.y), split_tf32(x1.y)};
+#pragma unroll
+      for (int j = 0; j < Bc / 8; ++j) {
+        const float2 y = *reinterpret_cast<const float2*>(kb + 8 * j * LdQK + 8 * kk);
+        detail::mma_3xtf32(s[j], a, split_tf32(y.x), split_tf32(y.y));
+      }
+    }
+    if (k0 + Bc > n || (causal && k0 + Bc - 1 > q0)) {
+#pragma unroll
+      for (int j = 0; j < Bc / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = k0 + 8 * j + 2 * t + (e & 1), row = q0 + wrow + g + 8 * (e >> 1);
+          if (key >= n || (causal && key > row)) s[j][e] = -INFINITY;
+        }
+    }
+    // Online softmax (r = 0: row g, r = 1: row g + 8); a quad of lanes shares a row.
+    float alpha[2];
+    bool rescale = false;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float mx = m[r];
+#pragma unroll
+      for (int j = 0; j < Bc / 8; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * r], s[j][2 * r + 1]));
+      mx = tc::quad_max(mx);
+      const float mu = mx == -INFINITY ? 0.0f : mx;  // a row with nothing visible yet
+      alpha[r] = detail::fast_exp2(m[r] - mu);
+      m[r] = mx;
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < Bc / 8; ++j) {
+        s[j][2 * r] = detail::fast_exp2(s[j][2 * r] - mu);
+        s[j][2 * r + 1] = detail::fast_exp2(s[j][2 * r + 1] - mu);
+        sum += s[j][2 * r] + s[j][2 * r + 1];
+      }
+      l[r] = l[r] * alpha[r] + sum;
+      rescale = rescale || alpha[r] != 1.0f;
+    }
+    if (__any_sync(0xffffffffu, rescale)) {
+#pragma unroll
+      for (int c = 0; c < kD / 8; ++c) {
+        acc[c][0] *= alpha[0];
+        acc[c][1] *= alpha[0];
+        acc[c][2] *= alpha[1];
+        acc[c][3] *= alpha[1];
+      }
+    }
+    __syncthreads();  // every warp is done with K_t
+    if (tile + 1 < n_tiles) cp_async_tile<Bc, kD, LdQK, kThreads>(Ks, kh, k0 + Bc, n, tid);
+    cp_async_commit();   // possibly empty: keeps the group count uniform
+    cp_async_wait<1>();  // V_t has landed
+    __syncthreads();
+
+    // O += P V_t, 8 keys per step: a0..a3 = P(g, 2t), P(g+8, 2t), P(g, 2t+1), P(g+8, 2t+1).
+#pragma unroll
+    for (int j = 0; j < Bc / 8; ++j) {
+      const Tf32x2 a[4] = {split_tf32(s[j][0]), split_tf32(s[j][2]), split_tf32(s[j][1]), split_tf32(s[j][3])};
+      const float* vj = vb + 8 * j * LdV;
+#pragma unroll
+      for (int dn = 0; dn < kD / 8; ++dn)
+        detail::mma_3xtf32(acc[dn], a, split_tf32(vj[8 * dn]), split_tf32(vj[LdV + 8 * dn]));
+    }
+    __syncthreads();  // done with V_t before it is overwritten
+  }
+  cp_async_wait<0>();
+
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const float total = tc::quad_sum(l[r]);
+    const int row = q0 + wrow + g + 8 * r;
+    if (row >= n) continue;
+    const float inv = 1.0f / total;
+    float* orow = o + q_base + static_cast<std::int64_t>(row) * kD + 2 * t;
+#pragma unroll
+    for (int dn = 0; dn < kD / 8; ++dn)
+      *reinterpret_cast<float2*>(orow + 8 * dn) = make_float2(acc[dn][2 * r] * inv, acc[dn][2 * r + 1] * inv);
+    if (t == 0) lse[(static_cast<std::int64_t>(b) * heads + h) * n + row] = (m[r] + log2f(total)) * detail::kLn2;
+  }
+}
+
+template <int kD, int kBc>
+cudaError_t launch_forward_tf32x3(const Shape& s, const float* q, const float* k, const float* v, float* o,
+                                  float* lse, cudaStream_t stream) {
+  using C = Tf32Fwd<kD, kBc>;
+  static const cudaError_t prepared = detail::prepare_kernel(flash_forward_tf32x3_kernel<kD, kBc>, C::SmemBytes);
+  if (prepared != cudaSuccess) return prepared;
+  const dim3 grid((s.seq_len + C::Br - 1) / C::Br, s.heads, s.batch);
+  flash_forward_tf32x3_kernel<kD, kBc><<<grid, kThreads, C::SmemBytes, stream>>>(
+      q, k, v, o, lse, s.heads, s.group(), s.seq_len, s.effective_scale() * detail::kLog2e, s.causal);
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 bool flash_supported(int head_dim) {
@@ -277,6 +455,37 @@ cudaError_t flash_forward(const Shape& shape, const float* q, const float* k, co
     case 32: return launch_forward<Fwd32>(shape, q, k, v, o, lse, stream);
     case 64: return launch_forward<Fwd64>(shape, q, k, v, o, lse, stream);
     case 128: return launch_forward<Fwd128>(shape, q, k, v, o, lse, stream);
+    default:
+      throw std::invalid_argument("attention: flash kernels support head_dim 32, 64, 128, not " +
+                                  std::to_string(shape.head_dim));
+  }
+}
+
+namespace {
+
+template <int kD>
+cudaError_t forward_tf32x3_tiles(const Shape& s, const float* q, const float* k, const float* v, float* o,
+                                 float* lse, cudaStream_t stream, int key_tile) {
+  if (key_tile == 0) key_tile = flash_tf32x3_key_tile(kD);
+  if (key_tile == 32) return launch_forward_tf32x3<kD, 32>(s, q, k, v, o, lse, stream);
+  if (key_tile == 64) return launch_forward_tf32x3<kD, 64>(s, q, k, v, o, lse, stream);
+  throw std::invalid_argument("attention: flash_forward_tf32x3 key tiles are 32 or 64 keys, not " +
+                              std::to_string(key_tile));
+}
+
+}  // namespace
+
+// 64 at every d: faster than 32 by 1-4% at B=4 H=32 N=4096 d=64/128 (H200, 2026-11-23,
+// docs/PERFORMANCE.md), though at d = 128 it spills 32 bytes (255 registers; 32: 199, none).
+int flash_tf32x3_key_tile(int) { return 64; }
+
+cudaError_t flash_forward_tf32x3(const Shape& shape, const float* q, const float* k, const float* v, float* o,
+                                 float* lse, cudaStream_t stream, int key_tile) {
+  detail::require_valid(shape);
+  switch (shape.head_dim) {
+    case 32: return forward_tf32x3_tiles<32>(shape, q, k, v, o, lse, stream, key_tile);
+    case 64: return forward_tf32x3_tiles<64>(shape, q, k, v, o, lse, stream, key_tile);
+    case 128: return forward_tf32x3_tiles<128>(shape, q, k, v, o, lse, stream, key_tile);
     default:
       throw std::invalid_argument("attention: flash kernels support head_dim 32, 64, 128, not " +
                                   std::to_string(shape.head_dim));

@@ -322,6 +322,14 @@ void forward_flash(harness::LaunchContext& ctx) {
     HARNESS_CUDA(attn::flash_tc_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
                                         ctx.out<float>("LSE"), ctx.stream));
 }
+// FP32 flash with its products in 3xTF32 on tensor cores (f32 only, see flash_3xtf32_constraint).
+// kKeyTile: keys per tile, 0 = the kernel's default for the head size (32: tuning variant).
+template <int kKeyTile>
+void forward_flash_3xtf32(harness::LaunchContext& ctx) {
+  const Tensors t(ctx);
+  HARNESS_CUDA(attn::flash_forward_tf32x3(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.out<float>("O"),
+                                          ctx.out<float>("LSE"), ctx.stream, kKeyTile));
+}
 // The tensor-core kernels at one fixed block shape (tuning: every shape runs in one suite).
 template <attn::TcTiles kTiles>
 void forward_flash_tiles(harness::LaunchContext& ctx) {
@@ -378,6 +386,13 @@ void backward_flash(harness::LaunchContext& ctx) {
   HARNESS_CUDA(attn::flash_tc_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"), ctx.in<float>("LSE"),
                                        in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream));
 }
+void backward_flash_3xtf32(harness::LaunchContext& ctx) {
+  const Tensors t(ctx);
+  const Gradients g(ctx);
+  float* ws = workspace_floats(ctx, attn::flash_backward_workspace_bytes(t.s));
+  HARNESS_CUDA(attn::flash_backward_tf32x3(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.in<float>("O"), ctx.in<float>("LSE"),
+                                           ctx.in<float>("dO"), f32(g.dq), f32(g.dk), f32(g.dv), ws, ctx.stream));
+}
 template <attn::TcTiles kTiles>
 void backward_flash_tiles(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
@@ -429,6 +444,13 @@ std::optional<std::string> flash_tiles_constraint(const harness::Params& p) {
   if (dtype_of(p) == DType::f32) return std::string("flash_tc_*: bf16/f16 tensor-core block shapes only, not f32");
   if (kBackward && kTiles == attn::TcTiles::rows128 && p.get_int("head_dim") == 128)
     return std::string("flash_tc_r128 backward: 4 warps x 32 keys need 256 f32 registers of dK/dV at d=128");
+  return flash_constraint(p);
+}
+
+// flash_3xtf32: the FP32 kernels' 3xTF32 form, f32 inputs only (bf16/f16 have `flash`).
+std::optional<std::string> flash_3xtf32_constraint(const harness::Params& p) {
+  if (dtype_of(p) != DType::f32)
+    return fmt::format("flash_3xtf32: dtype f32 only, not {} (flash runs bf16/f16 on tensor cores)", p.get_string("dtype"));
   return flash_constraint(p);
 }
 
@@ -490,6 +512,14 @@ HARNESS_REGISTER_VARIANT_IF(attention, flash, cuda,
                             "from smem), swizzled smem, P reused from registers, O rescale skipped when no row max "
                             "changed; other block shapes: flash_tc_r64/_w8",
                             forward_flash, flash_constraint);
+HARNESS_REGISTER_VARIANT_IF(attention, flash_3xtf32, cuda,
+                            "f32 FlashAttention-2 with every product on tensor cores in 3xTF32 (x = tf32 hi + tf32 lo, "
+                            "3 mma.sync m16n8k8 per product, ~2^-21 relative error, FP32 tolerances; PyTorch's FP32 "
+                            "efficient SDPA does the same): 64 query rows (4 warps x 16) x 64-key tiles (32: flash_3xtf32_k32)",
+                            forward_flash_3xtf32<0>, flash_3xtf32_constraint);
+HARNESS_REGISTER_VARIANT_IF(attention, flash_3xtf32_k32, cuda,
+                            "flash_3xtf32 forward at 32-key tiles (tuning: no spills at d=128)",
+                            forward_flash_3xtf32<32>, flash_3xtf32_constraint);
 HARNESS_REGISTER_VARIANT_IF(attention, flash_tc_r64, cuda,
                             "bf16/f16 flash forward, fixed shape (tuning): 64 query rows, 4 warps x 16 rows",
                             forward_flash_tiles<attn::TcTiles::rows64>,
@@ -518,9 +548,13 @@ HARNESS_REGISTER_VARIANT_FULL(attention_backward, naive, cuda,
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash, cuda,
                               "FlashAttention-2 backward: one block per K/V tile iterating over Q tiles, P recomputed "
                               "from LSE, dQ (and GQA dK/dV) by float4 atomics. bf16/f16: tensor cores, "
-                              "64 keys (4 warps) x 64 (d=128: 32) queries, GQA summed in registers, dQ by f32 float2 atomics; "
-                              "128-key blocks: flash_tc_r128/_w8",
+                              "128-key blocks (d=64: 4 warps x 32 keys; d=128: 8 warps x 16), GQA summed in registers, dQ by "
+                              "f32 float2 atomics; 64-key blocks: flash_tc_r64",
                               backward_flash, flash_constraint, flash_backward_ws);
+HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_3xtf32, cuda,
+                              "f32 FlashAttention-2 backward in 3xTF32 on tensor cores: 64-key blocks (4 warps x 16), "
+                              "64 (d=128: 32) queries per step, GQA summed in registers, dQ by float2 atomics",
+                              backward_flash_3xtf32, flash_3xtf32_constraint, flash_backward_ws);
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_tc_r64, cuda,
                               "bf16/f16 flash backward, fixed shape (tuning): 64-key blocks, 4 warps x 16 keys",
                               backward_flash_tiles<attn::TcTiles::rows64>,

@@ -100,6 +100,7 @@ TEST(ModelsLengthsCpu, CliRejectsTargetLongerThanSource) {
   const std::string suite = harness::test::temp_path("lengths_bad.yaml");
   std::ofstream(suite) << "suite: lengths_bad\ncases:\n  - problem: train_transformer\n    params: {seq_len: 8, tgt_len: 9}\n";
   const auto r = harness::test::run_command(std::string(HARNESS_EXE) + " run " + suite + " --dry-run");
+  EXPECT_EQ(r.exit_code, 2) << r.output;  // bad input: nothing was run
   EXPECT_NE(r.output.find("target length (9) > source length (8)"), std::string::npos) << r.output;
 }
 

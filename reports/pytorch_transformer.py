@@ -1,43 +1,71 @@
 #!/usr/bin/env python3
-"""The train_transformer macro-benchmark in PyTorch (FP32, TF32 off, eager), written as a
-harness report so that `harness compare` / `harness report` and reports/tables.py show it
-beside our engine's results.
+"""The train_transformer macro-benchmark in PyTorch, written as a harness report so that
+`harness compare` / `harness report` and reports/tables.py show it beside our engine's
+results. One invocation runs any of four modes, each a result (a variant) of its own:
 
-  python3 reports/pytorch_transformer.py suites/transformer.yaml --out pytorch_transformer.json \
-      [--harness build/release/bin/harness] [--filter REGEX] [--warmup 50 --steps 200]
+  mode           variant                what
+  fp32           pytorch_eager          FP32, TF32 off, eager (the name of earlier reports)
+  fp32-compile   pytorch_compile        FP32, TF32 off, torch.compile(model)
+  bf16           pytorch_bf16           torch.autocast(bfloat16) around forward + loss
+                                        (FP32 weights, gradients and Adam), eager
+  bf16-compile   pytorch_bf16_compile   the same, torch.compile(model)
+
+  python3 reports/pytorch_transformer.py suites/transformer.yaml --out pytorch_transformer.json \\
+      [--modes fp32,fp32-compile,bf16,bf16-compile | --modes all | --precision bf16 --compile] \\
+      [--compile-mode default|reduce-overhead|max-autotune] [--harness build/release/bin/harness] \\
+      [--filter REGEX] [--warmup 50 --steps 200]
 
 The model is the one of models/ (models/include/models/layers.hpp): token embeddings
 N(0, 1) for source and target plus the sinusoidal positional encoding (no sqrt(d)
 scaling), torch.nn.Transformer (post-norm, ReLU, dropout 0, final encoder and decoder
 LayerNorms, causal self-attention in the decoder), a Linear output projection; He-normal
-weights (std sqrt(2 / fan_in)), zero biases. Copy task of random tokens 2..V-1 (decoder
-input BOS=1 + target[:-1]), mean cross-entropy, Adam (betas 0.9, 0.98, eps 1e-9) with
-linear warm-up + cosine to lr/10, gradient clipping at global norm 1.0.
+weights (std sqrt(2 / fan_in)), zero biases. Copy task of random tokens 2..V-1: the target
+is the first tgt_len source tokens (all of them when the lengths are equal; tgt_len >
+src_len is refused, as by the harness), decoder input BOS=1 + target[:-1]; mean
+cross-entropy, Adam (betas 0.9, 0.98, eps 1e-9) with linear warm-up + cosine to lr/10,
+gradient clipping at global norm 1.0. src_len / tgt_len 0 mean seq_len.
 
-Timing: CUDA events around each step (forward, backward, optimizer: three phases), warm-up
-steps first, then the timed steps (the suite's warmup and min_samples unless given).
+Timing: the first step runs alone and is timed by the wall clock (first_step_s; with
+torch.compile it includes the compilation of forward and backward, so compile_s =
+first_step_s - the median timed step); then the warm-up steps, then the timed steps with
+CUDA events around each (forward, backward, optimizer: three phases). Steps: the suite
+case's warmup and min_samples unless --warmup / --steps say otherwise. A mode that fails
+(torch.compile not working here, say) gives a skipped result with the reason and the
+others still run; out of memory is skipped too; any other failure of an eager mode is an
+error result.
+
 Parameters come from `harness run SUITE --dry-run` (exactly the suite's); with no harness
 executable, --params 'batch=100,seq_len=13,...' gives one configuration.
-Each result carries "extra": phase times, tokens/s, peak memory, the loss curve.
+Each result carries "extra": phase times, tokens/s (target tokens), peak memory, the first
+step's and the compile time, and the loss curve of every step (first step and warm-up
+included), strided as the harness plugin strides its own (every step up to 2000).
+PyTorch is needed only to run the modes: --help and the argument checks work without it.
 """
 import argparse
-import datetime
-import json
-import os
+import contextlib
+import gc
 import math
+import os
 import re
 import subprocess
 import sys
-
-import torch
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness_report  # noqa: E402
-import torch.nn as nn
 
 DEFAULTS = {"batch": 100, "seq_len": 13, "encoder_layers": 6, "decoder_layers": 6, "heads": 8, "d_model": 512,
             "hidden": 2048, "vocab": 6880, "activation": "relu", "lr": 2e-4, "warmup_steps": 4,
-            "schedule_steps": 2000, "clip_norm": 1.0, "check_steps": 4}
+            "schedule_steps": 2000, "clip_norm": 1.0, "check_steps": 4, "src_len": 0, "tgt_len": 0}
+
+# --modes name -> (variant, precision, compiled)
+MODES = {
+    "fp32": ("pytorch_eager", "fp32", False),
+    "fp32-compile": ("pytorch_compile", "fp32", True),
+    "bf16": ("pytorch_bf16", "bf16", False),
+    "bf16-compile": ("pytorch_bf16_compile", "bf16", True),
+}
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
 def parse_value(v):
@@ -51,77 +79,186 @@ def parse_value(v):
         return v
 
 
-def planned(harness, suite, flt):
-    cmd = [harness, "run", suite, "--dry-run"] + (["--filter", flt] if flt else [])
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+def parse_modes(text):
+    """'all' or a comma-separated list of MODES keys -> the keys, in the order given, once
+    each. ValueError names an unknown mode."""
+    if text.strip() == "all":
+        return list(MODES)
+    out = []
+    for m in (x.strip() for x in text.split(",")):
+        if not m:
+            continue
+        if m not in MODES:
+            raise ValueError(f"unknown mode '{m}' (modes: {', '.join(MODES)}, or all)")
+        if m not in out:
+            out.append(m)
+    if not out:
+        raise ValueError("no mode given")
+    return out
+
+
+def resolve_modes(args):
+    """The modes to run: --modes, else the one that --precision and --compile name."""
+    if args.modes is not None:
+        if args.precision is not None or args.compile:
+            raise ValueError("--modes lists the modes: --precision / --compile go without it")
+        return parse_modes(args.modes)
+    return [(args.precision or "fp32") + ("-compile" if args.compile else "")]
+
+
+def lengths(p):
+    """(source length, target length) of a configuration: src_len / tgt_len, 0 meaning
+    seq_len. ValueError for a target longer than the source (the copy task's target is a
+    prefix of the source)."""
+    src = p.get("src_len") or p["seq_len"]
+    tgt = p.get("tgt_len") or p["seq_len"]
+    if tgt > src:
+        raise ValueError(f"target length ({tgt}) > source length ({src}): the copy task's target is a prefix "
+                         "of the source")
+    return src, tgt
+
+
+def work(p):
+    """FLOPs of one step, as the harness plugin counts them (GEMMs x3, attention cores
+    x3.5, causal self-attention half): the encoder on Ns tokens, the decoder on Nt except
+    the cross-attention's K and V projections (on the Ns memory tokens)."""
+    B, E, F, V = p["batch"], p["d_model"], p["hidden"], p["vocab"]
+    Ns, Nt = lengths(p)
+    Ts, Tt = B * Ns, B * Nt
+    gemm = p["encoder_layers"] * 2 * Ts * (4 * E * E + 2 * E * F) \
+        + p["decoder_layers"] * 2 * (Tt * (6 * E * E + 2 * E * F) + Ts * 2 * E * E) + 2 * Tt * E * V
+    attn = p["encoder_layers"] * 4 * B * Ns * Ns * E + p["decoder_layers"] * (2 * B * Nt * Nt * E + 4 * B * Nt * Ns * E)
+    return 3.0 * gemm + 3.5 * attn
+
+
+def loss_curve(losses, limit=2000):
+    """(curve, stride): every step up to `limit` steps, else every k-th (the plugin's rule)."""
+    stride = (len(losses) + limit - 1) // limit if len(losses) > limit else 1
+    return losses[::stride], stride
+
+
+def parse_dry_run(text):
+    """[(case, params)] of the train_transformer results that `harness run --dry-run`
+    printed (one line per case x variant: the case name, then the result name), one per
+    distinct parameter set."""
     seen, configs = set(), []
-    for line in out.splitlines():
+    for line in text.splitlines():
         m = re.search(r"\btrain_transformer/\w+((?:/\w+:[\w.\-+]+)+)", line)
         if not m:
             continue
-        params = dict(kv.split(":", 1) for kv in m.group(1).strip("/").split("/"))
+        head = line[:m.start()].split()
+        params = {k: parse_value(v) for k, v in (kv.split(":", 1) for kv in m.group(1).strip("/").split("/"))}
         key = tuple(sorted(params.items()))
         if key not in seen:
             seen.add(key)
-            configs.append({k: parse_value(v) for k, v in params.items()})
+            configs.append((head[0] if head else "", params))
     return configs
 
 
+def planned(harness, suite, flt):
+    cmd = [harness, "run", suite, "--dry-run"] + (["--filter", flt] if flt else [])
+    return parse_dry_run(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+
 def suite_settings(suite):
-    """{(batch, seq_len): (warmup, min_samples)} from the suite (needs PyYAML; else {})."""
+    """{case name: (warmup, min_samples)} from the suite (needs PyYAML; else {})."""
     try:
         import yaml
     except ImportError:
         return {}
-    doc = yaml.safe_load(open(suite))
+    with open(suite) as f:
+        doc = yaml.safe_load(f)
     base = doc.get("settings", {}) or {}
     out = {}
     for c in doc.get("cases", []):
         s = dict(base, **(c.get("settings") or {}))
-        p = c.get("params", {})
-        if isinstance(p, dict) and not any(isinstance(v, (list, dict)) for v in p.values()):
-            out[(p.get("batch", 100), p.get("seq_len", 13))] = (int(s.get("warmup", 50)), int(s.get("min_samples", 200)))
+        if c.get("name"):
+            out[c["name"]] = (int(s.get("warmup", 50)), int(s.get("min_samples", 200)))
     return out
 
 
-class Model(nn.Module):
-    def __init__(self, p):
-        super().__init__()
-        E, V = p["d_model"], p["vocab"]
-        self.src_embed = nn.Embedding(V, E)
-        self.tgt_embed = nn.Embedding(V, E)
-        self.transformer = nn.Transformer(d_model=E, nhead=p["heads"], num_encoder_layers=p["encoder_layers"],
-                                          num_decoder_layers=p["decoder_layers"], dim_feedforward=p["hidden"],
-                                          dropout=0.0, activation=p["activation"], batch_first=True, norm_first=False)
-        self.generator = nn.Linear(E, V)
-        with torch.no_grad():
-            for m in self.modules():
-                if isinstance(m, nn.Linear):
-                    m.weight.normal_(0.0, math.sqrt(2.0 / m.in_features))
-                    if m.bias is not None:
-                        m.bias.zero_()
-                elif isinstance(m, nn.MultiheadAttention):
-                    m.in_proj_weight.normal_(0.0, math.sqrt(2.0 / E))
-                    m.in_proj_bias.zero_()
-                elif isinstance(m, nn.Embedding):
-                    m.weight.normal_(0.0, 1.0)
-        self.register_buffer("pe", self.positions(p["seq_len"], E), persistent=False)
+def value_text(v):
+    """A parameter value as the harness writes it in result names (1.0 -> 1, 2e-4 -> 0.0002)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
 
-    @staticmethod
-    def positions(n, d):
-        pos = torch.arange(n, dtype=torch.float64)[:, None]
-        i = torch.arange(0, d, 2, dtype=torch.float64)
-        w = torch.pow(10000.0, -i / d)
-        pe = torch.zeros(n, d, dtype=torch.float64)
-        pe[:, 0::2] = torch.sin(pos * w)
-        pe[:, 1::2] = torch.cos(pos * w)[:, : d // 2]
-        return pe.float()
 
-    def forward(self, src, tgt, mask):
-        s = self.src_embed(src) + self.pe[: src.shape[1]]
-        t = self.tgt_embed(tgt) + self.pe[: tgt.shape[1]]
-        y = self.transformer(s, t, tgt_mask=mask, tgt_is_causal=True)
-        return self.generator(y.reshape(-1, y.shape[-1]))
+def result_name(p, variant):
+    keys = [k for k in DEFAULTS if k in p]
+    return f"train_transformer/{variant}/" + "/".join(f"{k}:{value_text(p[k])}" for k in keys)
+
+
+def base_entry(case, p, mode):
+    variant = MODES[mode][0]
+    keys = [k for k in DEFAULTS if k in p]
+    return {"name": result_name(p, variant), "case": case or "pytorch", "problem": "train_transformer",
+            "variant": variant, "backend": "cuda", "params": {k: p[k] for k in keys}, "reference": "",
+            "check": None, "work": {"flops": work(p), "bytes": 0}}
+
+
+def failed_entry(case, p, mode, status, reason):
+    """A result that did not run: status skipped (out of memory, torch.compile failing)
+    or error, with the reason."""
+    e = base_entry(case, p, mode)
+    e.update(harness_report.skipped(reason))
+    e["status"] = status
+    return e
+
+
+def first_line(exc):
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
+
+
+# ---- PyTorch ---------------------------------------------------------------------------
+
+def make_model(torch, p, positions):
+    nn = torch.nn
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            E, V = p["d_model"], p["vocab"]
+            self.src_embed = nn.Embedding(V, E)
+            self.tgt_embed = nn.Embedding(V, E)
+            self.transformer = nn.Transformer(d_model=E, nhead=p["heads"], num_encoder_layers=p["encoder_layers"],
+                                              num_decoder_layers=p["decoder_layers"], dim_feedforward=p["hidden"],
+                                              dropout=0.0, activation=p["activation"], batch_first=True,
+                                              norm_first=False)
+            self.generator = nn.Linear(E, V)
+            with torch.no_grad():
+                for m in self.modules():
+                    if isinstance(m, nn.Linear):
+                        m.weight.normal_(0.0, math.sqrt(2.0 / m.in_features))
+                        if m.bias is not None:
+                            m.bias.zero_()
+                    elif isinstance(m, nn.MultiheadAttention):
+                        m.in_proj_weight.normal_(0.0, math.sqrt(2.0 / E))
+                        m.in_proj_bias.zero_()
+                    elif isinstance(m, nn.Embedding):
+                        m.weight.normal_(0.0, 1.0)
+            self.register_buffer("pe", sinusoid(torch, positions, E), persistent=False)
+
+        def forward(self, src, tgt, mask):
+            s = self.src_embed(src) + self.pe[: src.shape[1]]
+            t = self.tgt_embed(tgt) + self.pe[: tgt.shape[1]]
+            y = self.transformer(s, t, tgt_mask=mask, tgt_is_causal=True)
+            return self.generator(y.reshape(-1, y.shape[-1]))
+
+    return Model()
+
+
+def sinusoid(torch, n, d):
+    pos = torch.arange(n, dtype=torch.float64)[:, None]
+    i = torch.arange(0, d, 2, dtype=torch.float64)
+    w = torch.pow(10000.0, -i / d)
+    pe = torch.zeros(n, d, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(pos * w)
+    pe[:, 1::2] = torch.cos(pos * w)[:, : d // 2]
+    return pe.float()
 
 
 def schedule(p):
@@ -137,31 +274,44 @@ def schedule(p):
     return lambda step: at(step) / base
 
 
-def run(p, warmup, steps, seed=42):
+def run(torch, p, mode, warmup, steps, compile_mode="default", seed=42):
+    """Trains 1 + warmup + steps steps in `mode`; returns the measurements."""
+    _, precision, compiled = MODES[mode]
+    nn = torch.nn
     torch.manual_seed(seed)
     dev = "cuda"
-    B, N, V = p["batch"], p["seq_len"], p["vocab"]
-    model = Model(p).to(dev)
+    B, V = p["batch"], p["vocab"]
+    Ns, Nt = lengths(p)
+    model = make_model(torch, p, max(Ns, Nt)).to(dev)
+    fwd = torch.compile(model, mode=compile_mode) if compiled else model
     opt = torch.optim.Adam(model.parameters(), lr=p["lr"], betas=(0.9, 0.98), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, schedule(p))
     loss_fn = nn.CrossEntropyLoss()
     g = torch.Generator(device="cpu").manual_seed(seed)
     batches = []
     for _ in range(4):
-        src = torch.randint(2, V, (B, N), generator=g)
-        tin = torch.cat([torch.ones(B, 1, dtype=torch.long), src[:, :-1]], dim=1)
-        batches.append((src.to(dev), tin.to(dev), src.reshape(-1).to(dev)))
-    mask = nn.Transformer.generate_square_subsequent_mask(N, device=dev)
-    losses = torch.zeros(warmup + steps, device=dev)
+        src = torch.randint(2, V, (B, Ns), generator=g)
+        tout = src[:, :Nt]
+        tin = torch.cat([torch.ones(B, 1, dtype=torch.long), tout[:, :-1]], dim=1)
+        batches.append((src.to(dev), tin.to(dev), tout.reshape(-1).to(dev)))
+    mask = nn.Transformer.generate_square_subsequent_mask(Nt, device=dev)
+    total = 1 + warmup + steps
+    losses = torch.zeros(total, device=dev)
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
     ev = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(steps)]
 
+    def autocast():
+        if precision == "bf16":
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
     def step(i, e=None):
         src, tin, tout = batches[i % len(batches)]
         if e: e[0].record()
-        loss = loss_fn(model(src, tin, mask), tout)
+        with autocast():
+            loss = loss_fn(fwd(src, tin, mask), tout)
         if e: e[1].record()
         loss.backward()
         if e: e[2].record()
@@ -170,85 +320,171 @@ def run(p, warmup, steps, seed=42):
         sched.step()
         opt.zero_grad(set_to_none=True)
         if e: e[3].record()
-        losses[i] = loss.detach()
+        losses[i] = loss.detach().float()
 
-    for i in range(warmup):
+    t0 = time.perf_counter()
+    step(0)
+    torch.cuda.synchronize()
+    first_s = time.perf_counter() - t0
+    for i in range(1, 1 + warmup):
         step(i)
     torch.cuda.synchronize()
     for i in range(steps):
-        step(warmup + i, ev[i])
+        step(1 + warmup + i, ev[i])
     torch.cuda.synchronize()
     samples = [e[0].elapsed_time(e[3]) * 1e-3 for e in ev]
     phases = {k: sum(e[a].elapsed_time(e[a + 1]) for e in ev) / steps for k, a in
               (("forward", 0), ("backward", 1), ("optimizer", 2))}
     phases["step"] = sum(samples) / steps * 1e3
-    peak = torch.cuda.max_memory_allocated()
-    params = sum(x.numel() for x in model.parameters())
-    return samples, phases, peak, base, losses.tolist(), params
+    out = {"samples": samples, "phases": phases, "peak": torch.cuda.max_memory_allocated(), "base": base,
+           "losses": losses.tolist(), "parameters": sum(x.numel() for x in model.parameters()), "first_s": first_s}
+    del fwd, model, opt, sched, batches
+    return out
 
 
+def passed_entry(case, p, mode, m, warm, steps, compile_mode):
+    _, precision, compiled = MODES[mode]
+    e = base_entry(case, p, mode)
+    st = harness_report.stats(m["samples"])
+    tokens = p["batch"] * lengths(p)[1]
+    curve, stride = loss_curve(m["losses"])
+    e.update({"status": "passed", "reason": "", "samples_s": m["samples"], "stats": st,
+              "rates": {"gflops": e["work"]["flops"] / st["median_s"] * 1e-9, "gbytes_per_s": 0,
+                        "arithmetic_intensity": 0},
+              "memory": {"io_device_bytes": m["base"], "workspace_peak_bytes": max(0, m["peak"] - m["base"])},
+              "extra": {"mode": mode, "precision": precision, "compiled": compiled,
+                        "compile_mode": compile_mode if compiled else None,
+                        "src_len": lengths(p)[0], "tgt_len": lengths(p)[1],
+                        "phase_ms": m["phases"], "tokens_per_s": tokens / (m["phases"]["step"] * 1e-3),
+                        "peak_bytes_allocated": m["peak"], "parameters": m["parameters"],
+                        "first_step_s": m["first_s"],
+                        "compile_s": max(0.0, m["first_s"] - st["median_s"]) if compiled else None,
+                        "warmup_steps": warm, "timed_steps": steps,
+                        "loss_first": m["losses"][0], "loss_last": m["losses"][-1],
+                        "loss_curve_stride": stride, "loss_curve": curve}})
+    return e
 
 
-def work(p):
-    B, N, E, F, V = p["batch"], p["seq_len"], p["d_model"], p["hidden"], p["vocab"]
-    T = B * N
-    gemm = p["encoder_layers"] * 2 * T * (4 * E * E + 2 * E * F) + p["decoder_layers"] * 2 * T * (8 * E * E + 2 * E * F) \
-        + 2 * T * E * V
-    attn = p["encoder_layers"] * 4 * B * N * N * E + p["decoder_layers"] * 6 * B * N * N * E
-    return 3.0 * gemm + 3.5 * attn
+def run_mode(torch, case, p, mode, warm, steps, compile_mode):
+    """One result: passed, or skipped / error with the reason (never raises for a failure
+    of the mode itself)."""
+    compiled = MODES[mode][2]
+    name = result_name(p, MODES[mode][0])
+    try:
+        m = run(torch, p, mode, warm, steps, compile_mode)
+        e = passed_entry(case, p, mode, m, warm, steps, compile_mode)
+        st, x = e["stats"], e["extra"]
+        ph = x["phase_ms"]
+        comp = f", compile {x['compile_s']:.1f} s" if compiled else ""
+        print(f"{name}: {st['median_s'] * 1e3:.3f} ms/step (median of {steps}; forward {ph['forward']:.3f}, "
+              f"backward {ph['backward']:.3f}, optimizer {ph['optimizer']:.3f} ms), "
+              f"{x['tokens_per_s']:.0f} tokens/s, peak {x['peak_bytes_allocated'] / 2**20:.0f} MiB, "
+              f"first step {x['first_step_s']:.2f} s{comp}, loss {x['loss_first']:.4f} -> {x['loss_last']:.4f}",
+              flush=True)
+    except torch.cuda.OutOfMemoryError as exc:
+        e = failed_entry(case, p, mode, "skipped", f"out of memory: {first_line(exc)}")
+    except Exception as exc:  # noqa: BLE001 -- a failing mode is a result, not the end of the run
+        if compiled:
+            e = failed_entry(case, p, mode, "skipped", f"torch.compile (mode {compile_mode}) failed: {first_line(exc)}")
+        else:
+            e = failed_entry(case, p, mode, "error", first_line(exc))
+    if e["status"] != "passed":
+        print(f"{name}: {e['status']}: {e['reason']}", flush=True)
+    if compiled:
+        with contextlib.suppress(Exception):
+            torch._dynamo.reset()
+    gc.collect()
+    torch.cuda.empty_cache()
+    return e
 
 
-def main():
+def parser():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("suite")
     ap.add_argument("--out", required=True)
     ap.add_argument("--harness", default="build/release/bin/harness")
     ap.add_argument("--filter", default="")
     ap.add_argument("--params", default="", help="one configuration k=v,... instead of the suite's")
-    ap.add_argument("--warmup", type=int, default=None)
-    ap.add_argument("--steps", type=int, default=None)
-    args = ap.parse_args()
+    ap.add_argument("--modes", default=None,
+                    help="comma-separated modes to run, each a result: " + ", ".join(MODES) + "; or all "
+                    "(default: the one --precision / --compile name, fp32 eager without them)")
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default=None,
+                    help="one mode: fp32 (TF32 off) or bf16 (autocast); not with --modes")
+    ap.add_argument("--compile", action="store_true", help="one mode: torch.compile the model; not with --modes")
+    ap.add_argument("--compile-mode", choices=COMPILE_MODES, default="default", help="torch.compile's mode")
+    ap.add_argument("--warmup", type=int, default=None, help="warm-up steps after the first (default: the suite's)")
+    ap.add_argument("--steps", type=int, default=None, help="timed steps (default: the suite's min_samples)")
+    return ap
+
+
+def parse_args(argv):
+    """The parsed arguments with .mode_list; argparse's error (exit 2) for bad ones."""
+    ap = parser()
+    args = ap.parse_args(argv)
+    try:
+        args.mode_list = resolve_modes(args)
+    except ValueError as e:
+        ap.error(str(e))
+    if args.warmup is not None and args.warmup < 0:
+        ap.error("--warmup must be >= 0")
+    if args.steps is not None and args.steps < 1:
+        ap.error("--steps must be >= 1")
+    if args.params:
+        try:
+            args.configs = [("", config_of(args.params))]
+        except ValueError as e:
+            ap.error(f"--params: {e}")
+    else:
+        args.configs = None
+    return args
+
+
+def config_of(text):
+    """'k=v,...' -> the DEFAULTS with those values; ValueError for a malformed pair, an
+    unknown key or lengths the copy task refuses."""
+    p = dict(DEFAULTS)
+    for kv in (x for x in text.split(",") if x.strip()):
+        if "=" not in kv:
+            raise ValueError(f"'{kv}' is not k=v")
+        k, v = kv.split("=", 1)
+        if k.strip() not in DEFAULTS:
+            raise ValueError(f"unknown parameter '{k.strip()}' (known: {', '.join(DEFAULTS)})")
+        p[k.strip()] = parse_value(v.strip())
+    lengths(p)
+    return p
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        import torch
+    except ImportError:
+        print("pytorch_transformer.py: PyTorch is not installed (python3 -c 'import torch' fails)", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("pytorch_transformer.py: no CUDA device visible to PyTorch", file=sys.stderr)
+        return 2
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
-    if args.params:
-        configs = [dict(DEFAULTS, **{k: parse_value(v) for k, v in (kv.split("=", 1) for kv in args.params.split(","))})]
-    else:
-        configs = [dict(DEFAULTS, **c) for c in planned(args.harness, args.suite, args.filter)]
+    try:
+        configs = args.configs or [(case, dict(DEFAULTS, **c)) for case, c in planned(args.harness, args.suite,
+                                                                                      args.filter)]
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"pytorch_transformer.py: `{args.harness} run {args.suite} --dry-run` failed ({e}); build the "
+              "harness, pass --harness, or give one configuration with --params", file=sys.stderr)
+        return 2
     settings = suite_settings(args.suite)
     results = []
-    for p in configs:
-        warm, steps = settings.get((p["batch"], p["seq_len"]), (50, 200))
+    for case, p in configs:
+        warm, steps = settings.get(case, (50, 200))
         warm = args.warmup if args.warmup is not None else warm
         steps = args.steps if args.steps is not None else steps
-        keys = [k for k in DEFAULTS if k in p]
-        name = "train_transformer/pytorch_eager/" + "/".join(f"{k}:{p[k]}" for k in keys)
-        w = work(p)
-        entry = {"name": name, "case": "pytorch", "problem": "train_transformer", "variant": "pytorch_eager",
-                 "backend": "cuda", "params": {k: p[k] for k in keys}, "reference": "", "check": None,
-                 "work": {"flops": w, "bytes": 0}}
-        try:
-            samples, phases, peak, base, losses, nparams = run(p, warm, steps)
-            st = harness_report.stats(samples)
-            tokens = p["batch"] * p["seq_len"]
-            entry.update({"status": "passed", "reason": "", "samples_s": samples, "stats": st,
-                          "rates": {"gflops": w / st["median_s"] * 1e-9, "gbytes_per_s": 0, "arithmetic_intensity": 0},
-                          "memory": {"io_device_bytes": base, "workspace_peak_bytes": max(0, peak - base)},
-                          "extra": {"phase_ms": phases, "tokens_per_s": tokens / (phases["step"] * 1e-3),
-                                    "peak_bytes_allocated": peak, "parameters": nparams, "warmup_steps": warm,
-                                    "timed_steps": steps, "loss_first": losses[0], "loss_last": losses[-1],
-                                    "loss_curve": losses}})
-            print(f"{name}: {st['median_s'] * 1e3:.3f} ms/step (median of {steps}; forward {phases['forward']:.3f}, "
-                  f"backward {phases['backward']:.3f}, optimizer {phases['optimizer']:.3f} ms), "
-                  f"{tokens / st['median_s']:.0f} tokens/s, peak {peak / 2**20:.0f} MiB, "
-                  f"loss {losses[0]:.4f} -> {losses[-1]:.4f}", flush=True)
-        except torch.cuda.OutOfMemoryError as e:
-            entry.update(harness_report.skipped(f"out of memory: {str(e).splitlines()[0]}"))
-            print(f"{name}: out of memory", flush=True)
-        torch.cuda.empty_cache()
-        results.append(entry)
+        for mode in args.mode_list:
+            results.append(run_mode(torch, case, p, mode, warm, steps, args.compile_mode))
     harness_report.write(args.out, args.suite, results, torch, " ".join(sys.argv))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

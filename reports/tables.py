@@ -113,25 +113,30 @@ def attention_summary(report):
     return "\n".join(out) + "\n"
 
 
+def transformer_config(p):
+    """B=100 N=13, or B=100 src=64 tgt=48 where the lengths differ (src_len / tgt_len, 0 or
+    absent meaning seq_len)."""
+    src, tgt = p.get("src_len") or p["seq_len"], p.get("tgt_len") or p["seq_len"]
+    return f"B={p['batch']} N={src}" if src == tgt else f"B={p['batch']} src={src} tgt={tgt}"
+
+
 def transformer(report, pytorch=None, metrics_lines=None):
     """metrics_lines: the $HARNESS_TRAIN_METRICS JSON lines, for reports written before
-    results carried them in `extra`."""
+    results carried them in `extra`. Rows are grouped by configuration: the engine's
+    variants, then every PyTorch mode of the same configuration (pytorch_eager,
+    pytorch_compile, pytorch_bf16, pytorch_bf16_compile: reports/pytorch_transformer.py)."""
     by_variant = {}
     for m in metrics_lines or []:
         by_variant[(m["variant"], str(m["params"]["batch"]), str(m["params"]["seq_len"]))] = m
-    torch = {}
-    if pytorch:
-        for r in pytorch["results"]:
-            if r["status"] == "passed":
-                torch[(r["params"]["batch"], r["params"]["seq_len"])] = r
     out = [header(report), "| config | variant | ms/step (median) | tokens/s | forward / backward / optimizer ms | peak memory | cudaMalloc after warm-up | loss first -> last |",
            "|---|---|---|---|---|---|---|---|"]
-    rows = []
+    groups = {}
     for r in report["results"]:
         if r["problem"] != "train_transformer":
             continue
         p = r["params"]
-        cfg = f"B={p['batch']} N={p['seq_len']}"
+        cfg = transformer_config(p)
+        rows = groups.setdefault(cfg, [])
         if r["status"] != "passed":
             rows.append(f"| {cfg} | {r['variant']} | {r['status']}: {r['reason'][:60]} | | | | | |")
             continue
@@ -142,14 +147,21 @@ def transformer(report, pytorch=None, metrics_lines=None):
                     f"{ph.get('forward', 0):.2f} / {ph.get('backward', 0):.2f} / {ph.get('optimizer', 0):.2f} | "
                     f"{al.get('peak_bytes_in_use', 0) / 2**20:,.0f} MiB | {al.get('cuda_malloc_calls_after_check_steps', '-')} | "
                     f"{x.get('loss_first', 0):.3f} -> {x.get('loss_last', 0):.3f} |")
-    for (b, n), t in torch.items():
+    for t in (pytorch or {}).get("results", []):
+        cfg = transformer_config(t["params"])
+        name = f"{t['variant']} (PyTorch, same run)"
+        rows = groups.setdefault(cfg, [])
+        if t["status"] != "passed":
+            rows.append(f"| {cfg} | {name} | {t['status']}: {t['reason'][:60]} | | | | | |")
+            continue
         x = t.get("extra") or {}
         ph = x.get("phase_ms", {})
-        rows.append(f"| B={b} N={n} | PyTorch eager (same run) | {t['stats']['median_s'] * 1e3:.2f} | {x.get('tokens_per_s', 0):,.0f} | "
+        comp = f" (compile {x['compile_s']:.0f} s)" if x.get("compile_s") is not None else ""
+        rows.append(f"| {cfg} | {name} | {t['stats']['median_s'] * 1e3:.2f}{comp} | {x.get('tokens_per_s', 0):,.0f} | "
                     f"{ph.get('forward', 0):.2f} / {ph.get('backward', 0):.2f} / {ph.get('optimizer', 0):.2f} | "
                     f"{x.get('peak_bytes_allocated', 0) / 2**20:,.0f} MiB | - | "
                     f"{x.get('loss_first', 0):.3f} -> {x.get('loss_last', 0):.3f} |")
-    return "\n".join(out + rows) + "\n"
+    return "\n".join(out + [row for rows in groups.values() for row in rows]) + "\n"
 
 
 def memory(report):

@@ -467,10 +467,8 @@ Tensor mse_loss(const Tensor& pred, const Tensor& target) {
 
 // ---- Attention ----------------------------------------------------------------------------
 
-const char* attention_core_name(DType dtype, std::int64_t nq, std::int64_t nk, std::int64_t head_dim) {
-  if (nq != nk)
-    throw std::invalid_argument("attention: query length " + std::to_string(nq) + " != key length " +
-                                std::to_string(nk) + " (no kernel supports different lengths)");
+// Nq != Nk runs the same core on query chunks of Nk rows (cross_attention_unequal below).
+const char* attention_core_name(DType dtype, std::int64_t /*nq*/, std::int64_t /*nk*/, std::int64_t head_dim) {
   if (dtype == DType::f64) return "nn_naive";
   const bool flash_ok = attn::flash_supported(static_cast<int>(head_dim));
   if (ctx().attention() == AttentionImpl::flash && flash_ok) return "flash";
@@ -483,13 +481,14 @@ namespace {
 struct AttnDims {
   int B, H, N, d;
   bool causal;
+  int group = 1;  // query heads per kv head (H / group kv heads; 1 but for unequal lengths)
 };
 
 attn::Shape kshape(const AttnDims& a) {
   attn::Shape s;
   s.batch = a.B;
   s.heads = a.H;
-  s.kv_heads = a.H;
+  s.kv_heads = a.H / a.group;
   s.seq_len = a.N;
   s.head_dim = a.d;
   s.causal = a.causal;
@@ -515,7 +514,7 @@ void attention_core_forward(const AttnDims& a, const Tensor& q, const Tensor& k,
     dispatch(q.dtype(), [&](auto z) {
       using T = decltype(z);
       NN(nn::attention_naive_forward<T>(q.data<T>(), k.data<T>(), v.data<T>(), o.data<T>(), lse.data<T>(),
-                                        scratch.data<T>(), a.B, a.H, a.H, a.N, a.d, a.causal, T(0), stream()));
+                                        scratch.data<T>(), a.B, a.H, a.H / a.group, a.N, a.d, a.causal, T(0), stream()));
     });
   }
 }
@@ -539,7 +538,7 @@ void attention_core_backward(const AttnDims& a, const Tensor& q, const Tensor& k
       using T = decltype(z);
       NN(nn::attention_naive_backward<T>(q.data<T>(), k.data<T>(), v.data<T>(), o.data<T>(), lse.data<T>(),
                                          dout.data<T>(), dq.data<T>(), dk.data<T>(), dv.data<T>(), scratch.data<T>(),
-                                         a.B, a.H, a.H, a.N, a.d, a.causal, T(0), stream()));
+                                         a.B, a.H, a.H / a.group, a.N, a.d, a.causal, T(0), stream()));
     });
   }
 }
@@ -615,6 +614,92 @@ Tensor attention_finish(const AttnDims& a, Tensor q, Tensor k, Tensor v, bool fu
   return out;
 }
 
+// ---- Cross-attention with Nq != Nk on the equal-length cores ----
+// Every core takes one length N for queries and keys, but rows of attention are
+// independent and the cores take grouped kv heads. So the Nq query rows of each head are
+// cut into C = ceil(Nq / Nk) chunks of Nk rows, the last one zero-padded: (B, H, C*Nk, d)
+// is, in memory, (B, H*C, Nk, d), and with group C query head h*C + c reads kv head h.
+// Each real row gets exactly its own output; the backward's dK and dV sum over a kv head's
+// query heads, i.e. over the chunks, and a padded row adds nothing there (its dO is 0:
+// dV += P^T dO adds 0, dS = P (dO V^T - rowsum(dO O)) = 0). A padded row's q = 0 gives
+// uniform probabilities: finite, discarded. Cost: C*Nk - Nq extra rows per head (Nq 48,
+// Nk 64: a third more core work; Nq 13, Nk 29: 16 extra rows).
+
+// x (BH, n, d) -> (BH, m, d), m >= n: rows n..m-1 zero.
+Tensor pad_rows(const Tensor& x, int BH, int n, int m, int d) {
+  Tensor y = Tensor::empty({BH, m, d}, x.dtype());
+  const std::size_t row = static_cast<std::size_t>(d) * dtype_size(x.dtype());
+  if (m > n)
+    MODELS_CUDA(cudaMemset2DAsync(static_cast<char*>(y.raw()) + n * row, m * row, 0, (m - n) * row,
+                                  static_cast<std::size_t>(BH), stream()));
+  MODELS_CUDA(cudaMemcpy2DAsync(y.raw(), m * row, x.raw(), n * row, n * row, static_cast<std::size_t>(BH),
+                                cudaMemcpyDeviceToDevice, stream()));
+  return y;
+}
+// x (BH, m, d) -> its first n rows of each of the BH blocks, (BH, n, d).
+Tensor crop_rows(const Tensor& x, int BH, int m, int n, int d) {
+  Tensor y = Tensor::empty({BH, n, d}, x.dtype());
+  const std::size_t row = static_cast<std::size_t>(d) * dtype_size(x.dtype());
+  MODELS_CUDA(cudaMemcpy2DAsync(y.raw(), n * row, x.raw(), m * row, n * row, static_cast<std::size_t>(BH),
+                                cudaMemcpyDeviceToDevice, stream()));
+  return y;
+}
+
+struct UnequalLengths {
+  AttnDims q;     // (B, H, Nq, d)
+  AttnDims kv;    // (B, H, Nk, d)
+  AttnDims core;  // (B, H*C, Nk, d), group C
+  int padded_rows() const { return core.group * kv.N; }  // C * Nk
+};
+
+struct UnequalCrossAttentionBackward final : Node {
+  UnequalLengths u{};
+  Tensor q, k, v, o, lse;  // q, o (B, H, C*Nk, d) padded; k, v (B, H, Nk, d); lse (B, H*C, Nk)
+  const char* name() const override { return "CrossAttentionBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override {
+    const int BH = u.q.B * u.q.H;
+    Tensor dout = pad_rows(to_heads(g, u.q), BH, u.q.N, u.padded_rows(), u.q.d);
+    Tensor dq = Tensor::empty(q.shape(), q.dtype()), dk = Tensor::empty(k.shape(), k.dtype()),
+           dv = Tensor::empty(k.shape(), k.dtype());
+    attention_core_backward(u.core, q, k, v, o, lse, dout, dq, dk, dv);
+    dout = Tensor();
+    return {needs_grad(0) ? from_heads(crop_rows(dq, BH, u.padded_rows(), u.q.N, u.q.d), u.q) : Tensor(),
+            needs_grad(1) ? from_heads(dk, u.kv) : Tensor(), needs_grad(2) ? from_heads(dv, u.kv) : Tensor()};
+  }
+  void release() override { q = k = v = o = lse = Tensor(); }
+};
+
+// q (B, Nq, E), k and v (B, Nk, E), Nq != Nk (shapes checked by cross_attention).
+Tensor cross_attention_unequal(const Tensor& q, const Tensor& k, const Tensor& v, int heads) {
+  UnequalLengths u;
+  u.q = dims_of(q, q.size(2), heads, false);
+  u.kv = dims_of(k, k.size(2), heads, false);
+  if (u.q.N < 1 || u.kv.N < 1)
+    throw std::invalid_argument("cross_attention: query length " + std::to_string(u.q.N) + " and key length " +
+                                std::to_string(u.kv.N) + " must be >= 1");
+  const int C = (u.q.N + u.kv.N - 1) / u.kv.N;
+  u.core = AttnDims{u.q.B, to_int(std::int64_t(u.q.H) * C, "heads * query chunks"), u.kv.N, u.q.d, false, C};
+  const int BH = to_int(std::int64_t(u.q.B) * u.q.H, "batch * heads");
+  Tensor qp = pad_rows(to_heads(q, u.q), BH, u.q.N, u.padded_rows(), u.q.d);
+  Tensor kh = to_heads(k, u.kv), vh = to_heads(v, u.kv);
+  Tensor o = Tensor::empty(qp.shape(), q.dtype());
+  Tensor lse = Tensor::empty({u.core.B, u.core.H, u.core.N}, q.dtype());
+  attention_core_forward(u.core, qp, kh, vh, o, lse);
+  Tensor out = from_heads(crop_rows(o, BH, u.padded_rows(), u.q.N, u.q.d), u.q);
+  if (should_record({&q, &k, &v})) {
+    auto n = std::make_shared<UnequalCrossAttentionBackward>();
+    n->u = u;
+    n->q = std::move(qp);
+    n->k = std::move(kh);
+    n->v = std::move(vh);
+    n->o = std::move(o);
+    n->lse = std::move(lse);
+    n->inputs = {q, k, v};
+    record(out, n);
+  }
+  return out;
+}
+
 }  // namespace
 
 Tensor self_attention(const Tensor& qkv, int heads, bool causal) {
@@ -636,7 +721,7 @@ Tensor cross_attention(const Tensor& q, const Tensor& k, const Tensor& v, int he
   require_same(q, v, "cross_attention");
   if (k.shape() != v.shape() || q.dim() != 3 || k.dim() != 3 || q.size(0) != k.size(0) || q.size(2) != k.size(2))
     throw std::invalid_argument("cross_attention: q (B, Nq, E), k and v (B, Nk, E)");
-  attention_core_name(q.dtype(), q.size(1), k.size(1), q.size(2) / heads);  // throws for Nq != Nk
+  if (q.size(1) != k.size(1)) return cross_attention_unequal(q, k, v, heads);
   const AttnDims a = dims_of(q, q.size(2), heads, false);
   return attention_finish(a, to_heads(q, a), to_heads(k, a), to_heads(v, a), false, {q, k, v});
 }

@@ -2,6 +2,7 @@
 
 #include <random>
 #include <stdexcept>
+#include <string>
 
 #include "models/ops.hpp"
 #include "nvtx.hpp"
@@ -23,19 +24,26 @@ TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t s
   model_ = std::make_unique<Transformer>(config_.model, config_.seed);
   optimizer_ = std::make_unique<Adam>(model_->parameters(), config_.lr, config_.beta1, config_.beta2, config_.eps);
   schedule_ = WarmupCosine{config_.lr, config_.warmup_steps, config_.schedule_steps, config_.lr / 10};
-  // Copy task: target = source (random tokens 2..vocab-1); decoder input = BOS + target[:-1].
+  // Copy task: target = the first Nt source tokens (random tokens 2..vocab-1; all of them
+  // when Nt == Ns); decoder input = BOS + target[:-1].
   std::mt19937_64 rng(config_.seed ^ 0x5eedda7aull);
   std::uniform_int_distribution<std::int32_t> tok(2, static_cast<std::int32_t>(config_.model.vocab - 1));
-  const std::int64_t B = config_.batch, N = config_.seq_len;
+  const std::int64_t B = config_.batch, Ns = config_.source_length(), Nt = config_.target_length();
+  if (Nt > Ns)
+    throw std::invalid_argument("copy task: target length " + std::to_string(Nt) + " > source length " +
+                                std::to_string(Ns) + " (the target is a prefix of the source)");
   for (int i = 0; i < config_.data_batches; ++i) {
-    std::vector<std::int32_t> src(static_cast<std::size_t>(B * N)), tin(src.size());
+    std::vector<std::int32_t> src(static_cast<std::size_t>(B * Ns)), tin(static_cast<std::size_t>(B * Nt)),
+        tout(tin.size());
     for (auto& t : src) t = tok(rng);
     for (std::int64_t b = 0; b < B; ++b)
-      for (std::int64_t n = 0; n < N; ++n)
-        tin[static_cast<std::size_t>(b * N + n)] = n == 0 ? kBos : src[static_cast<std::size_t>(b * N + n - 1)];
-    src_.push_back(Tensor::from_host(src, {B, N}));
-    tgt_in_.push_back(Tensor::from_host(tin, {B, N}));
-    tgt_out_.push_back(Tensor::from_host(src, {B * N}));
+      for (std::int64_t n = 0; n < Nt; ++n) {
+        tout[static_cast<std::size_t>(b * Nt + n)] = src[static_cast<std::size_t>(b * Ns + n)];
+        tin[static_cast<std::size_t>(b * Nt + n)] = n == 0 ? kBos : src[static_cast<std::size_t>(b * Ns + n - 1)];
+      }
+    src_.push_back(Tensor::from_host(src, {B, Ns}));
+    tgt_in_.push_back(Tensor::from_host(tin, {B, Nt}));
+    tgt_out_.push_back(Tensor::from_host(tout, {B * Nt}));
   }
   loss_log_ = Tensor::zeros({kLossLog}, DType::f32);
   MODELS_CUDA(cudaStreamSynchronize(stream));

@@ -8,6 +8,10 @@
 //   naive_attention  cuBLAS SGEMM + the naive attention of kernels/attention (materialized
 //                    B*H*N*N scores)
 //
+// Lengths: seq_len for source and target, unless src_len / tgt_len (0: seq_len) differ;
+// the copy task's target is then the first tgt_len source tokens (tgt_len > src_len is
+// rejected), and cross-attention runs with Nq = tgt_len, Nk = src_len.
+//
 // Check (documented): the checked run rebuilds the model from the seed and trains
 // `check_steps` steps on one fixed batch; its outputs are those losses. The run fails
 // (error) when a loss is not finite or the last is not below the first; the losses must
@@ -62,6 +66,8 @@ Setup setup_of(const harness::Params& p) {
   auto& c = s.train;
   c.batch = p.get_int("batch");
   c.seq_len = p.get_int("seq_len");
+  c.src_len = p.get_int("src_len");
+  c.tgt_len = p.get_int("tgt_len");
   c.model.encoder_layers = static_cast<int>(p.get_int("encoder_layers"));
   c.model.decoder_layers = static_cast<int>(p.get_int("decoder_layers"));
   c.model.heads = static_cast<int>(p.get_int("heads"));
@@ -88,16 +94,20 @@ double param_count(const models::TransformerConfig& c) {
 
 // FLOPs of one step: GEMMs 3x their forward (dX and dW), attention cores forward + 2.5x
 // backward (causal self-attention of the decoder counts half), embeddings and elementwise
-// work left out.
+// work left out. Source length Ns (encoder, cross-attention keys), target length Nt
+// (decoder); the cross-attention's K and V projections run on the Ns memory tokens. The
+// padded query rows of cross-attention at Nt != Ns are not counted (not useful work).
 harness::Work step_work(const harness::Params& p) {
   const auto s = setup_of(p);
   const auto& c = s.train.model;
-  const double B = static_cast<double>(s.train.batch), N = static_cast<double>(s.train.seq_len);
-  const double T = B * N, E = static_cast<double>(c.d_model), F = static_cast<double>(c.hidden),
+  const double B = static_cast<double>(s.train.batch), Ns = static_cast<double>(s.train.source_length()),
+               Nt = static_cast<double>(s.train.target_length());
+  const double Ts = B * Ns, Tt = B * Nt, E = static_cast<double>(c.d_model), F = static_cast<double>(c.hidden),
                V = static_cast<double>(c.vocab);
-  const double gemm_fwd = c.encoder_layers * 2 * T * (4 * E * E + 2 * E * F) +
-                          c.decoder_layers * 2 * T * (8 * E * E + 2 * E * F) + 2 * T * E * V;
-  const double attn_fwd = c.encoder_layers * 4 * B * N * N * E + c.decoder_layers * (2 + 4) * B * N * N * E;
+  const double gemm_fwd = c.encoder_layers * 2 * Ts * (4 * E * E + 2 * E * F) +
+                          c.decoder_layers * 2 * (Tt * (6 * E * E + 2 * E * F) + Ts * 2 * E * E) + 2 * Tt * E * V;
+  const double attn_fwd =
+      c.encoder_layers * 4 * B * Ns * Ns * E + c.decoder_layers * (2 * B * Nt * Nt * E + 4 * B * Nt * Ns * E);
   harness::Work w;
   w.flops = 3 * gemm_fwd + 3.5 * attn_fwd;
   // Minimal traffic: the optimizer reads p, g, m, v and writes p, m, v (FP32), plus the
@@ -261,16 +271,23 @@ class TrainInstance final : public harness::Instance {
   std::vector<float> check_losses_;
 };
 
+// The longer of the source and target lengths (src_len / tgt_len, 0 meaning seq_len).
+std::int64_t longest_length(const harness::Params& p) {
+  const auto c = setup_of(p).train;
+  return std::max(c.source_length(), c.target_length());
+}
+
 // Why these parameters' tensor sizes do not fit 64-bit arithmetic (the engine counts
 // elements in int64, bytes in size_t), or nothing: activations B*N*max(E, F, V) and the
-// naive attention scores 2*B*H*N^2, in bytes, with room for the int64 element counts.
+// naive attention scores 2*B*H*N^2 (N the longer length), in bytes, with room for the
+// int64 element counts.
 std::optional<std::string> size_overflow(const harness::Params& p) {
   const std::int64_t widest = std::max({p.get_int("d_model"), p.get_int("hidden"), p.get_int("vocab")});
+  const std::int64_t n = longest_length(p);
   constexpr std::int64_t kHeadroom = 16;  // bytes per element and a factor of the engine's buffers
-  if (!harness::checked_product(p.get_int("batch"), p.get_int("seq_len"), widest, kHeadroom))
+  if (!harness::checked_product(p.get_int("batch"), n, widest, kHeadroom))
     return harness::size_overflow_message("train_transformer activations (batch*seq_len*max(d_model, hidden, vocab))");
-  if (!harness::checked_product(p.get_int("batch"), p.get_int("heads"), p.get_int("seq_len"), p.get_int("seq_len"),
-                                kHeadroom))
+  if (!harness::checked_product(p.get_int("batch"), p.get_int("heads"), n, n, kHeadroom))
     return harness::size_overflow_message("train_transformer attention scores (batch*heads*seq_len^2)");
   return std::nullopt;
 }
@@ -285,7 +302,7 @@ class TrainTransformerProblem final : public harness::Problem {
   std::vector<harness::ParamSpec> params() const override {
     return {
         harness::int_param("batch", 100, 1, 1 << 20, "sequences per step"),
-        harness::int_param("seq_len", 13, 1, 1 << 20, "source = target length"),
+        harness::int_param("seq_len", 13, 1, 1 << 20, "source = target length (unless src_len / tgt_len)"),
         harness::int_param("encoder_layers", 6, 1, 128, "encoder layers"),
         harness::int_param("decoder_layers", 6, 1, 128, "decoder layers"),
         harness::int_param("heads", 8, 1, 1024, "attention heads (d_model / heads: 32, 64 or 128 for flash)"),
@@ -298,11 +315,19 @@ class TrainTransformerProblem final : public harness::Problem {
         harness::int_param("schedule_steps", 2000, 1, 1 << 30, "cosine decay to lr/10 at this step"),
         harness::float_param("clip_norm", 1.0, 0.0, 1e9, "global gradient-norm clip (0: off)"),
         harness::int_param("check_steps", 4, 2, 1000, "steps of the checked run (one fixed batch)"),
+        harness::int_param("src_len", 0, 0, 1 << 20, "source length (0: seq_len)"),
+        harness::int_param("tgt_len", 0, 0, 1 << 20,
+                           "target length (0: seq_len); the copy task's target is the first tgt_len source "
+                           "tokens, so tgt_len <= src_len"),
     };
   }
   std::optional<std::string> reject(const harness::Params& p) const override {
     if (p.get_int("d_model") % p.get_int("heads") != 0)
       return fmt::format("d_model ({}) must be a multiple of heads ({})", p.get_int("d_model"), p.get_int("heads"));
+    const auto c = setup_of(p).train;
+    if (c.target_length() > c.source_length())
+      return fmt::format("target length ({}) > source length ({}): the copy task's target is a prefix of the source",
+                         c.target_length(), c.source_length());
     return size_overflow(p);
   }
   std::unique_ptr<harness::Instance> make_instance(const harness::Params& p, std::uint64_t seed) const override {
@@ -333,9 +358,12 @@ std::optional<std::string> naive_constraint(const harness::Params& p) {
 
 // The naive core's score matrices (forward B*H*N^2 floats, backward twice that): the
 // transient scratch beyond what the flash variants use. Checked: InputError on overflow.
+// N: the longer length (with tgt_len <= src_len, cross-attention's padded query rows are
+// src_len: its scores are B*H*src_len^2 too).
 std::size_t naive_scratch(const harness::Params& p) {
+  const std::int64_t n = longest_length(p);
   return harness::size_product("train_transformer naive attention scores (2*B*H*N^2 floats)", p.get_int("batch"),
-                               p.get_int("heads"), p.get_int("seq_len"), p.get_int("seq_len"), sizeof(float), 2);
+                               p.get_int("heads"), n, n, sizeof(float), 2);
 }
 
 TrainInstance& as_train(harness::Instance& i) { return static_cast<TrainInstance&>(i); }

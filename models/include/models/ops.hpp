@@ -44,10 +44,12 @@ Tensor mse_loss(const Tensor& pred, const Tensor& target);
 // qkv (B, N, 3E) as produced by one fused projection E -> 3E ([q | k | v] per token):
 // returns (B, N, E) = concat_h softmax(q_h k_h^T / sqrt(d)) v_h (causal: keys <= query).
 Tensor self_attention(const Tensor& qkv, int heads, bool causal);
-// q (B, Nq, E), k and v (B, Nk, E): cross-attention, (B, Nq, E).
+// q (B, Nq, E), k and v (B, Nk, E): cross-attention, (B, Nq, E). Nq != Nk runs the
+// equal-length cores on the queries cut into chunks of Nk rows (zero-padded; ops.cpp).
 Tensor cross_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads);
 
-// Which attention core a call with these sizes uses ("flash", "naive", "nn_naive").
+// Which attention core a call with these sizes uses ("flash", "naive", "nn_naive"); the
+// lengths do not change the choice.
 const char* attention_core_name(DType dtype, std::int64_t nq, std::int64_t nk, std::int64_t head_dim);
 
 }  // namespace models

@@ -23,7 +23,12 @@ namespace models {
 struct TrainConfig {
   TransformerConfig model;
   std::int64_t batch = 100;
-  std::int64_t seq_len = 13;  // source and target length
+  std::int64_t seq_len = 13;  // source and target length, unless src_len / tgt_len say otherwise
+  // Copy task with different lengths: the target is the first tgt_len source tokens, so
+  // tgt_len <= src_len (the trainer rejects a longer target). 0: seq_len.
+  std::int64_t src_len = 0, tgt_len = 0;
+  std::int64_t source_length() const { return src_len > 0 ? src_len : seq_len; }
+  std::int64_t target_length() const { return tgt_len > 0 ? tgt_len : seq_len; }
   double lr = 2e-4;
   double beta1 = 0.9, beta2 = 0.98, eps = 1e-9;
   std::int64_t warmup_steps = 4;
@@ -58,7 +63,8 @@ class TransformerTrainer {
   // cudaMalloc calls made by each step (index = step).
   const std::vector<std::uint64_t>& mallocs_per_step() const { return mallocs_per_step_; }
   std::int64_t parameter_count() const { return model_->parameter_count(); }
-  std::int64_t tokens_per_step() const { return config_.batch * config_.seq_len; }
+  // Target tokens (the predicted positions) per step.
+  std::int64_t tokens_per_step() const { return config_.batch * config_.target_length(); }
   const TrainConfig& config() const { return config_; }
   Context& context() { return context_; }
 

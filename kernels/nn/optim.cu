@@ -1,8 +1,13 @@
 // Fused optimizer steps: Adam (bias-corrected, decoupled weight decay) and SGD (optional
 // momentum), one grid-stride kernel each, 16-byte vectors where all buffers are aligned.
 // The bias corrections 1 - b1^t, 1 - b2^t are computed once on the host in double.
+// Multi-tensor Adam: the same per-element update over a list of tensors in one launch,
+// with lr and the bias corrections read from device memory (graph-replayable). And the
+// loss log of the training step, whose slot index lives on the device.
+#include <climits>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 #include "nn/nn.hpp"
 #include "nn/nn_common.cuh"
@@ -97,6 +102,82 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// ---- multi-tensor Adam -------------------------------------------------------------------
+constexpr std::int64_t kChunk = 4096;  // elements per block: 16 per thread of a 256-thread block
+
+// The tensor list and, per tensor, the index of its first block (ascending; a tensor of n
+// elements owns ceil(n / kChunk) blocks). Travels as the kernel argument (~3 KiB).
+template <class T>
+struct AdamLaunch {
+  AdamTensorList<T> list;
+  std::int64_t first_block[AdamTensorList<T>::kMaxTensors];
+};
+
+template <class T>
+__device__ __forceinline__ AdamParams<T> params_from(const AdamStepScalars& s, T b1, T b2, T eps, T wd) {
+  if constexpr (sizeof(T) == sizeof(float)) return {s.lr_f, b1, b2, eps, wd, s.bc1_f, s.bc2_f};
+  else return {s.lr, b1, b2, eps, wd, s.bc1, s.bc2};
+}
+
+// Block b finds its tensor by binary search (the last tensor whose first block is <= b;
+// empty tensors own no block and are passed over), then updates its chunk [start, start +
+// len) of that tensor: W-wide vectors when the four pointers are 16-byte aligned (chunk
+// starts are multiples of W elements), scalar otherwise and for the tail. adam_one is the
+// per-tensor kernel's function: the same arithmetic per element.
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    adam_multi_kernel(const AdamLaunch<T> L, const AdamStepScalars* __restrict__ scalars, T b1, T b2, T eps, T wd) {
+  constexpr int W = kWidth<T>;
+  const std::int64_t b = blockIdx.x;
+  int lo = 0, hi = L.list.count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (L.first_block[mid] <= b) lo = mid;
+    else hi = mid - 1;
+  }
+  const AdamParams<T> a = params_from<T>(*scalars, b1, b2, eps, wd);
+  const std::int64_t start = (b - L.first_block[lo]) * kChunk;
+  const std::int64_t rest = L.list.n[lo] - start;
+  const std::int64_t len = rest < kChunk ? rest : kChunk;
+  T* p = L.list.p[lo] + start;
+  const T* g = L.list.g[lo] + start;
+  T* m = L.list.m[lo] + start;
+  T* v = L.list.v[lo] + start;
+  const bool vec = ((reinterpret_cast<std::uintptr_t>(p) | reinterpret_cast<std::uintptr_t>(g) |
+                     reinterpret_cast<std::uintptr_t>(m) | reinterpret_cast<std::uintptr_t>(v)) & 15) == 0;
+  std::int64_t head = 0;
+  if (vec) {
+    const std::int64_t nv = len / W;
+    for (std::int64_t i = threadIdx.x; i < nv; i += kThreads) {
+      Vec<T> pv = load_vec(p, static_cast<std::size_t>(i)), mv = load_vec(m, static_cast<std::size_t>(i)),
+             vv = load_vec(v, static_cast<std::size_t>(i));
+      const Vec<T> gv = load_vec(g, static_cast<std::size_t>(i));
+#pragma unroll
+      for (int e = 0; e < W; ++e) adam_one(pv.v[e], gv.v[e], mv.v[e], vv.v[e], a);
+      store_vec(p, static_cast<std::size_t>(i), pv);
+      store_vec(m, static_cast<std::size_t>(i), mv);
+      store_vec(v, static_cast<std::size_t>(i), vv);
+    }
+    head = nv * W;
+  }
+  for (std::int64_t i = head + threadIdx.x; i < len; i += kThreads) {
+    T pi = p[i], mi = m[i], vi = v[i];
+    adam_one(pi, g[i], mi, vi, a);
+    p[i] = pi;
+    m[i] = mi;
+    v[i] = vi;
+  }
+}
+
+__global__ void adam_set_scalars_kernel(AdamStepScalars* dst, AdamStepScalars values) { *dst = values; }
+
+template <class T>
+__global__ void log_scalar_kernel(const T* value, float* log, std::int32_t* counter, std::int32_t capacity) {
+  const std::int32_t c = ((*counter % capacity) + capacity) % capacity;
+  log[c] = static_cast<float>(value[0]);
+  *counter = (c + 1) % capacity;
+}
+
 }  // namespace
 
 template <class T>
@@ -132,10 +213,56 @@ cudaError_t sgd_step(T* p, const T* g, T* momentum_buf, std::size_t n, T lr, T m
   return cudaGetLastError();
 }
 
+AdamStepScalars adam_step_scalars(double lr, double b1, double b2, int t) {
+  // Float tensors: adam_step<float> gets float betas and computes 1 - b^t in double from them.
+  const double b1f = static_cast<float>(b1), b2f = static_cast<float>(b2);
+  return {lr,
+          1.0 - std::pow(b1, t),
+          1.0 - std::pow(b2, t),
+          static_cast<float>(lr),
+          static_cast<float>(1.0 - std::pow(b1f, t)),
+          static_cast<float>(1.0 - std::pow(b2f, t))};
+}
+
+cudaError_t adam_set_scalars(AdamStepScalars* dst, const AdamStepScalars& values, cudaStream_t s) {
+  if (!dst) return cudaErrorInvalidValue;
+  adam_set_scalars_kernel<<<1, 1, 0, s>>>(dst, values);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t adam_multi_tensor(const AdamTensorList<T>& list, const AdamStepScalars* scalars, T b1, T b2, T eps,
+                              T wd, cudaStream_t s) {
+  if (list.count < 0 || list.count > AdamTensorList<T>::kMaxTensors || !scalars) return cudaErrorInvalidValue;
+  AdamLaunch<T> launch{};
+  launch.list = list;
+  std::int64_t blocks = 0;
+  for (int i = 0; i < list.count; ++i) {
+    if (list.n[i] < 0) return cudaErrorInvalidValue;
+    if (list.n[i] > 0 && (!list.p[i] || !list.g[i] || !list.m[i] || !list.v[i])) return cudaErrorInvalidValue;
+    launch.first_block[i] = blocks;
+    blocks += (list.n[i] + kChunk - 1) / kChunk;
+  }
+  if (blocks == 0) return cudaSuccess;
+  if (blocks > INT_MAX) return cudaErrorInvalidValue;
+  adam_multi_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(launch, scalars, b1, b2, eps, wd);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t log_scalar(const T* value, float* log, std::int32_t* counter, std::int32_t capacity, cudaStream_t s) {
+  if (!value || !log || !counter || capacity < 1) return cudaErrorInvalidValue;
+  log_scalar_kernel<T><<<1, 1, 0, s>>>(value, log, counter, capacity);
+  return cudaGetLastError();
+}
+
 #define KERNELS_NN_OPTIM(T)                                                                   \
   template cudaError_t adam_step<T>(T*, const T*, T*, T*, std::size_t, T, T, T, T, T, int,    \
                                     cudaStream_t);                                            \
-  template cudaError_t sgd_step<T>(T*, const T*, T*, std::size_t, T, T, cudaStream_t);
+  template cudaError_t sgd_step<T>(T*, const T*, T*, std::size_t, T, T, cudaStream_t);      \
+  template cudaError_t adam_multi_tensor<T>(const AdamTensorList<T>&, const AdamStepScalars*, T, T, T, T,  \
+                                            cudaStream_t);                                    \
+  template cudaError_t log_scalar<T>(const T*, float*, std::int32_t*, std::int32_t, cudaStream_t);
 
 KERNELS_NN_OPTIM(float)
 KERNELS_NN_OPTIM(double)

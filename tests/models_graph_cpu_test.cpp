@@ -61,6 +61,15 @@ TEST(ModelsGraphCpu, MultiTensorAdamRejectsBadArgumentsBeforeLaunching) {
   list.n[0] = 0;  // nothing to update: no launch, success
   EXPECT_EQ(nn::adam_multi_tensor<float>(list, scalars, 0.9f, 0.98f, 1e-9f, 0.f, nullptr), cudaSuccess);
   EXPECT_EQ(nn::adam_set_scalars(nullptr, {}, nullptr), cudaErrorInvalidValue);
+  nn::TensorChunkList<float> chunks;
+  chunks.count = nn::TensorChunkList<float>::kMaxTensors + 1;
+  EXPECT_EQ(nn::sum_squares_multi_tensor<float>(chunks, &p, nullptr), cudaErrorInvalidValue);
+  chunks.count = 1;
+  chunks.n[0] = 4;  // x[0] is null
+  EXPECT_EQ(nn::sum_squares_multi_tensor<float>(chunks, &p, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(nn::clip_by_norm_multi_tensor<float>(chunks, &p, 1.f, nullptr), cudaErrorInvalidValue);
+  chunks.x[0] = &p;
+  EXPECT_EQ(nn::clip_by_norm_multi_tensor<float>(chunks, nullptr, 1.f, nullptr), cudaErrorInvalidValue);
   std::int32_t counter = 0;
   EXPECT_EQ(nn::log_scalar<float>(&p, &p, &counter, 0, nullptr), cudaErrorInvalidValue);
 }

@@ -134,6 +134,51 @@ TEST(ModelsGraph, MultiTensorAdamUnalignedTensors) {
   for (std::size_t k = 1; k < got.size(); ++k) ASSERT_NEAR(got[k], want[k], 1e-6 * std::abs(want[k]) + 1e-7) << k;
 }
 
+// clip_grad_norm (two multi-tensor launches per 128 gradients) against sum_squares and
+// clip_by_norm called per tensor: the norm is the same sum in another order (within float
+// rounding), and with a scale of 1 nothing is written.
+TEST(ModelsGraph, MultiTensorClipMatchesPerTensorClip) {
+  REQUIRE_GPU();
+  Context context(nullptr, "cublas");
+  ContextScope scope(context);
+  std::mt19937 rng(5);
+  std::vector<std::int64_t> sizes = odd_sizes();
+  for (int i = 0; i < 70; ++i) sizes.push_back(1 + i);  // 140 tensors: two lists
+  std::vector<Tensor> params, ref;
+  for (auto n : sizes) {
+    const auto g = random_values<float>(static_cast<std::size_t>(n), rng, 1.0);
+    params.push_back(Tensor::zeros({n}, DType::f32).set_requires_grad(true));
+    params.back().set_grad(tensor_of(g));
+    ref.push_back(tensor_of(g));
+  }
+  Tensor ref_sumsq = Tensor::zeros({1}, DType::f32);
+  for (auto& r : ref)
+    ASSERT_EQ(nn::sum_squares<float>(r.data<float>(), ref_sumsq.data<float>(), static_cast<std::size_t>(r.numel()), nullptr),
+              cudaSuccess);
+  for (auto& r : ref)
+    ASSERT_EQ(nn::clip_by_norm<float>(r.data<float>(), static_cast<std::size_t>(r.numel()), ref_sumsq.data<float>(), 1.0f,
+                                      nullptr),
+              cudaSuccess);
+  const Tensor sumsq = clip_grad_norm(params, 1.0);
+  const double got = sumsq.item(), want = ref_sumsq.item();
+  EXPECT_NEAR(got, want, 1e-5 * want);
+  double worst = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const auto a = params[i].grad().to_host(), b = ref[i].to_host();
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      worst = std::max(worst, std::abs(a[k] - b[k]) / std::max(std::abs(b[k]), 1e-30));
+      ASSERT_NEAR(a[k], b[k], 1e-5 * std::abs(b[k]) + 1e-12) << i << " " << k;
+    }
+  }
+  std::printf("[multi-tensor clip] %zu tensors: ||g||^2 %.6f (per tensor %.6f), worst relative difference of the "
+              "clipped gradients %.3e\n",
+              sizes.size(), got, want, worst);
+  // A norm below max_norm: nothing changes.
+  const auto before = params[2].grad().to_host();
+  clip_grad_norm(params, 1e9);
+  EXPECT_EQ(params[2].grad().to_host(), before);
+}
+
 TEST(ModelsGraph, AllocatorCapturePoolKeepsItsBlocks) {
   REQUIRE_GPU();
   CachingAllocator a;

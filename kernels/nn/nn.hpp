@@ -186,6 +186,23 @@ template <class T>
 cudaError_t adam_multi_tensor(const AdamTensorList<T>& list, const AdamStepScalars* scalars, T b1, T b2, T eps,
                               T wd, cudaStream_t s);
 
+// Multi-tensor forms of sum_squares and clip_by_norm (below): one launch per list of up to
+// kMaxTensors tensors, one block of 256 threads per chunk of 4096 elements. Per element the
+// same arithmetic (the clip's x *= scale is bit for bit clip_by_norm's); the sum of squares
+// is the same sum in another order (per-chunk partials, atomicAdd). Same argument rules as
+// adam_multi_tensor.
+template <class T>
+struct TensorChunkList {
+  static constexpr int kMaxTensors = 128;
+  int count = 0;
+  T* x[kMaxTensors] = {};
+  std::int64_t n[kMaxTensors] = {};
+};
+template <class T>
+cudaError_t sum_squares_multi_tensor(const TensorChunkList<T>& list, T* out, cudaStream_t s);
+template <class T>
+cudaError_t clip_by_norm_multi_tensor(const TensorChunkList<T>& list, const T* sumsq, T max_norm, cudaStream_t s);
+
 // ---- Training-step bookkeeping on the device ---------------------------------------------
 // log[*counter] = float(value[0]); *counter = (*counter + 1) % capacity. One thread; the slot
 // comes from device memory, so a captured graph writes a new slot at every replay.

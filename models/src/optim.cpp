@@ -98,27 +98,38 @@ void Adam::apply() {
   launch_adam(f64, scalars, b1_, b2_, eps_, wd_, true);
 }
 
+namespace {
+// The gradients (those defined) in lists of kMaxTensors: one launch per list and pass.
+template <class T>
+std::vector<nn::TensorChunkList<T>> gradient_lists(const std::vector<Tensor>& params) {
+  std::vector<nn::TensorChunkList<T>> lists;
+  for (const auto& p : params) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    if (lists.empty() || lists.back().count == nn::TensorChunkList<T>::kMaxTensors) lists.emplace_back();
+    auto& l = lists.back();
+    l.x[l.count] = g.data<T>();
+    l.n[l.count] = g.numel();
+    ++l.count;
+  }
+  return lists;
+}
+
+template <class T>
+void clip_multi_tensor(const std::vector<Tensor>& params, T* sumsq, double max_norm) {
+  const auto lists = gradient_lists<T>(params);
+  for (const auto& l : lists) MODELS_CUDA(nn::sum_squares_multi_tensor<T>(l, sumsq, ctx().stream()));
+  for (const auto& l : lists)
+    MODELS_CUDA(nn::clip_by_norm_multi_tensor<T>(l, sumsq, static_cast<T>(max_norm), ctx().stream()));
+}
+}  // namespace
+
 Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   if (params.empty()) throw std::invalid_argument("clip_grad_norm: no parameters");
   const DType dt = params.front().dtype();
   Tensor sumsq = Tensor::zeros({1}, dt);
-  for (const auto& p : params) {
-    Tensor g = p.grad();
-    if (!g.defined()) continue;
-    const auto n = static_cast<std::size_t>(g.numel());
-    if (dt == DType::f64) MODELS_CUDA(nn::sum_squares<double>(g.data<double>(), sumsq.data<double>(), n, ctx().stream()));
-    else MODELS_CUDA(nn::sum_squares<float>(g.data<float>(), sumsq.data<float>(), n, ctx().stream()));
-  }
-  for (const auto& p : params) {
-    Tensor g = p.grad();
-    if (!g.defined()) continue;
-    const auto n = static_cast<std::size_t>(g.numel());
-    if (dt == DType::f64)
-      MODELS_CUDA(nn::clip_by_norm<double>(g.data<double>(), n, sumsq.data<double>(), max_norm, ctx().stream()));
-    else
-      MODELS_CUDA(nn::clip_by_norm<float>(g.data<float>(), n, sumsq.data<float>(), static_cast<float>(max_norm),
-                                          ctx().stream()));
-  }
+  if (dt == DType::f64) clip_multi_tensor<double>(params, sumsq.data<double>(), max_norm);
+  else clip_multi_tensor<float>(params, sumsq.data<float>(), max_norm);
   return sumsq;
 }
 

@@ -64,7 +64,9 @@ class Adam final : public Optimizer {
 };
 
 // Scales every gradient by min(1, max_norm / ||g||) where ||g|| is the norm over all of
-// them. Runs on the device (no sync); returns the one-element tensor holding ||g||^2.
+// them. Runs on the device (no sync: the scale is read from device memory by the kernel,
+// so a captured graph stays valid), two multi-tensor launches per 128 gradients; returns
+// the one-element tensor holding ||g||^2.
 Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
 
 // Linear warm-up from 0 to base_lr over `warmup` steps, then cosine decay to min_lr at

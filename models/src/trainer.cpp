@@ -103,13 +103,13 @@ void TransformerTrainer::step(int batch_index) {
                                 cudaMemcpyDeviceToDevice, s));
     if (exec_ == nullptr) {
       graph_ = capture_body(src_static_, tgt_in_static_, tgt_out_static_);
-      graph_launches_ = count_nodes(graph_);
       const cudaError_t e = cudaGraphInstantiate(&exec_, graph_, 0);
       if (e != cudaSuccess) {
         exec_ = nullptr;
         destroy_graph();  // never launched: its blocks may go back at once
         detail::throw_cuda_error(e, "cudaGraphInstantiate(the captured training step)", __FILE__, __LINE__);
       }
+      graph_launches_ = count_nodes(graph_);
     }
     MODELS_CUDA(cudaGraphLaunch(exec_, s));
   } else {

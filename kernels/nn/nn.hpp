@@ -27,6 +27,7 @@
 //   are embedding_backward, mse's loss_sum and sum_squares (atomicAdd of per-block
 //   partials: the last bits of a float sum may differ between runs).
 #include <cstddef>
+#include <cstdint>
 
 #include <cuda_runtime_api.h>
 
@@ -152,6 +153,61 @@ cudaError_t adam_step(T* p, const T* g, T* m, T* v, std::size_t n, T lr, T b1, T
 template <class T>
 cudaError_t sgd_step(T* p, const T* g, T* momentum_buf, std::size_t n, T lr, T momentum,
                      cudaStream_t s);
+
+// Multi-tensor Adam: the update of adam_step over a list of up to kMaxTensors tensors in one
+// launch, with lr and the bias corrections read from device memory (AdamStepScalars), so
+// that a launch captured in a CUDA graph stays valid while they change from step to step.
+// Element for element the same arithmetic as adam_step (same results, bit for bit, given
+// the same scalars). Callers with more tensors launch once per kMaxTensors.
+struct AdamStepScalars {
+  double lr, bc1, bc2;       // for double tensors: bc = 1 - b^t
+  float lr_f, bc1_f, bc2_f;  // for float tensors: bc = 1 - float(b)^t in double, rounded once
+};
+// The scalars of step t >= 1 as adam_step computes them (for each type from that type's betas).
+AdamStepScalars adam_step_scalars(double lr, double b1, double b2, int t);
+// *dst = values, by a one-thread kernel (the values travel as the kernel's argument, so the
+// host may change its copy at once; stream-ordered before the next update that reads dst).
+cudaError_t adam_set_scalars(AdamStepScalars* dst, const AdamStepScalars& values, cudaStream_t s);
+
+template <class T>
+struct AdamTensorList {
+  static constexpr int kMaxTensors = 64;  // the list travels as a kernel argument (< 4 KiB)
+  int count = 0;
+  T* p[kMaxTensors] = {};
+  const T* g[kMaxTensors] = {};
+  T* m[kMaxTensors] = {};
+  T* v[kMaxTensors] = {};
+  std::int64_t n[kMaxTensors] = {};
+};
+// One launch updating every tensor of `list` (count in [0, kMaxTensors], n >= 0, no null
+// pointer where n > 0; cudaErrorInvalidValue otherwise). Grid: one block of 256 threads per
+// chunk of 4096 elements of every tensor.
+template <class T>
+cudaError_t adam_multi_tensor(const AdamTensorList<T>& list, const AdamStepScalars* scalars, T b1, T b2, T eps,
+                              T wd, cudaStream_t s);
+
+// Multi-tensor forms of sum_squares and clip_by_norm (below): one launch per list of up to
+// kMaxTensors tensors, one block of 256 threads per chunk of 4096 elements. Per element the
+// same arithmetic (the clip's x *= scale is bit for bit clip_by_norm's); the sum of squares
+// is the same sum in another order (per-chunk partials, atomicAdd). Same argument rules as
+// adam_multi_tensor.
+template <class T>
+struct TensorChunkList {
+  static constexpr int kMaxTensors = 128;
+  int count = 0;
+  T* x[kMaxTensors] = {};
+  std::int64_t n[kMaxTensors] = {};
+};
+template <class T>
+cudaError_t sum_squares_multi_tensor(const TensorChunkList<T>& list, T* out, cudaStream_t s);
+template <class T>
+cudaError_t clip_by_norm_multi_tensor(const TensorChunkList<T>& list, const T* sumsq, T max_norm, cudaStream_t s);
+
+// ---- Training-step bookkeeping on the device ---------------------------------------------
+// log[*counter] = float(value[0]); *counter = (*counter + 1) % capacity. One thread; the slot
+// comes from device memory, so a captured graph writes a new slot at every replay.
+template <class T>
+cudaError_t log_scalar(const T* value, float* log, std::int32_t* counter, std::int32_t capacity, cudaStream_t s);
 
 // ---- Gradient clipping by global norm, without a host sync ---------------------------------
 // out[0] += sum_i x_i^2 (accumulates: zero out[0] once, then call per parameter tensor).

@@ -1,8 +1,14 @@
 // Fused optimizer steps: Adam (bias-corrected, decoupled weight decay) and SGD (optional
 // momentum), one grid-stride kernel each, 16-byte vectors where all buffers are aligned.
 // The bias corrections 1 - b1^t, 1 - b2^t are computed once on the host in double.
+// Multi-tensor Adam: the same per-element update over a list of tensors in one launch,
+// with lr and the bias corrections read from device memory (graph-replayable); multi-tensor
+// sum of squares and clip by global norm; and the loss log of the training step, whose slot
+// index lives on the device.
+#include <climits>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 #include "nn/nn.hpp"
 #include "nn/nn_common.cuh"
@@ -97,6 +103,165 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// ---- multi-tensor Adam -------------------------------------------------------------------
+constexpr std::int64_t kChunk = 4096;  // elements per block: 16 per thread of a 256-thread block
+
+// The tensor list and, per tensor, the index of its first block (ascending; a tensor of n
+// elements owns ceil(n / kChunk) blocks). Travels as the kernel argument (~3 KiB).
+template <class T>
+struct AdamLaunch {
+  AdamTensorList<T> list;
+  std::int64_t first_block[AdamTensorList<T>::kMaxTensors];
+};
+
+template <class T>
+__device__ __forceinline__ AdamParams<T> params_from(const AdamStepScalars& s, T b1, T b2, T eps, T wd) {
+  if constexpr (sizeof(T) == sizeof(float)) return {s.lr_f, b1, b2, eps, wd, s.bc1_f, s.bc2_f};
+  else return {s.lr, b1, b2, eps, wd, s.bc1, s.bc2};
+}
+
+// The tensor that owns block b: the last one whose first block is <= b (first_block
+// ascending; empty tensors own no block and are passed over).
+__device__ __forceinline__ int tensor_of_block(const std::int64_t* first_block, int count, std::int64_t b) {
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (first_block[mid] <= b) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+// Per tensor i of sizes n[0..count): first_block[i] = the blocks of the tensors before it;
+// returns the total (the grid), or -1 for a bad argument (count out of range, n < 0, a null
+// pointer where elements exist).
+template <class HasNull>
+std::int64_t chunk_blocks(int count, int max_count, const std::int64_t* n, HasNull has_null,
+                          std::int64_t* first_block) {
+  if (count < 0 || count > max_count) return -1;
+  std::int64_t blocks = 0;
+  for (int i = 0; i < count; ++i) {
+    if (n[i] < 0 || (n[i] > 0 && has_null(i))) return -1;
+    first_block[i] = blocks;
+    blocks += (n[i] + kChunk - 1) / kChunk;
+  }
+  return blocks > INT_MAX ? -1 : blocks;
+}
+
+// Block b updates its chunk [start, start + len) of its tensor (tensor_of_block): W-wide vectors when the four pointers are 16-byte aligned (chunk
+// starts are multiples of W elements), scalar otherwise and for the tail. adam_one is the
+// per-tensor kernel's function: the same arithmetic per element.
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    adam_multi_kernel(const AdamLaunch<T> L, const AdamStepScalars* __restrict__ scalars, T b1, T b2, T eps, T wd) {
+  constexpr int W = kWidth<T>;
+  const std::int64_t b = blockIdx.x;
+  const int lo = tensor_of_block(L.first_block, L.list.count, b);
+  const AdamParams<T> a = params_from<T>(*scalars, b1, b2, eps, wd);
+  const std::int64_t start = (b - L.first_block[lo]) * kChunk;
+  const std::int64_t rest = L.list.n[lo] - start;
+  const std::int64_t len = rest < kChunk ? rest : kChunk;
+  T* p = L.list.p[lo] + start;
+  const T* g = L.list.g[lo] + start;
+  T* m = L.list.m[lo] + start;
+  T* v = L.list.v[lo] + start;
+  const bool vec = ((reinterpret_cast<std::uintptr_t>(p) | reinterpret_cast<std::uintptr_t>(g) |
+                     reinterpret_cast<std::uintptr_t>(m) | reinterpret_cast<std::uintptr_t>(v)) & 15) == 0;
+  std::int64_t head = 0;
+  if (vec) {
+    const std::int64_t nv = len / W;
+    for (std::int64_t i = threadIdx.x; i < nv; i += kThreads) {
+      Vec<T> pv = load_vec(p, static_cast<std::size_t>(i)), mv = load_vec(m, static_cast<std::size_t>(i)),
+             vv = load_vec(v, static_cast<std::size_t>(i));
+      const Vec<T> gv = load_vec(g, static_cast<std::size_t>(i));
+#pragma unroll
+      for (int e = 0; e < W; ++e) adam_one(pv.v[e], gv.v[e], mv.v[e], vv.v[e], a);
+      store_vec(p, static_cast<std::size_t>(i), pv);
+      store_vec(m, static_cast<std::size_t>(i), mv);
+      store_vec(v, static_cast<std::size_t>(i), vv);
+    }
+    head = nv * W;
+  }
+  for (std::int64_t i = head + threadIdx.x; i < len; i += kThreads) {
+    T pi = p[i], mi = m[i], vi = v[i];
+    adam_one(pi, g[i], mi, vi, a);
+    p[i] = pi;
+    m[i] = mi;
+    v[i] = vi;
+  }
+}
+
+template <class T>
+struct ChunkLaunch {
+  TensorChunkList<T> list;
+  std::int64_t first_block[TensorChunkList<T>::kMaxTensors];
+};
+
+// out[0] += the sum of squares of block b's chunk (fixed order within the block, one
+// atomicAdd per block).
+template <class T>
+__global__ void __launch_bounds__(kThreads) sum_squares_multi_kernel(const ChunkLaunch<T> L, T* __restrict__ out) {
+  __shared__ T sh[32];
+  constexpr int W = kWidth<T>;
+  const std::int64_t b = blockIdx.x;
+  const int i = tensor_of_block(L.first_block, L.list.count, b);
+  const std::int64_t start = (b - L.first_block[i]) * kChunk;
+  const std::int64_t rest = L.list.n[i] - start;
+  const std::int64_t len = rest < kChunk ? rest : kChunk;
+  const T* x = L.list.x[i] + start;
+  T acc = T(0);
+  std::int64_t head = 0;
+  if ((reinterpret_cast<std::uintptr_t>(x) & 15) == 0) {
+    const std::int64_t nv = len / W;
+    for (std::int64_t k = threadIdx.x; k < nv; k += kThreads) {
+      const Vec<T> v = load_vec(x, static_cast<std::size_t>(k));
+#pragma unroll
+      for (int e = 0; e < W; ++e) acc += v.v[e] * v.v[e];
+    }
+    head = nv * W;
+  }
+  for (std::int64_t k = head + threadIdx.x; k < len; k += kThreads) acc += x[k] * x[k];
+  acc = block_sum(acc, sh);
+  if (threadIdx.x == 0) atomicAdd(out, acc);
+}
+
+// x *= scale over block b's chunk, scale = max_norm / (sqrt(sumsq) + 1e-6) when below 1
+// (clip_by_norm's rule; otherwise, and for a NaN scale, nothing is written).
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    clip_multi_kernel(const ChunkLaunch<T> L, const T* __restrict__ sumsq, T max_norm) {
+  const T scale = max_norm / (sqrt(*sumsq) + T(1e-6));
+  if (!(scale < T(1))) return;
+  constexpr int W = kWidth<T>;
+  const std::int64_t b = blockIdx.x;
+  const int i = tensor_of_block(L.first_block, L.list.count, b);
+  const std::int64_t start = (b - L.first_block[i]) * kChunk;
+  const std::int64_t rest = L.list.n[i] - start;
+  const std::int64_t len = rest < kChunk ? rest : kChunk;
+  T* x = L.list.x[i] + start;
+  std::int64_t head = 0;
+  if ((reinterpret_cast<std::uintptr_t>(x) & 15) == 0) {
+    const std::int64_t nv = len / W;
+    for (std::int64_t k = threadIdx.x; k < nv; k += kThreads) {
+      Vec<T> v = load_vec(x, static_cast<std::size_t>(k));
+#pragma unroll
+      for (int e = 0; e < W; ++e) v.v[e] *= scale;
+      store_vec(x, static_cast<std::size_t>(k), v);
+    }
+    head = nv * W;
+  }
+  for (std::int64_t k = head + threadIdx.x; k < len; k += kThreads) x[k] *= scale;
+}
+
+__global__ void adam_set_scalars_kernel(AdamStepScalars* dst, AdamStepScalars values) { *dst = values; }
+
+template <class T>
+__global__ void log_scalar_kernel(const T* value, float* log, std::int32_t* counter, std::int32_t capacity) {
+  const std::int32_t c = ((*counter % capacity) + capacity) % capacity;
+  log[c] = static_cast<float>(value[0]);
+  *counter = (c + 1) % capacity;
+}
+
 }  // namespace
 
 template <class T>
@@ -132,10 +297,82 @@ cudaError_t sgd_step(T* p, const T* g, T* momentum_buf, std::size_t n, T lr, T m
   return cudaGetLastError();
 }
 
+AdamStepScalars adam_step_scalars(double lr, double b1, double b2, int t) {
+  // Float tensors: adam_step<float> gets float betas and computes 1 - b^t in double from them.
+  const double b1f = static_cast<float>(b1), b2f = static_cast<float>(b2);
+  return {lr,
+          1.0 - std::pow(b1, t),
+          1.0 - std::pow(b2, t),
+          static_cast<float>(lr),
+          static_cast<float>(1.0 - std::pow(b1f, t)),
+          static_cast<float>(1.0 - std::pow(b2f, t))};
+}
+
+cudaError_t adam_set_scalars(AdamStepScalars* dst, const AdamStepScalars& values, cudaStream_t s) {
+  if (!dst) return cudaErrorInvalidValue;
+  adam_set_scalars_kernel<<<1, 1, 0, s>>>(dst, values);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t adam_multi_tensor(const AdamTensorList<T>& list, const AdamStepScalars* scalars, T b1, T b2, T eps,
+                              T wd, cudaStream_t s) {
+  if (!scalars) return cudaErrorInvalidValue;
+  AdamLaunch<T> launch{};
+  launch.list = list;
+  const auto has_null = [&](int i) { return !list.p[i] || !list.g[i] || !list.m[i] || !list.v[i]; };
+  const std::int64_t blocks =
+      chunk_blocks(list.count, AdamTensorList<T>::kMaxTensors, list.n, has_null, launch.first_block);
+  if (blocks < 0) return cudaErrorInvalidValue;
+  if (blocks == 0) return cudaSuccess;
+  adam_multi_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(launch, scalars, b1, b2, eps, wd);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t sum_squares_multi_tensor(const TensorChunkList<T>& list, T* out, cudaStream_t s) {
+  if (!out) return cudaErrorInvalidValue;
+  ChunkLaunch<T> launch{};
+  launch.list = list;
+  const auto has_null = [&](int i) { return list.x[i] == nullptr; };
+  const std::int64_t blocks =
+      chunk_blocks(list.count, TensorChunkList<T>::kMaxTensors, list.n, has_null, launch.first_block);
+  if (blocks < 0) return cudaErrorInvalidValue;
+  if (blocks == 0) return cudaSuccess;
+  sum_squares_multi_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(launch, out);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t clip_by_norm_multi_tensor(const TensorChunkList<T>& list, const T* sumsq, T max_norm, cudaStream_t s) {
+  if (!sumsq) return cudaErrorInvalidValue;
+  ChunkLaunch<T> launch{};
+  launch.list = list;
+  const auto has_null = [&](int i) { return list.x[i] == nullptr; };
+  const std::int64_t blocks =
+      chunk_blocks(list.count, TensorChunkList<T>::kMaxTensors, list.n, has_null, launch.first_block);
+  if (blocks < 0) return cudaErrorInvalidValue;
+  if (blocks == 0) return cudaSuccess;
+  clip_multi_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(launch, sumsq, max_norm);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t log_scalar(const T* value, float* log, std::int32_t* counter, std::int32_t capacity, cudaStream_t s) {
+  if (!value || !log || !counter || capacity < 1) return cudaErrorInvalidValue;
+  log_scalar_kernel<T><<<1, 1, 0, s>>>(value, log, counter, capacity);
+  return cudaGetLastError();
+}
+
 #define KERNELS_NN_OPTIM(T)                                                                   \
   template cudaError_t adam_step<T>(T*, const T*, T*, T*, std::size_t, T, T, T, T, T, int,    \
                                     cudaStream_t);                                            \
-  template cudaError_t sgd_step<T>(T*, const T*, T*, std::size_t, T, T, cudaStream_t);
+  template cudaError_t sgd_step<T>(T*, const T*, T*, std::size_t, T, T, cudaStream_t);      \
+  template cudaError_t adam_multi_tensor<T>(const AdamTensorList<T>&, const AdamStepScalars*, T, T, T, T,  \
+                                            cudaStream_t);                                    \
+  template cudaError_t log_scalar<T>(const T*, float*, std::int32_t*, std::int32_t, cudaStream_t); \
+  template cudaError_t sum_squares_multi_tensor<T>(const TensorChunkList<T>&, T*, cudaStream_t);      \
+  template cudaError_t clip_by_norm_multi_tensor<T>(const TensorChunkList<T>&, const T*, T, cudaStream_t);
 
 KERNELS_NN_OPTIM(float)
 KERNELS_NN_OPTIM(double)

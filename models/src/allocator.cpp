@@ -1,6 +1,7 @@
 #include "models/allocator.hpp"
 
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 
 #include <cuda_runtime_api.h>
@@ -20,14 +21,47 @@ std::size_t CachingAllocator::size_class(std::size_t bytes) {
   return (bytes + kMiB - 1) / kMiB * kMiB;
 }
 
-CachingAllocator::~CachingAllocator() { release_cached(); }
+CachingAllocator::~CachingAllocator() {
+  capturing_ = false;
+  release_private_pool();
+  release_cached();
+}
+
+void CachingAllocator::begin_capture() {
+  if (capturing_) throw std::logic_error("CachingAllocator: a capture is already open");
+  if (!private_.empty()) throw std::logic_error("CachingAllocator: the private pool of an earlier capture is still reserved");
+  capturing_ = true;
+}
+
+void CachingAllocator::end_capture() noexcept { capturing_ = false; }
+
+void CachingAllocator::release_private_pool() noexcept {
+  if (capturing_) return;
+  for (auto& [c, list] : private_free_) {
+    auto& shared = free_[c];
+    shared.insert(shared.end(), list.begin(), list.end());
+  }
+  private_free_.clear();
+  private_.clear();  // blocks still in use go to the shared lists when freed
+}
 
 void* CachingAllocator::allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   ++stats_.requests;
   const std::size_t c = size_class(bytes);
-  auto it = free_.find(c);
   void* p = nullptr;
+  if (capturing_) {  // the pool's own free blocks first
+    auto pit = private_free_.find(c);
+    if (pit != private_free_.end() && !pit->second.empty()) {
+      p = pit->second.back();
+      pit->second.pop_back();
+      ++stats_.cache_hits;
+      stats_.bytes_in_use += c;
+      if (stats_.bytes_in_use > stats_.peak_bytes_in_use) stats_.peak_bytes_in_use = stats_.bytes_in_use;
+      return p;
+    }
+  }
+  auto it = free_.find(c);
   if (it != free_.end() && !it->second.empty()) {
     p = it->second.back();
     it->second.pop_back();
@@ -35,7 +69,7 @@ void* CachingAllocator::allocate(std::size_t bytes) {
   } else {
     cudaError_t e = cudaMalloc(&p, c);
     ++stats_.cuda_malloc_calls;
-    if (e == cudaErrorMemoryAllocation) {
+    if (e == cudaErrorMemoryAllocation && !capturing_) {
       (void)cudaGetLastError();  // clear the (non-sticky) error
       release_cached();
       e = cudaMalloc(&p, c);
@@ -49,10 +83,13 @@ void* CachingAllocator::allocate(std::size_t bytes) {
                                  " MiB more (in use " + std::to_string(stats_.bytes_in_use >> 20) +
                                  " MiB, free " + std::to_string(free_b >> 20) + " MiB)");
     }
-    MODELS_CUDA(e);
+    if (e != cudaSuccess)
+      detail::throw_cuda_error(e, capturing_ ? "cudaMalloc (during a CUDA graph capture)" : "cudaMalloc", __FILE__,
+                               __LINE__);
     stats_.bytes_reserved += c;
     if (stats_.bytes_reserved > stats_.peak_bytes_reserved) stats_.peak_bytes_reserved = stats_.bytes_reserved;
   }
+  if (capturing_) private_.insert(p);  // may throw bad_alloc: the capture fails cleanly
   stats_.bytes_in_use += c;
   if (stats_.bytes_in_use > stats_.peak_bytes_in_use) stats_.peak_bytes_in_use = stats_.bytes_in_use;
   return p;
@@ -63,8 +100,15 @@ void CachingAllocator::deallocate(void* ptr, std::size_t bytes) noexcept {
   const std::size_t c = size_class(bytes);
   stats_.bytes_in_use -= c;
   try {
-    free_[c].push_back(ptr);
-  } catch (...) {  // no memory for the list entry: give the block back instead
+    if (capturing_ || private_.count(ptr) != 0) {
+      private_.insert(ptr);
+      private_free_[c].push_back(ptr);
+    } else {
+      free_[c].push_back(ptr);
+    }
+  } catch (...) {  // no memory for the list entry: give the block back instead (leaked while capturing)
+    if (capturing_) return;
+    private_.erase(ptr);
     MODELS_CUDA_NOTHROW(cudaFree(ptr));
     ++stats_.cuda_free_calls;
     stats_.bytes_reserved -= c;
@@ -72,6 +116,7 @@ void CachingAllocator::deallocate(void* ptr, std::size_t bytes) noexcept {
 }
 
 void CachingAllocator::release_cached() noexcept {
+  if (capturing_) return;
   for (auto& [c, list] : free_) {
     for (void* p : list) {
       MODELS_CUDA_NOTHROW(cudaFree(p));

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "models/ops.hpp"
+#include "nn/nn.hpp"
 #include "nvtx.hpp"
 
 namespace models {
@@ -19,6 +20,12 @@ using detail::NvtxRange;
 
 TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t stream)
     : config_(config), context_(stream, config.gemm, config.attention) {
+  if (config_.graph && config_.graph_warmup_steps < 1)
+    throw std::invalid_argument("graph_warmup_steps must be >= 1 (eager steps warm the caching allocator up before "
+                                "the CUDA graph capture), not " + std::to_string(config_.graph_warmup_steps));
+  if (config_.graph && (stream == nullptr || stream == cudaStreamLegacy))
+    throw std::invalid_argument("graph: true needs a non-default stream (the legacy default stream cannot be "
+                                "captured into a CUDA graph)");
   ContextScope scope(context_);
   if (config_.model.vocab < 3) throw std::invalid_argument("vocab must be >= 3");
   model_ = std::make_unique<Transformer>(config_.model, config_.seed);
@@ -46,11 +53,26 @@ TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t s
     tgt_out_.push_back(Tensor::from_host(tout, {B * Nt}));
   }
   loss_log_ = Tensor::zeros({kLossLog}, DType::f32);
+  loss_counter_ = Tensor::zeros({1}, DType::i32);
+  if (config_.graph) {
+    src_static_ = Tensor::empty({B, N}, DType::i32);
+    tgt_in_static_ = Tensor::empty({B, N}, DType::i32);
+    tgt_out_static_ = Tensor::empty({B * N}, DType::i32);
+  }
   MODELS_CUDA(cudaStreamSynchronize(stream));
+}
+
+void TransformerTrainer::destroy_graph() noexcept {
+  if (exec_ != nullptr) MODELS_CUDA_NOTHROW(cudaGraphExecDestroy(exec_));
+  if (graph_ != nullptr) MODELS_CUDA_NOTHROW(cudaGraphDestroy(graph_));
+  exec_ = nullptr;
+  graph_ = nullptr;
+  context_.allocator().release_private_pool();  // (after the stream is idle: the caller syncs)
 }
 
 TransformerTrainer::~TransformerTrainer() {
   (void)cudaStreamSynchronize(context_.stream());
+  destroy_graph();
   for (auto& e : in_flight_) free_events_.push_back(e);
   for (auto& e : free_events_)
     for (auto ev : e.e)
@@ -73,33 +95,162 @@ void TransformerTrainer::step(int batch_index) {
     for (auto& e : ev.e) MODELS_CUDA(cudaEventCreate(&e));
   }
   ev.step = step_;
+  const bool use_graph = config_.graph && step_ >= config_.graph_warmup_steps;
+  ev.phases = !use_graph;
   cudaStream_t s = context_.stream();
   MODELS_CUDA(cudaEventRecord(ev.e[0], s));
+  optimizer_->set_lr(schedule_.at(step_));
+  optimizer_->prepare();  // this step's lr and bias corrections into device memory
+  if (use_graph) {
+    // The step's batch into the graph's static inputs (device to device, outside the graph:
+    // one graph serves every batch), then one launch.
+    MODELS_CUDA(cudaMemcpyAsync(src_static_.raw(), src_[b].raw(), src_[b].bytes(), cudaMemcpyDeviceToDevice, s));
+    MODELS_CUDA(cudaMemcpyAsync(tgt_in_static_.raw(), tgt_in_[b].raw(), tgt_in_[b].bytes(),
+                                cudaMemcpyDeviceToDevice, s));
+    MODELS_CUDA(cudaMemcpyAsync(tgt_out_static_.raw(), tgt_out_[b].raw(), tgt_out_[b].bytes(),
+                                cudaMemcpyDeviceToDevice, s));
+    if (exec_ == nullptr) {
+      graph_ = capture_body(src_static_, tgt_in_static_, tgt_out_static_);
+      const cudaError_t e = cudaGraphInstantiate(&exec_, graph_, 0);
+      if (e != cudaSuccess) {
+        exec_ = nullptr;
+        destroy_graph();  // never launched: its blocks may go back at once
+        detail::throw_cuda_error(e, "cudaGraphInstantiate(the captured training step)", __FILE__, __LINE__);
+      }
+      graph_launches_ = count_nodes(graph_);
+    }
+    MODELS_CUDA(cudaGraphLaunch(exec_, s));
+  } else {
+    step_body(src_[b], tgt_in_[b], tgt_out_[b], &ev);
+  }
+  MODELS_CUDA(cudaEventRecord(ev.e[3], s));
+  in_flight_.push_back(ev);
+  mallocs_per_step_.push_back(context_.allocator().stats().cuda_malloc_calls - mallocs_before);
+  ++step_;
+}
+
+void TransformerTrainer::step_body(const Tensor& src, const Tensor& tgt_in, const Tensor& tgt_out, Events* ev) {
+  const bool nvtx = context_.nvtx();
+  cudaStream_t s = context_.stream();
   Tensor loss;
   {
     NvtxRange r(nvtx, "forward", NvtxKind::forward);
-    Tensor logits = (*model_)(src_[b], tgt_in_[b]);
-    loss = cross_entropy(logits, tgt_out_[b]);
+    Tensor logits = (*model_)(src, tgt_in);
+    loss = cross_entropy(logits, tgt_out);
   }
-  MODELS_CUDA(cudaEventRecord(ev.e[1], s));
+  if (ev != nullptr) MODELS_CUDA(cudaEventRecord(ev->e[1], s));
   {
     NvtxRange r(nvtx, "backward", NvtxKind::backward);
     backward(loss);
   }
-  MODELS_CUDA(cudaEventRecord(ev.e[2], s));
+  if (ev != nullptr) MODELS_CUDA(cudaEventRecord(ev->e[2], s));
   {
     NvtxRange r(nvtx, "optimizer", NvtxKind::optimizer);
     if (config_.clip_norm > 0) clip_grad_norm(optimizer_->params(), config_.clip_norm);
-    optimizer_->set_lr(schedule_.at(step_));
-    optimizer_->step();
+    optimizer_->apply();
     optimizer_->zero_grad();
   }
-  MODELS_CUDA(cudaEventRecord(ev.e[3], s));
-  MODELS_CUDA(cudaMemcpyAsync(loss_log_.data<float>() + step_ % kLossLog, loss.raw(), sizeof(float),
-                              cudaMemcpyDeviceToDevice, s));
-  in_flight_.push_back(ev);
-  mallocs_per_step_.push_back(context_.allocator().stats().cuda_malloc_calls - mallocs_before);
-  ++step_;
+  // The loss into the log's next slot (the slot index lives on the device: a replayed graph
+  // writes a new one every step).
+  auto* counter = loss_counter_.data<std::int32_t>();
+  constexpr auto kCap = static_cast<std::int32_t>(kLossLog);
+  if (loss.dtype() == DType::f64)
+    MODELS_CUDA(kernels::nn::log_scalar<double>(loss.data<double>(), loss_log_.data<float>(), counter, kCap, s));
+  else
+    MODELS_CUDA(kernels::nn::log_scalar<float>(loss.data<float>(), loss_log_.data<float>(), counter, kCap, s));
+}
+
+cudaGraph_t TransformerTrainer::capture_body(const Tensor& src, const Tensor& tgt_in, const Tensor& tgt_out) {
+  static const std::string kWhat = "CUDA graph capture of the training step failed: ";
+  cudaStream_t s = context_.stream();
+  auto& alloc = context_.allocator();
+  alloc.begin_capture();
+  if (const cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal); e != cudaSuccess) {
+    alloc.end_capture();
+    detail::throw_cuda_error(e, "cudaStreamBeginCapture(trainer stream, thread-local mode)", __FILE__, __LINE__);
+  }
+  cudaGraph_t g = nullptr;
+  // On a failure inside the body: end the capture (the stream is usable again), drop the
+  // partial graph (never launched, so its blocks go back to the shared lists at once).
+  const auto abandon = [&] {
+    cudaGraph_t partial = nullptr;
+    (void)cudaStreamEndCapture(s, &partial);
+    if (partial != nullptr) (void)cudaGraphDestroy(partial);
+    (void)cudaGetLastError();
+    alloc.end_capture();
+    alloc.release_private_pool();
+  };
+  try {
+    step_body(src, tgt_in, tgt_out, nullptr);
+  } catch (const OutOfMemory& e) {
+    abandon();
+    throw OutOfMemory(kWhat + e.what());
+  } catch (const CudaError& e) {
+    abandon();
+    throw CudaError(kWhat + e.what(), e.code(), e.sticky(), e.cublas());
+  } catch (const std::exception& e) {
+    abandon();
+    throw Error(kWhat + e.what());
+  }
+  const cudaError_t e = cudaStreamEndCapture(s, &g);
+  alloc.end_capture();
+  if (e != cudaSuccess || g == nullptr) {
+    if (g != nullptr) (void)cudaGraphDestroy(g);
+    (void)cudaGetLastError();
+    alloc.release_private_pool();
+    const cudaError_t code = e != cudaSuccess ? e : cudaErrorStreamCaptureInvalidated;
+    throw CudaError(kWhat + "cudaStreamEndCapture: " + cudaGetErrorString(code) + " (" + cudaGetErrorName(code) +
+                        "): a call of the step was not capturable (a host synchronization, an allocation, or "
+                        "work on another stream joined the capture)",
+                    code, is_sticky(code));
+  }
+  return g;
+}
+
+StepLaunches TransformerTrainer::count_nodes(cudaGraph_t graph) {
+  std::size_t n = 0;
+  MODELS_CUDA(cudaGraphGetNodes(graph, nullptr, &n));
+  std::vector<cudaGraphNode_t> nodes(n);
+  if (n > 0) MODELS_CUDA(cudaGraphGetNodes(graph, nodes.data(), &n));
+  StepLaunches c;
+  for (std::size_t i = 0; i < n; ++i) {
+    cudaGraphNodeType type{};
+    MODELS_CUDA(cudaGraphNodeGetType(nodes[i], &type));
+    switch (type) {
+      case cudaGraphNodeTypeKernel: ++c.kernels; break;
+      case cudaGraphNodeTypeMemset: ++c.memsets; break;
+      case cudaGraphNodeTypeMemcpy: ++c.memcopies; break;
+      default: ++c.other; break;
+    }
+  }
+  c.host_launches = c.kernels + c.memsets + c.memcopies + c.other;
+  return c;
+}
+
+StepLaunches TransformerTrainer::step_launches() {
+  ContextScope scope(context_);
+  StepLaunches c;
+  if (exec_ != nullptr) {
+    c = graph_launches_;
+    c.memcopies += 3;         // the data batch into the static inputs
+    c.host_launches = 3 + 1;  // those copies and cudaGraphLaunch
+  } else {
+    // A capture of one step body that is never launched: nothing runs, nothing on the
+    // device changes (the optimizer's step count moves in prepare(), outside the body).
+    cudaGraph_t g = capture_body(src_[0], tgt_in_[0], tgt_out_[0]);
+    try {
+      c = count_nodes(g);
+    } catch (...) {
+      (void)cudaGraphDestroy(g);
+      throw;
+    }
+    MODELS_CUDA(cudaGraphDestroy(g));
+    context_.allocator().release_private_pool();
+  }
+  // Adam::prepare's kernel runs outside the body in both modes.
+  c.kernels += 1;
+  c.host_launches += 1;
+  return c;
 }
 
 void TransformerTrainer::harvest(bool wait) {
@@ -113,8 +264,9 @@ void TransformerTrainer::harvest(bool wait) {
       if (q == cudaErrorNotReady) break;
       MODELS_CUDA(q);
     }
-    float ms[3] = {};
-    for (int i = 0; i < 3; ++i) MODELS_CUDA(cudaEventElapsedTime(&ms[i], ev.e[i], ev.e[i + 1]));
+    float ms[3] = {-1, -1, -1};  // no phase times for a graph launch
+    if (ev.phases)
+      for (int i = 0; i < 3; ++i) MODELS_CUDA(cudaEventElapsedTime(&ms[i], ev.e[i], ev.e[i + 1]));
     float total = 0;
     MODELS_CUDA(cudaEventElapsedTime(&total, ev.e[0], ev.e[3]));
     const auto idx = static_cast<std::size_t>(ev.step);
@@ -148,17 +300,19 @@ PhaseTimes TransformerTrainer::phase_times(std::int64_t from) {
   for (std::size_t i = static_cast<std::size_t>(std::max<std::int64_t>(from, 0)); i < t_step_.size(); ++i) {
     if (t_step_[i] < 0) continue;
     ++p.steps;
+    p.step += t_step_[i];
+    if (t_fwd_[i] < 0) continue;
+    ++p.phase_steps;
     p.forward += t_fwd_[i];
     p.backward += t_bwd_[i];
     p.optimizer += t_opt_[i];
-    p.step += t_step_[i];
   }
-  if (p.steps > 0) {
-    const auto n = static_cast<double>(p.steps);
+  if (p.steps > 0) p.step /= static_cast<double>(p.steps);
+  if (p.phase_steps > 0) {
+    const auto n = static_cast<double>(p.phase_steps);
     p.forward /= n;
     p.backward /= n;
     p.optimizer /= n;
-    p.step /= n;
   }
   return p;
 }

@@ -19,8 +19,13 @@
 // differ only by summation order, amplified a little by the Adam steps).
 // Timed runs then continue training (one step per launch) on a pool of batches.
 //
+// graph (true|false, default false): the trainer captures the step once into a CUDA graph
+// after two eager steps and replays it (models/trainer.hpp); both are measured by the
+// suite as separate rows (graph=false / graph=true).
+//
 // Extra metrics the report has no field for (phase times from CUDA events, tokens/s, peak
-// allocator memory, cudaMalloc counts in steady state, the loss curve) are appended, one
+// allocator memory, cudaMalloc counts in steady state, kernels per step and launch calls per
+// step, graph on/off, the loss curve) are appended, one
 // JSON object per (case, variant), to $HARNESS_TRAIN_METRICS (default
 // train_transformer_metrics.jsonl in the working directory) when the variant's model is
 // released, and summarized on stderr.
@@ -80,6 +85,7 @@ Setup setup_of(const harness::Params& p) {
   c.schedule_steps = p.get_int("schedule_steps");
   c.clip_norm = p.get_float("clip_norm");
   s.check_steps = static_cast<int>(p.get_int("check_steps"));
+  c.graph = p.get_bool("graph");
   return s;
 }
 
@@ -131,6 +137,31 @@ harness::Work step_work(const harness::Params& p) {
 std::string metrics_path() {
   const char* env = std::getenv("HARNESS_TRAIN_METRICS");
   return env && *env ? env : "train_transformer_metrics.jsonl";
+}
+
+// The stderr summary of one metrics object (metrics_json).
+std::string summary_line(const nlohmann::json& j, const std::string& variant, const std::string& params) {
+  const auto& phase = j["phase_ms"];
+  const auto& alloc = j["allocator"];
+  const std::string phases =
+      phase["forward"].is_null()
+          ? std::string("no phase times with graph")
+          : fmt::format("forward {:.3f}, backward {:.3f}, optimizer {:.3f}", phase["forward"].get<double>(),
+                        phase["backward"].get<double>(), phase["optimizer"].get<double>());
+  const std::string kernels = j["kernels_per_step"].is_null()
+                                  ? std::string("kernels/step unknown")
+                                  : fmt::format("{} kernels/step, {} host launch calls/step",
+                                                j["kernels_per_step"].get<long long>(),
+                                                j["step_launches"]["host_launch_calls"].get<long long>());
+  return fmt::format(
+      "train_transformer/{} {}: graph {}, {} steps, {:.3f} ms/step ({}; CUDA events, mean of {} steps), {}, "
+      "{:.0f} tokens/s, peak {:.1f} MiB in use / {:.1f} MiB reserved, cudaMalloc after the check steps: {}, "
+      "loss {:.4f} -> {:.4f}",
+      variant, params, j["graph"].get<bool>() ? "on" : "off", j["steps"].get<long long>(), phase["step"].get<double>(),
+      phases, j["timed_steps_in_phase_means"].get<long long>(), kernels, j["tokens_per_s"].get<double>(),
+      alloc["peak_bytes_in_use"].get<double>() / (1 << 20), alloc["peak_bytes_reserved"].get<double>() / (1 << 20),
+      alloc["cuda_malloc_calls_after_check_steps"].get<unsigned long long>(), j["loss_first"].get<double>(),
+      j["loss_last"].get<double>());
 }
 
 class TrainInstance final : public harness::Instance {
@@ -205,19 +236,7 @@ class TrainInstance final : public harness::Instance {
       std::ofstream out(metrics_path(), std::ios::app);
       out << j.dump() << "\n";
     }
-    const auto& phase = j["phase_ms"];
-    const auto& alloc = j["allocator"];
-    std::fprintf(stderr,
-                 "train_transformer/%s %s: %lld steps, %.3f ms/step (forward %.3f, backward %.3f, optimizer %.3f; "
-                 "CUDA events, mean of %lld steps), %.0f tokens/s, peak %.1f MiB in use / %.1f MiB reserved, "
-                 "cudaMalloc after the check steps: %llu, loss %.4f -> %.4f\n",
-                 variant_.c_str(), params_.describe().c_str(), static_cast<long long>(trainer->steps()),
-                 phase["step"].get<double>(), phase["forward"].get<double>(), phase["backward"].get<double>(),
-                 phase["optimizer"].get<double>(), j["timed_steps_in_phase_means"].get<long long>(),
-                 j["tokens_per_s"].get<double>(), alloc["peak_bytes_in_use"].get<double>() / (1 << 20),
-                 alloc["peak_bytes_reserved"].get<double>() / (1 << 20),
-                 alloc["cuda_malloc_calls_after_check_steps"].get<unsigned long long>(), j["loss_first"].get<double>(),
-                 j["loss_last"].get<double>());
+    std::fprintf(stderr, "%s\n", summary_line(j, variant_, params_.describe()).c_str());
   }
 
   nlohmann::json metrics_json(models::TransformerTrainer& t) const {
@@ -242,8 +261,15 @@ class TrainInstance final : public harness::Instance {
     j["steps"] = t.steps();
     j["check_steps"] = first;
     j["timed_steps_in_phase_means"] = phases.steps;
-    j["phase_ms"] = {{"forward", phases.forward}, {"backward", phases.backward},
-                     {"optimizer", phases.optimizer}, {"step", phases.step}};
+    j["graph"] = t.config().graph;
+    if (phases.phase_steps > 0) {
+      j["phase_ms"] = {{"forward", phases.forward}, {"backward", phases.backward},
+                       {"optimizer", phases.optimizer}, {"step", phases.step}};
+    } else {
+      j["phase_ms"] = {{"forward", nullptr}, {"backward", nullptr}, {"optimizer", nullptr}, {"step", phases.step}};
+      j["phase_times"] = "unavailable with graph: true (one graph launch per step: CUDA events time the whole step)";
+    }
+    add_launch_counts(j, t);
     j["tokens_per_s"] = phases.step > 0 ? tokens / (phases.step * 1e-3) : 0.0;
     j["allocator"] = {{"cuda_malloc_calls", st.cuda_malloc_calls},
                       {"cuda_free_calls", st.cuda_free_calls},
@@ -261,6 +287,23 @@ class TrainInstance final : public harness::Instance {
     j["loss_curve_stride"] = stride;
     j["loss_curve"] = curve;
     return j;
+  }
+
+  // kernels_per_step and the launch breakdown (TransformerTrainer::step_launches). Eager
+  // runs count from a capture that is never launched: should the step not be capturable,
+  // the eager figures still stand and the error is reported instead of the count.
+  static void add_launch_counts(nlohmann::json& j, models::TransformerTrainer& t) {
+    try {
+      const auto c = t.step_launches();
+      j["kernels_per_step"] = c.kernels;
+      j["step_launches"] = {{"kernels", c.kernels},     {"memsets", c.memsets},
+                            {"memcopies", c.memcopies}, {"other_nodes", c.other},
+                            {"host_launch_calls", c.host_launches}};
+    } catch (const models::Error& e) {
+      if (const auto* cuda = dynamic_cast<const models::CudaError*>(&e); cuda && cuda->sticky()) throw;
+      j["kernels_per_step"] = nullptr;
+      j["kernels_per_step_error"] = e.what();
+    }
   }
 
   harness::Params params_;
@@ -319,6 +362,9 @@ class TrainTransformerProblem final : public harness::Problem {
         harness::int_param("tgt_len", 0, 0, 1 << 20,
                            "target length (0: seq_len); the copy task's target is the first tgt_len source "
                            "tokens, so tgt_len <= src_len"),
+        harness::bool_param("graph", false,
+                            "capture the step once into a CUDA graph after 2 eager steps and replay it (step "
+                            "time only, no phase times)"),
     };
   }
   std::optional<std::string> reject(const harness::Params& p) const override {

@@ -11,9 +11,18 @@
 // Single-stream semantics: every kernel that touches engine memory runs on one stream, so
 // a block freed on the host while a kernel still reads it can be reused at once: the next
 // kernel that writes it is ordered after the reader on the same stream.
+//
+// CUDA graph capture (a private pool): between begin_capture() and end_capture() every
+// block handed out or given back joins the capture's pool; its free blocks are handed out
+// again only inside that capture (safe: the captured kernels form one stream-ordered
+// chain). After end_capture() the pool's blocks stay reserved, so the replayed graph keeps
+// writing addresses no one else holds, until release_private_pool() (the graph is
+// destroyed) returns them to the shared free lists. During a capture nothing is given back
+// to the driver (cudaFree synchronizes, which would invalidate the capture).
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace models {
@@ -40,8 +49,17 @@ class CachingAllocator {
   void* allocate(std::size_t bytes);
   // Back to the free list of its class (not to the driver).
   void deallocate(void* ptr, std::size_t bytes) noexcept;
-  // cudaFree every cached block (blocks in use stay valid).
+  // cudaFree every cached block of the shared free lists (blocks in use and the private
+  // pool's stay valid). Nothing happens during a capture.
   void release_cached() noexcept;
+
+  // The capture's private pool (see above). begin_capture throws std::logic_error when a
+  // capture is already open or a pool is still reserved.
+  void begin_capture();
+  void end_capture() noexcept;
+  bool capturing() const { return capturing_; }
+  void release_private_pool() noexcept;
+  std::size_t private_pool_blocks() const { return private_.size(); }
 
   const AllocatorStats& stats() const { return stats_; }
   // Peaks restart from the current values (e.g. after setup, before the timed steps).
@@ -54,6 +72,9 @@ class CachingAllocator {
  private:
   std::unordered_map<std::size_t, std::vector<void*>> free_;
   AllocatorStats stats_;
+  bool capturing_ = false;
+  std::unordered_set<void*> private_;                                // the pool's blocks, free or in use
+  std::unordered_map<std::size_t, std::vector<void*>> private_free_;  // its free blocks by class
 };
 
 }  // namespace models

@@ -5,6 +5,14 @@
 // the optimizer on one stream with no host synchronization and no cudaMalloc once the
 // caching allocator is warm; CUDA events split every step into phases, NVTX ranges mark
 // step / phase / layer.
+//
+// With graph = true (a non-default stream required) the first graph_warmup_steps steps run
+// eagerly (the allocator warms up), then forward + backward + clip + Adam's update +
+// zero_grad + the loss log are captured once into a CUDA graph (the allocator's private
+// pool keeps the captured blocks reserved) and every step from then on is: Adam::prepare()
+// (this step's lr and bias corrections into device memory, one tiny kernel), three D2D
+// copies of the step's data batch into static input tensors, one cudaGraphLaunch. Step
+// times only (CUDA events around the launch): no phase times with graph.
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -38,11 +46,24 @@ struct TrainConfig {
   AttentionImpl attention = AttentionImpl::flash;
   std::uint64_t seed = 42;
   int data_batches = 4;  // distinct pre-generated batches, cycled
+  bool graph = false;          // capture the step once into a CUDA graph and replay it
+  int graph_warmup_steps = 2;  // eager steps before the capture (>= 1: the allocator warms up)
 };
 
 struct PhaseTimes {  // milliseconds, means over the harvested steps
   std::int64_t steps = 0;
   double forward = 0, backward = 0, optimizer = 0, step = 0;
+  std::int64_t phase_steps = 0;  // steps with phase times (eager ones); forward.. average those
+};
+
+// What one training step launches (from cudaGraphGetNodes on a capture of the step body,
+// plus what runs outside the graph). Equal for graph on and off: the same code runs.
+struct StepLaunches {
+  std::int64_t kernels = 0;   // kernels executed per step (graph kernel nodes + outside ones)
+  std::int64_t memsets = 0;   // memset nodes (zero-filled tensors)
+  std::int64_t memcopies = 0; // memcpy nodes (+ the data-batch copies with graph)
+  std::int64_t other = 0;     // any other node type
+  std::int64_t host_launches = 0;  // CUDA launch calls the host makes per step
 };
 
 class TransformerTrainer {
@@ -67,13 +88,26 @@ class TransformerTrainer {
   std::int64_t tokens_per_step() const { return config_.batch * config_.target_length(); }
   const TrainConfig& config() const { return config_; }
   Context& context() { return context_; }
+  // True once the step graph is captured (graph = true, after the warm-up steps).
+  bool graph_captured() const { return exec_ != nullptr; }
+  // Launches per step. With the graph captured: its nodes; else a capture of one step body
+  // that is never launched (no device state changes; the step counter does not move).
+  StepLaunches step_launches();
 
  private:
   struct Events {
     cudaEvent_t e[4] = {};
     std::int64_t step = -1;
+    bool phases = true;
   };
   void harvest(bool wait);
+  // Forward, backward, clip, Adam's update, zero_grad, loss log: what the graph captures.
+  // ev: phase events to record (eager), or nullptr.
+  void step_body(const Tensor& src, const Tensor& tgt_in, const Tensor& tgt_out, Events* ev);
+  // Captures step_body on the static inputs into a graph (an error names the failed call).
+  cudaGraph_t capture_body(const Tensor& src, const Tensor& tgt_in, const Tensor& tgt_out);
+  static StepLaunches count_nodes(cudaGraph_t graph);
+  void destroy_graph() noexcept;
 
   TrainConfig config_;
   Context context_;  // before every tensor member: destroyed after them
@@ -81,7 +115,12 @@ class TransformerTrainer {
   std::unique_ptr<Adam> optimizer_;
   WarmupCosine schedule_;
   std::vector<Tensor> src_, tgt_in_, tgt_out_;
-  Tensor loss_log_;  // float (kLossLog)
+  Tensor loss_log_;      // float (kLossLog)
+  Tensor loss_counter_;  // int32: the loss log's next slot (kernels::nn::log_scalar)
+  Tensor src_static_, tgt_in_static_, tgt_out_static_;  // graph inputs (graph = true)
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  StepLaunches graph_launches_;
   std::int64_t step_ = 0;
   std::vector<std::uint64_t> mallocs_per_step_;
   std::deque<Events> in_flight_;

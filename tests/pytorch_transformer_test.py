@@ -134,19 +134,22 @@ class DryRun(unittest.TestCase):
         "seed                 train_transformer/cublas_flash/batch:100/seq_len:13/lr:0.0002/src_len:0/tgt_len:0  "
         "(suites/transformer.yaml:29:5)\n"
         "seed                 train_transformer/ours/batch:100/seq_len:13/lr:0.0002/src_len:0/tgt_len:0  (x:1:1)\n"
+        "seed                 train_transformer/ours/batch:100/seq_len:13/lr:0.0002/src_len:0/tgt_len:0/graph:true  "
+        "(x:1:1)\n"
         "unequal              train_transformer/ours/batch:100/seq_len:64/lr:0.0002/src_len:64/tgt_len:48  (x:2:1)\n"
         "smoke                row_sum/cpu/n:5  (x:3:1)\n"
         "3 results in 2 cases (dry run: nothing was executed)\n")
 
     def test_one_config_per_parameter_set_with_its_case(self):
         got = pt.parse_dry_run(self.TEXT)
-        self.assertEqual([c for c, _ in got], ["seed", "unequal"])
+        self.assertEqual([c for c, _ in got], ["seed", "unequal"])  # graph:true is the engine's only
+        self.assertNotIn("graph", got[0][1])
         self.assertEqual(got[1][1], {"batch": 100, "seq_len": 64, "lr": 0.0002, "src_len": 64, "tgt_len": 48})
 
     @unittest.skipUnless(os.environ.get("HARNESS_EXE"), "HARNESS_EXE not set (ctest sets it)")
     def test_the_suite_through_the_harness(self):
         got = dict(pt.planned(os.environ["HARNESS_EXE"], SUITE, ""))
-        self.assertEqual(sorted(got), ["long", "seed", "unequal"])
+        self.assertEqual(sorted(got), ["b4-n2048", "long", "seed", "unequal"])
         self.assertEqual(pt.lengths(dict(pt.DEFAULTS, **got["unequal"])), (64, 48))
         self.assertEqual(pt.lengths(dict(pt.DEFAULTS, **got["seed"])), (13, 13))
 

@@ -55,9 +55,9 @@ TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t s
   loss_log_ = Tensor::zeros({kLossLog}, DType::f32);
   loss_counter_ = Tensor::zeros({1}, DType::i32);
   if (config_.graph) {
-    src_static_ = Tensor::empty({B, N}, DType::i32);
-    tgt_in_static_ = Tensor::empty({B, N}, DType::i32);
-    tgt_out_static_ = Tensor::empty({B * N}, DType::i32);
+    src_static_ = Tensor::empty({B, Ns}, DType::i32);
+    tgt_in_static_ = Tensor::empty({B, Nt}, DType::i32);
+    tgt_out_static_ = Tensor::empty({B * Nt}, DType::i32);
   }
   MODELS_CUDA(cudaStreamSynchronize(stream));
 }

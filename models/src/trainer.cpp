@@ -3,6 +3,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "models/data_parallel.hpp"
 #include "models/ops.hpp"
 #include "nvtx.hpp"
 
@@ -24,7 +25,10 @@ TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t s
   optimizer_ = std::make_unique<Adam>(model_->parameters(), config_.lr, config_.beta1, config_.beta2, config_.eps);
   schedule_ = WarmupCosine{config_.lr, config_.warmup_steps, config_.schedule_steps, config_.lr / 10};
   // Copy task: target = source (random tokens 2..vocab-1); decoder input = BOS + target[:-1].
-  std::mt19937_64 rng(config_.seed ^ 0x5eedda7aull);
+  if (config_.world_size > 1)
+    dp_ = std::make_unique<DataParallel>(model_->parameters(), config_.world_size, stream, config_.bucket_bytes);
+  const std::uint64_t rank = dp_ ? static_cast<std::uint64_t>(dp_->rank()) : 0;
+  std::mt19937_64 rng(config_.seed ^ 0x5eedda7aull ^ (rank * 0x9e3779b97f4a7c15ull));  // this rank's shard
   std::uniform_int_distribution<std::int32_t> tok(2, static_cast<std::int32_t>(config_.model.vocab - 1));
   const std::int64_t B = config_.batch, N = config_.seq_len;
   for (int i = 0; i < config_.data_batches; ++i) {
@@ -76,7 +80,8 @@ void TransformerTrainer::step(int batch_index) {
   MODELS_CUDA(cudaEventRecord(ev.e[1], s));
   {
     NvtxRange r(nvtx, "backward", NvtxKind::backward);
-    backward(loss);
+    if (dp_) dp_->backward(loss);  // + the bucketed all-reduce: the mean over the ranks
+    else backward(loss);
   }
   MODELS_CUDA(cudaEventRecord(ev.e[2], s));
   {

@@ -20,6 +20,8 @@
 
 namespace models {
 
+class DataParallel;
+
 struct TrainConfig {
   TransformerConfig model;
   std::int64_t batch = 100;
@@ -33,6 +35,10 @@ struct TrainConfig {
   AttentionImpl attention = AttentionImpl::flash;
   std::uint64_t seed = 42;
   int data_batches = 4;  // distinct pre-generated batches, cycled
+  // Data parallel (data_parallel.hpp): world_size > 1 joins the process's NCCL job; this
+  // rank's batches come from a rank-dependent seed (rank 0's are the single-GPU ones).
+  int world_size = 1;
+  std::size_t bucket_bytes = 25u << 20;
 };
 
 struct PhaseTimes {  // milliseconds, means over the harvested steps
@@ -61,6 +67,7 @@ class TransformerTrainer {
   std::int64_t tokens_per_step() const { return config_.batch * config_.seq_len; }
   const TrainConfig& config() const { return config_; }
   Context& context() { return context_; }
+  DataParallel* data_parallel() { return dp_.get(); }  // null at world_size 1
 
  private:
   struct Events {
@@ -73,6 +80,7 @@ class TransformerTrainer {
   Context context_;  // before every tensor member: destroyed after them
   std::unique_ptr<Transformer> model_;
   std::unique_ptr<Adam> optimizer_;
+  std::unique_ptr<DataParallel> dp_;
   WarmupCosine schedule_;
   std::vector<Tensor> src_, tgt_in_, tgt_out_;
   Tensor loss_log_;  // float (kLossLog)

@@ -106,6 +106,8 @@ DataParallel::DataParallel(std::vector<Tensor> params, int world_size, cudaStrea
   ready_.resize(buckets_.size());
   for (auto& e : ready_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
   check_cuda(cudaEventCreateWithFlags(&comm_done_, cudaEventDisableTiming), "cudaEventCreate");
+  check_cuda(cudaEventCreateWithFlags(&norm_ready_, cudaEventDisableTiming), "cudaEventCreate");
+  norm_buf_ = Tensor::zeros({1}, DType::f32);
   hash_buf_ = Tensor::zeros({static_cast<std::int64_t>(4 * (world_ + 1))}, DType::f32);
   check_cuda(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
 }
@@ -115,6 +117,7 @@ DataParallel::~DataParallel() {
   for (auto e : ready_)
     if (e) (void)cudaEventDestroy(e);
   if (comm_done_) (void)cudaEventDestroy(comm_done_);
+  if (norm_ready_) (void)cudaEventDestroy(norm_ready_);
   if (comm_) (void)cudaStreamDestroy(comm_);
 }
 
@@ -180,6 +183,25 @@ void DataParallel::launch(std::size_t b) {
   float* p = flat_[b].data<float>();
   kn::World::get().run(kn::Collective::all_reduce, kn::Dtype::f32, p, p, k, comm_);  // sum, in place
   check_cuda(kernels::nn::axpby<float>(1.0f / static_cast<float>(world_), p, 0.0f, p, n, comm_), "axpby (1/world)");
+}
+
+void DataParallel::clip_grad_norm(double max_norm) {
+  // Over the buckets (their padding is zero): ||g||^2 on this rank, then rank 0's value.
+  float* sumsq = norm_buf_.data<float>();
+  check_cuda(cudaMemsetAsync(sumsq, 0, sizeof(float), compute_), "cudaMemsetAsync");
+  for (std::size_t b = 0; b < buckets_.size(); ++b)
+    check_cuda(kernels::nn::sum_squares<float>(flat_[b].data<float>(), sumsq, buckets_[b].numel, compute_), "sum_squares");
+  check_cuda(cudaEventRecord(norm_ready_, compute_), "cudaEventRecord");
+  check_cuda(cudaStreamWaitEvent(comm_, norm_ready_, 0), "cudaStreamWaitEvent");
+  kn::Counts k;
+  k.count = k.send = k.recv = 1;
+  kn::World::get().run(kn::Collective::broadcast, kn::Dtype::f32, sumsq, sumsq, k, comm_);
+  check_cuda(cudaEventRecord(comm_done_, comm_), "cudaEventRecord");
+  check_cuda(cudaStreamWaitEvent(compute_, comm_done_, 0), "cudaStreamWaitEvent");
+  for (std::size_t b = 0; b < buckets_.size(); ++b)
+    check_cuda(kernels::nn::clip_by_norm<float>(flat_[b].data<float>(), buckets_[b].numel, sumsq,
+                                                static_cast<float>(max_norm), compute_),
+               "clip_by_norm");
 }
 
 std::uint64_t DataParallel::check_identical_weights(const std::string& when) {

@@ -86,7 +86,8 @@ void TransformerTrainer::step(int batch_index) {
   MODELS_CUDA(cudaEventRecord(ev.e[2], s));
   {
     NvtxRange r(nvtx, "optimizer", NvtxKind::optimizer);
-    if (config_.clip_norm > 0) clip_grad_norm(optimizer_->params(), config_.clip_norm);
+    if (config_.clip_norm > 0 && dp_) dp_->clip_grad_norm(config_.clip_norm);  // the same scale on every rank
+    else if (config_.clip_norm > 0) clip_grad_norm(optimizer_->params(), config_.clip_norm);
     optimizer_->set_lr(schedule_.at(step_));
     optimizer_->step();
     optimizer_->zero_grad();

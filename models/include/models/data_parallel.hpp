@@ -70,6 +70,12 @@ class DataParallel {
   // models::backward(loss) with the bucketed all-reduce overlapped; afterwards (in the
   // compute stream's order) every parameter's .grad() is the mean over the ranks.
   void backward(const Tensor& loss);
+  // Global-norm clipping of the averaged gradients (after backward): as clip_grad_norm
+  // (optim.hpp), except that the sum of squares, a float atomicAdd reduction whose last
+  // bits vary from run to run, is rank 0's, broadcast to every rank; otherwise each rank
+  // would scale its (identical) gradients by a factor differing in the last bits, and
+  // Adam would take the weights apart from the second step on.
+  void clip_grad_norm(double max_norm);
   // Synchronizes, hashes every parameter's bytes on the host (64-bit FNV-1a over the
   // words), gathers every rank's hash; throws std::runtime_error naming the ranks and
   // hashes when they differ. Returns this rank's hash. Every rank must call it together.
@@ -100,6 +106,8 @@ class DataParallel {
   std::vector<cudaEvent_t> ready_;              // per bucket: its copies are done (compute)
   cudaEvent_t comm_done_ = nullptr;
   Tensor hash_buf_;                             // 4 floats per rank (the gather)
+  Tensor norm_buf_;                             // the sum of squares (1 float)
+  cudaEvent_t norm_ready_ = nullptr;
   std::int64_t weight_checks_ = 0;
 };
 

@@ -20,6 +20,8 @@
 #           geometric means, auto's config)
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
+#           ddp (data-parallel train_transformer over every GPU, world_size 1 and 2, the
+#           DataParallelGpu tests, PyTorch DDP under torchrun on the same GPUs)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
@@ -323,6 +325,34 @@ for name, xs in g.items():
         print(f"\n{name}: geometric mean {math.exp(sum(map(math.log, xs)) / len(xs)):.3f}x of cuBLAS over {len(xs)} shapes, min {min(xs):.3f}x")
 PY
       ;;
+    ddp)
+      # Issue 19: data-parallel training (suites/transformer-ddp.yaml) over every GPU, its GPU
+      # tests, and PyTorch DDP on the same GPUs (1 and all ranks). NVLink multicast off.
+      export NCCL_NVLS_ENABLE=0
+      ngpu=$(nvidia-smi -L | wc -l)
+      step "harness run --devices all suites/transformer-ddp.yaml ($ngpu GPUs)"
+      HARNESS_TRAIN_METRICS="$OUT/ddp-metrics.jsonl" timeout "${SUITE_TIMEOUT:-500}" $exe run suites/transformer-ddp.yaml \
+        --devices all --no-profile --out "$OUT/ddp.json" 2>&1 | tee "$OUT/ddp.log" | tail -12 || status=1
+      python3 - "$OUT/ddp.json" <<'PY' || true
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    x, p = r.get("extra") or {}, r["params"]
+    dp = x.get("data_parallel", {})
+    print(f"{r['name']} [{r.get('device', '')}] {r['status']} {r.get('reason', '')[:120]}: "
+          f"{x.get('tokens_per_s', 0):.0f} tokens/s (job), {x.get('tokens_per_s_per_gpu', 0):.0f} per GPU"
+          + (f", one GPU alone {dp['tokens_per_s_one_gpu']:.0f}, scaling efficiency {dp['scaling_efficiency']:.3f}, "
+             f"{dp['buckets']} buckets, {dp['weight_checks']} weight checks" if dp else ""))
+PY
+      step "ctest DataParallel"
+      ctest --test-dir build/release -R 'DataParallel|LeafGradHook' --output-on-failure >"$OUT/ddp-gpu-test.log" 2>&1 || status=1
+      grep -E "tests passed|Failed|Skipped|Passed" "$OUT/ddp-gpu-test.log" | head -10
+      for n in 1 "$ngpu"; do
+        step "PyTorch DDP, torchrun --nproc_per_node $n"
+        PYTHONUNBUFFERED=1 timeout 300 python3 -m torch.distributed.run --nproc_per_node "$n" reports/pytorch_ddp.py \
+          suites/transformer-ddp.yaml --params batch=4,seq_len=2048 --out "$OUT/pytorch-ddp-$n.json" \
+          >"$OUT/pytorch-ddp-$n.log" 2>&1 || status=1
+        tail -3 "$OUT/pytorch-ddp-$n.log"
+      done ;;
     *) echo "unknown stage '$s'"; exit 2 ;;
   esac
   # Pack after every stage: whatever a later stage or a time limit cuts, this stays.

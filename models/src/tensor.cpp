@@ -187,7 +187,12 @@ Tensor Tensor::view(const Shape& shape) const {
 
 namespace {
 thread_local bool g_grad_enabled = true;
-}
+thread_local const LeafGradHook::Fn* g_leaf_hook = nullptr;
+bool is_grad_leaf(const Tensor& t) { return t.defined() && t.requires_grad() && !t.grad_fn(); }
+}  // namespace
+
+LeafGradHook::LeafGradHook(Fn fn) : fn_(std::move(fn)), previous_(g_leaf_hook) { g_leaf_hook = &fn_; }
+LeafGradHook::~LeafGradHook() { g_leaf_hook = previous_; }
 
 bool grad_enabled() { return g_grad_enabled; }
 NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
@@ -233,6 +238,7 @@ void backward(const Tensor& root, const Tensor& seed) {
   NoGradGuard no_grad;  // the backward functions record nothing
   if (!root.grad_fn()) {  // a leaf
     accumulate_grad(root.impl()->grad, g0);
+    if (g_leaf_hook) (*g_leaf_hook)(root);
     return;
   }
   // Topological order by iterative DFS (post-order), then reverse.
@@ -251,6 +257,21 @@ void backward(const Tensor& root, const Tensor& seed) {
       stack.pop_back();
     }
   }
+  // LeafGradHook: edges into each leaf from the nodes to run; 0 left = its gradient is final.
+  // (Every node stays alive to the end: a node no gradient reaches is still visited.)
+  std::unordered_map<TensorImpl*, int> leaf_edges;
+  std::vector<std::shared_ptr<Node>> alive;
+  if (g_leaf_hook)
+    for (Node* node : order)
+      for (const Tensor& in : node->inputs) {
+        if (is_grad_leaf(in)) ++leaf_edges[in.impl()];
+        if (in.defined() && in.grad_fn()) alive.push_back(in.grad_fn());
+      }
+  auto leaves_done = [&](Node* node) {
+    if (!g_leaf_hook) return;
+    for (const Tensor& in : node->inputs)
+      if (is_grad_leaf(in) && --leaf_edges[in.impl()] == 0) (*g_leaf_hook)(in);
+  };
   std::unordered_map<Node*, Tensor> pending;
   pending[root.grad_fn().get()] = g0;
   // Keep the nodes alive while running (inputs are cleared as we go).
@@ -259,7 +280,10 @@ void backward(const Tensor& root, const Tensor& seed) {
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* node = *it;
     auto found = pending.find(node);
-    if (found == pending.end()) continue;  // no gradient reached it
+    if (found == pending.end()) {  // no gradient reached it
+      leaves_done(node);
+      continue;
+    }
     Tensor g = std::move(found->second);
     pending.erase(found);
     std::vector<Tensor> grads = node->backward(g);
@@ -275,6 +299,7 @@ void backward(const Tensor& root, const Tensor& seed) {
       }
     }
     grads.clear();
+    leaves_done(node);
     node->release();
     node->inputs.clear();
   }

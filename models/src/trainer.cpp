@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/data_parallel.hpp"
 #include "models/ops.hpp"
 #include "nn/nn.hpp"
 #include "nvtx.hpp"
@@ -23,6 +24,9 @@ TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t s
   if (config_.graph && config_.graph_warmup_steps < 1)
     throw std::invalid_argument("graph_warmup_steps must be >= 1 (eager steps warm the caching allocator up before "
                                 "the CUDA graph capture), not " + std::to_string(config_.graph_warmup_steps));
+  if (config_.graph && config_.world_size > 1)
+    throw std::invalid_argument("graph: true with world_size > 1 is not supported (the data-parallel all-reduce "
+                                "runs outside a CUDA graph)");
   if (config_.graph && (stream == nullptr || stream == cudaStreamLegacy))
     throw std::invalid_argument("graph: true needs a non-default stream (the legacy default stream cannot be "
                                 "captured into a CUDA graph)");
@@ -33,7 +37,10 @@ TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t s
   schedule_ = WarmupCosine{config_.lr, config_.warmup_steps, config_.schedule_steps, config_.lr / 10};
   // Copy task: target = the first Nt source tokens (random tokens 2..vocab-1; all of them
   // when Nt == Ns); decoder input = BOS + target[:-1].
-  std::mt19937_64 rng(config_.seed ^ 0x5eedda7aull);
+  if (config_.world_size > 1)
+    dp_ = std::make_unique<DataParallel>(model_->parameters(), config_.world_size, stream, config_.bucket_bytes);
+  const std::uint64_t rank = dp_ ? static_cast<std::uint64_t>(dp_->rank()) : 0;
+  std::mt19937_64 rng(config_.seed ^ 0x5eedda7aull ^ (rank * 0x9e3779b97f4a7c15ull));  // this rank's shard
   std::uniform_int_distribution<std::int32_t> tok(2, static_cast<std::int32_t>(config_.model.vocab - 1));
   const std::int64_t B = config_.batch, Ns = config_.source_length(), Nt = config_.target_length();
   if (Nt > Ns)
@@ -141,12 +148,14 @@ void TransformerTrainer::step_body(const Tensor& src, const Tensor& tgt_in, cons
   if (ev != nullptr) MODELS_CUDA(cudaEventRecord(ev->e[1], s));
   {
     NvtxRange r(nvtx, "backward", NvtxKind::backward);
-    backward(loss);
+    if (dp_) dp_->backward(loss);  // + the bucketed all-reduce: the mean over the ranks
+    else backward(loss);
   }
   if (ev != nullptr) MODELS_CUDA(cudaEventRecord(ev->e[2], s));
   {
     NvtxRange r(nvtx, "optimizer", NvtxKind::optimizer);
-    if (config_.clip_norm > 0) clip_grad_norm(optimizer_->params(), config_.clip_norm);
+    if (config_.clip_norm > 0 && dp_) dp_->clip_grad_norm(config_.clip_norm);  // the same scale on every rank
+    else if (config_.clip_norm > 0) clip_grad_norm(optimizer_->params(), config_.clip_norm);
     optimizer_->apply();
     optimizer_->zero_grad();
   }

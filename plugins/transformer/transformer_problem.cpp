@@ -22,6 +22,15 @@
 // graph (true|false, default false): the trainer captures the step once into a CUDA graph
 // after two eager steps and replays it (models/trainer.hpp); both are measured by the
 // suite as separate rows (graph=false / graph=true).
+// Data parallel (world_size > 1, models/data_parallel.hpp): one rank per GPU, a collective
+// case (every rank of the job runs it in step: `harness run --devices all`, mpirun, srun);
+// each rank trains the same model on its own batches, the gradients are all-reduced in
+// buckets overlapped with the backward. The weights are compared across ranks (a hash of
+// every parameter) after building the model, after each check step and after the timed
+// steps: a difference is an error. The single-GPU figure for the scaling efficiency is
+// measured at the start of the same case on every rank alone (baseline_steps steps of the
+// same model without communication, after 2 untimed), so the efficiency compares the same
+// GPUs in the same run: tokens/s(job) / (world_size * tokens/s(one GPU)).
 //
 // Extra metrics the report has no field for (phase times from CUDA events, tokens/s, peak
 // allocator memory, cudaMalloc counts in steady state, kernels per step and launch calls per
@@ -55,6 +64,7 @@
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
 #include "models/check.hpp"
+#include "models/data_parallel.hpp"
 #include "models/trainer.hpp"
 
 namespace {
@@ -64,6 +74,7 @@ using harness::Backend;
 struct Setup {
   models::TrainConfig train;
   int check_steps = 4;
+  int baseline_steps = 10;
 };
 
 Setup setup_of(const harness::Params& p) {
@@ -86,6 +97,9 @@ Setup setup_of(const harness::Params& p) {
   c.clip_norm = p.get_float("clip_norm");
   s.check_steps = static_cast<int>(p.get_int("check_steps"));
   c.graph = p.get_bool("graph");
+  c.world_size = static_cast<int>(p.get_int("world_size"));
+  c.bucket_bytes = static_cast<std::size_t>(p.get_int("bucket_mb")) << 20;
+  s.baseline_steps = static_cast<int>(p.get_int("baseline_steps"));
   return s;
 }
 
@@ -204,9 +218,16 @@ class TrainInstance final : public harness::Instance {
       models::TrainConfig c = setup_.train;
       c.gemm = gemm;
       c.attention = attention;
+      if (c.world_size > 1 && baseline_variant_ != variant) measure_baseline(c, ctx.stream);
+      baseline_variant_ = variant;
       trainer_ = std::make_unique<models::TransformerTrainer>(c, ctx.stream);
       variant_ = variant;
-      for (int i = 0; i < setup_.check_steps; ++i) trainer_->step(0);
+      auto* dp = trainer_->data_parallel();
+      if (dp) dp->check_identical_weights("after building the model");
+      for (int i = 0; i < setup_.check_steps; ++i) {
+        trainer_->step(0);
+        if (dp) dp->check_identical_weights(fmt::format("after check step {}", i + 1));
+      }
       const auto l = trainer_->losses();
       check_losses_.assign(l.begin(), l.end());
       reset_ = false;
@@ -221,6 +242,8 @@ class TrainInstance final : public harness::Instance {
   // The current model's figures for the report (the runner asks after the timed steps).
   nlohmann::json extra() override try {
     if (!trainer_ || trainer_->steps() <= setup_.check_steps) return nullptr;
+    if (auto* dp = trainer_->data_parallel())
+      dp->check_identical_weights(fmt::format("after {} steps", trainer_->steps()));
     return metrics_json(*trainer_);
   } catch (...) {
     rethrow_translated();
@@ -237,6 +260,13 @@ class TrainInstance final : public harness::Instance {
       out << j.dump() << "\n";
     }
     std::fprintf(stderr, "%s\n", summary_line(j, variant_, params_.describe()).c_str());
+    if (j.contains("data_parallel"))
+      std::fprintf(stderr, "train_transformer/%s rank %d of %d: job %.0f tokens/s, one GPU alone %.0f tokens/s, scaling "
+                   "efficiency %.3f, weights identical at %lld checks\n", variant_.c_str(),
+                   j["data_parallel"]["rank"].get<int>(), j["world_size"].get<int>(), j["tokens_per_s"].get<double>(),
+                   j["data_parallel"]["tokens_per_s_one_gpu"].get<double>(),
+                   j["data_parallel"]["scaling_efficiency"].get<double>(),
+                   j["data_parallel"]["weight_checks"].get<long long>());
   }
 
   nlohmann::json metrics_json(models::TransformerTrainer& t) const {
@@ -270,7 +300,26 @@ class TrainInstance final : public harness::Instance {
       j["phase_times"] = "unavailable with graph: true (one graph launch per step: CUDA events time the whole step)";
     }
     add_launch_counts(j, t);
-    j["tokens_per_s"] = phases.step > 0 ? tokens / (phases.step * 1e-3) : 0.0;
+    // The job's tokens/s: every rank trains tokens_per_step per step, in step with the others.
+    const int world = t.config().world_size;
+    const double per_gpu = phases.step > 0 ? tokens / (phases.step * 1e-3) : 0.0;
+    j["world_size"] = world;
+    j["tokens_per_s"] = per_gpu * world;
+    j["tokens_per_s_per_gpu"] = per_gpu;
+    if (auto* dp = t.data_parallel()) {
+      double bucket_mb = 0;
+      for (const auto& b : dp->buckets()) bucket_mb = std::max(bucket_mb, static_cast<double>(b.numel) * 4 / (1 << 20));
+      j["data_parallel"] = {
+          {"rank", dp->rank()},
+          {"buckets", dp->buckets().size()},
+          {"bucket_cap_mb", static_cast<double>(dp->bucket_bytes()) / (1 << 20)},
+          {"largest_bucket_mb", bucket_mb},
+          {"tokens_per_s_one_gpu", baseline_tokens_per_s_},
+          {"baseline_steps", setup_.baseline_steps},
+          {"scaling_efficiency", baseline_tokens_per_s_ > 0 ? per_gpu / baseline_tokens_per_s_ : 0.0},
+          {"weight_checks", dp->weight_checks()},
+          {"weights_identical", true}};  // a difference throws (check_identical_weights)
+    }
     j["allocator"] = {{"cuda_malloc_calls", st.cuda_malloc_calls},
                       {"cuda_free_calls", st.cuda_free_calls},
                       {"cuda_malloc_calls_after_check_steps", steady_mallocs},
@@ -293,6 +342,11 @@ class TrainInstance final : public harness::Instance {
   // runs count from a capture that is never launched: should the step not be capturable,
   // the eager figures still stand and the error is reported instead of the count.
   static void add_launch_counts(nlohmann::json& j, models::TransformerTrainer& t) {
+    if (t.config().world_size > 1) {  // a counting capture would record NCCL calls of one rank alone
+      j["kernels_per_step"] = nullptr;
+      j["kernels_per_step_error"] = "not counted with world_size > 1";
+      return;
+    }
     try {
       const auto c = t.step_launches();
       j["kernels_per_step"] = c.kernels;
@@ -306,10 +360,23 @@ class TrainInstance final : public harness::Instance {
     }
   }
 
+  // The single-GPU figure of a data-parallel case: this rank alone, the same model and
+  // configuration without communication (2 untimed steps, then baseline_steps).
+  void measure_baseline(models::TrainConfig c, cudaStream_t stream) {
+    baseline_tokens_per_s_ = 0;
+    if (setup_.baseline_steps <= 0) return;
+    c.world_size = 1;
+    models::TransformerTrainer alone(c, stream);
+    for (int i = 0; i < 2 + setup_.baseline_steps; ++i) alone.step();
+    const auto phases = alone.phase_times(2);
+    if (phases.step > 0) baseline_tokens_per_s_ = static_cast<double>(alone.tokens_per_step()) / (phases.step * 1e-3);
+  }
+
   harness::Params params_;
   Setup setup_;
   std::unique_ptr<models::TransformerTrainer> trainer_;
-  std::string variant_;
+  std::string variant_, baseline_variant_;
+  double baseline_tokens_per_s_ = 0;
   bool reset_ = true;
   std::vector<float> check_losses_;
 };
@@ -365,12 +432,20 @@ class TrainTransformerProblem final : public harness::Problem {
         harness::bool_param("graph", false,
                             "capture the step once into a CUDA graph after 2 eager steps and replay it (step "
                             "time only, no phase times)"),
+        harness::int_param("world_size", 1, 1, 64,
+                           "data-parallel ranks, one per GPU (> 1: a collective case; B and N are per GPU)"),
+        harness::int_param("bucket_mb", 25, 1, 4096, "data parallel: gradient bucket size (MiB)"),
+        harness::int_param("baseline_steps", 10, 0, 1000,
+                           "data parallel: timed steps of the single-GPU baseline for the scaling efficiency"),
     };
   }
   std::optional<std::string> reject(const harness::Params& p) const override {
     if (p.get_int("d_model") % p.get_int("heads") != 0)
       return fmt::format("d_model ({}) must be a multiple of heads ({})", p.get_int("d_model"), p.get_int("heads"));
     const auto c = setup_of(p).train;
+    if (c.graph && c.world_size > 1)
+      return std::string("graph: true with world_size > 1 is not supported (the data-parallel all-reduce runs "
+                         "outside a CUDA graph)");
     if (c.target_length() > c.source_length())
       return fmt::format("target length ({}) > source length ({}): the copy task's target is a prefix of the source",
                          c.target_length(), c.source_length());
@@ -379,7 +454,8 @@ class TrainTransformerProblem final : public harness::Problem {
   std::unique_ptr<harness::Instance> make_instance(const harness::Params& p, std::uint64_t seed) const override {
     return std::make_unique<TrainInstance>(p, seed);
   }
-  harness::Work work(const harness::Params& p) const override { return step_work(p); }
+  harness::Work work(const harness::Params& p) const override { return step_work(p); }  // per rank
+  bool collective_at(const harness::Params& p) const override { return p.get_int("world_size") > 1; }
   harness::Tolerance tolerance(const harness::Params&) const override { return {1e-3, 2e-2}; }
   std::string tolerance_rule() const override {
     return "losses of the checked steps within 1e-3 + 2% of the reference's: identical weights and data, only "
@@ -390,7 +466,15 @@ class TrainTransformerProblem final : public harness::Problem {
   }
 };
 
+// Why this process cannot run the case's data parallelism (NCCL missing, a job of another
+// size), or nothing.
+std::optional<std::string> world_constraint(const harness::Params& p) {
+  const int world = static_cast<int>(p.get_int("world_size"));
+  return world > 1 ? models::data_parallel_unavailable(world) : std::nullopt;
+}
+
 std::optional<std::string> flash_constraint(const harness::Params& p) {
+  if (auto why = world_constraint(p)) return why;
   const auto d = head_dim(p);
   if (!kernels::attention::flash_supported(static_cast<int>(d)))
     return fmt::format("flash attention has kernels for head_dim 32, 64, 128, not {} (d_model / heads)", d);
@@ -398,6 +482,7 @@ std::optional<std::string> flash_constraint(const harness::Params& p) {
 }
 
 std::optional<std::string> naive_constraint(const harness::Params& p) {
+  if (auto why = world_constraint(p)) return why;
   if (head_dim(p) % 4 != 0) return fmt::format("naive attention needs head_dim % 4 == 0, not {}", head_dim(p));
   return std::nullopt;
 }

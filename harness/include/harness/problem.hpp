@@ -87,6 +87,9 @@ class Problem {
   // `harness run --devices` such a case runs on every worker at once and the ranks'
   // results merge into one (extra.bytes and extra.bus_factor give algbw and busbw).
   virtual bool collective() const { return false; }
+  // The same per case, for a problem that is a collective at some parameters only
+  // (train_transformer at world_size > 1); the runner and the launcher ask this one.
+  virtual bool collective_at(const Params&) const { return collective(); }
 };
 
 // The bytes an instance of `problem` at `params` will need: from its operands where it

@@ -112,7 +112,7 @@ double estimated_seconds(const Work& w) {
 std::vector<std::vector<const PlannedResult*>> shard_order(const std::vector<PlannedResult>& planned) {
   std::vector<std::vector<const PlannedResult*>> collective, groups;
   for (const auto& p : planned) {
-    auto& list = p.c->problem->collective() ? collective : groups;
+    auto& list = p.c->problem->collective_at(p.c->params) ? collective : groups;
     if (list.empty() || list.back().front()->c != p.c) list.emplace_back();
     list.back().push_back(&p);
   }
@@ -339,7 +339,7 @@ LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std
         {
           const auto found = by_name.find(r.name);
           const PlannedResult* p = found == by_name.end() ? nullptr : found->second;
-          if (p && p->c->problem->collective()) {
+          if (p && p->c->problem->collective_at(p->c->params)) {
             auto& slot = gathered[r.name];
             slot.resize(workers.size());
             slot[w.rank] = std::move(r);
@@ -381,7 +381,7 @@ LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std
       // Killed from outside (or by us): the result is not its fault; left for --resume. So is
       // a collective's: its peers' results are lost with it, and it runs again as a whole.
       const bool outside_kill = !timed_out && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-      if (outside_kill || w.running->c->problem->collective()) {
+      if (outside_kill || w.running->c->problem->collective_at(w.running->c->params)) {
         out.lost.push_back(w.running->name);
       } else {
         r.status = timed_out ? Status::timeout : Status::crashed;
@@ -417,7 +417,7 @@ LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std
         }
       }
       if (got == w.pid || timed_out) {
-        const bool in_collective = !w.batch.empty() && w.batch.front()->c->problem->collective();
+        const bool in_collective = !w.batch.empty() && w.batch.front()->c->problem->collective_at(w.batch.front()->c->params);
         std::vector<const PlannedResult*> left;
         bury(w, status, timed_out);
         left = w.batch;
@@ -444,12 +444,12 @@ LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std
       // Drop the collective cases still queued or gathered; the sharded ones go on.
       for (auto& [name, slot] : gathered) out.lost.push_back(name);
       gathered.clear();
-      while (next < groups.size() && groups[next].front()->c->problem->collective()) {
+      while (next < groups.size() && groups[next].front()->c->problem->collective_at(groups[next].front()->c->params)) {
         for (const auto* p : groups[next]) out.lost.push_back(p->name);
         ++next;
       }
       for (auto& w : workers)
-        if (w.alive && !w.batch.empty() && w.batch.front()->c->problem->collective()) {
+        if (w.alive && !w.batch.empty() && w.batch.front()->c->problem->collective_at(w.batch.front()->c->params)) {
           kill(w.pid, SIGKILL);  // stuck in a collective its peer left
           w.stopped_by_us = true;
         }
@@ -457,7 +457,7 @@ LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std
     if (!any_alive) break;
     // Hand out work to idle workers.
     const bool all_idle = std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return !w.alive || w.idle; });
-    if (next < groups.size() && groups[next].front()->c->problem->collective()) {
+    if (next < groups.size() && groups[next].front()->c->problem->collective_at(groups[next].front()->c->params)) {
       const bool everyone = std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return w.alive; });
       if (all_idle && everyone) {
         for (auto& w : workers) send(w, groups[next]);

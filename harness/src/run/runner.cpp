@@ -260,7 +260,7 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     }
     // A collective's ranks launch in step: a rank whose check failed still takes part in
     // the timed launches (its peers would wait for it) and is reported failed after them.
-    if (!r.check->passed && !c.problem->collective()) {
+    if (!r.check->passed && !c.problem->collective_at(c.params)) {
       r.status = Status::failed;
       r.reason = "check failed: " + r.check->summary();
       r.workspace_peak_bytes = ws.peak_bytes();
@@ -280,7 +280,7 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
       // (a fixed sample count, no time cap) and no L2 flush between them (a rank flushing
       // while its peers wait inside the collective would time their waiting).
       MeasureSettings settings = c.settings;
-      if (c.problem->collective()) {
+      if (c.problem->collective_at(c.params)) {
         settings.stopping.rule = StoppingRule::samples;
         settings.fixed_launches = true;
         settings.max_time = 1e9;
@@ -304,7 +304,7 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     // Profiling: its own pass after timing (kernel trace, counters with replay), so it
     // never perturbs the timed samples.
     // Not for a collective: a counter replay of one rank's kernel would wait for its peers.
-    if (v.backend == Backend::cuda && options_.profile && !c.problem->collective()) {
+    if (v.backend == Backend::cuda && options_.profile && !c.problem->collective_at(c.params)) {
       NvtxRange profile_range("profile", NvtxPhase::profile);
       try {
         if (!collector_) collector_ = std::make_unique<MetricCollector>(device_.index);

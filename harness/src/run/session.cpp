@@ -76,7 +76,7 @@ void read_worker_journals(const std::string& journal, std::map<std::string, Resu
       try {
         Result r = result_from_json(j["result"]);
         const Problem* problem = Registry::instance().find_problem(r.problem);
-        if (problem && problem->collective()) continue;
+        if (problem && problem->collective_at(r.params)) continue;
         if (!done.count(r.name)) done[r.name] = std::move(r);
       } catch (const nlohmann::json::exception&) {
       }

@@ -12,6 +12,7 @@
 // until zero_grad(). Under NoGradGuard nothing is recorded (evaluation).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -138,5 +139,24 @@ void backward(const Tensor& root, const Tensor& seed = Tensor());
 
 // slot += g (slot taken over when empty; in place when slot's storage is not shared).
 void accumulate_grad(Tensor& slot, const Tensor& g);
+
+// Observer of leaf gradients (data-parallel training starts a gradient bucket's all-reduce
+// from it, models/data_parallel.hpp). While a LeafGradHook lives on this thread,
+// backward() calls it once per leaf that requires grad and is an input of a node it runs,
+// as soon as no node left to run feeds that leaf: the leaf's .grad() is then final for
+// this backward (its value ready in ctx().stream()'s order; undefined if no gradient
+// reached it). A leaf fed by k edges accumulates k times, so "final" is k edges seen.
+class LeafGradHook {
+ public:
+  using Fn = std::function<void(const Tensor& leaf)>;
+  explicit LeafGradHook(Fn fn);
+  ~LeafGradHook();
+  LeafGradHook(const LeafGradHook&) = delete;
+  LeafGradHook& operator=(const LeafGradHook&) = delete;
+
+ private:
+  Fn fn_;
+  const Fn* previous_;
+};
 
 }  // namespace models

@@ -28,6 +28,8 @@
 
 namespace models {
 
+class DataParallel;
+
 struct TrainConfig {
   TransformerConfig model;
   std::int64_t batch = 100;
@@ -48,6 +50,10 @@ struct TrainConfig {
   int data_batches = 4;  // distinct pre-generated batches, cycled
   bool graph = false;          // capture the step once into a CUDA graph and replay it
   int graph_warmup_steps = 2;  // eager steps before the capture (>= 1: the allocator warms up)
+  // Data parallel (data_parallel.hpp): world_size > 1 joins the process's NCCL job; this
+  // rank's batches come from a rank-dependent seed (rank 0's are the single-GPU ones).
+  int world_size = 1;
+  std::size_t bucket_bytes = 25u << 20;
 };
 
 struct PhaseTimes {  // milliseconds, means over the harvested steps
@@ -93,6 +99,7 @@ class TransformerTrainer {
   // Launches per step. With the graph captured: its nodes; else a capture of one step body
   // that is never launched (no device state changes; the step counter does not move).
   StepLaunches step_launches();
+  DataParallel* data_parallel() { return dp_.get(); }  // null at world_size 1
 
  private:
   struct Events {
@@ -113,6 +120,7 @@ class TransformerTrainer {
   Context context_;  // before every tensor member: destroyed after them
   std::unique_ptr<Transformer> model_;
   std::unique_ptr<Adam> optimizer_;
+  std::unique_ptr<DataParallel> dp_;
   WarmupCosine schedule_;
   std::vector<Tensor> src_, tgt_in_, tgt_out_;
   Tensor loss_log_;      // float (kLossLog)

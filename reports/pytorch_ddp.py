@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""train_transformer's data-parallel reference: PyTorch DDP (FP32, TF32 off, eager) on the
+model of reports/pytorch_transformer.py, one process per GPU under torchrun, written as a
+harness report (rank 0 writes it).
+
+  torchrun --nproc_per_node 2 reports/pytorch_ddp.py --out pytorch_ddp.json \
+      --params batch=4,seq_len=2048 [--warmup 3 --steps 20]
+  torchrun --nproc_per_node 2 reports/pytorch_ddp.py suites/transformer-ddp.yaml --out ...   (needs the harness)
+
+Each rank builds the model from the same seed (identical weights; DDP also broadcasts
+rank 0's at construction) and trains on its own batches (a rank-dependent generator).
+DDP as PyTorch ships it: 25 MB buckets, all-reduce (average) overlapped with the backward
+through its autograd hooks, NCCL. Clipping at global norm 1.0 and Adam as in
+pytorch_transformer.py. Timing: CUDA events around each step on every rank, warm-up
+steps first; ms/step is rank 0's median, tokens/s of the job = world_size * B * N / the
+mean step time. After the timed steps every rank's weights are hashed and gathered: a
+difference is reported as a failed result. `world_size` (the torchrun size) is part of
+the result's parameters; results from `--nproc_per_node 1` give DDP's own scaling.
+"""
+import argparse
+import hashlib
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness_report  # noqa: E402
+from pytorch_transformer import DEFAULTS, Model, parse_value, planned, schedule, suite_settings, work  # noqa: E402
+
+
+def weights_hash(model):
+    h = hashlib.sha256()
+    for p in model.parameters():
+        h.update(p.detach().cpu().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def run(p, warmup, steps, rank, world, local, seed=42):
+    torch.manual_seed(seed)
+    dev = torch.device("cuda", local)
+    B, N, V = p["batch"], p["seq_len"], p["vocab"]
+    model = Model(p).to(dev)
+    ddp = nn.parallel.DistributedDataParallel(model, device_ids=[local]) if world > 1 else model
+    opt = torch.optim.Adam(model.parameters(), lr=p["lr"], betas=(0.9, 0.98), eps=1e-9)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, schedule(p))
+    loss_fn = nn.CrossEntropyLoss()
+    g = torch.Generator(device="cpu").manual_seed(seed + 1000003 * rank)  # this rank's shard
+    batches = []
+    for _ in range(4):
+        src = torch.randint(2, V, (B, N), generator=g)
+        tin = torch.cat([torch.ones(B, 1, dtype=torch.long), src[:, :-1]], dim=1)
+        batches.append((src.to(dev), tin.to(dev), src.reshape(-1).to(dev)))
+    mask = nn.Transformer.generate_square_subsequent_mask(N, device=dev)
+    losses = torch.zeros(warmup + steps, device=dev)
+    torch.cuda.synchronize(dev)
+    torch.cuda.reset_peak_memory_stats(dev)
+    ev = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(steps)]
+
+    def step(i, e=None):
+        src, tin, tout = batches[i % len(batches)]
+        if e: e[0].record()
+        loss = loss_fn(ddp(src, tin, mask), tout)
+        if e: e[1].record()
+        loss.backward()  # DDP: the bucketed all-reduce runs inside
+        if e: e[2].record()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), p["clip_norm"])
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        if e: e[3].record()
+        losses[i] = loss.detach()
+
+    for i in range(warmup):
+        step(i)
+    torch.cuda.synchronize(dev)
+    for i in range(steps):
+        step(warmup + i, ev[i])
+    torch.cuda.synchronize(dev)
+    samples = [e[0].elapsed_time(e[3]) * 1e-3 for e in ev]
+    phases = {k: sum(e[a].elapsed_time(e[a + 1]) for e in ev) / steps for k, a in
+              (("forward", 0), ("backward", 1), ("optimizer", 2))}
+    phases["step"] = sum(samples) / steps * 1e3
+    mine = weights_hash(model)
+    hashes = [None] * world
+    if world > 1:
+        dist.all_gather_object(hashes, mine)
+    else:
+        hashes = [mine]
+    peak = torch.cuda.max_memory_allocated(dev)
+    nparams = sum(x.numel() for x in model.parameters())
+    return samples, phases, peak, losses.tolist(), nparams, hashes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("suite", nargs="?", default="suites/transformer-ddp.yaml")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--harness", default="build/release/bin/harness")
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--params", default="", help="one configuration k=v,... instead of the suite's")
+    ap.add_argument("--warmup", type=int, default=None)
+    ap.add_argument("--steps", type=int, default=None)
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(local)
+    if world > 1:
+        dist.init_process_group("nccl")
+    if args.params:
+        configs = [dict(DEFAULTS, **{k: parse_value(v) for k, v in (kv.split("=", 1) for kv in args.params.split(","))})]
+    else:
+        # The suite's configurations; world_size is torchrun's, so each distinct model once.
+        configs, seen = [], set()
+        for c in planned(args.harness, args.suite, args.filter):
+            c = {k: v for k, v in c.items() if k in DEFAULTS}
+            key = tuple(sorted(c.items()))
+            if key not in seen:
+                seen.add(key)
+                configs.append(dict(DEFAULTS, **c))
+    settings = suite_settings(args.suite) if os.path.exists(args.suite) else {}
+    results = []
+    for p in configs:
+        warm, steps = settings.get((p["batch"], p["seq_len"]), (3, 20))
+        warm = args.warmup if args.warmup is not None else warm
+        steps = args.steps if args.steps is not None else steps
+        keys = [k for k in DEFAULTS if k in p]
+        name = "train_transformer/pytorch_ddp/" + "/".join(f"{k}:{p[k]}" for k in keys) + f"/world_size:{world}"
+        w = work(p)
+        entry = {"name": name, "case": "pytorch_ddp", "problem": "train_transformer", "variant": "pytorch_ddp",
+                 "backend": "cuda", "params": dict({k: p[k] for k in keys}, world_size=world), "reference": "",
+                 "check": None, "work": {"flops": w, "bytes": 0}, "device": ",".join(f"cuda:{i}" for i in range(world))}
+        try:
+            samples, phases, peak, losses, nparams, hashes = run(p, warm, steps, rank, world, local)
+            st = harness_report.stats(samples)
+            tokens = p["batch"] * p["seq_len"] * world
+            same = len(set(hashes)) == 1
+            entry.update({"status": "passed" if same else "failed",
+                          "reason": "" if same else f"weights differ across ranks: {hashes}",
+                          "samples_s": samples, "stats": st,
+                          "rates": {"gflops": w / st["median_s"] * 1e-9, "gbytes_per_s": 0, "arithmetic_intensity": 0},
+                          "memory": {"io_device_bytes": 0, "workspace_peak_bytes": peak},
+                          "extra": {"phase_ms": phases, "world_size": world,
+                                    "tokens_per_s": tokens / (phases["step"] * 1e-3),
+                                    "tokens_per_s_per_gpu": tokens / world / (phases["step"] * 1e-3),
+                                    "weights_identical": same, "weight_hashes": hashes,
+                                    "peak_bytes_allocated": peak, "parameters": nparams, "warmup_steps": warm,
+                                    "timed_steps": steps, "loss_first": losses[0], "loss_last": losses[-1],
+                                    "ddp": "torch.nn.parallel.DistributedDataParallel, bucket_cap_mb 25 (default)"}})
+            if rank == 0:
+                print(f"{name}: {st['median_s'] * 1e3:.3f} ms/step (median of {steps}; forward {phases['forward']:.3f}, "
+                      f"backward {phases['backward']:.3f}, optimizer {phases['optimizer']:.3f} ms), "
+                      f"{entry['extra']['tokens_per_s']:.0f} tokens/s (job, {world} GPU), peak {peak / 2**20:.0f} MiB, "
+                      f"weights identical: {same}, loss {losses[0]:.4f} -> {losses[-1]:.4f}", flush=True)
+        except torch.cuda.OutOfMemoryError as e:
+            entry.update(harness_report.skipped(f"out of memory: {str(e).splitlines()[0]}"))
+            print(f"{name}: out of memory", flush=True)
+        torch.cuda.empty_cache()
+        results.append(entry)
+    if rank == 0:
+        harness_report.write(args.out, args.suite, results, torch, " ".join(sys.argv))
+    if world > 1:
+        dist.barrier()
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -139,7 +139,9 @@ def loss_curve(losses, limit=2000):
 
 # Parameters of our engine's execution that PyTorch has no counterpart for (a CUDA graph
 # of the step, the data-parallel world): dropped, so each model configuration runs once.
-ENGINE_ONLY_PARAMS = ("graph", "world_size")
+# Their defaults end PyTorch's result names, so that a PyTorch result has the name of the
+# engine's eager single-GPU result of the same configuration (`harness compare` pairs them).
+ENGINE_ONLY_PARAMS = {"graph": False, "world_size": 1, "bucket_mb": 25, "baseline_steps": 10}
 
 
 def parse_dry_run(text):
@@ -194,7 +196,8 @@ def value_text(v):
 
 def result_name(p, variant):
     keys = [k for k in DEFAULTS if k in p]
-    return f"train_transformer/{variant}/" + "/".join(f"{k}:{value_text(p[k])}" for k in keys)
+    return (f"train_transformer/{variant}/" + "/".join(f"{k}:{value_text(p[k])}" for k in keys) +
+            "".join(f"/{k}:{value_text(v)}" for k, v in ENGINE_ONLY_PARAMS.items()))
 
 
 def base_entry(case, p, mode):

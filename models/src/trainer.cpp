@@ -1,9 +1,11 @@
 #include "models/trainer.hpp"
 
+#include <optional>
 #include <random>
 #include <stdexcept>
 
 #include "models/ops.hpp"
+#include "models/precision.hpp"
 #include "nvtx.hpp"
 
 namespace models {
@@ -22,6 +24,10 @@ TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t s
   if (config_.model.vocab < 3) throw std::invalid_argument("vocab must be >= 3");
   model_ = std::make_unique<Transformer>(config_.model, config_.seed);
   optimizer_ = std::make_unique<Adam>(model_->parameters(), config_.lr, config_.beta1, config_.beta2, config_.eps);
+  if (config_.model.precision == Precision::bf16)  // the weights the GEMMs read (not the embedding tables)
+    for (const auto& p : model_->parameters())
+      if (p.dim() == 2 && p.impl() != model_->src_embed.table.impl() && p.impl() != model_->tgt_embed.table.impl())
+        bf16_weights_.push_back(p);
   schedule_ = WarmupCosine{config_.lr, config_.warmup_steps, config_.schedule_steps, config_.lr / 10};
   // Copy task: target = source (random tokens 2..vocab-1); decoder input = BOS + target[:-1].
   std::mt19937_64 rng(config_.seed ^ 0x5eedda7aull);
@@ -68,6 +74,10 @@ void TransformerTrainer::step(int batch_index) {
   cudaStream_t s = context_.stream();
   MODELS_CUDA(cudaEventRecord(ev.e[0], s));
   Tensor loss;
+  // Mixed precision: one multi-tensor cast of the float weights to bf16 per step, the
+  // copies shared by this step's forward and backward.
+  std::optional<WeightCastScope> casts;
+  if (config_.model.precision == Precision::bf16) casts.emplace().prefetch(bf16_weights_);
   {
     NvtxRange r(nvtx, "forward", NvtxKind::forward);
     Tensor logits = (*model_)(src_[b], tgt_in_[b]);
@@ -78,6 +88,7 @@ void TransformerTrainer::step(int batch_index) {
     NvtxRange r(nvtx, "backward", NvtxKind::backward);
     backward(loss);
   }
+  casts.reset();
   MODELS_CUDA(cudaEventRecord(ev.e[2], s));
   {
     NvtxRange r(nvtx, "optimizer", NvtxKind::optimizer);

@@ -21,7 +21,7 @@
 namespace models {
 
 struct TrainConfig {
-  TransformerConfig model;
+  TransformerConfig model;  // model.precision: f32 or bf16 (mixed precision, precision.hpp)
   std::int64_t batch = 100;
   std::int64_t seq_len = 13;  // source and target length
   double lr = 2e-4;
@@ -75,6 +75,7 @@ class TransformerTrainer {
   std::unique_ptr<Adam> optimizer_;
   WarmupCosine schedule_;
   std::vector<Tensor> src_, tgt_in_, tgt_out_;
+  std::vector<Tensor> bf16_weights_;  // precision bf16: cast to bf16 once per step
   Tensor loss_log_;  // float (kLossLog)
   std::int64_t step_ = 0;
   std::vector<std::uint64_t> mallocs_per_step_;

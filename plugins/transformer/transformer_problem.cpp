@@ -64,8 +64,10 @@ namespace {
 
 using harness::Backend;
 
-// Losses of the bf16 variants against the FP32 reference: abs 0.05 + 3% (see the header).
-constexpr harness::Tolerance kBf16Tolerance{5e-2, 3e-2};
+// Losses of the bf16 variants against the FP32 reference: abs 0.02 + 1% (see the header;
+// measured on an H200 at the seed's configuration: max |bf16 - FP32| 0.0035 over the 4
+// check losses of ~9.9, against 0.12 allowed).
+constexpr harness::Tolerance kBf16Tolerance{2e-2, 1e-2};
 
 struct Setup {
   models::TrainConfig train;
@@ -334,7 +336,7 @@ class TrainTransformerProblem final : public harness::Problem {
   harness::Tolerance tolerance(const harness::Params&) const override { return {1e-3, 2e-2}; }
   std::string tolerance_rule() const override {
     return "losses of the checked steps within 1e-3 + 2% of the reference's: identical weights and data, only "
-           "the summation order of the kernels differs; bf16 variants within 0.05 + 3% of the same FP32 "
+           "the summation order of the kernels differs; bf16 variants within 0.02 + 1% of the same FP32 "
            "reference (8-bit mantissas of activations and GEMM operands); a non-finite or non-decreasing loss is "
            "an error";
   }

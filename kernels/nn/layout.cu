@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <type_traits>
 
+#include <cuda_bf16.h>
+
 #include "nn/nn.hpp"
 #include "nn/nn_common.cuh"
 
@@ -183,5 +185,16 @@ cudaError_t transpose(const T* x, T* y, int rows, int cols, cudaStream_t s) {
 KERNELS_NN_LAYOUT(float)
 KERNELS_NN_LAYOUT(double)
 #undef KERNELS_NN_LAYOUT
+
+// bf16 activations of the mixed-precision engine: the head layouts only (pure data
+// movement; 16-byte vectors of 8 elements when d % 8 == 0).
+template cudaError_t split_qkv<__nv_bfloat16>(const __nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*,
+                                              int, int, int, int, cudaStream_t);
+template cudaError_t merge_qkv<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*,
+                                              __nv_bfloat16*, int, int, int, int, cudaStream_t);
+template cudaError_t bnhd_to_bhnd<__nv_bfloat16>(const __nv_bfloat16*, __nv_bfloat16*, int, int, int, int,
+                                                 cudaStream_t);
+template cudaError_t bhnd_to_bnhd<__nv_bfloat16>(const __nv_bfloat16*, __nv_bfloat16*, int, int, int, int,
+                                                 cudaStream_t);
 
 }  // namespace kernels::nn

@@ -137,6 +137,8 @@ Transformer::Transformer(const TransformerConfig& c, std::uint64_t seed) : confi
   if (c.heads < 1 || c.d_model % c.heads != 0)
     throw std::invalid_argument("d_model (" + std::to_string(c.d_model) + ") must be a multiple of heads (" +
                                 std::to_string(c.heads) + ")");
+  if (c.precision == Precision::bf16 && c.dtype != DType::f32)
+    throw std::invalid_argument("precision bf16 needs float32 parameters, not " + std::string(dtype_name(c.dtype)));
   Init init(seed);
   src_embed = Embedding(c.vocab, c.d_model, c.dtype, init);
   tgt_embed = Embedding(c.vocab, c.d_model, c.dtype, init);
@@ -151,7 +153,7 @@ Transformer::Transformer(const TransformerConfig& c, std::uint64_t seed) : confi
 
 Tensor Transformer::encode(const Tensor& src) const {
   auto r = layer_range("encoder");
-  Tensor x = src_embed(src, true);
+  Tensor x = cast(src_embed(src, true), activation_dtype(config_.precision));
   for (const auto& layer : encoder) x = layer(x);
   return encoder_norm(x);
 }
@@ -160,7 +162,7 @@ Tensor Transformer::decode(const Tensor& tgt, const Tensor& memory) const {
   Tensor y;
   {
     auto r = layer_range("decoder");
-    y = tgt_embed(tgt, true);
+    y = cast(tgt_embed(tgt, true), activation_dtype(config_.precision));
     for (const auto& layer : decoder) y = layer(y, memory);
     y = decoder_norm(y);
   }

@@ -8,12 +8,16 @@
 #include "gemm/gemm_cublas.hpp"
 #include "gemm/gemm_table.hpp"
 #include "models/context.hpp"
+#include "gemm/gemm_lowp.hpp"
+#include "models/precision.hpp"
 #include "nn/nn.hpp"
+#include "nn/nn_bf16.hpp"
 
 namespace models {
 
 namespace nn = kernels::nn;
 namespace attn = kernels::attention;
+using nn::bf16;
 
 namespace {
 
@@ -41,6 +45,15 @@ decltype(auto) dispatch(DType dt, F&& f) {
   throw std::invalid_argument("float or double tensor expected");
 }
 
+// As dispatch, with bf16 too: for the data-movement kernels instantiated for all three.
+template <typename F>
+decltype(auto) dispatch_any(DType dt, F&& f) {
+  if (dt == DType::bf16) return f(bf16{});
+  return dispatch(dt, std::forward<F>(f));
+}
+
+bool is_bf16(const Tensor& t) { return t.defined() && t.dtype() == DType::bf16; }
+
 #define NN(call) MODELS_CUDA(call)
 
 }  // namespace
@@ -63,6 +76,10 @@ void fill_(Tensor& t, double value) {
 void add_(Tensor& a, const Tensor& b) {
   require_same(a, b, "add_");
   if (a.numel() != b.numel()) throw std::invalid_argument("add_: sizes differ");
+  if (is_bf16(a)) {
+    NN(nn::add_bf16(a.data<bf16>(), b.data<bf16>(), a.data<bf16>(), to_size(a.numel()), stream()));
+    return;
+  }
   dispatch(a.dtype(), [&](auto z) {
     using T = decltype(z);
     NN(nn::axpby<T>(T(1), b.data<T>(), T(1), a.data<T>(), to_size(a.numel()), stream()));
@@ -114,6 +131,17 @@ void gemm(bool ta, bool tb, std::int64_t M64, std::int64_t N64, std::int64_t K64
     throw std::invalid_argument("gemm: operand sizes do not match M, N, K");
   if (M == 0 || N == 0) return;
   const std::string& backend = ctx().gemm();
+  if (is_bf16(A)) {  // bf16 operands and output, float accumulation (context.hpp)
+    namespace kg = kernels::gemm;
+    const kg::Layout layout = ta ? (tb ? kg::Layout::tt : kg::Layout::tn) : (tb ? kg::Layout::nt : kg::Layout::nn);
+    const auto fa = static_cast<float>(alpha), fb = static_cast<float>(beta);
+    if (backend == "cublas")
+      MODELS_CUBLAS(kg::gemm_cublas_ex(ctx().cublas(), kg::TcDType::bf16, layout, M, N, K, fa, A.raw(), B.raw(), fb,
+                                       C.raw(), stream(), ctx().cublas_workspace(), ctx().cublas_workspace_bytes()));
+    else
+      MODELS_CUDA(kg::gemm_bf16(layout, M, N, K, fa, A.data<bf16>(), B.data<bf16>(), fb, C.data<bf16>(), stream()));
+    return;
+  }
   if (A.dtype() == DType::f64) {
     if (backend == "cublas")
       cublas_gemm<double>(ta, tb, M, N, K, alpha, A.data<double>(), B.data<double>(), beta, C.data<double>());
@@ -166,10 +194,13 @@ Tensor add(const Tensor& a, const Tensor& b) {
   require_same(a, b, "add");
   if (a.numel() != b.numel()) throw std::invalid_argument("add: " + shape_str(a.shape()) + " + " + shape_str(b.shape()));
   Tensor c = Tensor::empty(a.shape(), a.dtype());
-  dispatch(a.dtype(), [&](auto z) {
-    using T = decltype(z);
-    NN(nn::add<T>(a.data<T>(), b.data<T>(), c.data<T>(), to_size(a.numel()), stream()));
-  });
+  if (is_bf16(a))
+    NN(nn::add_bf16(a.data<bf16>(), b.data<bf16>(), c.data<bf16>(), to_size(a.numel()), stream()));
+  else
+    dispatch(a.dtype(), [&](auto z) {
+      using T = decltype(z);
+      NN(nn::add<T>(a.data<T>(), b.data<T>(), c.data<T>(), to_size(a.numel()), stream()));
+    });
   if (should_record({&a, &b})) {
     auto n = std::make_shared<AddBackward>();
     n->inputs = {a, b};
@@ -185,6 +216,11 @@ struct ActivationBackward final : Node {
   const char* name() const override { return gelu ? "GeluBackward" : "ReluBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
     Tensor dx = Tensor::empty(x.shape(), x.dtype());
+    if (is_bf16(x)) {
+      NN(nn::activation_backward_bf16(gelu ? nn::Act::gelu : nn::Act::relu, x.data<bf16>(), g.data<bf16>(),
+                                      dx.data<bf16>(), to_size(x.numel()), stream()));
+      return {dx};
+    }
     dispatch(x.dtype(), [&](auto z) {
       using T = decltype(z);
       const auto n = to_size(x.numel());
@@ -199,12 +235,16 @@ struct ActivationBackward final : Node {
 Tensor activation(const Tensor& x, bool is_gelu) {
   require_float(x, is_gelu ? "gelu" : "relu");
   Tensor y = Tensor::empty(x.shape(), x.dtype());
-  dispatch(x.dtype(), [&](auto z) {
-    using T = decltype(z);
-    const auto n = to_size(x.numel());
-    if (is_gelu) NN(nn::gelu_forward<T>(x.data<T>(), y.data<T>(), n, stream()));
-    else NN(nn::relu_forward<T>(x.data<T>(), y.data<T>(), n, stream()));
-  });
+  if (is_bf16(x))
+    NN(nn::activation_forward_bf16(is_gelu ? nn::Act::gelu : nn::Act::relu, x.data<bf16>(), y.data<bf16>(),
+                                   to_size(x.numel()), stream()));
+  else
+    dispatch(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const auto n = to_size(x.numel());
+      if (is_gelu) NN(nn::gelu_forward<T>(x.data<T>(), y.data<T>(), n, stream()));
+      else NN(nn::relu_forward<T>(x.data<T>(), y.data<T>(), n, stream()));
+    });
   if (should_record({&x})) {
     auto n = std::make_shared<ActivationBackward>();
     n->gelu = is_gelu;
@@ -223,8 +263,9 @@ Tensor gelu(const Tensor& x) { return activation(x, true); }
 
 namespace {
 struct LinearBackward final : Node {
-  Tensor x, W;  // x viewed (rows, in)
+  Tensor x, W;  // x viewed (rows, in); W of x's dtype (the bf16 copy in mixed precision)
   bool has_bias = false;
+  DType bias_dtype = DType::f32;  // float under bf16 activations
   const char* name() const override { return "LinearBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
     const std::int64_t rows = x.size(0), in = x.size(1), out = W.size(1);
@@ -238,11 +279,16 @@ struct LinearBackward final : Node {
       gemm(true, false, in, out, rows, 1.0, x, g, 0.0, grads[1]);
     }
     if (has_bias && needs_grad(2)) {
-      grads[2] = Tensor::empty({out}, x.dtype());
-      dispatch(x.dtype(), [&](auto z) {
-        using T = decltype(z);
-        NN(nn::column_sum<T>(g.data<T>(), grads[2].data<T>(), to_int(rows, "rows"), to_int(out, "cols"), stream()));
-      });
+      grads[2] = Tensor::empty({out}, bias_dtype);
+      if (is_bf16(x))
+        NN(nn::column_sum_bf16(g.data<bf16>(), grads[2].data<float>(), to_int(rows, "rows"), to_int(out, "cols"),
+                               stream()));
+      else
+        dispatch(x.dtype(), [&](auto z) {
+          using T = decltype(z);
+          NN(nn::column_sum<T>(g.data<T>(), grads[2].data<T>(), to_int(rows, "rows"), to_int(out, "cols"),
+                               stream()));
+        });
     }
     return grads;
   }
@@ -250,21 +296,29 @@ struct LinearBackward final : Node {
 };
 }  // namespace
 
-Tensor linear(const Tensor& x, const Tensor& W, const Tensor& b) {
+Tensor linear(const Tensor& x, const Tensor& W_param, const Tensor& b) {
   require_float(x, "linear");
+  require_float(W_param, "linear");
+  // Mixed precision: bf16 activations use the step's bf16 copy of a float weight.
+  const Tensor W = is_bf16(x) ? cast_weight(W_param) : W_param;
   require_same(x, W, "linear");
   if (W.dim() != 2) throw std::invalid_argument("linear: W must be (in, out)");
   const std::int64_t in = W.size(0), out = W.size(1);
   if (x.dim() < 1 || x.size(-1) != in)
     throw std::invalid_argument("linear: x " + shape_str(x.shape()) + " with W " + shape_str(W.shape()));
-  if (b.defined() && (b.numel() != out || b.dtype() != x.dtype())) throw std::invalid_argument("linear: bias shape");
+  const DType bias_dtype = is_bf16(x) ? DType::f32 : x.dtype();  // bf16 activations: the float bias
+  if (b.defined() && (b.numel() != out || b.dtype() != bias_dtype))
+    throw std::invalid_argument("linear: bias shape or dtype");
   const std::int64_t rows = x.numel() / in;
   Shape ys = x.shape();
   ys.back() = out;
   Tensor y = Tensor::empty(ys, x.dtype());
   Tensor x2 = x.detach().view({rows, in});
   gemm(false, false, rows, out, in, 1.0, x2, W, 0.0, y);
-  if (b.defined())
+  if (b.defined() && is_bf16(x))
+    NN(nn::bias_add_bf16(y.data<bf16>(), b.data<float>(), y.data<bf16>(), to_int(rows, "rows"), to_int(out, "cols"),
+                         stream()));
+  else if (b.defined())
     dispatch(x.dtype(), [&](auto z) {
       using T = decltype(z);
       NN(nn::bias_add<T>(y.data<T>(), b.data<T>(), y.data<T>(), to_int(rows, "rows"), to_int(out, "cols"), stream()));
@@ -274,6 +328,7 @@ Tensor linear(const Tensor& x, const Tensor& W, const Tensor& b) {
     n->x = x2;
     n->W = W.detach();
     n->has_bias = b.defined();
+    n->bias_dtype = bias_dtype;
     n->inputs = {x, W};
     if (b.defined()) n->inputs.push_back(b);
     record(y, n);
@@ -290,7 +345,13 @@ struct LayerNormBackward final : Node {
   std::vector<Tensor> backward(const Tensor& g) override {
     const std::int64_t cols = gamma.numel(), rows = x.numel() / cols;
     Tensor dx = Tensor::empty(x.shape(), x.dtype());
-    Tensor dgamma = Tensor::empty({cols}, x.dtype()), dbeta = Tensor::empty({cols}, x.dtype());
+    Tensor dgamma = Tensor::empty({cols}, gamma.dtype()), dbeta = Tensor::empty({cols}, gamma.dtype());
+    if (is_bf16(x)) {  // float statistics, gamma and parameter gradients
+      NN(nn::layernorm_backward_bf16(x.data<bf16>(), gamma.data<float>(), mean.data<float>(), rstd.data<float>(),
+                                     g.data<bf16>(), dx.data<bf16>(), dgamma.data<float>(), dbeta.data<float>(),
+                                     to_int(rows, "rows"), to_int(cols, "cols"), stream()));
+      return {dx, dgamma, dbeta};
+    }
     dispatch(x.dtype(), [&](auto z) {
       using T = decltype(z);
       NN(nn::layernorm_backward<T>(x.data<T>(), gamma.data<T>(), mean.data<T>(), rstd.data<T>(), g.data<T>(),
@@ -305,22 +366,29 @@ struct LayerNormBackward final : Node {
 
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
   require_float(x, "layer_norm");
-  require_same(x, gamma, "layer_norm");
+  const DType param_dtype = is_bf16(x) ? DType::f32 : x.dtype();  // bf16 x: float gamma, beta, stats
+  if (gamma.dtype() != param_dtype || beta.dtype() != param_dtype)
+    throw std::invalid_argument("layer_norm: gamma/beta dtype");
   const std::int64_t cols = x.size(-1), rows = x.numel() / cols;
   if (gamma.numel() != cols || beta.numel() != cols) throw std::invalid_argument("layer_norm: gamma/beta size");
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   const bool rec = should_record({&x, &gamma, &beta});
   Tensor mean, rstd;
   if (rec) {
-    mean = Tensor::empty({rows}, x.dtype());
-    rstd = Tensor::empty({rows}, x.dtype());
+    mean = Tensor::empty({rows}, param_dtype);
+    rstd = Tensor::empty({rows}, param_dtype);
   }
-  dispatch(x.dtype(), [&](auto z) {
-    using T = decltype(z);
-    NN(nn::layernorm_forward<T>(x.data<T>(), gamma.data<T>(), beta.data<T>(), y.data<T>(),
-                                rec ? mean.data<T>() : nullptr, rec ? rstd.data<T>() : nullptr, to_int(rows, "rows"),
-                                to_int(cols, "cols"), static_cast<T>(eps), stream()));
-  });
+  if (is_bf16(x))
+    NN(nn::layernorm_forward_bf16(x.data<bf16>(), gamma.data<float>(), beta.data<float>(), y.data<bf16>(),
+                                  rec ? mean.data<float>() : nullptr, rec ? rstd.data<float>() : nullptr,
+                                  to_int(rows, "rows"), to_int(cols, "cols"), static_cast<float>(eps), stream()));
+  else
+    dispatch(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      NN(nn::layernorm_forward<T>(x.data<T>(), gamma.data<T>(), beta.data<T>(), y.data<T>(),
+                                  rec ? mean.data<T>() : nullptr, rec ? rstd.data<T>() : nullptr, to_int(rows, "rows"),
+                                  to_int(cols, "cols"), static_cast<T>(eps), stream()));
+    });
   if (rec) {
     auto n = std::make_shared<LayerNormBackward>();
     n->x = x.detach();
@@ -415,6 +483,7 @@ struct FusedLossBackward final : Node {
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int ignore_index) {
   require_float(logits, "cross_entropy");
+  if (is_bf16(logits)) return cross_entropy(cast(logits, DType::f32), targets, ignore_index);  // in float
   if (!targets.defined() || targets.dtype() != DType::i32) throw std::invalid_argument("cross_entropy: targets must be int32");
   if (logits.dim() != 2 || targets.numel() != logits.size(0))
     throw std::invalid_argument("cross_entropy: logits (rows, vocab) and targets (rows)");
@@ -443,6 +512,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int ignore_ind
 
 Tensor mse_loss(const Tensor& pred, const Tensor& target) {
   require_float(pred, "mse_loss");
+  if (is_bf16(pred)) return mse_loss(cast(pred, DType::f32), target);  // in float
   require_same(pred, target, "mse_loss");
   if (pred.numel() != target.numel()) throw std::invalid_argument("mse_loss: sizes differ");
   const std::int64_t n = pred.numel();
@@ -470,6 +540,10 @@ Tensor mse_loss(const Tensor& pred, const Tensor& target) {
 // Nq != Nk runs the same core on query chunks of Nk rows (cross_attention_unequal below).
 const char* attention_core_name(DType dtype, std::int64_t /*nq*/, std::int64_t /*nk*/, std::int64_t head_dim) {
   if (dtype == DType::f64) return "nn_naive";
+  if (dtype == DType::bf16)  // flash_tc where it has kernels, else the float core through casts
+    return ctx().attention() == AttentionImpl::flash && attn::flash_tc_supported(static_cast<int>(head_dim))
+               ? "flash_tc"
+               : "f32";
   const bool flash_ok = attn::flash_supported(static_cast<int>(head_dim));
   if (ctx().attention() == AttentionImpl::flash && flash_ok) return "flash";
   if (head_dim % 4 == 0) return "naive";
@@ -502,7 +576,10 @@ std::int64_t floats_for(std::size_t bytes) { return static_cast<std::int64_t>((b
 void attention_core_forward(const AttnDims& a, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
                             Tensor& lse) {
   const std::string core = attention_core_name(q.dtype(), a.N, a.N, a.d);
-  if (core == "flash") {
+  if (core == "flash_tc") {
+    MODELS_CUDA(attn::flash_tc_forward(kshape(a), attn::Precision::bf16, q.raw(), k.raw(), v.raw(), o.raw(),
+                                       lse.data<float>(), stream()));
+  } else if (core == "flash") {
     MODELS_CUDA(attn::flash_forward(kshape(a), q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),
                                     lse.data<float>(), stream()));
   } else if (core == "naive") {
@@ -522,7 +599,12 @@ void attention_core_forward(const AttnDims& a, const Tensor& q, const Tensor& k,
 void attention_core_backward(const AttnDims& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                              const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) {
   const std::string core = attention_core_name(q.dtype(), a.N, a.N, a.d);
-  if (core == "flash") {
+  if (core == "flash_tc") {
+    Tensor ws = Tensor::empty({floats_for(attn::flash_tc_backward_workspace_bytes(kshape(a)))}, DType::f32);
+    MODELS_CUDA(attn::flash_tc_backward(kshape(a), attn::Precision::bf16, q.raw(), k.raw(), v.raw(), o.raw(),
+                                        lse.data<float>(), dout.raw(), dq.raw(), dk.raw(), dv.raw(), ws.raw(),
+                                        stream()));
+  } else if (core == "flash") {
     Tensor ws = Tensor::empty({floats_for(attn::flash_backward_workspace_bytes(kshape(a)))}, DType::f32);
     MODELS_CUDA(attn::flash_backward(kshape(a), q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),
                                      lse.data<float>(), dout.data<float>(), dq.data<float>(), dk.data<float>(),
@@ -546,7 +628,7 @@ void attention_core_backward(const AttnDims& a, const Tensor& q, const Tensor& k
 // (B, N, H, d) <-> (B, H, N, d)
 Tensor to_heads(const Tensor& x, const AttnDims& a) {
   Tensor y = Tensor::empty({a.B, a.H, a.N, a.d}, x.dtype());
-  dispatch(x.dtype(), [&](auto z) {
+  dispatch_any(x.dtype(), [&](auto z) {
     using T = decltype(z);
     NN(nn::bnhd_to_bhnd<T>(x.data<T>(), y.data<T>(), a.B, a.N, a.H, a.d, stream()));
   });
@@ -554,7 +636,7 @@ Tensor to_heads(const Tensor& x, const AttnDims& a) {
 }
 Tensor from_heads(const Tensor& x, const AttnDims& a) {
   Tensor y = Tensor::empty({a.B, a.N, std::int64_t(a.H) * a.d}, x.dtype());
-  dispatch(x.dtype(), [&](auto z) {
+  dispatch_any(x.dtype(), [&](auto z) {
     using T = decltype(z);
     NN(nn::bhnd_to_bnhd<T>(x.data<T>(), y.data<T>(), a.B, a.N, a.H, a.d, stream()));
   });
@@ -574,7 +656,7 @@ struct AttentionBackward final : Node {
     dout = Tensor();
     if (fused_qkv) {
       Tensor dqkv = Tensor::empty({a.B, a.N, 3 * std::int64_t(a.H) * a.d}, q.dtype());
-      dispatch(q.dtype(), [&](auto z) {
+      dispatch_any(q.dtype(), [&](auto z) {
         using T = decltype(z);
         NN(nn::merge_qkv<T>(dq.data<T>(), dk.data<T>(), dv.data<T>(), dqkv.data<T>(), a.B, a.N, a.H, a.d, stream()));
       });
@@ -594,7 +676,8 @@ AttnDims dims_of(const Tensor& x, std::int64_t E, int heads, bool causal) {
 
 Tensor attention_finish(const AttnDims& a, Tensor q, Tensor k, Tensor v, bool fused, std::vector<Tensor> inputs) {
   Tensor o = Tensor::empty(q.shape(), q.dtype());
-  Tensor lse = Tensor::empty({a.B, a.H, a.N}, q.dtype());
+  // Log-sum-exp per query row: float under bf16 (flash_tc keeps its statistics in float).
+  Tensor lse = Tensor::empty({a.B, a.H, a.N}, is_bf16(q) ? DType::f32 : q.dtype());
   attention_core_forward(a, q, k, v, o, lse);
   Tensor out = from_heads(o, a);
   bool rec = false;
@@ -706,9 +789,11 @@ Tensor self_attention(const Tensor& qkv, int heads, bool causal) {
   require_float(qkv, "self_attention");
   if (qkv.dim() != 3 || qkv.size(2) % 3 != 0) throw std::invalid_argument("self_attention: qkv must be (B, N, 3E)");
   const AttnDims a = dims_of(qkv, qkv.size(2) / 3, heads, causal);
+  if (is_bf16(qkv) && std::string(attention_core_name(DType::bf16, a.N, a.N, a.d)) == "f32")
+    return cast(self_attention(cast(qkv, DType::f32), heads, causal), DType::bf16);
   Tensor q = Tensor::empty({a.B, a.H, a.N, a.d}, qkv.dtype()), k = Tensor::empty(q.shape(), qkv.dtype()),
          v = Tensor::empty(q.shape(), qkv.dtype());
-  dispatch(qkv.dtype(), [&](auto z) {
+  dispatch_any(qkv.dtype(), [&](auto z) {
     using T = decltype(z);
     NN(nn::split_qkv<T>(qkv.data<T>(), q.data<T>(), k.data<T>(), v.data<T>(), a.B, a.N, a.H, a.d, stream()));
   });
@@ -723,6 +808,8 @@ Tensor cross_attention(const Tensor& q, const Tensor& k, const Tensor& v, int he
     throw std::invalid_argument("cross_attention: q (B, Nq, E), k and v (B, Nk, E)");
   if (q.size(1) != k.size(1)) return cross_attention_unequal(q, k, v, heads);
   const AttnDims a = dims_of(q, q.size(2), heads, false);
+  if (is_bf16(q) && std::string(attention_core_name(DType::bf16, a.N, a.N, a.d)) == "f32")
+    return cast(cross_attention(cast(q, DType::f32), cast(k, DType::f32), cast(v, DType::f32), heads), DType::bf16);
   return attention_finish(a, to_heads(q, a), to_heads(k, a), to_heads(v, a), false, {q, k, v});
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <random>
 #include <stdexcept>
 
@@ -122,7 +123,8 @@ LeastSquaresResult run_least_squares(DType dtype, int n, int p, int q, int steps
   return r;
 }
 
-CurveResult run_sine_task(SineTask task, int steps, int B, int S, int E, int layers, int heads, std::uint64_t seed) {
+CurveResult run_sine_task(SineTask task, int steps, int B, int S, int E, int layers, int heads, std::uint64_t seed,
+                          Precision precision) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> noise(-0.5, 0.5), phase(0.0, 2 * std::numbers::pi);
   std::vector<double> X(static_cast<std::size_t>(B * S * E)), Y(X.size());
@@ -154,10 +156,13 @@ CurveResult run_sine_task(SineTask task, int steps, int B, int S, int E, int lay
   CurveResult r;
   Tensor log = Tensor::zeros({steps}, dt);
   for (int s = 0; s < steps; ++s) {
-    Tensor h = x;
+    std::optional<WeightCastScope> casts;  // bf16: one cast of the weights per step
+    if (precision == Precision::bf16) casts.emplace().prefetch(params);
+    Tensor h = cast(x, activation_dtype(precision));
     for (const auto& l : enc) h = l(h);
-    Tensor loss = mse_loss(head(h), y);
+    Tensor loss = mse_loss(head(h), y);  // bf16 predictions: the loss in float
     backward(loss);
+    casts.reset();
     clip_grad_norm(params, 1.0);
     opt.set_lr(sched.at(s));
     opt.step();
@@ -171,7 +176,7 @@ CurveResult run_sine_task(SineTask task, int steps, int B, int S, int E, int lay
   return r;
 }
 
-ReverseResult run_reverse_task(int steps, int N, int V, int batch, std::uint64_t seed) {
+ReverseResult run_reverse_task(int steps, int N, int V, int batch, std::uint64_t seed, Precision precision) {
   constexpr std::int32_t kPad = 0, kBos = 1;
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<std::int32_t> tok(2, V - 1);
@@ -193,6 +198,7 @@ ReverseResult run_reverse_task(int steps, int N, int V, int batch, std::uint64_t
   cfg.hidden = 128;
   cfg.encoder_layers = 2;
   cfg.decoder_layers = 2;
+  cfg.precision = precision;
   Transformer model(cfg, seed + 1);
   Adam opt(model.parameters(), 1e-3, 0.9, 0.98, 1e-9);
   WarmupCosine sched{1e-3, 100, steps, 1e-5};
@@ -203,8 +209,11 @@ ReverseResult run_reverse_task(int steps, int N, int V, int batch, std::uint64_t
     make(batch, src, tin, tout);
     Tensor ts = Tensor::from_host(src, {batch, N}), ti = Tensor::from_host(tin, {batch, N}),
            to = Tensor::from_host(tout, {batch * N});
+    std::optional<WeightCastScope> casts;
+    if (precision == Precision::bf16) casts.emplace().prefetch(opt.params());
     Tensor loss = cross_entropy(model(ts, ti), to);
     backward(loss);
+    casts.reset();
     clip_grad_norm(opt.params(), 1.0);
     opt.set_lr(sched.at(s));
     opt.step();

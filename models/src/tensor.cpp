@@ -1,6 +1,7 @@
 #include "models/tensor.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <unordered_map>
@@ -16,6 +17,7 @@ std::size_t dtype_size(DType t) {
     case DType::f32: return 4;
     case DType::f64: return 8;
     case DType::i32: return 4;
+    case DType::bf16: return 2;
   }
   return 0;
 }
@@ -25,6 +27,7 @@ const char* dtype_name(DType t) {
     case DType::f32: return "float32";
     case DType::f64: return "float64";
     case DType::i32: return "int32";
+    case DType::bf16: return "bfloat16";
   }
   return "?";
 }
@@ -73,6 +76,14 @@ void Tensor::copy_from_host(const void* src, std::size_t nbytes) {
 }
 
 namespace {
+// bf16 is the upper half of a float's bits: widening is exact.
+double bf16_bits_to_double(std::uint16_t bits) {
+  const std::uint32_t u = static_cast<std::uint32_t>(bits) << 16;
+  float f = 0;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
 template <typename T>
 Tensor from_host_impl(const std::vector<T>& v, const Shape& shape, DType dt) {
   if (static_cast<std::int64_t>(v.size()) != numel_of(shape))
@@ -108,6 +119,12 @@ std::vector<double> Tensor::to_host() const {
       std::copy(h.begin(), h.end(), out.begin());
       break;
     }
+    case DType::bf16: {
+      std::vector<std::uint16_t> h(n);
+      MODELS_CUDA(cudaMemcpy(h.data(), raw(), bytes(), cudaMemcpyDeviceToHost));
+      std::transform(h.begin(), h.end(), out.begin(), bf16_bits_to_double);
+      break;
+    }
   }
   return out;
 }
@@ -124,6 +141,11 @@ double Tensor::item() const {
     float v = 0;
     MODELS_CUDA(cudaMemcpy(&v, raw(), sizeof v, cudaMemcpyDeviceToHost));
     return v;
+  }
+  if (dtype() == DType::bf16) {
+    std::uint16_t v = 0;
+    MODELS_CUDA(cudaMemcpy(&v, raw(), sizeof v, cudaMemcpyDeviceToHost));
+    return bf16_bits_to_double(v);
   }
   std::int32_t v = 0;
   MODELS_CUDA(cudaMemcpy(&v, raw(), sizeof v, cudaMemcpyDeviceToHost));

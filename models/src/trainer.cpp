@@ -1,5 +1,6 @@
 #include "models/trainer.hpp"
 
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -7,6 +8,7 @@
 #include "models/data_parallel.hpp"
 #include "models/ops.hpp"
 #include "nn/nn.hpp"
+#include "models/precision.hpp"
 #include "nvtx.hpp"
 
 namespace models {
@@ -34,6 +36,10 @@ TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t s
   if (config_.model.vocab < 3) throw std::invalid_argument("vocab must be >= 3");
   model_ = std::make_unique<Transformer>(config_.model, config_.seed);
   optimizer_ = std::make_unique<Adam>(model_->parameters(), config_.lr, config_.beta1, config_.beta2, config_.eps);
+  if (config_.model.precision == Precision::bf16)  // the weights the GEMMs read (not the embedding tables)
+    for (const auto& p : model_->parameters())
+      if (p.dim() == 2 && p.impl() != model_->src_embed.table.impl() && p.impl() != model_->tgt_embed.table.impl())
+        bf16_weights_.push_back(p);
   schedule_ = WarmupCosine{config_.lr, config_.warmup_steps, config_.schedule_steps, config_.lr / 10};
   // Copy task: target = the first Nt source tokens (random tokens 2..vocab-1; all of them
   // when Nt == Ns); decoder input = BOS + target[:-1].
@@ -140,6 +146,10 @@ void TransformerTrainer::step_body(const Tensor& src, const Tensor& tgt_in, cons
   const bool nvtx = context_.nvtx();
   cudaStream_t s = context_.stream();
   Tensor loss;
+  // Mixed precision: one multi-tensor cast of the float weights to bf16 per step, the
+  // copies shared by this step's forward and backward (inside a captured graph too).
+  std::optional<WeightCastScope> casts;
+  if (config_.model.precision == Precision::bf16) casts.emplace().prefetch(bf16_weights_);
   {
     NvtxRange r(nvtx, "forward", NvtxKind::forward);
     Tensor logits = (*model_)(src, tgt_in);
@@ -151,6 +161,7 @@ void TransformerTrainer::step_body(const Tensor& src, const Tensor& tgt_in, cons
     if (dp_) dp_->backward(loss);  // + the bucketed all-reduce: the mean over the ranks
     else backward(loss);
   }
+  casts.reset();
   if (ev != nullptr) MODELS_CUDA(cudaEventRecord(ev->e[2], s));
   {
     NvtxRange r(nvtx, "optimizer", NvtxKind::optimizer);

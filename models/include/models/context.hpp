@@ -4,6 +4,7 @@
 // the current context (ContextScope makes one current on this thread).
 #include <cstddef>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <cublas_v2.h>
@@ -11,6 +12,7 @@
 
 #include "models/allocator.hpp"
 #include "models/check.hpp"  // MODELS_CUDA, MODELS_CUBLAS, models::CudaError
+#include "models/tensor.hpp"
 
 namespace models {
 
@@ -18,7 +20,10 @@ namespace models {
 // of kernels::gemm::fp32_kernels() ("naive", "atomic", "tiled", "vectorized", "coarsened",
 // ...: row-major NN; NT and TN run a transpose kernel first), and "simple"
 // (kernels::nn::gemm_simple, float and double). Double tensors with one of our FP32-only
-// kernels fall back to "simple".
+// kernels fall back to "simple". bf16 tensors (mixed precision, precision.hpp): "cublas"
+// runs cublasGemmEx (CUDA_R_16BF operands, CUBLAS_COMPUTE_32F), every other backend our
+// kernels::gemm::gemm_bf16 (wgmma on Hopper where aligned, else mma.sync); both
+// accumulate in float and round the output to bf16 once.
 const std::vector<std::string>& gemm_backends();
 
 // Attention core for float: "flash" (kernels/attention FlashAttention-2, head_dim 32, 64,
@@ -48,6 +53,9 @@ class Context {
   // (so cuBLAS allocates nothing per call).
   cublasHandle_t cublas();
   void* cublas_workspace() const { return cublas_ws_; }
+  // The open WeightCastScope's cache of bf16 weight copies (precision.hpp), or null.
+  std::unordered_map<const TensorImpl*, Tensor>* weight_casts() const { return weight_casts_; }
+  void set_weight_casts(std::unordered_map<const TensorImpl*, Tensor>* c) { weight_casts_ = c; }
   std::size_t cublas_workspace_bytes() const { return cublas_ws_bytes_; }
 
  private:
@@ -59,6 +67,7 @@ class Context {
   cublasHandle_t cublas_ = nullptr;
   void* cublas_ws_ = nullptr;
   std::size_t cublas_ws_bytes_ = 0;
+  std::unordered_map<const TensorImpl*, Tensor>* weight_casts_ = nullptr;
 };
 
 // The current context of this thread; throws std::logic_error when there is none.

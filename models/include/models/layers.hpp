@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/ops.hpp"
+#include "models/precision.hpp"
 #include "models/tensor.hpp"
 
 namespace models {
@@ -143,7 +144,9 @@ struct TransformerConfig {
   int encoder_layers = 6;
   int decoder_layers = 6;
   Activation activation = Activation::relu;
-  DType dtype = DType::f32;
+  DType dtype = DType::f32;  // of the parameters (f32 or f64)
+  // bf16: activations in bf16 from the embeddings on (float parameters; needs dtype f32).
+  Precision precision = Precision::f32;
 };
 
 class Transformer final : public Module {

@@ -2,6 +2,9 @@
 // Differentiable ops on the current Context (context.hpp). Each records its backward
 // node when an input requires grad (tensor.hpp). Float32 and float64 unless noted; the
 // kernels are kernels::nn, kernels::gemm (or cuBLAS) and kernels::attention.
+// bf16 (mixed precision, precision.hpp): add, add_, gemm, relu, gelu, linear (float W
+// cast by cast_weight, float bias), layer_norm (float gamma, beta), the attention cores;
+// cross_entropy and mse_loss take bf16 predictions and compute in float.
 #include <cstdint>
 
 #include "models/tensor.hpp"
@@ -48,8 +51,9 @@ Tensor self_attention(const Tensor& qkv, int heads, bool causal);
 // equal-length cores on the queries cut into chunks of Nk rows (zero-padded; ops.cpp).
 Tensor cross_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads);
 
-// Which attention core a call with these sizes uses ("flash", "naive", "nn_naive"); the
-// lengths do not change the choice.
+// Which attention core a call with these sizes uses ("flash", "naive", "nn_naive"; for
+// bf16: "flash_tc" (head_dim 64, 128 with AttentionImpl::flash), else "f32": the float
+// core on float casts of q, k, v, its output cast back to bf16). The lengths do not change the choice.
 const char* attention_core_name(DType dtype, std::int64_t nq, std::int64_t nk, std::int64_t head_dim);
 
 }  // namespace models

@@ -9,10 +9,13 @@
 //  - sequence reversal: the encoder-decoder Transformer learns target = reversed source on
 //    fresh random batches, judged by greedy decoding of unseen sequences.
 // Each function runs on the current Context (its stream, GEMM and attention choice).
+// `precision` bf16 trains the sine and reverse tasks in mixed precision (precision.hpp:
+// float master weights and Adam, bf16 activations, the loss in float).
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "models/precision.hpp"
 #include "models/tensor.hpp"
 
 namespace models {
@@ -35,7 +38,7 @@ struct CurveResult {
 enum class SineTask { denoise, invert };
 // B sequences of S positions with E features; encoder of `layers` layers, d_model = E.
 CurveResult run_sine_task(SineTask task, int steps = 1500, int B = 32, int S = 16, int E = 64, int layers = 2,
-                          int heads = 2, std::uint64_t seed = 7);
+                          int heads = 2, std::uint64_t seed = 7, Precision precision = Precision::f32);
 
 struct ReverseResult {
   std::vector<double> losses;
@@ -45,6 +48,6 @@ struct ReverseResult {
   int steps = 0;
 };
 ReverseResult run_reverse_task(int steps = 3000, int seq_len = 10, int vocab = 16, int batch = 64,
-                               std::uint64_t seed = 11);
+                               std::uint64_t seed = 11, Precision precision = Precision::f32);
 
 }  // namespace models

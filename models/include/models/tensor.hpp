@@ -1,5 +1,6 @@
 #pragma once
-// Device tensors (float32, float64, int32 for token ids) with reverse-mode autograd.
+// Device tensors (float32, float64, bfloat16 activations of the mixed-precision path, int32
+// for token ids) with reverse-mode autograd.
 //
 // A Tensor is a shared handle: copies share the storage, the gradient and the node that
 // produced it. Storage comes from the current Context's caching allocator (context.hpp)
@@ -19,7 +20,7 @@
 
 namespace models {
 
-enum class DType { f32, f64, i32 };
+enum class DType { f32, f64, i32, bf16 };  // bf16: __nv_bfloat16 storage
 std::size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 
@@ -34,6 +35,8 @@ struct Storage {
   void* ptr = nullptr;
   std::size_t bytes = 0;
   CachingAllocator* allocator = nullptr;
+  // A sub-range of another storage (allocator null): `base` keeps that one alive.
+  std::shared_ptr<Storage> base;
   Storage() = default;
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -54,7 +57,7 @@ class Tensor {
   static Tensor from_host(const std::vector<float>& v, const Shape& shape);
   static Tensor from_host(const std::vector<double>& v, const Shape& shape);
   static Tensor from_host(const std::vector<std::int32_t>& v, const Shape& shape);
-  // Values converted to double (synchronizes the context's stream).
+  // Values converted to double (synchronizes the context's stream; bf16 exactly widened).
   std::vector<double> to_host() const;
   // One element (synchronizes); for scalars such as a loss.
   double item() const;

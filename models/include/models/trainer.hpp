@@ -31,7 +31,7 @@ namespace models {
 class DataParallel;
 
 struct TrainConfig {
-  TransformerConfig model;
+  TransformerConfig model;  // model.precision: f32 or bf16 (mixed precision, precision.hpp)
   std::int64_t batch = 100;
   std::int64_t seq_len = 13;  // source and target length, unless src_len / tgt_len say otherwise
   // Copy task with different lengths: the target is the first tgt_len source tokens, so
@@ -129,6 +129,7 @@ class TransformerTrainer {
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
   StepLaunches graph_launches_;
+  std::vector<Tensor> bf16_weights_;  // precision bf16: cast to bf16 once per step
   std::int64_t step_ = 0;
   std::vector<std::uint64_t> mallocs_per_step_;
   std::deque<Events> in_flight_;

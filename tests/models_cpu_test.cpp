@@ -108,8 +108,9 @@ TEST(ModelsCpu, GemmBackendsComeFromTheKernelTable) {
   std::vector<std::string> expected = {"cublas"};
   for (const auto& k : kernels::gemm::fp32_kernels()) expected.emplace_back(k.name);
   expected.emplace_back("simple");
+  expected.emplace_back("auto");
   EXPECT_EQ(models::gemm_backends(), expected);
-  for (const char* name : {"cublas", "naive", "atomic", "tiled", "vectorized", "coarsened", "simple"})
+  for (const char* name : {"cublas", "naive", "atomic", "tiled", "vectorized", "coarsened", "simple", "auto"})
     EXPECT_NE(std::find(expected.begin(), expected.end(), name), expected.end()) << name;
 }
 

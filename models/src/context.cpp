@@ -17,6 +17,7 @@ const std::vector<std::string>& gemm_backends() {
     std::vector<std::string> n = {"cublas"};
     for (const auto& k : kernels::gemm::fp32_kernels()) n.emplace_back(k.name);
     n.emplace_back("simple");
+    n.emplace_back("auto");
     return n;
   }();
   return names;

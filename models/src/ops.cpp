@@ -5,6 +5,7 @@
 #include <string>
 
 #include "attention/attention.hpp"
+#include "gemm/gemm_auto.hpp"
 #include "gemm/gemm_cublas.hpp"
 #include "gemm/gemm_table.hpp"
 #include "models/context.hpp"
@@ -163,7 +164,17 @@ void gemm(bool ta, bool tb, std::int64_t M64, std::int64_t N64, std::int64_t K64
     NN(nn::axpby<float>(0.f, C.data<float>(), fb, C.data<float>(), to_size(C.numel()), stream()));
     return;
   }
-  // Our kernels are NN only: transposed operands are made explicit first.
+  if (backend == "auto") {  // kernels/gemm's shape-aware choice, transposed operands read in place
+    namespace kg = kernels::gemm;
+    const kg::Layout layout = ta ? (tb ? kg::Layout::tt : kg::Layout::tn) : (tb ? kg::Layout::nt : kg::Layout::nn);
+    const std::size_t ws_bytes = kg::gemm_auto_workspace_bytes(layout, M, N, K);
+    Tensor ws;
+    if (ws_bytes > 0) ws = Tensor::empty({static_cast<std::int64_t>((ws_bytes + 3) / 4)}, DType::f32);
+    NN(kg::gemm_auto(layout, M, N, K, fa, A.data<float>(), B.data<float>(), fb, C.data<float>(),
+                     ws_bytes > 0 ? ws.raw() : nullptr, ws_bytes, stream()));
+    return;
+  }
+  // The table's kernels are NN only: transposed operands are made explicit first.
   Tensor At, Bt;
   const float* a = A.data<float>();
   const float* b = B.data<float>();

@@ -5,8 +5,9 @@
 // statistics in float).
 //
 // Variants pick the kernel set (and the precision):
-//   ours             our GEMM (kernels/gemm coarsened: 128x128 tiles, 8x8 per thread; NT/TN
-//                    via the nn transpose kernel) + FlashAttention-2 (kernels/attention)
+//   ours             our GEMM (kernels/gemm `auto`: the shape-aware FP32 choice of coarsened /
+//                    split-K / GEMV, NT and TN operands read in place, no transpose kernels)
+//                    + FlashAttention-2 (kernels/attention)
 //   cublas_flash     cuBLAS SGEMM (FP32, no TF32) + our FlashAttention-2   [the reference]
 //   naive_attention  cuBLAS SGEMM + the naive attention of kernels/attention (materialized
 //                    B*H*N*N scores)
@@ -540,9 +541,9 @@ HARNESS_REGISTER_PROBLEM(TrainTransformerProblem);
 
 HARNESS_REGISTER_VARIANT_IF(
     train_transformer, ours, cuda,
-    "all our kernels: coarsened GEMM (NT/TN through a transpose kernel), FlashAttention-2, kernels/nn",
+    "all our kernels: FP32 GEMM `auto` (every layout read in place), FlashAttention-2, kernels/nn",
     [](harness::Instance& i, harness::LaunchContext& ctx) {
-      as_train(i).run("ours", "coarsened", models::AttentionImpl::flash, models::Precision::f32, ctx);
+      as_train(i).run("ours", "auto", models::AttentionImpl::flash, models::Precision::f32, ctx);
     },
     flash_constraint);
 HARNESS_REGISTER_VARIANT_IF(
@@ -563,7 +564,7 @@ HARNESS_REGISTER_VARIANT_IF(
     "bf16 mixed precision, only our kernels: gemm_bf16 (wgmma / mma.sync, FP32 accumulation), flash_tc, kernels/nn "
     "bf16 kernels; FP32 master weights and Adam",
     [](harness::Instance& i, harness::LaunchContext& ctx) {
-      as_train(i).run("ours_bf16", "coarsened", models::AttentionImpl::flash, models::Precision::bf16, ctx);
+      as_train(i).run("ours_bf16", "auto", models::AttentionImpl::flash, models::Precision::bf16, ctx);
     },
     bf16_constraint);
 HARNESS_REGISTER_VARIANT_IF(

@@ -18,7 +18,8 @@ namespace models {
 
 // GEMM backends by name: "cublas" (cuBLAS, FP32 without TF32 / FP64), every FP32 kernel
 // of kernels::gemm::fp32_kernels() ("naive", "atomic", "tiled", "vectorized", "coarsened",
-// ...: row-major NN; NT and TN run a transpose kernel first), and "simple"
+// ...: row-major NN; NT and TN run a transpose kernel first), "auto" (kernels/gemm's
+// shape-aware FP32 choice, every layout read in place: no transpose kernels), and "simple"
 // (kernels::nn::gemm_simple, float and double). Double tensors with one of our FP32-only
 // kernels fall back to "simple". bf16 tensors (mixed precision, precision.hpp): "cublas"
 // runs cublasGemmEx (CUDA_R_16BF operands, CUBLAS_COMPUTE_32F), every other backend our

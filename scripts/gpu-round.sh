@@ -140,12 +140,16 @@ for s in $stages; do
       grep -E "tests passed|Failed|\*\*\*|reached|loss|accuracy|mallocs" "$OUT/ctest-models.log" | head -60 ;;
     transformer)
       step "harness run suites/transformer.yaml"
-      HARNESS_TRAIN_METRICS="$OUT/train_metrics.jsonl" timeout "${SUITE_TIMEOUT:-400}" $exe run suites/transformer.yaml \
-        --no-profile --out "$OUT/transformer.json" 2>&1 | tee "$OUT/transformer.log" | tail -30 || status=1 ;;
+      HARNESS_TRAIN_METRICS="$OUT/train_metrics.jsonl" timeout "${SUITE_TIMEOUT:-900}" $exe run suites/transformer.yaml \
+        --no-profile ${TRANSFORMER_FILTER:+--filter "$TRANSFORMER_FILTER"} --out "$OUT/transformer.json" 2>&1 \
+        | tee "$OUT/transformer.log" | tail -40 || status=1 ;;
     pytorch-transformer)
       step "the same model in PyTorch"
-      PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-400}" python3 reports/pytorch_transformer.py suites/transformer.yaml \
-        --harness $exe --out "$OUT/pytorch-transformer.json" 2>&1 | tee "$OUT/pytorch-transformer.log" | tail -20 || status=1 ;;
+      # Every PyTorch mode (FP32 / bf16 autocast, eager / torch.compile): ~30 s of compilation
+      # per compiled mode and configuration. TRANSFORMER_FILTER narrows the configurations.
+      PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-900}" python3 reports/pytorch_transformer.py suites/transformer.yaml \
+        --harness $exe --modes "${PYTORCH_MODES:-all}" ${TRANSFORMER_FILTER:+--filter "$TRANSFORMER_FILTER"} \
+        --out "$OUT/pytorch-transformer.json" 2>&1 | tee "$OUT/pytorch-transformer.log" | tail -20 || status=1 ;;
     kernels-transformer)
       step "the training step's kernel breakdown (seed config, cublas_flash and ours)"
       HARNESS_TRAIN_METRICS="$OUT/train_metrics_kernels.jsonl" timeout "${SUITE_TIMEOUT:-400}" $exe run suites/transformer.yaml \

@@ -151,9 +151,14 @@ Transformer::Transformer(const TransformerConfig& c, std::uint64_t seed) : confi
   generator = Linear(c.d_model, c.vocab, true, c.dtype, init);
 }
 
+// The activations' dtype: bf16 under mixed precision, else the parameters' own (f32 or f64).
+DType Transformer::activation_type() const {
+  return config_.precision == Precision::bf16 ? DType::bf16 : config_.dtype;
+}
+
 Tensor Transformer::encode(const Tensor& src) const {
   auto r = layer_range("encoder");
-  Tensor x = cast(src_embed(src, true), activation_dtype(config_.precision));
+  Tensor x = cast(src_embed(src, true), activation_type());
   for (const auto& layer : encoder) x = layer(x);
   return encoder_norm(x);
 }
@@ -162,7 +167,7 @@ Tensor Transformer::decode(const Tensor& tgt, const Tensor& memory) const {
   Tensor y;
   {
     auto r = layer_range("decoder");
-    y = cast(tgt_embed(tgt, true), activation_dtype(config_.precision));
+    y = cast(tgt_embed(tgt, true), activation_type());
     for (const auto& layer : decoder) y = layer(y, memory);
     y = decoder_norm(y);
   }

@@ -777,7 +777,7 @@ Tensor cross_attention_unequal(const Tensor& q, const Tensor& k, const Tensor& v
   Tensor qp = pad_rows(to_heads(q, u.q), BH, u.q.N, u.padded_rows(), u.q.d);
   Tensor kh = to_heads(k, u.kv), vh = to_heads(v, u.kv);
   Tensor o = Tensor::empty(qp.shape(), q.dtype());
-  Tensor lse = Tensor::empty({u.core.B, u.core.H, u.core.N}, q.dtype());
+  Tensor lse = Tensor::empty({u.core.B, u.core.H, u.core.N}, is_bf16(q) ? DType::f32 : q.dtype());  // (f32 for bf16)
   attention_core_forward(u.core, qp, kh, vh, o, lse);
   Tensor out = from_heads(crop_rows(o, BH, u.padded_rows(), u.q.N, u.q.d), u.q);
   if (should_record({&q, &k, &v})) {
@@ -817,10 +817,10 @@ Tensor cross_attention(const Tensor& q, const Tensor& k, const Tensor& v, int he
   require_same(q, v, "cross_attention");
   if (k.shape() != v.shape() || q.dim() != 3 || k.dim() != 3 || q.size(0) != k.size(0) || q.size(2) != k.size(2))
     throw std::invalid_argument("cross_attention: q (B, Nq, E), k and v (B, Nk, E)");
-  if (q.size(1) != k.size(1)) return cross_attention_unequal(q, k, v, heads);
   const AttnDims a = dims_of(q, q.size(2), heads, false);
   if (is_bf16(q) && std::string(attention_core_name(DType::bf16, a.N, a.N, a.d)) == "f32")
     return cast(cross_attention(cast(q, DType::f32), cast(k, DType::f32), cast(v, DType::f32), heads), DType::bf16);
+  if (q.size(1) != k.size(1)) return cross_attention_unequal(q, k, v, heads);
   return attention_finish(a, to_heads(q, a), to_heads(k, a), to_heads(v, a), false, {q, k, v});
 }
 

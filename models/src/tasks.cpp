@@ -158,7 +158,7 @@ CurveResult run_sine_task(SineTask task, int steps, int B, int S, int E, int lay
   for (int s = 0; s < steps; ++s) {
     std::optional<WeightCastScope> casts;  // bf16: one cast of the weights per step
     if (precision == Precision::bf16) casts.emplace().prefetch(params);
-    Tensor h = cast(x, activation_dtype(precision));
+    Tensor h = precision == Precision::bf16 ? cast(x, DType::bf16) : x;
     for (const auto& l : enc) h = l(h);
     Tensor loss = mse_loss(head(h), y);  // bf16 predictions: the loss in float
     backward(loss);

@@ -159,6 +159,7 @@ class Transformer final : public Module {
   void parameters(std::vector<Tensor>& out) const override;
   using Module::parameters;
   const TransformerConfig& config() const { return config_; }
+  DType activation_type() const;  // bf16 with Precision::bf16, else config().dtype
 
   TransformerConfig config_;
   Embedding src_embed, tgt_embed;

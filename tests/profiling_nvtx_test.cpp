@@ -243,7 +243,9 @@ TEST(NvtxSmokeRun, RangesNestSuiteCaseVariantPhase) {
     for (const auto& c : suite.children)
       for (const auto& v : c->children) {
         if (v->name.rfind(head, 0) != 0) continue;
-        const std::string padded = " " + v->name.substr(head.size() - 1) + " ";
+        std::string padded = " ";  // (built by appends: GCC 12 warns -Wrestrict on " " + substr(...))
+        padded += v->name.substr(head.size() - 1);
+        padded += ' ';
         if (std::all_of(kv.begin(), kv.end(), [&](const std::string& s) { return padded.find(s + " ") != std::string::npos; })) {
           found = v.get();
           parent = c.get();

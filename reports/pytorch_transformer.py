@@ -13,7 +13,7 @@ results. One invocation runs any of four modes, each a result (a variant) of its
   python3 reports/pytorch_transformer.py suites/transformer.yaml --out pytorch_transformer.json \\
       [--modes fp32,fp32-compile,bf16,bf16-compile | --modes all | --precision bf16 --compile] \\
       [--compile-mode default|reduce-overhead|max-autotune] [--harness build/release/bin/harness] \\
-      [--filter REGEX] [--warmup 50 --steps 200]
+      [--filter REGEX] [--warmup 50 --steps 200] [--seed 42] [--kernels 5]
 
 The model is the one of models/ (models/include/models/layers.hpp): token embeddings
 N(0, 1) for source and target plus the sinusoidal positional encoding (no sqrt(d)
@@ -25,10 +25,22 @@ src_len is refused, as by the harness), decoder input BOS=1 + target[:-1]; mean
 cross-entropy, Adam (betas 0.9, 0.98, eps 1e-9) with linear warm-up + cosine to lr/10,
 gradient clipping at global norm 1.0. src_len / tgt_len 0 mean seq_len.
 
+Data schedule, as the harness plugin trains the engine (plugins/transformer): 4 batches
+drawn once; the first check_steps steps (the suite's `check_steps`, 4: the engine's checked
+run) all train on batch 0, then step i trains on batch i % 4 (the engine's step counter
+runs on from the check steps, so step 4 is batch 0 again: 5 steps on batch 0 to begin
+with); check_steps 0 (--params only) cycles from step 0. The head start shows in the
+engine's curves: batch 0's losses stay below the other batches' (by 0.66 on average over
+steps 20-59 at the seed's configuration, reports/baselines/h200/2026-11-23), so PyTorch
+trains on the same schedule to be compared with them: cycling from step 0 instead, its
+curve at src 64 / tgt 48 ended 0.6 higher than the engine's (mean of the last 50 steps,
+bf16: 5.09 vs 4.47 on the engine's schedule; H200, docs/PERFORMANCE.md, issue 18).
+
 Timing: the first step runs alone and is timed by the wall clock (first_step_s; with
 torch.compile it includes the compilation of forward and backward, so compile_s =
-first_step_s - the median timed step); then the warm-up steps, then the timed steps with
-CUDA events around each (forward, backward, optimizer: three phases). Steps: the suite
+first_step_s - the median timed step); then the rest of the check steps, the warm-up
+steps, then the timed steps with CUDA events around each (forward, backward, optimizer:
+three phases): check_steps + warm-up + timed steps in all, as the engine's loss curve. Steps: the suite
 case's warmup and min_samples unless --warmup / --steps say otherwise. A mode that fails
 (torch.compile not working here, say) gives a skipped result with the reason and the
 others still run; out of memory is skipped too; any other failure of an eager mode is an
@@ -131,6 +143,20 @@ def work(p):
     return 3.0 * gemm + 3.5 * attn
 
 
+def batch_index(step, check_steps, batches=4):
+    """The data batch that training step `step` (0-based, check steps included) trains on:
+    batch 0 during the check steps, then step % batches (the engine's schedule)."""
+    return 0 if step < check_steps else step % batches
+
+
+def step_plan(check_steps, warmup, steps, batches=4):
+    """[(phase, batch)] of every step run() takes, in order: phase 'first' (timed alone by
+    the wall clock), 'check' (the rest of the check steps), 'warmup', 'timed'."""
+    n_check = max(1, check_steps)
+    phases = ["first"] + ["check"] * (n_check - 1) + ["warmup"] * warmup + ["timed"] * steps
+    return [(ph, batch_index(i, check_steps, batches)) for i, ph in enumerate(phases)]
+
+
 def loss_curve(losses, limit=2000):
     """(curve, stride): every step up to `limit` steps, else every k-th (the plugin's rule)."""
     stride = (len(losses) + limit - 1) // limit if len(losses) > limit else 1
@@ -138,10 +164,11 @@ def loss_curve(losses, limit=2000):
 
 
 # Parameters of our engine's execution that PyTorch has no counterpart for (a CUDA graph
-# of the step, the data-parallel world): dropped, so each model configuration runs once.
+# of the step, the data-parallel world, the fused elementwise kernels): dropped, so each
+# model configuration runs once.
 # Their defaults end PyTorch's result names, so that a PyTorch result has the name of the
 # engine's eager single-GPU result of the same configuration (`harness compare` pairs them).
-ENGINE_ONLY_PARAMS = {"graph": False, "world_size": 1, "bucket_mb": 25, "baseline_steps": 10}
+ENGINE_ONLY_PARAMS = {"graph": False, "world_size": 1, "bucket_mb": 25, "baseline_steps": 10, "fused": True}
 
 
 def parse_dry_run(text):
@@ -283,8 +310,29 @@ def schedule(p):
     return lambda step: at(step) / base
 
 
-def run(torch, p, mode, warmup, steps, compile_mode="default", seed=42):
-    """Trains 1 + warmup + steps steps in `mode`; returns the measurements."""
+def kernel_breakdown(torch, step, first, n):
+    """Per-kernel GPU time of n more steps (torch.profiler, CUDA activity only), summed by
+    kernel name and divided by n: [{name, calls, time_s}] per step, largest first -- the
+    same shape as the harness's profile.kernels, so the two breakdowns read side by side."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for i in range(n):
+            step(first + i)
+        torch.cuda.synchronize()
+    rows = []
+    for a in prof.key_averages():
+        us = getattr(a, "self_device_time_total", None)
+        if us is None:
+            us = getattr(a, "self_cuda_time_total", 0)
+        if us > 0:
+            rows.append({"name": a.key, "calls": a.count / n, "time_s": us * 1e-6 / n})
+    return sorted(rows, key=lambda r: -r["time_s"])
+
+
+def run(torch, p, mode, warmup, steps, compile_mode="default", seed=42, kernel_steps=0):
+    """Trains the step_plan's steps (check_steps + warmup + steps) in `mode`, then
+    kernel_steps more under torch.profiler (not in the loss curve); returns the
+    measurements."""
     _, precision, compiled = MODES[mode]
     nn = torch.nn
     torch.manual_seed(seed)
@@ -298,14 +346,14 @@ def run(torch, p, mode, warmup, steps, compile_mode="default", seed=42):
     loss_fn = nn.CrossEntropyLoss()
     g = torch.Generator(device="cpu").manual_seed(seed)
     batches = []
+    plan = step_plan(p.get("check_steps", 4), warmup, steps)
     for _ in range(4):
         src = torch.randint(2, V, (B, Ns), generator=g)
         tout = src[:, :Nt]
         tin = torch.cat([torch.ones(B, 1, dtype=torch.long), tout[:, :-1]], dim=1)
         batches.append((src.to(dev), tin.to(dev), tout.reshape(-1).to(dev)))
     mask = nn.Transformer.generate_square_subsequent_mask(Nt, device=dev)
-    total = 1 + warmup + steps
-    losses = torch.zeros(total, device=dev)
+    losses = torch.zeros(len(plan) + kernel_steps, device=dev)
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
@@ -317,7 +365,7 @@ def run(torch, p, mode, warmup, steps, compile_mode="default", seed=42):
         return contextlib.nullcontext()
 
     def step(i, e=None):
-        src, tin, tout = batches[i % len(batches)]
+        src, tin, tout = batches[plan[i][1] if i < len(plan) else i % len(batches)]
         if e: e[0].record()
         with autocast():
             loss = loss_fn(fwd(src, tin, mask), tout)
@@ -335,23 +383,26 @@ def run(torch, p, mode, warmup, steps, compile_mode="default", seed=42):
     step(0)
     torch.cuda.synchronize()
     first_s = time.perf_counter() - t0
-    for i in range(1, 1 + warmup):
+    timed0 = len(plan) - steps  # the first, check and warm-up steps come before
+    for i in range(1, timed0):
         step(i)
     torch.cuda.synchronize()
     for i in range(steps):
-        step(1 + warmup + i, ev[i])
+        step(timed0 + i, ev[i])
     torch.cuda.synchronize()
     samples = [e[0].elapsed_time(e[3]) * 1e-3 for e in ev]
+    kernels = kernel_breakdown(torch, step, len(plan), kernel_steps) if kernel_steps else None
     phases = {k: sum(e[a].elapsed_time(e[a + 1]) for e in ev) / steps for k, a in
               (("forward", 0), ("backward", 1), ("optimizer", 2))}
     phases["step"] = sum(samples) / steps * 1e3
     out = {"samples": samples, "phases": phases, "peak": torch.cuda.max_memory_allocated(), "base": base,
-           "losses": losses.tolist(), "parameters": sum(x.numel() for x in model.parameters()), "first_s": first_s}
+           "losses": losses[:len(plan)].tolist(), "parameters": sum(x.numel() for x in model.parameters()), "first_s": first_s,
+           "kernels": kernels}
     del fwd, model, opt, sched, batches
     return out
 
 
-def passed_entry(case, p, mode, m, warm, steps, compile_mode):
+def passed_entry(case, p, mode, m, warm, steps, compile_mode, seed=42):
     _, precision, compiled = MODES[mode]
     e = base_entry(case, p, mode)
     st = harness_report.stats(m["samples"])
@@ -368,20 +419,36 @@ def passed_entry(case, p, mode, m, warm, steps, compile_mode):
                         "peak_bytes_allocated": m["peak"], "parameters": m["parameters"],
                         "first_step_s": m["first_s"],
                         "compile_s": max(0.0, m["first_s"] - st["median_s"]) if compiled else None,
-                        "warmup_steps": warm, "timed_steps": steps,
+                        "warmup_steps": warm, "timed_steps": steps, "check_steps": p.get("check_steps", 4),
+                        "seed": seed,
                         "loss_first": m["losses"][0], "loss_last": m["losses"][-1],
                         "loss_curve_stride": stride, "loss_curve": curve}})
+    if m.get("kernels") is not None:
+        ks = m["kernels"]
+        e["extra"]["kernels"] = ks[:40]
+        e["extra"]["kernel_time_s_per_step"] = sum(k["time_s"] for k in ks)
+        e["extra"]["kernels_per_step"] = sum(k["calls"] for k in ks)
     return e
 
 
-def run_mode(torch, case, p, mode, warm, steps, compile_mode):
+def print_kernels(x, top=10):
+    ks = x.get("kernels")
+    if not ks:
+        return
+    total = x["kernel_time_s_per_step"]
+    print(f"  kernels per step: {x['kernels_per_step']:.0f} launches, {total * 1e3:.3f} ms GPU time; top {top}:")
+    for k in ks[:top]:
+        print(f"  {k['time_s'] * 1e3:8.3f} ms {k['time_s'] / total:6.1%} {k['calls']:6.0f} calls  {k['name'][:90]}")
+
+
+def run_mode(torch, case, p, mode, warm, steps, compile_mode, seed=42, kernel_steps=0):
     """One result: passed, or skipped / error with the reason (never raises for a failure
     of the mode itself)."""
     compiled = MODES[mode][2]
     name = result_name(p, MODES[mode][0])
     try:
-        m = run(torch, p, mode, warm, steps, compile_mode)
-        e = passed_entry(case, p, mode, m, warm, steps, compile_mode)
+        m = run(torch, p, mode, warm, steps, compile_mode, seed, kernel_steps)
+        e = passed_entry(case, p, mode, m, warm, steps, compile_mode, seed)
         st, x = e["stats"], e["extra"]
         ph = x["phase_ms"]
         comp = f", compile {x['compile_s']:.1f} s" if compiled else ""
@@ -390,6 +457,7 @@ def run_mode(torch, case, p, mode, warm, steps, compile_mode):
               f"{x['tokens_per_s']:.0f} tokens/s, peak {x['peak_bytes_allocated'] / 2**20:.0f} MiB, "
               f"first step {x['first_step_s']:.2f} s{comp}, loss {x['loss_first']:.4f} -> {x['loss_last']:.4f}",
               flush=True)
+        print_kernels(x)
     except torch.cuda.OutOfMemoryError as exc:
         e = failed_entry(case, p, mode, "skipped", f"out of memory: {first_line(exc)}")
     except Exception as exc:  # noqa: BLE001 -- a failing mode is a result, not the end of the run
@@ -423,6 +491,11 @@ def parser():
     ap.add_argument("--compile-mode", choices=COMPILE_MODES, default="default", help="torch.compile's mode")
     ap.add_argument("--warmup", type=int, default=None, help="warm-up steps after the first (default: the suite's)")
     ap.add_argument("--steps", type=int, default=None, help="timed steps (default: the suite's min_samples)")
+    ap.add_argument("--kernels", type=int, default=0, metavar="N",
+                    help="after the timed steps, profile N more steps with torch.profiler and store the "
+                    "per-kernel GPU time per step in extra.kernels (top 10 printed); 0: off")
+    ap.add_argument("--seed", type=int, default=42, help="seed of the weights and the data batches (default 42, "
+                    "as the harness's --seed; the generators differ, so the engine's values are not reproduced)")
     return ap
 
 
@@ -438,6 +511,8 @@ def parse_args(argv):
         ap.error("--warmup must be >= 0")
     if args.steps is not None and args.steps < 1:
         ap.error("--steps must be >= 1")
+    if args.kernels < 0:
+        ap.error("--kernels must be >= 0")
     if args.params:
         try:
             args.configs = [("", config_of(args.params))]
@@ -490,7 +565,7 @@ def main(argv=None):
         warm = args.warmup if args.warmup is not None else warm
         steps = args.steps if args.steps is not None else steps
         for mode in args.mode_list:
-            results.append(run_mode(torch, case, p, mode, warm, steps, args.compile_mode))
+            results.append(run_mode(torch, case, p, mode, warm, steps, args.compile_mode, args.seed, args.kernels))
     harness_report.write(args.out, args.suite, results, torch, " ".join(sys.argv))
     return 0
 

@@ -151,9 +151,13 @@ for s in $stages; do
         --harness $exe --modes "${PYTORCH_MODES:-all}" ${TRANSFORMER_FILTER:+--filter "$TRANSFORMER_FILTER"} \
         --out "$OUT/pytorch-transformer.json" 2>&1 | tee "$OUT/pytorch-transformer.log" | tail -20 || status=1 ;;
     kernels-transformer)
-      step "the training step's kernel breakdown (seed config, cublas_flash and ours)"
+      # KT_FILTER / KT_VARIANTS choose the configuration and variants (default: the seed
+      # config, cublas_flash and ours); KT_PYTORCH_MODES (e.g. bf16-compile) adds PyTorch's
+      # breakdown of the same configuration (torch.profiler, reports/pytorch_transformer.py --kernels).
+      kt_filter=${KT_FILTER:-seq_len:13/}
+      step "the training step's kernel breakdown ($kt_filter: ${KT_VARIANTS:-cublas_flash,ours})"
       HARNESS_TRAIN_METRICS="$OUT/train_metrics_kernels.jsonl" timeout "${SUITE_TIMEOUT:-400}" $exe run suites/transformer.yaml \
-        --filter 'seq_len:13/' --variants cublas_flash,ours --metrics none --out "$OUT/transformer-kernels.json" --quiet 2>&1 | tail -4
+        --filter "$kt_filter" --variants "${KT_VARIANTS:-cublas_flash,ours}" --metrics none --out "$OUT/transformer-kernels.json" --quiet 2>&1 | tail -4
       python3 - "$OUT/transformer-kernels.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -165,6 +169,11 @@ for x in r["results"]:
     for e in sorted(ks, key=lambda e: -e["time_s"])[:8]:
         print(f"  {e['time_s'] * 1e3:8.3f} ms  {e['calls']:6.0f} calls  {e['name'][:90]}")
 PY
+      if [ -n "${KT_PYTORCH_MODES:-}" ]; then
+        PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-400}" python3 reports/pytorch_transformer.py suites/transformer.yaml \
+          --harness $exe --filter "$kt_filter" --modes "$KT_PYTORCH_MODES" --kernels 5 \
+          --out "$OUT/pytorch-transformer-kernels.json" 2>&1 | tee "$OUT/pytorch-kernels.log" | tail -30 || status=1
+      fi
       ;;
     tasks)
       step "engine tasks, with what they reach"

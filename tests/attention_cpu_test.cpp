@@ -426,4 +426,24 @@ TEST(AttentionDtype, CpuReferenceUsesTheRoundedInputs) {
     }
 }
 
+// flash_tc_deep (forward: 48-key tiles of the 128-row block; backward: 64-query steps of
+// the 128-key block) is a d = 128 shape of both passes: f32 and d = 64 are skips that name
+// the shape it would be there.
+TEST(AttentionPlugin, FlashTcDeepIsAHeadDim128Shape) {
+  const auto& reg = harness::Registry::instance();
+  for (const char* problem : {"attention", "attention_backward"}) {
+    const auto* v = reg.find_variant(problem, "flash_tc_deep");
+    ASSERT_NE(v, nullptr) << problem;
+    harness::Params prm = params(1, 4, 4, 64, 128, false);
+    EXPECT_TRUE(v->constraint(prm).has_value()) << problem;  // f32
+    prm.set("dtype", std::string("bf16"));
+    EXPECT_FALSE(v->constraint(prm).has_value()) << problem;
+    prm.set("head_dim", std::int64_t{64});
+    const auto why = v->constraint(prm);
+    ASSERT_TRUE(why.has_value()) << problem;
+    const char* same = std::string(problem) == "attention" ? "flash_tc_r128" : "flash_tc_w8";
+    EXPECT_NE(why->find(same), std::string::npos) << *why;
+  }
+}
+
 }  // namespace

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -171,17 +172,24 @@ void expect_backward(const Backward& got, const Backward& want, const Shape& s,
                {{"dQ", want.dq}, {"dK", want.dk}, {"dV", want.dv}}, t.abs, t.rel, what);
 }
 
+// Calls f(n, d, causal, hkv) for every sequence length n, head dim d, causal off then on, and
+// kv head count hkv (in that nesting, n outermost): the sweeps of the tests below.
+template <class F>
+void for_each_case(std::initializer_list<int> ns, std::initializer_list<int> ds, std::initializer_list<int> hkvs,
+                   F f) {
+  for (int n : ns)
+    for (int d : ds)
+      for (bool causal : {false, true})
+        for (int hkv : hkvs) f(n, d, causal, hkv);
+}
+
 TEST(AttentionGpu, FlashForwardMatchesCpuAtRaggedSizes) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   std::uint64_t seed = 100;
-  for (int n : {1, 17, 129, 1000})
-    for (int d : {32, 64, 128})
-      for (bool causal : {false, true})
-        for (int hkv : {4, 1}) {  // MHA and MQA
-          Problem p(shape(1, 4, hkv, n, d, causal), ++seed);
-          expect_forward(gpu_forward(p, Kind::flash), cpu_forward(p), p.s,
-                         "flash fwd " + describe(p.s));
-        }
+  for_each_case({1, 17, 129, 1000}, {32, 64, 128}, {4, 1}, [&](int n, int d, bool causal, int hkv) {  // MHA, MQA
+    Problem p(shape(1, 4, hkv, n, d, causal), ++seed);
+    expect_forward(gpu_forward(p, Kind::flash), cpu_forward(p), p.s, "flash fwd " + describe(p.s));
+  });
 }
 
 TEST(AttentionGpu, FlashForwardBatchesGqaAndCustomScale) {
@@ -238,27 +246,19 @@ TEST(AttentionGpu, LargeMagnitudeScoresStayFinite) {
 TEST(AttentionGpu, FlashBackwardMatchesCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   std::uint64_t seed = 500;
-  for (int n : {1, 17, 129, 300})
-    for (int d : {32, 64, 128})
-      for (bool causal : {false, true})
-        for (int hkv : {4, 2, 1}) {
-          Problem p(shape(1, 4, hkv, n, d, causal), ++seed);
-          expect_backward(gpu_backward(p, Kind::flash), cpu_backward(p), p.s,
-                          "flash bwd " + describe(p.s));
-        }
+  for_each_case({1, 17, 129, 300}, {32, 64, 128}, {4, 2, 1}, [&](int n, int d, bool causal, int hkv) {
+    Problem p(shape(1, 4, hkv, n, d, causal), ++seed);
+    expect_backward(gpu_backward(p, Kind::flash), cpu_backward(p), p.s, "flash bwd " + describe(p.s));
+  });
 }
 
 TEST(AttentionGpu, NaiveBackwardMatchesCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   std::uint64_t seed = 600;
-  for (int n : {1, 17, 129, 300})
-    for (int d : {32, 64, 128})
-      for (bool causal : {false, true})
-        for (int hkv : {4, 1}) {
-          Problem p(shape(2, 4, hkv, n, d, causal), ++seed);
-          expect_backward(gpu_backward(p, Kind::naive), cpu_backward(p), p.s,
-                          "naive bwd " + describe(p.s));
-        }
+  for_each_case({1, 17, 129, 300}, {32, 64, 128}, {4, 1}, [&](int n, int d, bool causal, int hkv) {
+    Problem p(shape(2, 4, hkv, n, d, causal), ++seed);
+    expect_backward(gpu_backward(p, Kind::naive), cpu_backward(p), p.s, "naive bwd " + describe(p.s));
+  });
 }
 
 TEST(AttentionGpu, FlashBackwardMatchesNaiveAt2048) {
@@ -276,27 +276,21 @@ TEST(AttentionGpu, FlashBackwardMatchesNaiveAt2048) {
 TEST(AttentionGpu, Tf32x3ForwardMatchesCpuAtOddSizes) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   std::uint64_t seed = 800;
-  for (int n : {1, 3, 13, 999})
-    for (int d : {32, 64, 128})
-      for (bool causal : {false, true})
-        for (int hkv : {4, 2, 1}) {
-          Problem p(shape(2, 4, hkv, n, d, causal, hkv == 2 ? 0.3f : 0.0f), ++seed);
-          const Forward want = cpu_forward(p);
-          expect_forward(gpu_forward(p, Kind::tf32x3), want, p.s, "flash 3xtf32 fwd " + describe(p.s));
-          expect_forward(gpu_forward(p, Kind::tf32x3_k32), want, p.s, "flash 3xtf32 k32 fwd " + describe(p.s));
-        }
+  for_each_case({1, 3, 13, 999}, {32, 64, 128}, {4, 2, 1}, [&](int n, int d, bool causal, int hkv) {
+    Problem p(shape(2, 4, hkv, n, d, causal, hkv == 2 ? 0.3f : 0.0f), ++seed);
+    const Forward want = cpu_forward(p);
+    expect_forward(gpu_forward(p, Kind::tf32x3), want, p.s, "flash 3xtf32 fwd " + describe(p.s));
+    expect_forward(gpu_forward(p, Kind::tf32x3_k32), want, p.s, "flash 3xtf32 k32 fwd " + describe(p.s));
+  });
 }
 
 TEST(AttentionGpu, Tf32x3BackwardMatchesCpuAtOddSizes) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   std::uint64_t seed = 900;
-  for (int n : {1, 3, 13, 129, 333})
-    for (int d : {32, 64, 128})
-      for (bool causal : {false, true})
-        for (int hkv : {4, 2, 1}) {
-          Problem p(shape(2, 4, hkv, n, d, causal, hkv == 2 ? 0.3f : 0.0f), ++seed);
-          expect_backward(gpu_backward(p, Kind::tf32x3), cpu_backward(p), p.s, "flash 3xtf32 bwd " + describe(p.s));
-        }
+  for_each_case({1, 3, 13, 129, 333}, {32, 64, 128}, {4, 2, 1}, [&](int n, int d, bool causal, int hkv) {
+    Problem p(shape(2, 4, hkv, n, d, causal, hkv == 2 ? 0.3f : 0.0f), ++seed);
+    expect_backward(gpu_backward(p, Kind::tf32x3), cpu_backward(p), p.s, "flash 3xtf32 bwd " + describe(p.s));
+  });
 }
 
 // Long rows (64 key tiles, online-softmax rescales across them): against naive at N = 4096
@@ -399,6 +393,7 @@ const char* tiles_name(attn::TcTiles tiles) {
     case attn::TcTiles::rows64: return "r64 ";
     case attn::TcTiles::rows128: return "r128 ";
     case attn::TcTiles::rows128_w8: return "r128w8 ";
+    case attn::TcTiles::rows128_deep: return "deep ";
     default: return "auto ";
   }
 }
@@ -407,7 +402,8 @@ void expect_tc_forward(HalfProblem& p) {
   attn::forward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), want.o.data(), want.lse.data());
   want.o = rounded(want.o, p.dt);
   const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
-  for (attn::TcTiles tiles : {attn::TcTiles::rows64, attn::TcTiles::rows128, attn::TcTiles::rows128_w8}) {
+  for (attn::TcTiles tiles : {attn::TcTiles::rows64, attn::TcTiles::rows128, attn::TcTiles::rows128_w8,
+                              attn::TcTiles::rows128_deep}) {
     DeviceBuffer<std::uint16_t> o;
     DeviceBuffer<float> lse;
     const Forward got = tc_forward(p, o, lse, tiles);
@@ -426,7 +422,8 @@ void expect_tc_backward(HalfProblem& p) {
   attn::backward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), p.d_o.data(), want.dq.data(), want.dk.data(),
                      want.dv.data());
   const harness::Tolerance t = plugins::attention::tolerance(p.s, true, p.dt);
-  for (attn::TcTiles tiles : {attn::TcTiles::rows64, attn::TcTiles::rows128, attn::TcTiles::rows128_w8}) {
+  for (attn::TcTiles tiles : {attn::TcTiles::rows64, attn::TcTiles::rows128, attn::TcTiles::rows128_w8,
+                              attn::TcTiles::rows128_deep}) {
     if (tiles == attn::TcTiles::rows128 && p.s.head_dim == 128) continue;  // no such kernel (refused)
     DeviceBuffer<std::uint16_t> dq(p.q.size()), dk(p.k.size()), dv(p.v.size());
     dq.poison(nullptr);
@@ -500,6 +497,21 @@ TEST(AttentionGpuTensorCores, MatchesFp32FlashAt4096) {
       expect_match({{"O", got.o}, {"LSE", got.lse}}, {{"O", want.o}, {"LSE", want.lse}}, t.abs, t.rel,
                    "flash_tc vs fp32 flash " + p.name());
     }
+}
+
+// The forward folds the scale into exp2(fma(s, c, -m)) and moves a negative scale into Q's
+// sign: negative scales (the row max of c s is then c times the raw minimum), and N at and
+// around the 48-key tile of d = 128 (48, 97: one full tile plus a tail of 1), causal.
+TEST(AttentionGpuTensorCores, ForwardNegativeScaleAndKeyTileEdges) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  std::uint64_t seed = 1200;
+  for (int n : {48, 97, 130})
+    for (int d : {64, 128})
+      for (bool causal : {false, true})
+        for (float scale : {-0.2f, 0.0f}) {
+          HalfProblem p(shape(1, 4, 2, n, d, causal, scale), harness::DType::bf16, ++seed);
+          expect_tc_forward(p);
+        }
 }
 
 TEST(AttentionGpuTensorCores, RejectsUnsupportedHeadDim) {

@@ -3,7 +3,6 @@
 // GPUs: identical weights checked on both ranks, tokens/s and the scaling efficiency in
 // the merged result), a world_size the job does not have (a skip with the reason), and a
 // rank missing at start (a clear error within the NCCL deadline, no hang).
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -18,17 +17,9 @@
 
 namespace {
 
+using harness::test::gpu_count;
 using harness::test::run_command;
 const std::string kExe = HARNESS_EXE;
-
-int gpu_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return n;
-}
 
 // A leaf used twice by one node and once more by another is reported once, after its
 // last accumulation; a leaf no gradient reaches is reported too, with no gradient.
@@ -123,14 +114,11 @@ TEST(DataParallelGpu, AMissingRankIsAClearErrorWithinTheDeadline) {
   const std::string suite = write_suite("ddp-missing.yaml", "2");
   const std::string out = harness::test::temp_path("ddp-missing.json");
   const std::string id = harness::test::temp_path("ddp-nccl-id");
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto r = run_command("HARNESS_RANK=0 HARNESS_WORLD_SIZE=2 HARNESS_NCCL_ID_FILE=" + id +
-                             " HARNESS_NCCL_TIMEOUT=5 " + kExe + " run " + suite + " --no-profile --out " + out);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 90);
+  const auto [r, seconds] = harness::test::run_rank0_without_rank1(kExe + " run " + suite + " --no-profile --out " + out, id);
+  EXPECT_LT(seconds, 90);
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("a rank is missing"), std::string::npos) << r.output;
-  std::remove(out.c_str());
-  std::remove((out + ".journal.jsonl").c_str());
+  harness::test::remove_report(out);
   std::remove(suite.c_str());
   std::remove(id.c_str());
 }

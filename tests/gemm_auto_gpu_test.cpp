@@ -98,6 +98,7 @@ TEST(GemmAutoGpu, VariantsPassAtOddShapes) {
       {33, 65, 70000},     {1, 4096, 4096, 1.5f, -0.5f}, {4096, 1, 4096, -1.0f, 2.0f},
       {1, 1, 70000},       {300, 200, 1, 2.0f, 0.5f},    {16, 1029, 3000},    {64, 4096, 2048},
       {2048, 64, 2048},    {1000, 1000, 1000, 0.5f, 1.5f}, {17, 33, 9, -1.5f, 0.5f},
+      {1023, 1025, 999},   {128, 4096, 1024},  // auto: 128x128 split-K, scalar and float4 partials
   };
   for (const Shape& s : shapes) {
     const int ran = check_variants(s, {"auto", "splitk", "gemv"});
@@ -112,7 +113,8 @@ TEST(GemmAutoGpu, VariantsPassAtOddShapesEveryLayout) {
   SKIP_WITHOUT_DEVICE();
   const Shape shapes[] = {{1, 1, 1},       {1, 4097, 33},     {4097, 1, 31},   {127, 129, 4099},
                           {1, 130, 5000, 2.0f, -1.0f}, {3, 1, 5000, 1.0f, 0.5f}, {300, 200, 1, 2.0f, 0.5f},
-                          {16, 1029, 3000}, {17, 33, 9, -1.5f, 0.5f}, {256, 512, 128, 1.0f, 1.0f}};
+                          {16, 1029, 3000}, {17, 33, 9, -1.5f, 0.5f}, {256, 512, 128, 1.0f, 1.0f},
+                          {253, 129, 2337, 1.0f, 0.5f}};  // auto: 128x128 split-K (33 slices)
   for (kg::Layout l : kLayouts) {
     for (const Shape& s : shapes) EXPECT_GE(check_variants(with_layout(s, l), {"auto", "splitk", "gemv"}), 2);
     EXPECT_EQ(check_variants(with_layout({4097, 4095, 4093}, l), {"auto"}, ""), 1);
@@ -212,7 +214,6 @@ TEST(GemmAutoGpu, EveryTilePlainAndSplit) {
                          return kg::gemm_tile(x.layout, t, x.M, x.N, x.K, x.alpha, A, B, x.beta, C, nullptr);
                        },
                        s, 0);
-        if (t == kg::Tile::t128x128) continue;  // split-K has no 128x128 instance
         for (int splits : {2, 3, 7}) {
           expect_matches(std::string("splitk ") + kg::tile_name(t) + " splits=" + std::to_string(splits),
                          [t, splits](const Shape& x, const float* A, const float* B, float* C, void* ws,
@@ -302,8 +303,11 @@ TEST(GemmAutoGpu, BadArgumentsLaunchNothing) {
                             64 * 64 * 4 * sizeof(float) - 16, nullptr),
             cudaErrorInvalidValue);
   cudaFree(small);
-  EXPECT_EQ(kg::gemm_splitk(kg::Tile::t128x128, 2, 64, 64, 64, 1.0f, a.get(), b.get(), 0.0f, c.get(), nullptr, 0, nullptr),
+  // 128x128 splits too (issue 14): its bad arguments are refused the same way.
+  EXPECT_EQ(kg::gemm_splitk(kg::Tile::t128x128, 0, 64, 64, 64, 1.0f, a.get(), b.get(), 0.0f, c.get(), nullptr, 0, nullptr),
             cudaErrorInvalidValue);
+  EXPECT_EQ(kg::gemm_splitk(kg::Tile::t128x128, 2, 64, 64, 64, 1.0f, a.get(), b.get(), 0.0f, c.get(), nullptr, 0, nullptr),
+            cudaErrorInvalidValue);  // two slices of 32 need a workspace
   EXPECT_EQ(kg::gemm_gemv(8, 8, 8, 1.0f, a.get(), b.get(), 0.0f, c.get(), 1, nullptr, 0, nullptr), cudaErrorInvalidValue);
   EXPECT_EQ(kg::gemm_outer(8, 8, 2, 1.0f, a.get(), b.get(), 0.0f, c.get(), nullptr), cudaErrorInvalidValue);
   EXPECT_EQ(kg::gemm_tile(kg::Tile::t64x64, 8, 8, 8, 1.0f, nullptr, b.get(), 0.0f, c.get(), nullptr), cudaErrorInvalidValue);

@@ -27,6 +27,7 @@
 #include <gtest/gtest.h>
 
 #include "gemm/gemm_wgmma.hpp"
+#include "gpu_timing.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -350,30 +351,8 @@ TEST_F(GemmWgmma, F16RaggedEveryLayout) {
     check_all_layouts<__half>(M, N, K);
 }
 
-// Timing printout (no assertion on speed): median of 20 launches after 3 warm-ups, cudaEvent
-// around each launch.
-template <typename F>
-float median_ms(F&& launch) {
-  cudaEvent_t a, b;
-  EXPECT_EQ(cudaEventCreate(&a), cudaSuccess);
-  EXPECT_EQ(cudaEventCreate(&b), cudaSuccess);
-  for (int i = 0; i < 3; ++i) launch();
-  std::vector<float> t;
-  for (int i = 0; i < 20; ++i) {
-    cudaEventRecord(a);
-    launch();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms);
-  }
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+// Timing printout (no assertion on speed).
+using harness::test::median_ms;
 
 template <typename T>
 void time_case(cublasHandle_t h, bool ta, bool tb, int S, const kg::GemmWgmmaTuning& tuning = {},

@@ -24,6 +24,7 @@
 #include "gemm/gemm_wgmma.hpp"
 #include "gemm_test_support.hpp"
 #include "gemm_tolerance.hpp"
+#include "gpu_timing.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -170,29 +171,7 @@ TEST(GemmWgmmaTf32, OddSizesAndMisalignedBase) {
   }
 }
 
-// Median of 20 launches after 3 warm-ups, cudaEvents around each (printed, never asserted).
-template <typename F>
-float median_ms(F&& launch) {
-  cudaEvent_t a, b;
-  EXPECT_EQ(cudaEventCreate(&a), cudaSuccess);
-  EXPECT_EQ(cudaEventCreate(&b), cudaSuccess);
-  for (int i = 0; i < 3; ++i) launch();
-  std::vector<float> t;
-  for (int i = 0; i < 20; ++i) {
-    cudaEventRecord(a);
-    launch();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms);
-  }
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+using harness::test::median_ms;  // printed, never asserted
 
 TEST(GemmWgmmaTf32, TimingVsCublasPrintout) {
   SKIP_WITHOUT_HOPPER();

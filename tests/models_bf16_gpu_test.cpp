@@ -31,16 +31,11 @@
 #include "models/tasks.hpp"
 #include "models/tensor.hpp"
 #include "models/trainer.hpp"
-#include "test_support.hpp"
+#include "models_test_support.hpp"
 
 namespace {
 
 using namespace models;
-using harness::test::have_device;
-
-#define REQUIRE_GPU() \
-  if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU test skipped"
-
 constexpr double kFwdTol = 2e-2, kGradTol = 3e-2;
 
 // Normal values rounded to bf16 (so that both paths see identical inputs).
@@ -90,20 +85,8 @@ double rel_err(const Tensor& a, const Tensor& b) {
   return num / den;
 }
 
-// A current Context for the whole test (inputs are made before compare_op runs).
-struct ModelsBf16 : ::testing::Test {
-  void SetUp() override {
-    REQUIRE_GPU();
-    context_ = std::make_unique<Context>();
-    scope_ = std::make_unique<ContextScope>(*context_);
-  }
-  void TearDown() override {
-    scope_.reset();
-    context_.reset();
-  }
-  std::unique_ptr<Context> context_;
-  std::unique_ptr<ContextScope> scope_;
-};
+// A current Context (cuBLAS GEMM) for the whole test (inputs are made before compare_op runs).
+struct ModelsBf16 : test::ContextTest {};
 
 // Runs f on f32 inputs and on bf16 copies of the activation inputs (`act` marks them;
 // the others are float parameters shared by both runs), seeds both backwards with the same
@@ -261,12 +244,7 @@ TEST_F(ModelsBf16, AttentionCores) {
 // A small copy-task model: 2 + 2 layers, d_model 128, 2 heads (head_dim 64: flash_tc).
 TrainConfig small_copy_task(Precision p, const char* gemm) {
   TrainConfig c;
-  c.model.vocab = 64;
-  c.model.d_model = 128;
-  c.model.heads = 2;
-  c.model.hidden = 256;
-  c.model.encoder_layers = 2;
-  c.model.decoder_layers = 2;
+  c.model = test::sized(64, 128, 2, 256, 2, 2);
   c.model.precision = p;
   c.batch = 32;
   c.seq_len = 12;
@@ -335,12 +313,7 @@ TEST_F(ModelsBf16, ReverseTaskConvergesInBf16) {
 }
 
 TEST_F(ModelsBf16, Bf16NeedsFloatParameters) {
-  TransformerConfig c;
-  c.vocab = 8;
-  c.d_model = 8;
-  c.heads = 1;
-  c.hidden = 8;
-  c.encoder_layers = c.decoder_layers = 1;
+  TransformerConfig c = test::sized(8, 8, 1, 8, 1, 1);
   c.dtype = DType::f64;
   c.precision = Precision::bf16;
   try {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@
 #include "models/check.hpp"
 #include "models/context.hpp"
 #include "models/optim.hpp"
+#include "models/trainer.hpp"
+#include "nn/nn.hpp"
+#include "nn/nn_fused.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -38,6 +42,63 @@ TEST(ModelsCpu, WarmupCosineSchedule) {
   EXPECT_NEAR(s.at(60), 0.55, 1e-12);  // half way: (1 + 0.1) / 2
   EXPECT_NEAR(s.at(110), 0.1, 1e-12);
   EXPECT_NEAR(s.at(1000), 0.1, 1e-12);
+}
+
+// The fused elementwise tails (issue 18) are on by default and can be switched off per
+// case (fused: false), down to the trainer's Context.
+TEST(ModelsCpu, TrainTransformerHasAFusedParameter) {
+  const auto* p = harness::Registry::instance().find_problem("train_transformer");
+  ASSERT_NE(p, nullptr);
+  auto params = harness::with_defaults(p->params(), {});
+  EXPECT_TRUE(params.get_bool("fused"));
+  params.set("fused", false);
+  EXPECT_EQ(p->reject(params), std::nullopt);
+  EXPECT_NE(params.describe().find("fused=false"), std::string::npos) << params.describe();
+  EXPECT_TRUE(models::TrainConfig{}.fused);
+  models::Context c;
+  EXPECT_TRUE(c.fused());
+  c.set_fused(false);
+  EXPECT_FALSE(c.fused());
+}
+
+// The fused kernels' host side: scratch sizes, and bad arguments refused before any launch
+// (these calls touch no device).
+TEST(ModelsCpu, FusedKernelsCheckArgumentsBeforeLaunching) {
+  namespace nn = kernels::nn;
+  constexpr auto bad = cudaErrorInvalidValue;
+  EXPECT_EQ(nn::bias_act_backward_workspace(64, 10), 0u);  // one 64-row chunk: no partials
+  EXPECT_EQ(nn::bias_act_backward_workspace(65, 10), 20u);
+  EXPECT_EQ(nn::bias_act_backward_workspace(-1, 10), 0u);
+  EXPECT_EQ(nn::layernorm_param_grads_workspace(130, 7), 2u * 3u * 7u);  // two sums, three chunks
+  float f = 0;
+  EXPECT_EQ((nn::bias_act_forward<float, float>(nn::Act::relu, &f, &f, &f, -1, 4, nullptr)), bad);
+  EXPECT_EQ((nn::bias_act_forward<float, float>(nn::Act::relu, nullptr, &f, &f, 2, 4, nullptr)), bad);
+  EXPECT_EQ((nn::bias_act_forward<float, float>(nn::Act::relu, nullptr, nullptr, nullptr, 0, 4, nullptr)), cudaSuccess);
+  EXPECT_EQ((nn::bias_act_backward<float, float>(nn::Act::gelu, &f, &f, &f, &f, nullptr, &f, nullptr, 2, 3, nullptr)),
+            bad);  // no dbias
+  EXPECT_EQ((nn::bias_act_backward<float, float>(nn::Act::gelu, nullptr, &f, &f, &f, &f, &f, nullptr, 2, 3, nullptr)),
+            bad);  // gelu needs x
+  EXPECT_EQ((nn::bias_act_backward<float, float>(nn::Act::identity, nullptr, nullptr, &f, nullptr, &f, nullptr,
+                                                  nullptr, 65, 3, nullptr)),
+            bad);  // two chunks need the workspace
+  EXPECT_EQ((nn::bias_act_backward<float, float>(nn::Act::relu, &f, &f, &f, &f, &f, &f, nullptr, 2, 0, nullptr)),
+            cudaSuccess);  // no columns: nothing to do
+  EXPECT_EQ((nn::layernorm_param_grads<float, float>(&f, &f, &f, &f, &f, nullptr, &f, nullptr, 2, 3, nullptr)), bad);
+  EXPECT_EQ((nn::layernorm_param_grads<float, float>(&f, nullptr, &f, &f, &f, &f, &f, nullptr, 2, 3, nullptr)), bad);
+  EXPECT_EQ((nn::add_layernorm_forward<float, float>(&f, &f, &f, &f, &f, &f, nullptr, nullptr, 3, 0, 1e-5f, nullptr)),
+            bad);  // no columns
+  EXPECT_EQ((nn::add_layernorm_forward<float, float>(&f, &f, &f, &f, &f, &f, &f, nullptr, 3, 4, 1e-5f, nullptr)),
+            bad);  // mean without rstd
+  EXPECT_EQ((nn::add_layernorm_forward<float, float>(&f, nullptr, &f, &f, &f, &f, nullptr, nullptr, 3, 4, 1e-5f,
+                                                      nullptr)),
+            bad);  // no residual
+  EXPECT_EQ((nn::add_layernorm_forward<double, double>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                        nullptr, 0, 4, 1e-5, nullptr)),
+            cudaSuccess);  // no rows
+  EXPECT_EQ(nn::layernorm_backward_dx<float>(&f, &f, &f, &f, &f, nullptr, 2, 4, nullptr), bad);
+  EXPECT_EQ(nn::layernorm_backward_dx<float>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 4, nullptr),
+            cudaSuccess);
+  EXPECT_EQ(nn::layernorm_backward_dx_bf16(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 2, 4, nullptr), bad);
 }
 
 TEST(ModelsCpu, TrainTransformerIsRegistered) {

@@ -16,16 +16,11 @@
 #include "models/layers.hpp"
 #include "models/ops.hpp"
 #include "models/tensor.hpp"
-#include "test_support.hpp"
+#include "models_test_support.hpp"
 
 namespace {
 
 using namespace models;
-
-using harness::test::have_device;
-
-#define REQUIRE_GPU() \
-  if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU test skipped"
 
 std::vector<double> randn(std::size_t n, std::uint64_t seed, double scale = 1.0) {
   std::mt19937_64 rng(seed);
@@ -107,19 +102,10 @@ GradCheckReport gradcheck(const std::string& what, const std::function<Tensor(co
   return rep;
 }
 
-class ModelsGpu : public ::testing::Test {
+// A current Context with the `simple` GEMM backend for every test.
+class ModelsGpu : public test::ContextTest {
  protected:
-  void SetUp() override {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
-    context_ = std::make_unique<Context>(nullptr, "simple");
-    scope_ = std::make_unique<ContextScope>(*context_);
-  }
-  void TearDown() override {
-    scope_.reset();
-    context_.reset();
-  }
-  std::unique_ptr<Context> context_;
-  std::unique_ptr<ContextScope> scope_;
+  ModelsGpu() : ContextTest("simple") {}
 };
 
 constexpr DType D = DType::f64;
@@ -151,6 +137,42 @@ TEST_F(ModelsGpu, GradLayerNorm) {
             {make({6, 16}, D, 8), make({16}, D, 9), make({16}, D, 10)});
 }
 
+// The fused ops (ops.hpp bias_act, add_layer_norm). Rows 150 span three 64-row chunks of
+// the bias gradient's two-stage column sum; 7 rows fit in one.
+TEST_F(ModelsGpu, GradBiasAct) {
+  for (std::int64_t rows : {7, 150}) {
+    const std::string tag = " rows " + std::to_string(rows);
+    // x + b kept away from relu's kink at 0 (b is 0.05 at most in magnitude here).
+    auto v = randn(static_cast<std::size_t>(rows * 9), 40);
+    for (auto& x : v) x = x >= 0 ? x + 0.2 : x - 0.2;
+    Tensor x = Tensor::from_host(v, {rows, 9});
+    x.set_requires_grad(true);
+    gradcheck("bias_act relu" + tag, [](const auto& in) { return bias_act(in[0], in[1], Activation::relu); },
+              {x, make({9}, D, 41, 0.02)});
+    gradcheck("bias_act gelu" + tag, [](const auto& in) { return bias_act(in[0], in[1], Activation::gelu); },
+              {make({rows, 9}, D, 42), make({9}, D, 43)});
+    gradcheck("bias_act identity" + tag, [](const auto& in) { return bias_act(in[0], in[1], Activation::identity); },
+              {make({rows, 9}, D, 44), make({9}, D, 45)});
+  }
+  // The fused Linear + activation as the Transformer's feed-forward block runs it.
+  gradcheck("linear + bias_act gelu",
+            [](const auto& in) { return bias_act(linear(in[0], in[1], Tensor()), in[2], Activation::gelu); },
+            {make({2, 3, 7}, D, 46), make({7, 5}, D, 47), make({5}, D, 48)});
+}
+
+TEST_F(ModelsGpu, GradAddLayerNorm) {
+  for (std::int64_t cols : {1, 16, 1100})  // 1100 > 1024: the kernel's re-reading path
+    gradcheck("add_layer_norm cols " + std::to_string(cols),
+              [](const auto& in) { return add_layer_norm(in[0], in[1], in[2], in[3]); },
+              {make({6, cols}, D, 50), make({6, cols}, D, 51), make({cols}, D, 52), make({cols}, D, 53)}, 8);
+  gradcheck("add_layer_norm rows 130", [](const auto& in) { return add_layer_norm(in[0], in[1], in[2], in[3]); },
+            {make({130, 10}, D, 57), make({130, 10}, D, 58), make({10}, D, 59), make({10}, D, 60)}, 8);
+  // x also feeding the residual's other branch (x + relu-free f(x)): gradients accumulate.
+  gradcheck("add_layer_norm(x, gelu(x))",
+            [](const auto& in) { return add_layer_norm(in[0], gelu(in[0]), in[1], in[2]); },
+            {make({5, 12}, D, 54), make({12}, D, 55), make({12}, D, 56)});
+}
+
 TEST_F(ModelsGpu, GradEmbeddingAndPositions) {
   Tensor ids = Tensor::from_host(std::vector<std::int32_t>{1, 3, 3, 0, 2, 1}, {2, 3});
   gradcheck("embedding + positions", [&](const auto& in) { return embedding(ids, in[0], true); }, {make({4, 6}, D, 11)});
@@ -178,13 +200,7 @@ TEST_F(ModelsGpu, GradViewAndReuse) {
 }
 
 TEST_F(ModelsGpu, GradEncoderDecoderTransformer) {
-  TransformerConfig c;
-  c.vocab = 7;
-  c.d_model = 8;
-  c.heads = 2;
-  c.hidden = 12;
-  c.encoder_layers = 2;
-  c.decoder_layers = 2;
+  TransformerConfig c = test::sized(7, 8, 2, 12, 2, 2);
   c.activation = Activation::gelu;
   c.dtype = D;
   Transformer model(c, 3);
@@ -192,9 +208,13 @@ TEST_F(ModelsGpu, GradEncoderDecoderTransformer) {
   Tensor tin = Tensor::from_host(std::vector<std::int32_t>{1, 2, 3, 4, 1, 6, 2, 2}, {2, 4});
   Tensor tout = Tensor::from_host(std::vector<std::int32_t>{2, 3, 4, 5, 6, 2, 2, 3}, {8});
   auto params = model.parameters();
-  // Every parameter tensor, a few elements each (parameters are used in place by the model).
-  gradcheck("transformer (2+2 layers, all params)", [&](const auto&) { return cross_entropy(model(src, tin), tout); },
-            params, 3);
+  // Every parameter tensor, a few elements each (parameters are used in place by the model),
+  // with the fused layers (the default) and the separate ops.
+  for (bool fused : {true, false}) {
+    context_->set_fused(fused);
+    gradcheck(std::string("transformer (2+2 layers, all params") + (fused ? ", fused)" : ", unfused)"),
+              [&](const auto&) { return cross_entropy(model(src, tin), tout); }, params, 3);
+  }
 }
 
 // ---- float paths against double ----------------------------------------------------------
@@ -235,29 +255,16 @@ TEST_F(ModelsGpu, FloatGemmBackendsAllTransposes) {
 // The same graph in float (each GEMM backend, flash and naive attention) and in double:
 // loss and gradients agree to float accuracy.
 TEST_F(ModelsGpu, FloatTransformerMatchesDouble) {
-  auto run = [&](DType dt, const std::string& gemm_name, AttentionImpl attn) {
+  auto run = [&](DType dt, const std::string& gemm_name, AttentionImpl attn, bool fused = true) {
     context_->set_gemm(gemm_name);
     context_->set_attention(attn);
-    TransformerConfig c;
-    c.vocab = 11;
-    c.d_model = 64;  // head_dim 32: flash has a kernel
-    c.heads = 2;
-    c.hidden = 96;
-    c.encoder_layers = 1;
-    c.decoder_layers = 1;
-    c.dtype = dt;
-    Transformer model(c, 5);
+    context_->set_fused(fused);
+    Transformer model(test::float_vs_double_model(dt), 5);
     std::vector<std::int32_t> s(3 * 9), t(3 * 9);
     for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<std::int32_t>(2 + (i * 7) % 9), t[i] = static_cast<std::int32_t>(1 + (i * 5) % 10);
     Tensor src = Tensor::from_host(s, {3, 9}), tin = Tensor::from_host(t, {3, 9}), tout = Tensor::from_host(s, {27});
     Tensor loss = cross_entropy(model(src, tin), tout);
-    backward(loss);
-    std::vector<double> grads;
-    for (const auto& p : model.parameters()) {
-      const auto g = p.grad().to_host();
-      grads.insert(grads.end(), g.begin(), g.end());
-    }
-    return std::make_pair(loss.item(), grads);
+    return test::loss_and_gradients(model, loss);
   };
   const auto ref = run(DType::f64, "simple", AttentionImpl::flash);
   double gnorm = 0;
@@ -272,6 +279,20 @@ TEST_F(ModelsGpu, FloatTransformerMatchesDouble) {
       EXPECT_NEAR(got.first, ref.first, 1e-4 * std::abs(ref.first)) << backend;
       EXPECT_LE(worst, 2e-3 * gnorm + 1e-5) << backend;
     }
+  // The separate (unfused) ops in float and in double: the same model and loss.
+  const auto ref_unfused = run(DType::f64, "simple", AttentionImpl::flash, false);
+  EXPECT_NEAR(ref_unfused.first, ref.first, 1e-10 * std::abs(ref.first));
+  double fused_vs_unfused = 0;
+  for (std::size_t i = 0; i < ref.second.size(); ++i)
+    fused_vs_unfused = std::max(fused_vs_unfused, std::abs(ref_unfused.second[i] - ref.second[i]));
+  EXPECT_LE(fused_vs_unfused, 1e-10 * gnorm) << "double: fused and unfused gradients differ";
+  const auto got = run(DType::f32, "cublas", AttentionImpl::flash, false);
+  double worst = 0;
+  for (std::size_t i = 0; i < ref.second.size(); ++i) worst = std::max(worst, std::abs(got.second[i] - ref.second[i]));
+  std::printf("[unfused] double vs fused double: max grad diff %.2e; float (cublas, flash) loss %.7f, max grad err "
+              "%.2e\n", fused_vs_unfused, got.first, worst);
+  EXPECT_NEAR(got.first, ref.first, 1e-4 * std::abs(ref.first));
+  EXPECT_LE(worst, 2e-3 * gnorm + 1e-5);
 }
 
 // ---- autograd mechanics -------------------------------------------------------------------

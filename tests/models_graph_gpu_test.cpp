@@ -16,6 +16,7 @@
 #include "models/context.hpp"
 #include "models/optim.hpp"
 #include "models/trainer.hpp"
+#include "models_test_support.hpp"
 #include "nn/nn.hpp"
 #include "test_support.hpp"
 
@@ -23,10 +24,6 @@ namespace {
 
 using namespace models;
 namespace nn = kernels::nn;
-using harness::test::have_device;
-
-#define REQUIRE_GPU() \
-  if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU test skipped"
 
 // Odd sizes (tails, a tensor of one element, one of two chunks and a bit) and more tensors
 // than one launch takes (70 > kMaxTensors = 64).
@@ -205,25 +202,12 @@ TEST(ModelsGraph, AllocatorCapturePoolKeepsItsBlocks) {
 }
 
 TrainConfig small_config(bool graph) {
-  TrainConfig c;
-  c.model.vocab = 500;
-  c.model.d_model = 128;
-  c.model.heads = 4;
-  c.model.hidden = 256;
-  c.model.encoder_layers = 2;
-  c.model.decoder_layers = 2;
-  c.batch = 16;
-  c.seq_len = 13;
-  c.gemm = "cublas";
+  TrainConfig c = test::small_step_config("cublas");
   c.graph = graph;
   return c;
 }
 
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess); }
-  ~Stream() { (void)cudaStreamDestroy(s); }
-};
+using models_test::Stream;
 
 double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
   double worst = 0;

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,20 +23,13 @@
 #include "models/ops.hpp"
 #include "models/tensor.hpp"
 #include "models/trainer.hpp"
-#include "test_support.hpp"
+#include "models_test_support.hpp"
 
 namespace {
 
 using namespace models;
-using harness::test::have_device;
 
-std::vector<double> randn(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> d(0.0, 1.0);
-  std::vector<double> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+std::vector<double> randn(std::size_t n, std::uint64_t seed) { return harness::test::normal_values<double>(n, seed); }
 
 Tensor upload(const std::vector<double>& v, const Shape& s, DType dt) {
   return dt == DType::f64 ? Tensor::from_host(v, s) : Tensor::from_host(std::vector<float>(v.begin(), v.end()), s);
@@ -136,7 +128,7 @@ double rel_error(const std::vector<double>& got, const std::vector<double>& want
 class ModelsLengthsGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+    REQUIRE_GPU();
   }
 };
 
@@ -233,15 +225,7 @@ TEST_F(ModelsLengthsGpu, FloatTransformerWithUnequalLengthsMatchesDouble) {
   auto run = [&](DType dt, AttentionImpl attn) {
     Context context(nullptr, dt == DType::f64 ? "simple" : "cublas", attn);
     ContextScope scope(context);
-    TransformerConfig c;
-    c.vocab = 11;
-    c.d_model = 64;  // head_dim 32: flash has a kernel
-    c.heads = 2;
-    c.hidden = 96;
-    c.encoder_layers = 1;
-    c.decoder_layers = 1;
-    c.dtype = dt;
-    Transformer model(c, 5);
+    Transformer model(test::float_vs_double_model(dt), 5);
     std::vector<std::int32_t> s(B * Ns), t(B * Nt), o(B * Nt);
     for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<std::int32_t>(2 + (i * 7) % 9);
     for (std::size_t i = 0; i < t.size(); ++i)
@@ -250,13 +234,7 @@ TEST_F(ModelsLengthsGpu, FloatTransformerWithUnequalLengthsMatchesDouble) {
     Tensor logits = model(src, tin);
     EXPECT_EQ(logits.shape(), (Shape{B * Nt, 11}));
     Tensor loss = cross_entropy(logits, tout);
-    backward(loss);
-    std::vector<double> grads;
-    for (const auto& p : model.parameters()) {
-      const auto g = p.grad().to_host();
-      grads.insert(grads.end(), g.begin(), g.end());
-    }
-    return std::make_pair(loss.item(), grads);
+    return test::loss_and_gradients(model, loss);
   };
   const auto ref = run(DType::f64, AttentionImpl::flash);
   const double gmax = max_abs(ref.second);
@@ -274,12 +252,7 @@ TEST_F(ModelsLengthsGpu, FloatTransformerWithUnequalLengthsMatchesDouble) {
 
 TrainConfig small_config(std::int64_t src_len, std::int64_t tgt_len) {
   TrainConfig c;
-  c.model.vocab = 16;
-  c.model.d_model = 64;
-  c.model.heads = 2;
-  c.model.hidden = 96;
-  c.model.encoder_layers = 1;
-  c.model.decoder_layers = 1;
+  c.model = test::sized(16, 64, 2, 96, 1, 1);
   c.batch = 8;
   c.seq_len = 9;
   c.src_len = src_len;

@@ -2,7 +2,8 @@
 """reports/pytorch_transformer.py without PyTorch (ctest `pytorch_transformer_py`, label
 cpu): the modes and their variant names, the argument checks (argparse exit 2 with the
 message), the lengths and FLOPs (against the harness's own FLOPs when HARNESS_EXE is
-set), the dry-run parsing and the suite's settings per case, the loss-curve stride,
+set), the dry-run parsing and the suite's settings per case, the data schedule (the
+engine's check steps on batch 0, then the cycle), the loss-curve stride,
 failed results (a failing torch.compile is a skipped result, not a crash) and --help.
 The training itself needs PyTorch and a GPU: it is run on the device machine
 (`--modes all`), not here.
@@ -69,6 +70,7 @@ class Modes(unittest.TestCase):
             (("--compile-mode", "fastest"), "invalid choice: 'fastest'"),
             (("--steps", "0"), "--steps must be >= 1"),
             (("--warmup", "-1"), "--warmup must be >= 0"),
+            (("--kernels", "-2"), "--kernels must be >= 0"),
             (("--params", "batch=8,tgt_len=20,seq_len=10"), "target length (20) > source length (10)"),
             (("--params", "batch=8,depth=3"), "unknown parameter 'depth'"),
             (("--params", "batch"), "'batch' is not k=v"),
@@ -116,7 +118,7 @@ class Lengths(unittest.TestCase):
                          "train_transformer/pytorch_bf16/batch:100/seq_len:13/encoder_layers:6/decoder_layers:6/"
                          "heads:8/d_model:512/hidden:2048/vocab:6880/activation:relu/lr:0.0002/warmup_steps:4/"
                          "schedule_steps:2000/clip_norm:1/check_steps:4/src_len:0/tgt_len:0/graph:false/world_size:1/"
-                         "bucket_mb:25/baseline_steps:10")
+                         "bucket_mb:25/baseline_steps:10/fused:true")
 
     @unittest.skipUnless(os.environ.get("HARNESS_EXE"), "HARNESS_EXE not set (ctest sets it)")
     def test_result_names_match_the_harness(self):
@@ -165,6 +167,41 @@ class DryRun(unittest.TestCase):
         self.assertEqual(s["unequal"], (50, 200))
 
 
+class DataSchedule(unittest.TestCase):
+    """The engine's schedule (plugins/transformer: the checked run's check_steps steps on
+    batch 0, then the trainer's step counter runs on over 4 batches), which PyTorch must
+    follow for the loss curves to be compared."""
+
+    def test_check_steps_on_batch_zero_then_the_engine_cycle(self):
+        plan = pt.step_plan(4, 50, 200)
+        self.assertEqual(len(plan), 4 + 50 + 200)  # the engine's curve: check + warm-up + timed
+        self.assertEqual([b for _, b in plan[:10]], [0, 0, 0, 0, 0, 1, 2, 3, 0, 1])
+        self.assertEqual([ph for ph, _ in plan[:6]], ["first", "check", "check", "check", "warmup", "warmup"])
+        self.assertEqual([ph for ph, _ in plan].count("timed"), 200)
+        self.assertEqual(plan[-1], ("timed", 253 % 4))
+        for i, (_, b) in enumerate(plan[4:], start=4):
+            self.assertEqual(b, i % 4, i)
+
+    def test_without_check_steps_every_step_cycles(self):
+        plan = pt.step_plan(0, 2, 2)
+        self.assertEqual(plan, [("first", 0), ("warmup", 1), ("warmup", 2), ("timed", 3), ("timed", 0)])
+        self.assertEqual([pt.batch_index(i, 2) for i in range(6)], [0, 0, 2, 3, 0, 1])
+
+    def test_seed_argument(self):
+        self.assertEqual(args_of(SUITE, "--out", "x.json")[0].seed, 42)
+        self.assertEqual(args_of(SUITE, "--out", "x.json", "--seed", "7")[0].seed, 7)
+        a, err = args_of(SUITE, "--out", "x.json", "--seed", "x")
+        self.assertIsNone(a)
+        self.assertIn("--seed", err)
+
+    @unittest.skipUnless(os.environ.get("HARNESS_EXE"), "HARNESS_EXE not set (ctest sets it)")
+    def test_the_suite_gives_the_check_steps(self):
+        # Every configuration PyTorch runs carries the engine's check_steps (4 in the suite).
+        for case, p in pt.planned(os.environ["HARNESS_EXE"], SUITE, ""):
+            self.assertEqual(p.get("check_steps"), 4, case)
+            self.assertEqual(pt.step_plan(p["check_steps"], 50, 200)[4], ("warmup", 0), case)
+
+
 class Results(unittest.TestCase):
     def test_loss_curve_strides_as_the_plugin(self):
         self.assertEqual(pt.loss_curve(list(range(251))), (list(range(251)), 1))
@@ -190,6 +227,7 @@ class Results(unittest.TestCase):
         self.assertEqual(x["loss_curve"], m["losses"])
         self.assertEqual(x["loss_curve_stride"], 1)
         self.assertEqual((x["src_len"], x["tgt_len"]), (64, 48))
+        self.assertEqual((x["check_steps"], x["seed"]), (4, 42))
         self.assertAlmostEqual(x["tokens_per_s"], 100 * 48 / 0.011)
         eager = pt.passed_entry("seed", SEED, "fp32", m, 2, 3, "default")
         self.assertIsNone(eager["extra"]["compile_s"])
@@ -197,6 +235,18 @@ class Results(unittest.TestCase):
         report = harness_report.finish({"results": [e, eager]})
         self.assertEqual(report["summary"]["passed"], 2)
         json.dumps(report)
+
+    def test_kernel_breakdown_is_carried_with_totals(self):
+        m = {"samples": [0.010], "phases": {"forward": 3.0, "backward": 6.0, "optimizer": 2.0, "step": 11.0},
+             "peak": 3 << 20, "base": 1 << 20, "losses": [9.0, 8.0], "parameters": 1000, "first_s": 1.0,
+             "kernels": [{"name": "gemm", "calls": 12.0, "time_s": 0.006},
+                         {"name": "softmax", "calls": 3.0, "time_s": 0.002}]}
+        x = pt.passed_entry("seed", SEED, "bf16", m, 0, 1, "default")["extra"]
+        self.assertEqual([k["name"] for k in x["kernels"]], ["gemm", "softmax"])
+        self.assertAlmostEqual(x["kernel_time_s_per_step"], 0.008)
+        self.assertAlmostEqual(x["kernels_per_step"], 15.0)
+        del m["kernels"]
+        self.assertNotIn("kernels", pt.passed_entry("seed", SEED, "bf16", m, 0, 1, "default")["extra"])
 
     def test_a_failing_mode_is_a_result_not_a_crash(self):
         class Boom(RuntimeError):

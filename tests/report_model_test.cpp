@@ -138,7 +138,7 @@ TEST(ReportModel, CompareAndRenderReadTheSchemaOneBaselines) {
   EXPECT_FALSE(c.regression);
   const std::string md = render_report(gemm, "md");
   EXPECT_NE(md.find("| variant | M | N | K | alpha | beta | status |"), std::string::npos);
-  for (const char* name : {"attention.json", "transformer.json", "smoke.json", "pytorch-transformer.json"}) {
+  for (const char* name : {"attention-memory.json", "attention-target.json", "transformer.json", "pytorch-transformer.json"}) {
     const Report r = read_report_model(kBaselines + name);
     EXPECT_TRUE(r.errors.empty()) << name;
     EXPECT_FALSE(render_report(r, "html").empty()) << name;

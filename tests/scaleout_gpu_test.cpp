@@ -14,17 +14,9 @@
 namespace harness {
 namespace {
 
+using test::gpu_count;
 using test::run_command;
 const std::string kExe = HARNESS_EXE;
-
-int gpu_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return n;
-}
 
 TEST(DevicesGpu, TheSmokeSuiteShardsOverEveryGpuWithTheSameResults) {
   const int n = gpu_count();
@@ -98,14 +90,12 @@ TEST(NcclGpu, AMissingRankIsAClearErrorWithinTheDeadline) {
   // Rank 0 of 2 with no rank 1: the communicator never completes.
   const std::string out = test::temp_path("nccl-missing.json");
   const std::string id = test::temp_path("nccl-id");
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto r = run_command("HARNESS_RANK=0 HARNESS_WORLD_SIZE=2 HARNESS_NCCL_ID_FILE=" + id + " HARNESS_NCCL_TIMEOUT=5 " + kExe +
-                             " run suites/nccl.yaml --filter 'all_reduce/nccl/bytes:4096/dtype:f32/in_place:false' --out " + out);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60);
+  const auto [r, seconds] = test::run_rank0_without_rank1(
+      kExe + " run suites/nccl.yaml --filter 'all_reduce/nccl/bytes:4096/dtype:f32/in_place:false' --out " + out, id);
+  EXPECT_LT(seconds, 60);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("a rank is missing"), std::string::npos) << r.output;
-  std::remove(out.c_str());
-  std::remove((out + ".journal.jsonl").c_str());
+  test::remove_report(out);
   std::remove(id.c_str());
 }
 

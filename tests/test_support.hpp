@@ -1,11 +1,14 @@
 #pragma once
 // Small helpers shared by the tests: is there a CUDA device, running the harness
 // executable, reading files.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 #include <sys/wait.h>
@@ -20,6 +23,16 @@ inline bool have_device() {
   const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
   (void)cudaGetLastError();
   return ok;
+}
+
+// The number of visible CUDA devices (0 where the query fails; its error is cleared).
+inline int gpu_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
 }
 
 struct CommandResult {
@@ -50,6 +63,38 @@ inline std::string read_file(const std::string& path) {
 inline std::string temp_path(const std::string& name) {
   const char* dir = std::getenv("TMPDIR");
   return std::string(dir ? dir : "/tmp") + "/harness-test-" + std::to_string(::getpid()) + "-" + name;
+}
+
+// n draws of N(0, 1) as T (std::normal_distribution<T>) from an Engine seeded with seed.
+template <class T, class Engine = std::mt19937_64>
+std::vector<T> normal_values(std::size_t n, typename Engine::result_type seed) {
+  Engine rng(seed);
+  std::normal_distribution<T> d(T(0), T(1));
+  std::vector<T> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// Removes a report written by `harness run --out out` and its journal.
+inline void remove_report(const std::string& out) {
+  std::remove(out.c_str());
+  std::remove((out + ".journal.jsonl").c_str());
+}
+
+// `command` (the harness executable and its arguments) as rank 0 of a 2-rank job whose
+// rank 1 never starts: NCCL id through id_file, a 5 s NCCL timeout. The result and the
+// seconds it took.
+struct TimedResult {
+  CommandResult result;
+  double seconds = 0;
+};
+inline TimedResult run_rank0_without_rank1(const std::string& command, const std::string& id_file) {
+  const auto t0 = std::chrono::steady_clock::now();
+  TimedResult t;
+  t.result = run_command("HARNESS_RANK=0 HARNESS_WORLD_SIZE=2 HARNESS_NCCL_ID_FILE=" + id_file +
+                         " HARNESS_NCCL_TIMEOUT=5 " + command);
+  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return t;
 }
 
 }  // namespace harness::test

@@ -1,5 +1,6 @@
 // harness report RESULTS.json [--format md|csv|html] [--reference VARIANT] [--out FILE]
 // harness report RUN1.json RUN2.json ... [--format html|csv]    (history over runs)
+// harness report A.json B.json ... --merge [--format md|csv|html] (several reports as one)
 // harness report TRACE.json --format trace-html                 (a `run --trace` timeline)
 #include <cstdio>
 #include <fstream>
@@ -22,6 +23,7 @@ struct ReportArgs {
   std::string format;
   std::string out;
   std::string reference;
+  bool merge = false;
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -43,6 +45,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
                   "HTML: show each variant's speed as a share of this variant's at the same shape, with the\n"
                   "geometric mean per variant (default: the problem's vendor variant, cublas/cub/cudnn/cusparse;\n"
                   "none: no speedup section)");
+  cmd->add_flag("--merge", args->merge,
+               "Several reports rendered as one (their results side by side, e.g. `harness run`'s and\n"
+               "reports/pytorch_transformer.py's of the same configurations) instead of as a history");
   cmd->add_option("--out", args->out, "Write here (atomically) instead of to standard output");
   cmd->footer(
       "HTML: tables plus SVG charts (no scripts, nothing fetched): speed relative to a reference variant per\n"
@@ -50,13 +55,20 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "a roofline against the device peaks in the report (else the best measured results); extra device\n"
       "memory against the parameter that drives it; the kernels of one profiled run per result, to scale.\n"
       "Several reports: the history of every result's median (quartile band) over the runs, x = date and\n"
-      "commit, regression steps as harness compare judges them flagged; csv: the same as a long table.\n"
+      "commit, regression steps as harness compare judges them flagged; csv: the same as a long table;\n"
+      "with --merge: one report of all their results (md, csv or html).\n"
       "trace-html: the timeline of `harness run --trace FILE.json` drawn as a page.\n"
+      "Curves: a result whose extra holds NAME_curve (an array of numbers, one every NAME_curve_stride\n"
+      "steps; train_transformer and reports/pytorch_transformer.py write loss_curve) gets, per configuration\n"
+      "(its parameters without the variant), a line chart against step with one line per variant (HTML, also\n"
+      "on a history page), and in markdown and HTML a table per configuration: the value at step 0 and at\n"
+      "25/50/75% of the longest curve's steps, the last value and its step, the mean of the last 10% of the\n"
+      "recorded values.\n"
       "\n"
       "Exit codes: 0 written; 2 bad input (unreadable report, Google Benchmark JSON, bad option).");
   cmd->callback([args, &exit_code] {
     std::string format = args->format;
-    const bool history = args->inputs.size() > 1;
+    const bool history = args->inputs.size() > 1 && !args->merge;
     if (format.empty()) {
       if (ends_with(args->out, ".html") || ends_with(args->out, ".htm")) format = "html";
       else if (ends_with(args->out, ".csv")) format = "csv";
@@ -84,11 +96,14 @@ void add_report_command(CLI::App& app, int& exit_code) {
       if (history) {
         if (format == "html") text = render_history_html(reports);
         else if (format == "csv") text = render_history_csv(reports);
-        else throw InputError(fmt::format("a history of {} reports renders as html or csv, not {}", reports.size(), format));
+        else
+          throw InputError(fmt::format("a history of {} reports renders as html or csv, not {} (--merge renders them "
+                                       "as one report)",
+                                       reports.size(), format));
       } else {
         ReportOptions options;
         options.reference = args->reference;
-        text = render_report(reports.front(), format, options);
+        text = render_report(reports.size() > 1 ? merge_reports(reports) : reports.front(), format, options);
       }
     }
     if (args->out.empty() || args->out == "-") {

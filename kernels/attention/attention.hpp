@@ -107,12 +107,14 @@ cudaError_t flash_backward_tf32x3(const Shape& shape, const float* q, const floa
 enum class Precision { bf16, f16 };
 
 // Forward block shapes: rows64 (4 warps x one 16-row m-tile), rows128 (4 warps x two
-// m-tiles), rows128_w8 (8 warps x one m-tile, Q in registers, 64-key tiles); automatic is
+// m-tiles), rows128_w8 (8 warps x one m-tile, Q in registers, 64-key tiles), rows128_deep
+// (rows128 with 48-key tiles at d = 128 instead of 32; at d = 64 rows128); automatic is
 // flash_tc_forward_tiles(head_dim). Backward (key blocks): rows64 = 64 keys, 4 warps x 16;
 // rows128 = 128 keys, 4 warps x 32 (d = 64 only: cudaErrorInvalidValue at d = 128);
-// rows128_w8 = 128 keys, 8 warps x 16; automatic is flash_tc_backward_tiles(head_dim).
-// Exposed so that tests and tuning (the flash_tc_r64/_r128/_w8 variants) run every shape.
-enum class TcTiles { automatic, rows64, rows128, rows128_w8 };
+// rows128_w8 = 128 keys, 8 warps x 16; rows128_deep = rows128_w8 with 64-query steps at
+// d = 128 instead of 32 (at d = 64 rows128_w8); automatic is flash_tc_backward_tiles(head_dim).
+// Exposed so that tests and tuning (the flash_tc_r64/_r128/_w8/_deep variants) run every shape.
+enum class TcTiles { automatic, rows64, rows128, rows128_w8, rows128_deep };
 TcTiles flash_tc_forward_tiles(int head_dim);
 TcTiles flash_tc_backward_tiles(int head_dim);
 

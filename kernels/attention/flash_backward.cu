@@ -23,6 +23,7 @@
 
 #include "attention.hpp"
 #include "attention_common.cuh"
+#include "flash_backward_tiles.cuh"
 
 namespace kernels::attention {
 namespace {
@@ -32,6 +33,9 @@ using detail::cp_async_tile;
 using detail::cp_async_wait;
 using detail::dot4;
 using detail::get;
+using detail::atomic_add_vec;
+using detail::stage_query_tile;
+using detail::zero2;
 
 constexpr int kThreads = 128;
 
@@ -75,26 +79,6 @@ struct RowVec<2> {
   }
 };
 
-__device__ __forceinline__ void atomic_add4(float* p, float4 v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  atomicAdd(reinterpret_cast<float4*>(p), v);  // one vector red.global on sm_90
-#else
-  atomicAdd(p, v.x);
-  atomicAdd(p + 1, v.y);
-  atomicAdd(p + 2, v.z);
-  atomicAdd(p + 3, v.w);
-#endif
-}
-
-__device__ __forceinline__ void atomic_add2(float* p, float2 v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  atomicAdd(reinterpret_cast<float2*>(p), v);  // one vector red.global on sm_90
-#else
-  atomicAdd(p, v.x);
-  atomicAdd(p + 1, v.y);
-#endif
-}
-
 template <class C>
 __global__ void __launch_bounds__(kThreads, C::MinBlocks)
     flash_backward_kernel(const float* __restrict__ q, const float* __restrict__ k,
@@ -107,14 +91,10 @@ __global__ void __launch_bounds__(kThreads, C::MinBlocks)
                 Dh = C::Dh, Ld = C::Ld, LdP = C::LdP;
   const float scale_log2 = scale * detail::kLog2e;
   extern __shared__ float4 smem4[];
-  float* Ks = reinterpret_cast<float*>(smem4);  // (Bc, D)
-  float* Vs = Ks + Bc * Ld;                     // (Bc, D)
-  float* Qs = Vs + Bc * Ld;                     // (Br, D)
-  float* dOs = Qs + Br * Ld;                    // (Br, D)
-  float* PTs = dOs + Br * Ld;                   // (Bc, Br)  P^T
-  float* dSTs = PTs + Bc * LdP;                 // (Bc, Br)  dS^T
-  float* lse2s = dSTs + Bc * LdP;               // (Br)      LSE * log2e
-  float* deltas = lse2s + Br;                   // (Br)      D
+  const detail::BwdSmem<Bc, Br, Ld, LdP, true> sm(reinterpret_cast<float*>(smem4));
+  // K, V (Bc, D); Q, dO (Br, D); P^T, dS^T (Bc, Br); LSE * log2e, D (Br).
+  float *Ks = sm.k, *Vs = sm.v, *Qs = sm.q, *dOs = sm.d_o, *PTs = sm.p_t, *dSTs = sm.ds_t,
+        *lse2s = sm.lse2, *deltas = sm.delta;
 
   const int tid = threadIdx.x;
   const int lane = tid & 31;
@@ -136,31 +116,16 @@ __global__ void __launch_bounds__(kThreads, C::MinBlocks)
   cp_async_commit();
 
   float dk_acc[Rk][Dh * 4], dv_acc[Rk][Dh * 4];
-#pragma unroll
-  for (int i = 0; i < Rk; ++i)
-#pragma unroll
-    for (int c = 0; c < Dh * 4; ++c) dk_acc[i][c] = dv_acc[i][c] = 0.0f;
+  zero2(dk_acc, dv_acc);
 
   // Causal: queries before k0 see none of these keys.
   const int first_tile = causal ? k0 / Br : 0;
   for (int r0 = first_tile * Br; r0 < n; r0 += Br) {
-    cp_async_tile<Br, D, Ld, kThreads>(Qs, qh, r0, n, tid);
-    cp_async_tile<Br, D, Ld, kThreads>(dOs, doh, r0, n, tid);
-    cp_async_commit();
-    for (int r = tid; r < Br; r += kThreads) {
-      const bool in = r0 + r < n;
-      lse2s[r] = in ? lse[row_base + r0 + r] * detail::kLog2e : 0.0f;
-      deltas[r] = in ? delta[row_base + r0 + r] : 0.0f;
-    }
-    cp_async_wait<0>();
-    __syncthreads();
+    stage_query_tile<Br, D, Ld, kThreads>(sm, qh, doh, lse, delta, row_base, r0, n, tid, 0.0f);
 
     // S^T = K Q^T and dP^T = V dO^T over the head dim, 4 at a time.
     float st[Rk][Cq], dpt[Rk][Cq];
-#pragma unroll
-    for (int i = 0; i < Rk; ++i)
-#pragma unroll
-      for (int j = 0; j < Cq; ++j) st[i][j] = dpt[i][j] = 0.0f;
+    zero2(st, dpt);
 #pragma unroll 1
     for (int kk = 0; kk < D; kk += 4) {
       float4 kf[Rk], vf[Rk];
@@ -263,7 +228,7 @@ __global__ void __launch_bounds__(kThreads, C::MinBlocks)
         if (row >= n) continue;
 #pragma unroll
         for (int hh = 0; hh < Dh; ++hh)
-          atomic_add4(dqh + static_cast<std::int64_t>(row) * D + 32 * hh + 4 * tx,
+          atomic_add_vec(dqh + static_cast<std::int64_t>(row) * D + 32 * hh + 4 * tx,
                       make_float4(scale * dq_acc[a][4 * hh], scale * dq_acc[a][4 * hh + 1],
                                   scale * dq_acc[a][4 * hh + 2], scale * dq_acc[a][4 * hh + 3]));
       }
@@ -289,25 +254,37 @@ __global__ void __launch_bounds__(kThreads, C::MinBlocks)
         *reinterpret_cast<float4*>(dkr + col) = kx;
         *reinterpret_cast<float4*>(dvr + col) = vx;
       } else {
-        atomic_add4(dkr + col, kx);
-        atomic_add4(dvr + col, vx);
+        atomic_add_vec(dkr + col, kx);
+        atomic_add_vec(dvr + col, vx);
       }
     }
   }
 }
 
-template <class C>
-cudaError_t launch_backward(const Shape& s, const float* q, const float* k, const float* v,
-                            const float* lse, const float* d_o, const float* delta, float* dq,
-                            float* dk, float* dv, cudaStream_t stream) {
-  static const cudaError_t prepared =
-      detail::prepare_kernel(flash_backward_kernel<C>, C::SmemBytes);
+// The tensors of one backward pass. delta: D = rowsum(dO * O), (B, H, N), in the workspace.
+struct BwdTensors {
+  const float *q, *k, *v, *lse, *d_o;
+  float *delta, *dq, *dk, *dv;
+};
+
+// Launches one backward kernel over (key blocks of kBc, grid_heads, B) with kThreads threads
+// and kSmemBytes of dynamic shared memory (the opt-in is set once per kernel).
+template <auto kKernel, int kBc, int kSmemBytes>
+cudaError_t launch_bwd_kernel(const Shape& s, int grid_heads, const BwdTensors& t,
+                              cudaStream_t stream) {
+  static const cudaError_t prepared = detail::prepare_kernel(kKernel, kSmemBytes);
   if (prepared != cudaSuccess) return prepared;
-  const dim3 grid((s.seq_len + C::Bc - 1) / C::Bc, s.heads, s.batch);
-  flash_backward_kernel<C><<<grid, kThreads, C::SmemBytes, stream>>>(
-      q, k, v, lse, d_o, delta, dq, dk, dv, s.heads, s.group(), s.seq_len,
-      s.effective_scale(), s.causal);
+  const dim3 grid((s.seq_len + kBc - 1) / kBc, grid_heads, s.batch);
+  kKernel<<<grid, kThreads, kSmemBytes, stream>>>(t.q, t.k, t.v, t.lse, t.d_o, t.delta, t.dq,
+                                                   t.dk, t.dv, s.heads, s.group(), s.seq_len,
+                                                   s.effective_scale(), s.causal);
   return cudaGetLastError();
+}
+
+// CUDA cores: one block per (key block, query head, b).
+template <class C>
+cudaError_t launch_backward(const Shape& s, const BwdTensors& t, cudaStream_t stream) {
+  return launch_bwd_kernel<flash_backward_kernel<C>, C::Bc, C::SmemBytes>(s, s.heads, t, stream);
 }
 
 // ---- 3xTF32 on tensor cores (flash_backward_tf32x3) ----
@@ -352,13 +329,10 @@ __global__ void __launch_bounds__(kThreads, 2)
   using detail::Tf32x2;
   const float scale_log2 = scale * detail::kLog2e;
   extern __shared__ float4 smem4[];
-  float* Ks = reinterpret_cast<float*>(smem4);  // (Bc, d)
-  float* Vs = Ks + Bc * Ld;                     // (Bc, d)
-  float* Qs = Vs + Bc * Ld;                     // (Br, d)
-  float* dOs = Qs + Br * Ld;                    // (Br, d)
-  float* dSTs = dOs + Br * Ld;                  // (Bc, Br)  dS^T
-  float* lse2s = dSTs + Bc * LdS;               // (Br)      LSE * log2e (+inf past N)
-  float* deltas = lse2s + Br;                   // (Br)      D
+  const detail::BwdSmem<Bc, Br, Ld, LdS, false> sm(reinterpret_cast<float*>(smem4));
+  // K, V (Bc, d); Q, dO (Br, d); dS^T (Bc, Br); LSE * log2e (+inf past N), D (Br).
+  float *Ks = sm.k, *Vs = sm.v, *Qs = sm.q, *dOs = sm.d_o, *dSTs = sm.ds_t, *lse2s = sm.lse2,
+        *deltas = sm.delta;
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const int k0 = blockIdx.x * Bc, hk = blockIdx.y, b = blockIdx.z;
@@ -369,10 +343,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   cp_async_commit();
 
   float dk_acc[kD / 8][4], dv_acc[kD / 8][4];
-#pragma unroll
-  for (int c = 0; c < kD / 8; ++c)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dk_acc[c][e] = dv_acc[c][e] = 0.0f;
+  zero2(dk_acc, dv_acc);
 
   const int wkey = 16 * warp;                          // the warp's first key in the block
   const float* ka = Ks + (wkey + g) * Ld + t;          // A elements of K (row g; g + 8 at +8 rows)
@@ -387,23 +358,11 @@ __global__ void __launch_bounds__(kThreads, 2)
     float* dqh = dq + row_base * kD;
 #pragma unroll 1
     for (int r0 = first_tile * Br; r0 < n; r0 += Br) {
-      cp_async_tile<Br, kD, Ld, kThreads>(Qs, qh, r0, n, tid);
-      cp_async_tile<Br, kD, Ld, kThreads>(dOs, doh, r0, n, tid);
-      cp_async_commit();
-      for (int r = tid; r < Br; r += kThreads) {
-        const bool in = r0 + r < n;
-        lse2s[r] = in ? lse[row_base + r0 + r] * detail::kLog2e : INFINITY;
-        deltas[r] = in ? delta[row_base + r0 + r] : 0.0f;
-      }
-      cp_async_wait<0>();
-      __syncthreads();
+      stage_query_tile<Br, kD, Ld, kThreads>(sm, qh, doh, lse, delta, row_base, r0, n, tid, INFINITY);
 
       // S^T and dP^T, (16 keys, Br queries) per warp.
       float st[Br / 8][4], dpt[Br / 8][4];
-#pragma unroll
-      for (int j = 0; j < Br / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) st[j][e] = dpt[j][e] = 0.0f;
+      zero2(st, dpt);
 #pragma unroll 2
       for (int kk = 0; kk < kD / 8; ++kk) {
         const int c = 8 * kk;
@@ -474,7 +433,7 @@ __global__ void __launch_bounds__(kThreads, 2)
           float* dqr = dqh + static_cast<std::int64_t>(row) * kD + dq_col + 2 * t;
 #pragma unroll
           for (int dn = 0; dn < Dq / 8; ++dn)
-            atomic_add2(dqr + 8 * dn, make_float2(scale * dq_acc[dn][2 * r], scale * dq_acc[dn][2 * r + 1]));
+            atomic_add_vec(dqr + 8 * dn, make_float2(scale * dq_acc[dn][2 * r], scale * dq_acc[dn][2 * r + 1]));
         }
       }
       __syncthreads();  // Q, dO, dS^T, LSE, D are overwritten by the next tile
@@ -495,17 +454,30 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
 }
 
+// 3xTF32: one block per (key block, kv head, b).
 template <int kD>
-cudaError_t launch_backward_tf32x3(const Shape& s, const float* q, const float* k, const float* v,
-                                   const float* lse, const float* d_o, const float* delta, float* dq,
-                                   float* dk, float* dv, cudaStream_t stream) {
+cudaError_t launch_backward_tf32x3(const Shape& s, const BwdTensors& t, cudaStream_t stream) {
   using C = Tf32Bwd<kD>;
-  static const cudaError_t prepared = detail::prepare_kernel(flash_backward_tf32x3_kernel<kD>, C::SmemBytes);
-  if (prepared != cudaSuccess) return prepared;
-  const dim3 grid((s.seq_len + C::Bc - 1) / C::Bc, s.kv_heads, s.batch);
-  flash_backward_tf32x3_kernel<kD><<<grid, kThreads, C::SmemBytes, stream>>>(
-      q, k, v, lse, d_o, delta, dq, dk, dv, s.heads, s.group(), s.seq_len, s.effective_scale(), s.causal);
-  return cudaGetLastError();
+  return launch_bwd_kernel<flash_backward_tf32x3_kernel<kD>, C::Bc, C::SmemBytes>(s, s.kv_heads, t,
+                                                                                 stream);
+}
+
+// What both backward passes do before their kernel: validate the shape, D = rowsum(dO * O)
+// into the workspace, and zero dQ (accumulated over key blocks by atomics) and, with
+// zero_kv, dK and dV (accumulated by atomics over the query heads of a kv head).
+cudaError_t backward_prologue(const Shape& s, const float* o, const BwdTensors& t, bool zero_kv,
+                              cudaStream_t stream) {
+  detail::require_valid(s);
+  if (!flash_supported(s.head_dim))
+    throw std::invalid_argument("attention: flash kernels support head_dim 32, 64, 128, not " +
+                                std::to_string(s.head_dim));
+  cudaError_t e = detail::launch_row_dot(t.d_o, o, t.delta, s.lse_elements(), s.head_dim, stream);
+  if (e != cudaSuccess) return e;
+  e = cudaMemsetAsync(t.dq, 0, static_cast<std::size_t>(s.q_elements()) * sizeof(float), stream);
+  if (e != cudaSuccess || !zero_kv) return e;
+  const std::size_t kv_bytes = static_cast<std::size_t>(s.kv_elements()) * sizeof(float);
+  if ((e = cudaMemsetAsync(t.dk, 0, kv_bytes, stream)) != cudaSuccess) return e;
+  return cudaMemsetAsync(t.dv, 0, kv_bytes, stream);
 }
 
 }  // namespace
@@ -517,45 +489,28 @@ std::size_t flash_backward_workspace_bytes(const Shape& s) {
 cudaError_t flash_backward(const Shape& s, const float* q, const float* k, const float* v,
                            const float* o, const float* lse, const float* d_o, float* dq,
                            float* dk, float* dv, float* workspace, cudaStream_t stream) {
-  detail::require_valid(s);
-  if (!flash_supported(s.head_dim))
-    throw std::invalid_argument("attention: flash kernels support head_dim 32, 64, 128, not " +
-                                std::to_string(s.head_dim));
-  float* delta = workspace;  // (B, H, N)
-  cudaError_t e = detail::launch_row_dot(d_o, o, delta, s.lse_elements(), s.head_dim, stream);
+  const BwdTensors t{q, k, v, lse, d_o, workspace, dq, dk, dv};
+  // dK, dV accumulate only when several query heads share a kv head.
+  const cudaError_t e = backward_prologue(s, o, t, s.group() > 1, stream);
   if (e != cudaSuccess) return e;
-  // dQ always accumulates; dK, dV only when several query heads share a kv head.
-  e = cudaMemsetAsync(dq, 0, static_cast<std::size_t>(s.q_elements()) * sizeof(float), stream);
-  if (e != cudaSuccess) return e;
-  if (s.group() > 1) {
-    const std::size_t kv_bytes = static_cast<std::size_t>(s.kv_elements()) * sizeof(float);
-    if ((e = cudaMemsetAsync(dk, 0, kv_bytes, stream)) != cudaSuccess) return e;
-    if ((e = cudaMemsetAsync(dv, 0, kv_bytes, stream)) != cudaSuccess) return e;
-  }
   switch (s.head_dim) {
-    case 32: return launch_backward<Bwd32>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
-    case 64: return launch_backward<Bwd64>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
-    default: return launch_backward<Bwd128>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
+    case 32: return launch_backward<Bwd32>(s, t, stream);
+    case 64: return launch_backward<Bwd64>(s, t, stream);
+    default: return launch_backward<Bwd128>(s, t, stream);
   }
 }
 
 cudaError_t flash_backward_tf32x3(const Shape& s, const float* q, const float* k, const float* v,
                                   const float* o, const float* lse, const float* d_o, float* dq,
                                   float* dk, float* dv, float* workspace, cudaStream_t stream) {
-  detail::require_valid(s);
-  if (!flash_supported(s.head_dim))
-    throw std::invalid_argument("attention: flash kernels support head_dim 32, 64, 128, not " +
-                                std::to_string(s.head_dim));
-  float* delta = workspace;  // (B, H, N)
-  cudaError_t e = detail::launch_row_dot(d_o, o, delta, s.lse_elements(), s.head_dim, stream);
-  if (e != cudaSuccess) return e;
-  // dQ accumulates over key blocks; dK, dV are stored once per key (GQA summed in registers).
-  e = cudaMemsetAsync(dq, 0, static_cast<std::size_t>(s.q_elements()) * sizeof(float), stream);
+  const BwdTensors t{q, k, v, lse, d_o, workspace, dq, dk, dv};
+  // dK, dV are stored once per key (GQA summed in registers).
+  const cudaError_t e = backward_prologue(s, o, t, /*zero_kv=*/false, stream);
   if (e != cudaSuccess) return e;
   switch (s.head_dim) {
-    case 32: return launch_backward_tf32x3<32>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
-    case 64: return launch_backward_tf32x3<64>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
-    default: return launch_backward_tf32x3<128>(s, q, k, v, lse, d_o, delta, dq, dk, dv, stream);
+    case 32: return launch_backward_tf32x3<32>(s, t, stream);
+    case 64: return launch_backward_tf32x3<64>(s, t, stream);
+    default: return launch_backward_tf32x3<128>(s, t, stream);
   }
 }
 

@@ -6,7 +6,8 @@
 //     each owning kM 16-key m-tiles. Shapes (TcTiles): rows64 = 4 warps x 16 keys (Bc 64);
 //     rows128 = 4 warps x 32 keys (Bc 128, d = 64 only: every Q/dO fragment read from smem
 //     feeds 4 MMAs instead of 2, the products being smem-bandwidth bound at 2); rows128_w8 =
-//     8 warps x 16 keys (Bc 128). Automatic: flash_tc_backward_tiles (rows128 at d = 64, rows128_w8 at d = 128).
+//     8 warps x 16 keys (Bc 128); rows128_deep = rows128_w8 with Br = 64 at d = 128 (see
+//     query_rows). Automatic: flash_tc_backward_tiles (rows128 at d = 64, rows128_w8 at d = 128).
 //     Bc = 128 halves, per key, the Q/dO/LSE/D traffic from L2 and the dQ atomics. dK, dV of those keys live in f32 registers for the whole block:
 //     the block loops over every query head of the kv head's group (GQA: the group sum
 //     happens in registers, no atomics for dK/dV) and over the query blocks (Br rows)
@@ -41,16 +42,24 @@ namespace {
 
 using tc::swz;
 
-// Query rows per step: 64 at d = 64 with one key m-tile per warp; 32 at d = 128 (dK and dV
-// alone take 128 f32 registers) or with two m-tiles (S and dP: 64 more).
-template <int kD, int kM> __host__ __device__ constexpr int query_rows() { return kD == 128 || kM == 2 ? 32 : 64; }
+// Query rows per step (Br): 64 at d = 64 with one key m-tile per warp; 32 at d = 128 (dK
+// and dV alone take 128 f32 registers) or with two m-tiles (S and dP: 64 more). rows128_deep
+// takes 64 at d = 128 too (8 warps x 16 keys): S and dP are then 64 f32 per thread, and it
+// fits in 253 registers without spills only with P and dS packed to T as soon as they are
+// computed and the S/dP loop over d unrolled by 2 (fully unrolled it spills 8 bytes).
+// Each K/V fragment a warp reads then feeds twice the MMAs, Q/dO/LSE/D tiles are loaded
+// and synchronized on half as often per query, and dQ gets one atomic per element per 64
+// queries' worth of keys instead of per 32.
+template <int kD, int kM>
+__host__ __device__ constexpr int query_rows(TcTiles tiles) {
+  return (kD == 128 && tiles != TcTiles::rows128_deep) || kM == 2 ? 32 : 64;
+}
 template <int kBr> __host__ __device__ constexpr int ds_ld() { return kBr + 8; }  // padded dS^T rows: no bank conflicts
 
-template <int kD, int kWarps, int kM>
+template <int kD, int kWarps, int kM, int kBr>
 constexpr int backward_smem_bytes() {
   constexpr int kBc = 16 * kM * kWarps;
-  constexpr int br = query_rows<kD, kM>();
-  return (2 * kBc * kD + 4 * br * kD + kBc * ds_ld<br>()) * 2 + 4 * br * 4;
+  return (2 * kBc * kD + 4 * kBr * kD + kBc * ds_ld<kBr>()) * 2 + 4 * kBr * 4;
 }
 
 // D[row] = dO[row] . O[row] in f32; dq_acc[row] = 0. One warp per row (B*H*N rows).
@@ -83,7 +92,7 @@ __global__ void convert_kernel(const float* __restrict__ dq_acc, T* __restrict__
   }
 }
 
-template <class T, int kD, int kWarps, int kM>
+template <class T, int kD, int kWarps, int kM, int kBr>
 __global__ void __launch_bounds__(32 * kWarps)
     flash_tc_backward_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                              const T* __restrict__ d_o, const float* __restrict__ lse,
@@ -92,7 +101,6 @@ __global__ void __launch_bounds__(32 * kWarps)
                              bool causal) {
   constexpr int kThreads = 32 * kWarps;
   constexpr int kBc = 16 * kM * kWarps;  // keys per block: 16 kM per warp
-  constexpr int kBr = query_rows<kD, kM>();
   constexpr int kLdS = ds_ld<kBr>();
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* ks = reinterpret_cast<T*>(smem_raw);  // (Bc, d)
@@ -141,6 +149,12 @@ __global__ void __launch_bounds__(32 * kWarps)
 #pragma unroll
       for (int e = 0; e < 4; ++e) dka[mi][c][e] = dva[mi][c][e] = 0.0f;
   const int wkey = warp * 16 * kM;  // this warp's first key in the block
+  // Per-lane ldmatrix bases (tc::swz_step adds the 16-column step): A operands (this warp's
+  // K / V rows), B operands with rows as n (Q / dO for S^T, dP^T) and transposed B operands
+  // with rows as k (dO / Q for dV, dK; K for dQ).
+  const int a_lane = swz<kD>(wkey + (lane & 15), (lane >> 4) * 8);
+  const int b_lane = swz<kD>((lane & 7) + ((lane >> 4) << 3), ((lane >> 3) & 1) * 8);
+  const int bt_lane = swz<kD>((lane & 7) + ((lane >> 3) & 1) * 8, (lane >> 4) * 8);
   // m-tile mi holds keys k0 + wkey + 16 mi + g (c0, c1) and + 8 (c2, c3)
 
   constexpr int kRowGroups = kBr / 16;            // dQ: warps over 16-row groups ...
@@ -170,17 +184,17 @@ __global__ void __launch_bounds__(32 * kWarps)
       for (int j = 0; j < kBr / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) s[mi][j][e] = dp[mi][j][e] = 0.0f;
-#pragma unroll
+#pragma unroll(kD == 128 && kBr == 64 ? 2 : kD / 16)  // see query_rows
     for (int kk = 0; kk < kD / 16; ++kk) {
       std::uint32_t kf[kM][4], vf[kM][4];
 #pragma unroll
       for (int mi = 0; mi < kM; ++mi) {
-        tc::ldsm_x4(kf[mi], ks + swz<kD>(wkey + 16 * mi + (lane & 15), kk * 16 + (lane >> 4) * 8));
-        tc::ldsm_x4(vf[mi], vs + swz<kD>(wkey + 16 * mi + (lane & 15), kk * 16 + (lane >> 4) * 8));
+        tc::ldsm_x4(kf[mi], ks + tc::swz_step(a_lane, kk) + 16 * mi * kD);
+        tc::ldsm_x4(vf[mi], vs + tc::swz_step(a_lane, kk) + 16 * mi * kD);
       }
 #pragma unroll
       for (int np = 0; np < kBr / 16; ++np) {
-        const int off = swz<kD>(np * 16 + (lane & 7) + ((lane >> 4) << 3), kk * 16 + ((lane >> 3) & 1) * 8);
+        const int off = tc::swz_step(b_lane, kk) + np * 16 * kD;
         std::uint32_t qf[4], of[4];
         tc::ldsm_x4(qf, qt + off);
         tc::ldsm_x4(of, dot + off);
@@ -195,56 +209,54 @@ __global__ void __launch_bounds__(32 * kWarps)
     }
 
     // P^T and dS^T = P^T (dP^T - D), element (key k0 + wkey + 16 mi + g + 8*(e>>1),
-    // query q0 + 8j + 2t + (e&1)).
+    // query q0 + 8j + 2t + (e&1)), rounded to T straight into A fragments (16 queries each:
+    // accumulator tiles 2kk, 2kk+1 are fragment kk), so S's and dP's f32 registers die here.
     const bool masked = causal && q0 < k0 + kBc - 1;
+    std::uint32_t pa[kM][kBr / 16][4], da[kM][kBr / 16][4];
 #pragma unroll
     for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
-      for (int j = 0; j < kBr / 8; ++j)
+      for (int j = 0; j < kBr / 8; ++j) {
+        float p[4], ds[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int qi = 8 * j + 2 * t + (e & 1);
           float x = s[mi][j][e] * scale_log2 - lt[qi];
           if (masked && k0 + wkey + 16 * mi + g + 8 * (e >> 1) > q0 + qi) x = -INFINITY;
-          const float p = detail::fast_exp2(x);
-          s[mi][j][e] = p;
-          dp[mi][j][e] = p * (dp[mi][j][e] - dt[qi]);
+          p[e] = detail::fast_exp2(x);
+          ds[e] = p[e] * (dp[mi][j][e] - dt[qi]);
         }
+        pa[mi][j / 2][2 * (j & 1)] = tc::pack2<T>(p[0], p[1]);
+        pa[mi][j / 2][2 * (j & 1) + 1] = tc::pack2<T>(p[2], p[3]);
+        da[mi][j / 2][2 * (j & 1)] = tc::pack2<T>(ds[0], ds[1]);
+        da[mi][j / 2][2 * (j & 1) + 1] = tc::pack2<T>(ds[2], ds[3]);
+      }
 
     // dV += P^T dO and dK += dS^T Q (unscaled), 16 queries per step; every dO / Q fragment
     // feeds 2 kM MMAs.
 #pragma unroll
     for (int kk = 0; kk < kBr / 16; ++kk) {
-      std::uint32_t pa[kM][4], da[kM][4];
 #pragma unroll
       for (int mi = 0; mi < kM; ++mi) {
-        pa[mi][0] = tc::pack2<T>(s[mi][2 * kk][0], s[mi][2 * kk][1]);
-        pa[mi][1] = tc::pack2<T>(s[mi][2 * kk][2], s[mi][2 * kk][3]);
-        pa[mi][2] = tc::pack2<T>(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
-        pa[mi][3] = tc::pack2<T>(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
-        da[mi][0] = tc::pack2<T>(dp[mi][2 * kk][0], dp[mi][2 * kk][1]);
-        da[mi][1] = tc::pack2<T>(dp[mi][2 * kk][2], dp[mi][2 * kk][3]);
-        da[mi][2] = tc::pack2<T>(dp[mi][2 * kk + 1][0], dp[mi][2 * kk + 1][1]);
-        da[mi][3] = tc::pack2<T>(dp[mi][2 * kk + 1][2], dp[mi][2 * kk + 1][3]);
         // dS^T to smem for the dQ product (rows: this warp's keys, columns: queries).
         T* drow = dss + (wkey + 16 * mi + g) * kLdS + kk * 16 + 2 * t;
-        *reinterpret_cast<std::uint32_t*>(drow) = da[mi][0];
-        *reinterpret_cast<std::uint32_t*>(drow + 8 * kLdS) = da[mi][1];
-        *reinterpret_cast<std::uint32_t*>(drow + 8) = da[mi][2];
-        *reinterpret_cast<std::uint32_t*>(drow + 8 * kLdS + 8) = da[mi][3];
+        *reinterpret_cast<std::uint32_t*>(drow) = da[mi][kk][0];
+        *reinterpret_cast<std::uint32_t*>(drow + 8 * kLdS) = da[mi][kk][1];
+        *reinterpret_cast<std::uint32_t*>(drow + 8) = da[mi][kk][2];
+        *reinterpret_cast<std::uint32_t*>(drow + 8 * kLdS + 8) = da[mi][kk][3];
       }
 #pragma unroll
       for (int c = 0; c < kD / 16; ++c) {
-        const int off = swz<kD>(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, c * 16 + (lane >> 4) * 8);
+        const int off = tc::swz_step(bt_lane, c) + kk * 16 * kD;
         std::uint32_t of[4], qf[4];
         tc::ldsm_x4_t(of, dot + off);
         tc::ldsm_x4_t(qf, qt + off);
 #pragma unroll
         for (int mi = 0; mi < kM; ++mi) {
-          tc::mma<T>(dva[mi][2 * c], pa[mi], of[0], of[1]);
-          tc::mma<T>(dva[mi][2 * c + 1], pa[mi], of[2], of[3]);
-          tc::mma<T>(dka[mi][2 * c], da[mi], qf[0], qf[1]);
-          tc::mma<T>(dka[mi][2 * c + 1], da[mi], qf[2], qf[3]);
+          tc::mma<T>(dva[mi][2 * c], pa[mi][kk], of[0], of[1]);
+          tc::mma<T>(dva[mi][2 * c + 1], pa[mi][kk], of[2], of[3]);
+          tc::mma<T>(dka[mi][2 * c], da[mi][kk], qf[0], qf[1]);
+          tc::mma<T>(dka[mi][2 * c + 1], da[mi][kk], qf[2], qf[3]);
         }
       }
     }
@@ -261,7 +273,7 @@ __global__ void __launch_bounds__(32 * kWarps)
 #pragma unroll
       for (int c = 0; c < kCols / 16; ++c) {
         std::uint32_t kf[4];
-        tc::ldsm_x4_t(kf, ks + swz<kD>(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, dq_col0 + c * 16 + (lane >> 4) * 8));
+        tc::ldsm_x4_t(kf, ks + tc::swz_step(bt_lane, dq_col0 / 16 + c) + kk * 16 * kD);
         tc::mma<T>(dqa[2 * c], a, kf[0], kf[1]);
         tc::mma<T>(dqa[2 * c + 1], a, kf[2], kf[3]);
       }
@@ -298,11 +310,13 @@ __global__ void __launch_bounds__(32 * kWarps)
     }
 }
 
-template <class T, int kD, int kWarps, int kM>
+template <class T, int kD, int kWarps, int kM, TcTiles kTiles>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, const void* o, const float* lse,
                    const void* d_o, void* dq, void* dk, void* dv, void* workspace, cudaStream_t stream) {
-  constexpr int smem = backward_smem_bytes<kD, kWarps, kM>();
-  static const cudaError_t prepared = detail::prepare_kernel(flash_tc_backward_kernel<T, kD, kWarps, kM>, smem);
+  constexpr int kBr = query_rows<kD, kM>(kTiles);
+  constexpr int smem = backward_smem_bytes<kD, kWarps, kM, kBr>();
+  static const cudaError_t prepared =
+      detail::prepare_kernel(flash_tc_backward_kernel<T, kD, kWarps, kM, kBr>, smem);
   if (prepared != cudaSuccess) return prepared;
   float* dq_acc = static_cast<float*>(workspace);  // (B, H, N, d)
   float* delta = dq_acc + s.q_elements();           // (B, H, N)
@@ -314,7 +328,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   const float scale = s.effective_scale();
   constexpr int kBc = 16 * kM * kWarps;
   const dim3 grid((s.seq_len + kBc - 1) / kBc, s.kv_heads, s.batch);
-  flash_tc_backward_kernel<T, kD, kWarps, kM><<<grid, 32 * kWarps, smem, stream>>>(
+  flash_tc_backward_kernel<T, kD, kWarps, kM, kBr><<<grid, 32 * kWarps, smem, stream>>>(
       static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<const T*>(d_o), lse,
       delta, dq_acc, static_cast<T*>(dk), static_cast<T*>(dv), s.heads, s.group(), s.seq_len,
       scale * detail::kLog2e, scale, s.causal);
@@ -330,11 +344,16 @@ cudaError_t by_tiles(const Shape& s, TcTiles tiles, const void* q, const void* k
                      const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* ws, cudaStream_t stream) {
   if (tiles == TcTiles::automatic) tiles = flash_tc_backward_tiles(kD);
   switch (tiles) {
-    case TcTiles::rows64: return launch<T, kD, 4, 1>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+    case TcTiles::rows64: return launch<T, kD, 4, 1, TcTiles::rows64>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
     case TcTiles::rows128:  // 4 warps x 32 keys: d = 64 only (dK, dV would need 256 registers at d = 128)
-      if constexpr (kD == 64) return launch<T, kD, 4, 2>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+      if constexpr (kD == 64)
+        return launch<T, kD, 4, 2, TcTiles::rows128>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
       return cudaErrorInvalidValue;
-    default: return launch<T, kD, 8, 1>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+    case TcTiles::rows128_deep:  // 64-query steps at d = 128; at d = 64 the same kernel as rows128_w8
+      if constexpr (kD == 128)
+        return launch<T, kD, 8, 1, TcTiles::rows128_deep>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+      return launch<T, kD, 8, 1, TcTiles::rows128_w8>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+    default: return launch<T, kD, 8, 1, TcTiles::rows128_w8>(s, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
   }
 }
 

@@ -31,6 +31,13 @@ __device__ __forceinline__ int swz(int row, int col) {
   return row * kD + ((((col >> 3) ^ row) & 7) | ((col >> 3) & ~7)) * 8 + (col & 7);
 }
 
+// swz<kD>(row, 16 c + 8 hi) == swz_step(swz<kD>(row, 8 hi), c), hi in {0, 1}: the chunk
+// 2c + hi has hi in bit 0, so its low 3 bits are (2c & 7) ^ hi and the XOR with row & 7
+// can be applied to the lane's base as a constant; row * kD (a multiple of 64) leaves
+// those bits zero, and adding a multiple of 8 rows keeps them. A loop over c then needs
+// one per-lane base register instead of one address per c.
+__device__ __forceinline__ int swz_step(int base, int c) { return (base ^ ((2 * c & 7) << 3)) + (c >> 2) * 64; }
+
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }

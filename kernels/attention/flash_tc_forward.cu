@@ -2,26 +2,34 @@
 // statistics and accumulation (mma.sync m16n8k16, sm_80+).
 //
 // Block: kWarps warps x kM 16-row m-tiles each, Br = 16 kM kWarps query rows of one (b, h).
-// TcTiles::rows128: 4 warps x 2 m-tiles; rows64: 4 warps x 1; rows128_w8: 8 warps x 1
-// (128 rows, Q fragments in registers and 64-key tiles at every d). Automatic:
+// TcTiles::rows128: 4 warps x 2 m-tiles; rows128_deep: the same with 48-key tiles at d = 128;
+// rows64: 4 warps x 1; rows128_w8: 8 warps x 1 (128 rows, Q fragments in registers and
+// 64-key tiles at every d). Automatic:
 // flash_tc_forward_tiles (rows128 for now, see there).
-// Data path per key tile (Bc = 64 keys x d; 32 at d = 128 with two m-tiles per warp):
+// Data path per key tile (Bc = 64 keys x d; with two m-tiles at d = 128: 32, 48 for
+// rows128_deep; see keys_per_tile):
 //   global --cp.async (16 B, zero-filled past N)--> swizzled smem K_t, V_t (2 stages:
 //   tile t+1 lands while tile t is computed)
 //   S  = Q K_t^T : A = Q fragments held in registers for the whole block (one ldmatrix
 //                  pass at the start; d = 128 with two m-tiles: re-read from smem), B = K
-//                  via ldmatrix (non-transposed: K rows are the n index of S); 32 floats
-//                  per thread and m-tile
-//   online softmax in registers, log2 domain: s' = s * scale * log2(e), m = running max,
-//     P = exp2(s' - m), l = l * exp2(m_old - m) + rowsum(P), O *= exp2(m_old - m)
-//   O += P V_t   : A = P rounded to T straight from the S accumulators (their layout is
-//                  the A fragment's), B = V via ldmatrix.trans; d/2 f32 per thread and m-tile
+//                  via ldmatrix (non-transposed: K rows are the n index of S); Bc/2 floats
+//                  per thread and m-tile. ldmatrix addresses: one per-lane base per
+//                  operand plus a constant XOR / offset per step (tc::swz_step).
+//   online softmax in registers on the raw scores, scale folded into the exponent:
+//     c = scale * log2(e) > 0 (a negative scale flips the sign of Q in smem once, exact),
+//     m = running max of c s (c times the raw max), P = exp2(fma(s, c, -m)) (one FFMA and
+//     one MUFU.EX2 per score), l = l * exp2(m_old - m) + rowsum(P), O *= exp2(m_old - m);
+//     P is rounded to T straight into A-fragment registers (the S accumulator layout is
+//     the A fragment's), so S's f32 registers die during the softmax
+//   O += P V_t   : A = P from registers, B = V via ldmatrix.trans; d/2 f32 per thread and m-tile
 // The O rescale (d/2 multiplies per thread and m-tile) is skipped when no row of the warp
 // changed its max (alpha == 1 exactly for all of them: the skip changes no bit).
 // End: O / l rounded to T, LSE = ln(2) * (m + log2 l) in f32.
 // Causal: key tiles beyond the block's last query are never loaded; tiles that straddle
 // the diagonal, and the tail tile past N, get -inf scores where masked. Blocks run in
 // reverse query order when causal so the longest rows start first.
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -43,18 +51,24 @@ template <int kD, int kM>
 __host__ __device__ constexpr bool q_in_registers() {
   return kM == 1 || kD <= 64;
 }
-// Keys per tile: 64, or 32 at d = 128 with two m-tiles (S at 64 keys would be another 32
-// f32 registers per thread there, past the 255 limit: ptxas spilled).
+// Keys per tile (Bc): 64, except with two m-tiles at d = 128 (O alone is 128 f32 per
+// thread there, S another Bc/2 per m-tile): 32 for rows128 (239-248 registers), 48 for
+// rows128_deep (248). At 64 ptxas spills (12 bytes at 255 registers even with P packed
+// during the softmax and one-register ldmatrix bases). Q does not fit in registers there
+// and is re-read from smem per key tile, so larger tiles read less per MMA: per 16-column
+// step of d a warp reads 2 Q, Bc/16 K and (per 16 keys) 8 V ldmatrix.x4 for Bc/2 x 8 MMAs
+// in all, 0.375 ldmatrix per MMA at Bc = 32, 0.333 at 48 (0.3125 at 64), and the block
+// synchronizes once per Bc keys.
 template <int kD, int kM>
-__host__ __device__ constexpr int keys_per_tile() {
-  return kD == 128 && kM == 2 ? 32 : 64;
+__host__ __device__ constexpr int keys_per_tile(TcTiles tiles) {
+  return kD == 128 && kM == 2 ? (tiles == TcTiles::rows128_deep ? 48 : 32) : 64;
 }
-template <int kD, int kM, int kWarps>
+template <int kD, int kM, int kWarps, int kBc>
 constexpr int forward_smem_bytes() {
-  return (16 * kM * kWarps + 4 * keys_per_tile<kD, kM>()) * kD * 2;  // Q, K[2], V[2], 16-bit elements
+  return (16 * kM * kWarps + 4 * kBc) * kD * 2;  // Q, K[2], V[2], 16-bit elements
 }
 
-template <class T, int kD, int kM, int kWarps>
+template <class T, int kD, int kM, int kWarps, int kBc>
 __global__ void __launch_bounds__(32 * kWarps)
     flash_tc_forward_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                             T* __restrict__ o, float* __restrict__ lse, int heads, int group, int n,
@@ -62,7 +76,6 @@ __global__ void __launch_bounds__(32 * kWarps)
   constexpr int kThreads = 32 * kWarps;
   constexpr int kBr = 16 * kM * kWarps;  // query rows per block
   constexpr bool kQRegs = q_in_registers<kD, kM>();
-  constexpr int kBc = keys_per_tile<kD, kM>();
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* qs = reinterpret_cast<T*>(smem_raw);  // (Br, d)
   T* ks = qs + kBr * kD;                   // 2 x (Bc, d)
@@ -87,6 +100,23 @@ __global__ void __launch_bounds__(32 * kWarps)
   detail::cp_async_commit();
   detail::cp_async_wait<0>();
   __syncthreads();
+  // A negative scale: S = (-Q) K^T with c = |scale| log2(e) > 0 (flipping the sign bits of
+  // Q rounds nothing; the products are those of Q K^T negated). Uniform over the block.
+  if (scale_log2 < 0.0f) {
+    scale_log2 = -scale_log2;
+    for (int c = tid; c < kBr * kD / 8; c += kThreads) {
+      uint4* p = reinterpret_cast<uint4*>(qs) + c;
+      const uint4 x = *p;
+      *p = make_uint4(x.x ^ 0x80008000u, x.y ^ 0x80008000u, x.z ^ 0x80008000u, x.w ^ 0x80008000u);
+    }
+    __syncthreads();
+  }
+
+  // Per-lane ldmatrix bases (tc::swz_step): Q rows of m-tile 0 (A, 16 rows x 16 columns),
+  // K rows of key pair 0 (B, non-transposed), V rows of key step 0 (B, transposed).
+  const int q_lane = swz<kD>(wrow + (lane & 15), (lane >> 4) * 8);
+  const int k_lane = swz<kD>((lane & 7) + ((lane >> 4) << 3), ((lane >> 3) & 1) * 8);
+  const int v_lane = swz<kD>((lane & 7) + ((lane >> 3) & 1) * 8, (lane >> 4) * 8);
 
   // This warp's query rows as A fragments, one per m-tile and 16 columns of d.
   std::uint32_t qf[kQRegs ? kM : 1][kQRegs ? kD / 16 : 1][4];
@@ -124,7 +154,7 @@ __global__ void __launch_bounds__(32 * kWarps)
     for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
       for (int j = 0; j < kBc / 8; ++j) s[mi][j][0] = s[mi][j][1] = s[mi][j][2] = s[mi][j][3] = 0.0f;
-#pragma unroll
+#pragma unroll(kQRegs ? kD / 16 : 1)
     for (int kk = 0; kk < kD / 16; ++kk) {
       std::uint32_t qa[kM][4];
 #pragma unroll
@@ -133,13 +163,13 @@ __global__ void __launch_bounds__(32 * kWarps)
 #pragma unroll
           for (int e = 0; e < 4; ++e) qa[mi][e] = qf[mi][kk][e];
         } else {
-          tc::ldsm_x4(qa[mi], qs + swz<kD>(wrow + mi * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8));
+          tc::ldsm_x4(qa[mi], qs + tc::swz_step(q_lane, kk) + mi * 16 * kD);
         }
       }
 #pragma unroll
       for (int np = 0; np < kBc / 16; ++np) {
         std::uint32_t kf[4];
-        tc::ldsm_x4(kf, kt + swz<kD>(np * 16 + (lane & 7) + ((lane >> 4) << 3), kk * 16 + ((lane >> 3) & 1) * 8));
+        tc::ldsm_x4(kf, kt + tc::swz_step(k_lane, kk) + np * 16 * kD);
 #pragma unroll
         for (int mi = 0; mi < kM; ++mi) {
           tc::mma<T>(s[mi][2 * np], qa[mi], kf[0], kf[1]);
@@ -148,48 +178,54 @@ __global__ void __launch_bounds__(32 * kWarps)
       }
     }
 
-    // Scale into the log2 domain (before the max: the scale may be negative), then mask.
+    // Mask (raw scores; the scale is folded into the exponent below), only in the tail tile
+    // past N and the tiles that straddle the causal diagonal.
     const int k0 = tile * kBc;
-    const bool masked = k0 + kBc > n || (causal && k0 + kBc - 1 > q0);
+    if (k0 + kBc > n || (causal && k0 + kBc - 1 > q0)) {
 #pragma unroll
-    for (int mi = 0; mi < kM; ++mi)
+      for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
-      for (int j = 0; j < kBc / 8; ++j)
+        for (int j = 0; j < kBc / 8; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          s[mi][j][e] *= scale_log2;
-          if (masked) {
+          for (int e = 0; e < 4; ++e) {
             const int key = k0 + 8 * j + 2 * t + (e & 1), row = q0 + wrow + mi * 16 + g + 8 * (e >> 1);
             if (key >= n || (causal && key > row)) s[mi][j][e] = -INFINITY;
           }
-        }
+    }
 
-    // Online softmax per row (r = 0: row g, r = 1: row g + 8 of m-tile mi); a quad shares a row.
+    // Online softmax per row (r = 0: row g, r = 1: row g + 8 of m-tile mi); a quad shares a
+    // row. scale_log2 > 0 (a negative scale was moved into Q), so the max of the scaled
+    // scores is scale_log2 times the raw max and P = exp2(s scale_log2 - m) is one FFMA and
+    // one MUFU.EX2 per score, rounded to T straight into A fragments.
     float alphas[kM][2];
+    std::uint32_t pa[kM][kBc / 16][4];  // P as A fragments (16 keys each)
     bool rescale = false;
 #pragma unroll
     for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        float mx = m[mi][r];
+        float raw = -INFINITY;
 #pragma unroll
-        for (int j = 0; j < kBc / 8; ++j) mx = fmaxf(mx, fmaxf(s[mi][j][2 * r], s[mi][j][2 * r + 1]));
-        mx = tc::quad_max(mx);
+        for (int j = 0; j < kBc / 8; ++j) raw = fmaxf(raw, fmaxf(s[mi][j][2 * r], s[mi][j][2 * r + 1]));
+        const float mx = fmaxf(m[mi][r], tc::quad_max(raw) * scale_log2);
         const float mu = mx == -INFINITY ? 0.0f : mx;  // a row with nothing visible yet
         const float alpha = detail::fast_exp2(m[mi][r] - mu);
         m[mi][r] = mx;
         float sum = 0.0f;
 #pragma unroll
         for (int j = 0; j < kBc / 8; ++j) {
-          s[mi][j][2 * r] = detail::fast_exp2(s[mi][j][2 * r] - mu);
-          s[mi][j][2 * r + 1] = detail::fast_exp2(s[mi][j][2 * r + 1] - mu);
-          sum += s[mi][j][2 * r] + s[mi][j][2 * r + 1];
+          const float p0 = detail::fast_exp2(fmaf(s[mi][j][2 * r], scale_log2, -mu));
+          const float p1 = detail::fast_exp2(fmaf(s[mi][j][2 * r + 1], scale_log2, -mu));
+          sum += p0 + p1;
+          pa[mi][j / 2][r + 2 * (j & 1)] = tc::pack2<T>(p0, p1);
         }
         l[mi][r] = l[mi][r] * alpha + sum;
         alphas[mi][r] = alpha;
         rescale = rescale || alpha != 1.0f;
       }
-    if (__any_sync(0xffffffffu, rescale)) {  // warp-uniform: most tiles keep every max
+    // O *= alpha, skipped when no row of the warp changed its max (alpha == 1 exactly for
+    // all of them: the skip changes no bit; after the first tiles most maxima stay).
+    if (__any_sync(0xffffffffu, rescale)) {  // warp-uniform
 #pragma unroll
       for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
@@ -204,22 +240,14 @@ __global__ void __launch_bounds__(32 * kWarps)
     // O += P V_t: P's accumulators become A fragments (16 keys each) in registers.
 #pragma unroll
     for (int kk = 0; kk < kBc / 16; ++kk) {
-      std::uint32_t pa[kM][4];
-#pragma unroll
-      for (int mi = 0; mi < kM; ++mi) {
-        pa[mi][0] = tc::pack2<T>(s[mi][2 * kk][0], s[mi][2 * kk][1]);
-        pa[mi][1] = tc::pack2<T>(s[mi][2 * kk][2], s[mi][2 * kk][3]);
-        pa[mi][2] = tc::pack2<T>(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
-        pa[mi][3] = tc::pack2<T>(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
-      }
 #pragma unroll
       for (int dp = 0; dp < kD / 16; ++dp) {
         std::uint32_t vf[4];
-        tc::ldsm_x4_t(vf, vt + swz<kD>(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, dp * 16 + (lane >> 4) * 8));
+        tc::ldsm_x4_t(vf, vt + tc::swz_step(v_lane, dp) + kk * 16 * kD);
 #pragma unroll
         for (int mi = 0; mi < kM; ++mi) {
-          tc::mma<T>(acc[mi][2 * dp], pa[mi], vf[0], vf[1]);
-          tc::mma<T>(acc[mi][2 * dp + 1], pa[mi], vf[2], vf[3]);
+          tc::mma<T>(acc[mi][2 * dp], pa[mi][kk], vf[0], vf[1]);
+          tc::mma<T>(acc[mi][2 * dp + 1], pa[mi][kk], vf[2], vf[3]);
         }
       }
     }
@@ -246,17 +274,27 @@ __global__ void __launch_bounds__(32 * kWarps)
     }
 }
 
-template <class T, int kD, int kM, int kWarps>
+// c = scale log2(e). |c| below FLT_MIN (a scale under ~8e-39) is raised to FLT_MIN so that
+// a masked score, -inf times c, stays -inf (times 0 it would be NaN); every scaled score
+// is ~0 there either way.
+float scale_log2_of(const Shape& s) {
+  const float c = s.effective_scale() * detail::kLog2e;
+  return std::fabs(c) < FLT_MIN ? std::copysign(FLT_MIN, c) : c;
+}
+
+template <class T, int kD, int kM, int kWarps, TcTiles kTiles>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
                    cudaStream_t stream) {
-  constexpr int smem = forward_smem_bytes<kD, kM, kWarps>();
+  constexpr int kBc = keys_per_tile<kD, kM>(kTiles);
+  constexpr int smem = forward_smem_bytes<kD, kM, kWarps, kBc>();
   constexpr int rows = 16 * kM * kWarps;
-  static const cudaError_t prepared = detail::prepare_kernel(flash_tc_forward_kernel<T, kD, kM, kWarps>, smem);
+  static const cudaError_t prepared =
+      detail::prepare_kernel(flash_tc_forward_kernel<T, kD, kM, kWarps, kBc>, smem);
   if (prepared != cudaSuccess) return prepared;
   const dim3 grid((s.seq_len + rows - 1) / rows, s.heads, s.batch);
-  flash_tc_forward_kernel<T, kD, kM, kWarps><<<grid, 32 * kWarps, smem, stream>>>(
+  flash_tc_forward_kernel<T, kD, kM, kWarps, kBc><<<grid, 32 * kWarps, smem, stream>>>(
       static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<T*>(o), lse,
-      s.heads, s.group(), s.seq_len, s.effective_scale() * detail::kLog2e, s.causal);
+      s.heads, s.group(), s.seq_len, scale_log2_of(s), s.causal);
   return cudaGetLastError();
 }
 
@@ -265,9 +303,12 @@ cudaError_t by_tiles(const Shape& s, TcTiles tiles, const void* q, const void* k
                      float* lse, cudaStream_t stream) {
   if (tiles == TcTiles::automatic) tiles = flash_tc_forward_tiles(kD);
   switch (tiles) {
-    case TcTiles::rows64: return launch<T, kD, 1, 4>(s, q, k, v, o, lse, stream);
-    case TcTiles::rows128_w8: return launch<T, kD, 1, 8>(s, q, k, v, o, lse, stream);
-    default: return launch<T, kD, 2, 4>(s, q, k, v, o, lse, stream);  // rows128
+    case TcTiles::rows64: return launch<T, kD, 1, 4, TcTiles::rows64>(s, q, k, v, o, lse, stream);
+    case TcTiles::rows128_w8: return launch<T, kD, 1, 8, TcTiles::rows128_w8>(s, q, k, v, o, lse, stream);
+    case TcTiles::rows128_deep:  // 48-key tiles at d = 128; at d = 64 the same kernel as rows128
+      if constexpr (kD == 128) return launch<T, kD, 2, 4, TcTiles::rows128_deep>(s, q, k, v, o, lse, stream);
+      return launch<T, kD, 2, 4, TcTiles::rows128>(s, q, k, v, o, lse, stream);
+    default: return launch<T, kD, 2, 4, TcTiles::rows128>(s, q, k, v, o, lse, stream);  // rows128
   }
 }
 
@@ -287,9 +328,10 @@ cudaError_t dispatch(const Shape& s, TcTiles tiles, const void* q, const void* k
 
 bool flash_tc_supported(int head_dim) { return head_dim == 64 || head_dim == 128; }
 
-// rows128 at both d: the shape last measured on a GPU (docs/PERFORMANCE.md). rows128_w8 is
-// the candidate for d = 128 (no spills, 200 registers) and is not yet timed: switch here
-// once suites/attention-tc-tiles.yaml shows it faster.
+// rows128 at both d: the fastest shape measured on a GPU (docs/PERFORMANCE.md, before the
+// scale fold and early P packing). rows128_deep (48-key tiles at d = 128) is the candidate
+// for d = 128 and is not yet timed: switch here once suites/attention-tc-tiles.yaml shows
+// it faster than rows128.
 TcTiles flash_tc_forward_tiles(int) { return TcTiles::rows128; }
 
 cudaError_t flash_tc_forward(const Shape& shape, Precision precision, const void* q, const void* k,

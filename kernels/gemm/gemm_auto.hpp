@@ -8,19 +8,24 @@
 //
 //   M == 1 or N == 1           gemv   (gemm_gemv.cu; M == 1 splits K over grid y)
 //   K == 1                     outer  (rank-1 update, gemm_outer)
-//   else the tile class        M <= 32: 32x64; else the largest of 128x128, 128x64, 64x64
-//                              whose output tiles fill the SMs (>= SM count), 64x64 if none
-//   few tiles, K >= 256        splitk with that tile when tiles < SM count:
-//                              splits = min(ceil(SMs * blocks_per_sm / tiles), K / 64, 64,
-//                              and splits * M * N * 4 bytes <= 64 MiB), when that is >= 2.
-//                              Why this many: with fewer tiles than SMs the tile kernel is
-//                              latency bound (one block per SM, each walking all of K), so
-//                              filling one resident wave of blocks cuts the time roughly by
-//                              the split count; slices stay >= 64 long (8 K tiles, enough to
-//                              run the load/compute pipeline), and the panels (written and
-//                              read once, mostly from L2) stay a small share of the traffic.
-//                              These thresholds are reasoned, not yet measured.
-//   else                       tile   (gemm_tile: the coarsened kernel in that size)
+//   else                       the (tile, splits) of least modelled time (gemm_auto.cpp has
+//                              the model and its calibration): tiles 128x128, 128x64, 64x64,
+//                              32x64; splits 1 (tile) or 2 .. min(K / 64, 64, 64 MiB of panels)
+//                              (splitk, deterministic, K >= 256 only). With T = bm x bn,
+//                                tiles = ceil(M / bm) * ceil(N / bn), blocks = tiles * splits,
+//                                L = ceil(blocks / SMs)  (blocks on the busiest SM),
+//                                t = L * 2 bm bn slice / (rate(T) * occupancy)
+//                                    + splits > 1: (splits + 1) M N 4 bytes / 3 TB/s + 3 us,
+//                              so the choice weighs the tile's speed (128x128 does the most
+//                              FMAs per load: ~1.6x 64x64's FLOP rate per SM) against wave
+//                              quantization over the SMs (a partial last round of blocks
+//                              costs a whole one) and the split's panel traffic. E.g. on 132
+//                              SMs: 1024^3 -> 128x128 split 4 (256 blocks, 2 per SM), not
+//                              64x64 (256 tiles but the slow tile); 4096^3 -> 128x128 (1024
+//                              tiles, 3.9 waves of 264); 128 x 4096 x 4096 -> 128x128 split 8;
+//                              8192 x 64 x 8192 -> 128x64 split 4 (a 128-wide tile would be
+//                              half padding). The rates are from one H200 run; the choices
+//                              it predicts are stated, not yet all measured (PERFORMANCE.md).
 #include <cstddef>
 #include <string>
 
@@ -48,9 +53,9 @@ inline constexpr std::size_t kSplitMaxWorkspaceBytes = std::size_t{64} << 20;
 AutoChoice choose_auto(Layout layout, int M, int N, int K, int sm_count);
 inline AutoChoice choose_auto(int M, int N, int K, int sm_count) { return choose_auto(Layout::nn, M, N, K, sm_count); }
 // The kernels of `auto` on their own (the gemm variants `splitk` and `gemv`):
-// choose_splitk: the tile class (128x128 taken as 128x64) and the one-wave split count
-//   at any shape, without auto's "tiles < SMs, K >= 256" condition; a count of 1 runs
-//   that tile unsplit (kind tile).
+// choose_splitk: auto's model restricted to splits >= 2 (and without its K >= 256
+//   condition): the cheapest split at any shape; where no split is possible (K < 128, or
+//   two panels above 64 MiB) the cheapest plain tile (kind tile).
 // choose_gemv: gemv with auto's K slices (only M == 1 or N == 1 can run it).
 AutoChoice choose_splitk(Layout layout, int M, int N, int K, int sm_count);
 AutoChoice choose_gemv(Layout layout, int M, int N, int K, int sm_count);
@@ -58,6 +63,9 @@ inline AutoChoice choose_splitk(int M, int N, int K, int sm_count) {
   return choose_splitk(Layout::nn, M, N, K, sm_count);
 }
 inline AutoChoice choose_gemv(int M, int N, int K, int sm_count) { return choose_gemv(Layout::nn, M, N, K, sm_count); }
+// The model's seconds for `tile` with `splits` K slices (1: the plain tile) at (M, N, K) on
+// sm_count SMs (gemm_auto.cpp): what choose_auto minimises; exposed for tests and reports.
+double auto_modelled_seconds(Tile tile, int splits, int M, int N, int K, int sm_count);
 // "gemv splits=17", "outer", "splitk tile=64x64 splits=22", "tile 128x128".
 std::string describe(const AutoChoice& choice);
 // Workspace bytes the choice needs at (M, N, K) (0 for tile, outer, gemv without slices).

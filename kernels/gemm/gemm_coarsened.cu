@@ -15,7 +15,8 @@
 //   64x64   (cap 168):        141 / 157, no spills
 //   32x64   (cap 168):        150 / 167, no spills
 //   split-K partials (gemm_splitk.cu): 128x64 145 / 147, 64x64 149 / 151, 32x64 163 / 167,
-//   no spills. (At a 128 cap the smaller tiles spilled 28-160 bytes: more staged float4s
+//   no spills; 128x128 (cap 128, issue 14) 123-128 in every layout, no spills except the
+//   scalar nn partial: 16 bytes (one float4 of the staged A). (At a 128 cap the smaller tiles spilled 28-160 bytes: more staged float4s
 //   per thread.)
 // Shared memory: 2 * BK * (BM + 4 + BN) * 4 bytes (16.6 KB for 128x128x8).
 #include <cstdint>

@@ -58,8 +58,7 @@ bool tile_vector_aligned(Layout layout, int M, int N, int K, const float* A, con
 // over slice z into the z-th (M, N) panel of `workspace`; a second kernel sums the panels in
 // slice order and applies alpha and beta. Same result bits on every run. `workspace` needs
 // splitk_workspace_bytes(M, N, K, splits) bytes, 16-byte aligned. splits == 1 (or fewer
-// slices than asked after rounding) runs gemm_tile. Tiles 128x64, 64x64, 32x64 (128x128:
-// cudaErrorInvalidValue).
+// slices than asked after rounding) runs gemm_tile. Every tile (128x128 too).
 int splitk_slice(int K, int splits);
 int splitk_slices(int K, int splits);  // the slices that are actually used
 std::size_t splitk_workspace_bytes(int M, int N, int K, int splits);

@@ -9,12 +9,12 @@
 //           per 4 elements, the panels added in slice order.
 // No atomics: the result is the same bits on every run (gemm_atomic's is not). Cost: the
 // workspace round trip, S * M * N * 4 bytes written and read once, small next to the A and B
-// traffic for the shapes that get here (auto asks for split-K only while tiles < SMs).
+// traffic for the shapes that get here (auto prices it in: gemm_auto.cpp).
 //
-// Tiles: 128x64, 64x64, 32x64 (gemm_shapes.hpp). 128x128 is not instantiated here (its
-// scalar partial kernel spilled 16 bytes at the 128-register cap, and `auto` never splits
-// that class: it only gets there with >= SM count tiles); asking for it returns
-// cudaErrorInvalidValue.
+// Tiles: all four (gemm_shapes.hpp). 128x128 (issue 14: `auto` splits it for the squares of
+// under one wave, 1000^3-1024^3 and 128 x 4096 x 4096) keeps the 128-register cap of two
+// blocks per SM; ptxas: see gemm_coarsened.cu (its scalar nn partial spills 16 bytes, the
+// float4 ones none).
 //
 // Slices are multiples of 8 (the tile's K depth, hence of 4: a float4 of A never straddles
 // two slices).
@@ -120,7 +120,7 @@ cudaError_t gemm_splitk(Layout layout, Tile t, int splits, int M, int N, int K, 
   const bool vec = tile_vector_aligned(layout, M, N, K, A, B, C);
   cudaError_t e = cudaErrorInvalidValue;
   switch (t) {
-    case Tile::t128x128: return cudaErrorInvalidValue;  // not instantiated, see above
+    case Tile::t128x128: e = launch_partials<4, 2>(layout, args, slices, vec, stream); break;
     case Tile::t128x64: e = launch_partials<4, 1>(layout, args, slices, vec, stream); break;
     case Tile::t64x64: e = launch_partials<2, 1>(layout, args, slices, vec, stream); break;
     case Tile::t32x64: e = launch_partials<1, 1>(layout, args, slices, vec, stream); break;

@@ -103,18 +103,25 @@ cudaError_t layernorm_forward_bf16(const bf16* x, const float* gamma, const floa
   return cudaGetLastError();
 }
 
+cudaError_t layernorm_backward_dx_bf16(const bf16* x, const float* gamma, const float* mean, const float* rstd,
+                                       const bf16* dy, bf16* dx, int rows, int cols, cudaStream_t s) {
+  if (rows < 0 || cols < 1) return cudaErrorInvalidValue;
+  if (rows == 0) return cudaSuccess;
+  if (x == nullptr || gamma == nullptr || mean == nullptr || rstd == nullptr || dy == nullptr || dx == nullptr)
+    return cudaErrorInvalidValue;
+  const unsigned blocks = static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
+  ln_dx_kernel<<<blocks, kThreads, 0, s>>>(x, gamma, mean, rstd, dy, dx, rows, cols);
+  return cudaGetLastError();
+}
+
 cudaError_t layernorm_backward_bf16(const bf16* x, const float* gamma, const float* mean, const float* rstd,
                                     const bf16* dy, bf16* dx, float* dgamma, float* dbeta, int rows, int cols,
                                     cudaStream_t s) {
   if (rows < 0 || cols < 1 || gamma == nullptr || dgamma == nullptr || dbeta == nullptr) return cudaErrorInvalidValue;
   if (rows > 0 && (x == nullptr || mean == nullptr || rstd == nullptr || dy == nullptr || dx == nullptr))
     return cudaErrorInvalidValue;
-  if (rows > 0) {
-    const unsigned blocks = static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
-    ln_dx_kernel<<<blocks, kThreads, 0, s>>>(x, gamma, mean, rstd, dy, dx, rows, cols);
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return e;
-  }
+  if (const cudaError_t e = layernorm_backward_dx_bf16(x, gamma, mean, rstd, dy, dx, rows, cols, s); e != cudaSuccess)
+    return e;
   const unsigned col_blocks = static_cast<unsigned>((cols + kColTile - 1) / kColTile);
   ln_param_grad_kernel<<<col_blocks, dim3(kColTile, kColRows), 0, s>>>(x, mean, rstd, dy, dgamma, dbeta, rows, cols);
   return cudaGetLastError();

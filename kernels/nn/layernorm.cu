@@ -255,6 +255,32 @@ cudaError_t layernorm_forward(const T* x, const T* gamma, const T* beta, T* y, T
 }
 
 template <class T>
+cudaError_t layernorm_backward_dx(const T* x, const T* gamma, const T* mean, const T* rstd, const T* dy, T* dx,
+                                  int rows, int cols, cudaStream_t s) {
+  if (rows < 0 || cols < 0) return cudaErrorInvalidValue;
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  if (!x || !gamma || !mean || !rstd || !dy || !dx) return cudaErrorInvalidValue;
+  const unsigned blocks = static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
+  switch (cached_vecs<T>(cols, {x, gamma, dy, dx})) {
+    case 1:
+      ln_backward_dx_cached<T, 1><<<blocks, kRowThreads, 0, s>>>(x, gamma, mean, rstd, dy, dx, rows, cols);
+      break;
+    case 2:
+      ln_backward_dx_cached<T, 2><<<blocks, kRowThreads, 0, s>>>(x, gamma, mean, rstd, dy, dx, rows, cols);
+      break;
+    case 4:
+      ln_backward_dx_cached<T, 4><<<blocks, kRowThreads, 0, s>>>(x, gamma, mean, rstd, dy, dx, rows, cols);
+      break;
+    case 8:
+      ln_backward_dx_cached<T, 8><<<blocks, kRowThreads, 0, s>>>(x, gamma, mean, rstd, dy, dx, rows, cols);
+      break;
+    default:
+      ln_backward_dx_generic<T><<<blocks, kRowThreads, 0, s>>>(x, gamma, mean, rstd, dy, dx, rows, cols);
+  }
+  return cudaGetLastError();
+}
+
+template <class T>
 cudaError_t layernorm_backward(const T* x, const T* gamma, const T* mean, const T* rstd,
                                const T* dy, T* dx, T* dgamma, T* dbeta, int rows, int cols,
                                cudaStream_t s) {
@@ -262,26 +288,7 @@ cudaError_t layernorm_backward(const T* x, const T* gamma, const T* mean, const 
   if (cols == 0) return cudaSuccess;
   if (!dgamma || !dbeta) return cudaErrorInvalidValue;
   if (rows > 0 && (!x || !gamma || !mean || !rstd || !dy || !dx)) return cudaErrorInvalidValue;
-  if (rows > 0) {
-    const unsigned blocks = static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
-    switch (cached_vecs<T>(cols, {x, gamma, dy, dx})) {
-      case 1:
-        ln_backward_dx_cached<T, 1><<<blocks, kRowThreads, 0, s>>>(x, gamma, mean, rstd, dy, dx, rows, cols);
-        break;
-      case 2:
-        ln_backward_dx_cached<T, 2><<<blocks, kRowThreads, 0, s>>>(x, gamma, mean, rstd, dy, dx, rows, cols);
-        break;
-      case 4:
-        ln_backward_dx_cached<T, 4><<<blocks, kRowThreads, 0, s>>>(x, gamma, mean, rstd, dy, dx, rows, cols);
-        break;
-      case 8:
-        ln_backward_dx_cached<T, 8><<<blocks, kRowThreads, 0, s>>>(x, gamma, mean, rstd, dy, dx, rows, cols);
-        break;
-      default:
-        ln_backward_dx_generic<T><<<blocks, kRowThreads, 0, s>>>(x, gamma, mean, rstd, dy, dx, rows, cols);
-    }
-    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  }
+  if (cudaError_t e = layernorm_backward_dx(x, gamma, mean, rstd, dy, dx, rows, cols, s); e != cudaSuccess) return e;
   const unsigned col_blocks = static_cast<unsigned>((cols + kColTile - 1) / kColTile);
   ln_backward_params<T><<<col_blocks, dim3(kColTile, kColRows), 0, s>>>(x, mean, rstd, dy, dgamma,
                                                                       dbeta, rows, cols);
@@ -292,7 +299,9 @@ cudaError_t layernorm_backward(const T* x, const T* gamma, const T* mean, const 
   template cudaError_t layernorm_forward<T>(const T*, const T*, const T*, T*, T*, T*, int, int, \
                                             T, cudaStream_t);                                 \
   template cudaError_t layernorm_backward<T>(const T*, const T*, const T*, const T*, const T*,  \
-                                             T*, T*, T*, int, int, cudaStream_t);
+                                             T*, T*, T*, int, int, cudaStream_t);                \
+  template cudaError_t layernorm_backward_dx<T>(const T*, const T*, const T*, const T*,          \
+                                                const T*, T*, int, int, cudaStream_t);
 
 KERNELS_NN_LAYERNORM(float)
 KERNELS_NN_LAYERNORM(double)

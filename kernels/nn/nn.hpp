@@ -93,6 +93,11 @@ template <class T>
 cudaError_t layernorm_backward(const T* x, const T* gamma, const T* mean, const T* rstd,
                                const T* dy, T* dx, T* dgamma, T* dbeta, int rows, int cols,
                                cudaStream_t s);
+// The dx part alone (the first kernel of layernorm_backward; nn_fused.hpp has the
+// row-parallel dgamma / dbeta).
+template <class T>
+cudaError_t layernorm_backward_dx(const T* x, const T* gamma, const T* mean, const T* rstd,
+                                  const T* dy, T* dx, int rows, int cols, cudaStream_t s);
 
 // ---- Embedding and positional encoding ---------------------------------------------------
 // out[r, :] = table[ids[r], :]; ids (rows), table (vocab, dim), out (rows, dim).

@@ -56,5 +56,9 @@ cudaError_t layernorm_forward_bf16(const bf16* x, const float* gamma, const floa
 cudaError_t layernorm_backward_bf16(const bf16* x, const float* gamma, const float* mean,
                                     const float* rstd, const bf16* dy, bf16* dx, float* dgamma,
                                     float* dbeta, int rows, int cols, cudaStream_t s);
+// Its dx kernel alone (nn_fused.hpp has the row-parallel dgamma / dbeta).
+cudaError_t layernorm_backward_dx_bf16(const bf16* x, const float* gamma, const float* mean,
+                                       const float* rstd, const bf16* dy, bf16* dx, int rows,
+                                       int cols, cudaStream_t s);
 
 }  // namespace kernels::nn

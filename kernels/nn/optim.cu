@@ -32,6 +32,28 @@ __device__ __forceinline__ void adam_one(T& p, T g, T& m, T& v, const AdamParams
   p -= a.lr * mhat / (sqrt(vhat) + a.eps) + a.lr * a.wd * p;
 }
 
+// adam_one on the W-wide vector i of p, g, m, v (all 16-byte aligned).
+template <class T>
+__device__ __forceinline__ void adam_vec(T* p, const T* g, T* m, T* v, std::size_t i, const AdamParams<T>& a) {
+  Vec<T> pv = load_vec(p, i), mv = load_vec(m, i), vv = load_vec(v, i);
+  const Vec<T> gv = load_vec(g, i);
+#pragma unroll
+  for (int e = 0; e < kWidth<T>; ++e) adam_one(pv.v[e], gv.v[e], mv.v[e], vv.v[e], a);
+  store_vec(p, i, pv);
+  store_vec(m, i, mv);
+  store_vec(v, i, vv);
+}
+
+// adam_one on element i.
+template <class T, class Index>
+__device__ __forceinline__ void adam_at(T* p, const T* g, T* m, T* v, Index i, const AdamParams<T>& a) {
+  T pi = p[i], mi = m[i], vi = v[i];
+  adam_one(pi, g[i], mi, vi, a);
+  p[i] = pi;
+  m[i] = mi;
+  v[i] = vi;
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     adam_kernel(T* __restrict__ p, const T* __restrict__ g, T* __restrict__ m, T* __restrict__ v,
@@ -42,24 +64,10 @@ __global__ void __launch_bounds__(kThreads)
   std::size_t head = 0;
   if (vec) {
     const std::size_t nv = n / W;
-    for (std::size_t i = tid; i < nv; i += stride) {
-      Vec<T> pv = load_vec(p, i), mv = load_vec(m, i), vv = load_vec(v, i);
-      const Vec<T> gv = load_vec(g, i);
-#pragma unroll
-      for (int e = 0; e < W; ++e) adam_one(pv.v[e], gv.v[e], mv.v[e], vv.v[e], a);
-      store_vec(p, i, pv);
-      store_vec(m, i, mv);
-      store_vec(v, i, vv);
-    }
+    for (std::size_t i = tid; i < nv; i += stride) adam_vec(p, g, m, v, i, a);
     head = nv * W;
   }
-  for (std::size_t i = head + tid; i < n; i += stride) {
-    T pi = p[i], mi = m[i], vi = v[i];
-    adam_one(pi, g[i], mi, vi, a);
-    p[i] = pi;
-    m[i] = mi;
-    v[i] = vi;
-  }
+  for (std::size_t i = head + tid; i < n; i += stride) adam_at(p, g, m, v, i, a);
 }
 
 // kMomentum: buf = momentum buf + g, p -= lr buf; else p -= lr g.
@@ -106,12 +114,13 @@ __global__ void __launch_bounds__(kThreads)
 // ---- multi-tensor Adam -------------------------------------------------------------------
 constexpr std::int64_t kChunk = 4096;  // elements per block: 16 per thread of a 256-thread block
 
-// The tensor list and, per tensor, the index of its first block (ascending; a tensor of n
-// elements owns ceil(n / kChunk) blocks). Travels as the kernel argument (~3 KiB).
-template <class T>
-struct AdamLaunch {
-  AdamTensorList<T> list;
-  std::int64_t first_block[AdamTensorList<T>::kMaxTensors];
+// A tensor list (AdamTensorList, TensorChunkList) and, per tensor, the index of its first
+// block (ascending; a tensor of n elements owns ceil(n / kChunk) blocks). Travels as the
+// kernel argument (< 4 KiB).
+template <class List>
+struct ChunkLaunch {
+  List list;
+  std::int64_t first_block[List::kMaxTensors];
 };
 
 template <class T>
@@ -130,6 +139,35 @@ __device__ __forceinline__ int tensor_of_block(const std::int64_t* first_block, 
     else hi = mid - 1;
   }
   return lo;
+}
+
+// The chunk of this block: its tensor and the chunk's first element and length (kChunk, or
+// less for a tensor's last chunk).
+struct Chunk {
+  int tensor;
+  std::int64_t start, len;
+};
+template <class List>
+__device__ __forceinline__ Chunk chunk_of_block(const ChunkLaunch<List>& L) {
+  const std::int64_t b = blockIdx.x;
+  const int i = tensor_of_block(L.first_block, L.list.count, b);
+  const std::int64_t start = (b - L.first_block[i]) * kChunk;
+  const std::int64_t rest = L.list.n[i] - start;
+  return {i, start, rest < kChunk ? rest : kChunk};
+}
+
+// Visits a chunk of len elements with the block's kThreads threads: vec_fn(k) for each of the
+// len / W whole W-wide vectors when vec (the chunk's pointers 16-byte aligned), then
+// scalar_fn(k) for every element not covered (all of them without vec).
+template <int W, class VecFn, class ScalarFn>
+__device__ __forceinline__ void chunk_loop(std::int64_t len, bool vec, VecFn vec_fn, ScalarFn scalar_fn) {
+  std::int64_t head = 0;
+  if (vec) {
+    const std::int64_t nv = len / W;
+    for (std::int64_t k = threadIdx.x; k < nv; k += kThreads) vec_fn(static_cast<std::size_t>(k));
+    head = nv * W;
+  }
+  for (std::int64_t k = head + threadIdx.x; k < len; k += kThreads) scalar_fn(k);
 }
 
 // Per tensor i of sizes n[0..count): first_block[i] = the blocks of the tensors before it;
@@ -153,74 +191,40 @@ std::int64_t chunk_blocks(int count, int max_count, const std::int64_t* n, HasNu
 // per-tensor kernel's function: the same arithmetic per element.
 template <class T>
 __global__ void __launch_bounds__(kThreads)
-    adam_multi_kernel(const AdamLaunch<T> L, const AdamStepScalars* __restrict__ scalars, T b1, T b2, T eps, T wd) {
+    adam_multi_kernel(const ChunkLaunch<AdamTensorList<T>> L, const AdamStepScalars* __restrict__ scalars, T b1,
+                      T b2, T eps, T wd) {
   constexpr int W = kWidth<T>;
-  const std::int64_t b = blockIdx.x;
-  const int lo = tensor_of_block(L.first_block, L.list.count, b);
+  const Chunk c = chunk_of_block(L);
   const AdamParams<T> a = params_from<T>(*scalars, b1, b2, eps, wd);
-  const std::int64_t start = (b - L.first_block[lo]) * kChunk;
-  const std::int64_t rest = L.list.n[lo] - start;
-  const std::int64_t len = rest < kChunk ? rest : kChunk;
-  T* p = L.list.p[lo] + start;
-  const T* g = L.list.g[lo] + start;
-  T* m = L.list.m[lo] + start;
-  T* v = L.list.v[lo] + start;
+  T* p = L.list.p[c.tensor] + c.start;
+  const T* g = L.list.g[c.tensor] + c.start;
+  T* m = L.list.m[c.tensor] + c.start;
+  T* v = L.list.v[c.tensor] + c.start;
   const bool vec = ((reinterpret_cast<std::uintptr_t>(p) | reinterpret_cast<std::uintptr_t>(g) |
                      reinterpret_cast<std::uintptr_t>(m) | reinterpret_cast<std::uintptr_t>(v)) & 15) == 0;
-  std::int64_t head = 0;
-  if (vec) {
-    const std::int64_t nv = len / W;
-    for (std::int64_t i = threadIdx.x; i < nv; i += kThreads) {
-      Vec<T> pv = load_vec(p, static_cast<std::size_t>(i)), mv = load_vec(m, static_cast<std::size_t>(i)),
-             vv = load_vec(v, static_cast<std::size_t>(i));
-      const Vec<T> gv = load_vec(g, static_cast<std::size_t>(i));
-#pragma unroll
-      for (int e = 0; e < W; ++e) adam_one(pv.v[e], gv.v[e], mv.v[e], vv.v[e], a);
-      store_vec(p, static_cast<std::size_t>(i), pv);
-      store_vec(m, static_cast<std::size_t>(i), mv);
-      store_vec(v, static_cast<std::size_t>(i), vv);
-    }
-    head = nv * W;
-  }
-  for (std::int64_t i = head + threadIdx.x; i < len; i += kThreads) {
-    T pi = p[i], mi = m[i], vi = v[i];
-    adam_one(pi, g[i], mi, vi, a);
-    p[i] = pi;
-    m[i] = mi;
-    v[i] = vi;
-  }
+  chunk_loop<W>(
+      c.len, vec, [&](std::size_t i) { adam_vec(p, g, m, v, i, a); },
+      [&](std::int64_t i) { adam_at(p, g, m, v, i, a); });
 }
-
-template <class T>
-struct ChunkLaunch {
-  TensorChunkList<T> list;
-  std::int64_t first_block[TensorChunkList<T>::kMaxTensors];
-};
 
 // out[0] += the sum of squares of block b's chunk (fixed order within the block, one
 // atomicAdd per block).
 template <class T>
-__global__ void __launch_bounds__(kThreads) sum_squares_multi_kernel(const ChunkLaunch<T> L, T* __restrict__ out) {
+__global__ void __launch_bounds__(kThreads)
+    sum_squares_multi_kernel(const ChunkLaunch<TensorChunkList<T>> L, T* __restrict__ out) {
   __shared__ T sh[32];
   constexpr int W = kWidth<T>;
-  const std::int64_t b = blockIdx.x;
-  const int i = tensor_of_block(L.first_block, L.list.count, b);
-  const std::int64_t start = (b - L.first_block[i]) * kChunk;
-  const std::int64_t rest = L.list.n[i] - start;
-  const std::int64_t len = rest < kChunk ? rest : kChunk;
-  const T* x = L.list.x[i] + start;
+  const Chunk c = chunk_of_block(L);
+  const T* x = L.list.x[c.tensor] + c.start;
   T acc = T(0);
-  std::int64_t head = 0;
-  if ((reinterpret_cast<std::uintptr_t>(x) & 15) == 0) {
-    const std::int64_t nv = len / W;
-    for (std::int64_t k = threadIdx.x; k < nv; k += kThreads) {
-      const Vec<T> v = load_vec(x, static_cast<std::size_t>(k));
+  chunk_loop<W>(
+      c.len, (reinterpret_cast<std::uintptr_t>(x) & 15) == 0,
+      [&](std::size_t k) {
+        const Vec<T> v = load_vec(x, k);
 #pragma unroll
-      for (int e = 0; e < W; ++e) acc += v.v[e] * v.v[e];
-    }
-    head = nv * W;
-  }
-  for (std::int64_t k = head + threadIdx.x; k < len; k += kThreads) acc += x[k] * x[k];
+        for (int e = 0; e < W; ++e) acc += v.v[e] * v.v[e];
+      },
+      [&](std::int64_t k) { acc += x[k] * x[k]; });
   acc = block_sum(acc, sh);
   if (threadIdx.x == 0) atomicAdd(out, acc);
 }
@@ -229,28 +233,35 @@ __global__ void __launch_bounds__(kThreads) sum_squares_multi_kernel(const Chunk
 // (clip_by_norm's rule; otherwise, and for a NaN scale, nothing is written).
 template <class T>
 __global__ void __launch_bounds__(kThreads)
-    clip_multi_kernel(const ChunkLaunch<T> L, const T* __restrict__ sumsq, T max_norm) {
+    clip_multi_kernel(const ChunkLaunch<TensorChunkList<T>> L, const T* __restrict__ sumsq, T max_norm) {
   const T scale = max_norm / (sqrt(*sumsq) + T(1e-6));
   if (!(scale < T(1))) return;
   constexpr int W = kWidth<T>;
-  const std::int64_t b = blockIdx.x;
-  const int i = tensor_of_block(L.first_block, L.list.count, b);
-  const std::int64_t start = (b - L.first_block[i]) * kChunk;
-  const std::int64_t rest = L.list.n[i] - start;
-  const std::int64_t len = rest < kChunk ? rest : kChunk;
-  T* x = L.list.x[i] + start;
-  std::int64_t head = 0;
-  if ((reinterpret_cast<std::uintptr_t>(x) & 15) == 0) {
-    const std::int64_t nv = len / W;
-    for (std::int64_t k = threadIdx.x; k < nv; k += kThreads) {
-      Vec<T> v = load_vec(x, static_cast<std::size_t>(k));
+  const Chunk c = chunk_of_block(L);
+  T* x = L.list.x[c.tensor] + c.start;
+  chunk_loop<W>(
+      c.len, (reinterpret_cast<std::uintptr_t>(x) & 15) == 0,
+      [&](std::size_t k) {
+        Vec<T> v = load_vec(x, k);
 #pragma unroll
-      for (int e = 0; e < W; ++e) v.v[e] *= scale;
-      store_vec(x, static_cast<std::size_t>(k), v);
-    }
-    head = nv * W;
-  }
-  for (std::int64_t k = head + threadIdx.x; k < len; k += kThreads) x[k] *= scale;
+        for (int e = 0; e < W; ++e) v.v[e] *= scale;
+        store_vec(x, k, v);
+      },
+      [&](std::int64_t k) { x[k] *= scale; });
+}
+
+// Plans a multi-tensor launch (chunk_blocks: one block per chunk of every tensor) and
+// launches kernel(plan, args...) on it; no launch for an empty list.
+template <class List, class HasNull, class... KernelArgs, class... Args>
+cudaError_t launch_chunked(void (*kernel)(ChunkLaunch<List>, KernelArgs...), const List& list, HasNull has_null,
+                           cudaStream_t s, Args... args) {
+  ChunkLaunch<List> launch{};
+  launch.list = list;
+  const std::int64_t blocks = chunk_blocks(list.count, List::kMaxTensors, list.n, has_null, launch.first_block);
+  if (blocks < 0) return cudaErrorInvalidValue;
+  if (blocks == 0) return cudaSuccess;
+  kernel<<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(launch, args...);
+  return cudaGetLastError();
 }
 
 __global__ void adam_set_scalars_kernel(AdamStepScalars* dst, AdamStepScalars values) { *dst = values; }
@@ -318,43 +329,22 @@ template <class T>
 cudaError_t adam_multi_tensor(const AdamTensorList<T>& list, const AdamStepScalars* scalars, T b1, T b2, T eps,
                               T wd, cudaStream_t s) {
   if (!scalars) return cudaErrorInvalidValue;
-  AdamLaunch<T> launch{};
-  launch.list = list;
   const auto has_null = [&](int i) { return !list.p[i] || !list.g[i] || !list.m[i] || !list.v[i]; };
-  const std::int64_t blocks =
-      chunk_blocks(list.count, AdamTensorList<T>::kMaxTensors, list.n, has_null, launch.first_block);
-  if (blocks < 0) return cudaErrorInvalidValue;
-  if (blocks == 0) return cudaSuccess;
-  adam_multi_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(launch, scalars, b1, b2, eps, wd);
-  return cudaGetLastError();
+  return launch_chunked(adam_multi_kernel<T>, list, has_null, s, scalars, b1, b2, eps, wd);
 }
 
 template <class T>
 cudaError_t sum_squares_multi_tensor(const TensorChunkList<T>& list, T* out, cudaStream_t s) {
   if (!out) return cudaErrorInvalidValue;
-  ChunkLaunch<T> launch{};
-  launch.list = list;
   const auto has_null = [&](int i) { return list.x[i] == nullptr; };
-  const std::int64_t blocks =
-      chunk_blocks(list.count, TensorChunkList<T>::kMaxTensors, list.n, has_null, launch.first_block);
-  if (blocks < 0) return cudaErrorInvalidValue;
-  if (blocks == 0) return cudaSuccess;
-  sum_squares_multi_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(launch, out);
-  return cudaGetLastError();
+  return launch_chunked(sum_squares_multi_kernel<T>, list, has_null, s, out);
 }
 
 template <class T>
 cudaError_t clip_by_norm_multi_tensor(const TensorChunkList<T>& list, const T* sumsq, T max_norm, cudaStream_t s) {
   if (!sumsq) return cudaErrorInvalidValue;
-  ChunkLaunch<T> launch{};
-  launch.list = list;
   const auto has_null = [&](int i) { return list.x[i] == nullptr; };
-  const std::int64_t blocks =
-      chunk_blocks(list.count, TensorChunkList<T>::kMaxTensors, list.n, has_null, launch.first_block);
-  if (blocks < 0) return cudaErrorInvalidValue;
-  if (blocks == 0) return cudaSuccess;
-  clip_multi_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(launch, sumsq, max_norm);
-  return cudaGetLastError();
+  return launch_chunked(clip_multi_kernel<T>, list, has_null, s, sumsq, max_norm);
 }
 
 template <class T>

@@ -32,6 +32,25 @@ Context::~Context() {
   if (stream_ != nullptr || cublas_ != nullptr) MODELS_CUDA_NOTHROW(cudaStreamSynchronize(stream_));
   if (cublas_ != nullptr) cublasDestroy(cublas_);
   if (cublas_ws_ != nullptr) allocator_.deallocate(cublas_ws_, cublas_ws_bytes_);
+  if (counters_ != nullptr) allocator_.deallocate(counters_, counters_n_ * sizeof(unsigned));
+}
+
+unsigned* Context::zeroed_counters(std::size_t n) {
+  if (n <= counters_n_) return counters_;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  MODELS_CUDA(cudaStreamIsCapturing(stream_, &capture));
+  if (capture != cudaStreamCaptureStatusNone) return nullptr;  // a memset now would only be captured
+  if (counters_ != nullptr) {  // stream-ordered: earlier kernels finish with the old array first
+    MODELS_CUDA(cudaStreamSynchronize(stream_));
+    allocator_.deallocate(counters_, counters_n_ * sizeof(unsigned));
+    counters_ = nullptr;
+    counters_n_ = 0;
+  }
+  const std::size_t count = std::max<std::size_t>(n, 1024);
+  counters_ = static_cast<unsigned*>(allocator_.allocate(count * sizeof(unsigned)));
+  counters_n_ = count;
+  MODELS_CUDA(cudaMemsetAsync(counters_, 0, count * sizeof(unsigned), stream_));
+  return counters_;
 }
 
 void Context::set_gemm(std::string name) {

@@ -16,6 +16,14 @@ Tensor upload(const std::vector<double>& v, const Shape& shape, DType dtype) {
   return Tensor::from_host(f, shape);
 }
 
+// The fused elementwise tails (Context::fused): bias + activation, residual + LayerNorm.
+bool fused() { return has_ctx() && ctx().fused(); }
+
+// LN(x + r): one add_layer_norm kernel when fused, else add then layer_norm.
+Tensor add_norm(const LayerNorm& norm, const Tensor& x, const Tensor& r) {
+  return fused() ? add_layer_norm(x, r, norm.gamma, norm.beta) : norm(add(x, r));
+}
+
 // An NVTX range when the context asks for them.
 detail::NvtxRange layer_range(const char* name) {
   return detail::NvtxRange(has_ctx() && ctx().nvtx(), name, detail::NvtxKind::layer);
@@ -48,6 +56,11 @@ std::int64_t Module::parameter_count() const {
 Linear::Linear(std::int64_t in, std::int64_t out, bool bias, DType dtype, Init& init)
     : W(init.he_normal({in, out}, in, dtype)) {
   if (bias) b = init.constant({out}, 0.0, dtype);
+}
+// Fused: the GEMM, then bias_act(identity) (the bias add as before; its backward is the
+// parallel column sum of nn_fused.hpp instead of column_sum).
+Tensor Linear::operator()(const Tensor& x) const {
+  return fused() && b.defined() ? bias_act(linear(x, W, Tensor()), b, Activation::identity) : linear(x, W, b);
 }
 void Linear::parameters(std::vector<Tensor>& out) const {
   out.push_back(W);
@@ -91,8 +104,9 @@ void CrossAttention::parameters(std::vector<Tensor>& o) const {
 FeedForward::FeedForward(std::int64_t dim, std::int64_t hidden, Activation act_, DType dtype, Init& init)
     : fc1(dim, hidden, true, dtype, init), fc2(hidden, dim, true, dtype, init), act(act_) {}
 Tensor FeedForward::operator()(const Tensor& x) const {
+  if (fused()) return fc2(bias_act(linear(x, fc1.W, Tensor()), fc1.b, act));  // GEMM, then act(. + b) in one kernel
   Tensor h = fc1(x);
-  h = act == Activation::relu ? relu(h) : gelu(h);
+  if (act != Activation::identity) h = act == Activation::relu ? relu(h) : gelu(h);
   return fc2(h);
 }
 void FeedForward::parameters(std::vector<Tensor>& o) const {
@@ -105,8 +119,8 @@ EncoderLayer::EncoderLayer(std::int64_t dim, int heads, std::int64_t hidden, Act
       norm2(dim, dtype, init) {}
 Tensor EncoderLayer::operator()(const Tensor& x) const {
   auto r = layer_range("encoder_layer");
-  Tensor h = norm1(add(x, attn(x)));
-  return norm2(add(h, ff(h)));
+  Tensor h = add_norm(norm1, x, attn(x));
+  return add_norm(norm2, h, ff(h));
 }
 void EncoderLayer::parameters(std::vector<Tensor>& o) const {
   attn.parameters(o);
@@ -120,9 +134,9 @@ DecoderLayer::DecoderLayer(std::int64_t dim, int heads, std::int64_t hidden, Act
       norm1(dim, dtype, init), norm2(dim, dtype, init), norm3(dim, dtype, init) {}
 Tensor DecoderLayer::operator()(const Tensor& x, const Tensor& memory) const {
   auto r = layer_range("decoder_layer");
-  Tensor h = norm1(add(x, self_attn(x)));
-  h = norm2(add(h, cross_attn(h, memory)));
-  return norm3(add(h, ff(h)));
+  Tensor h = add_norm(norm1, x, self_attn(x));
+  h = add_norm(norm2, h, cross_attn(h, memory));
+  return add_norm(norm3, h, ff(h));
 }
 void DecoderLayer::parameters(std::vector<Tensor>& o) const {
   self_attn.parameters(o);

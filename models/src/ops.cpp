@@ -1,5 +1,6 @@
 #include "models/ops.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,7 @@
 #include "models/precision.hpp"
 #include "nn/nn.hpp"
 #include "nn/nn_bf16.hpp"
+#include "nn/nn_fused.hpp"
 
 namespace models {
 
@@ -54,6 +56,31 @@ decltype(auto) dispatch_any(DType dt, F&& f) {
 }
 
 bool is_bf16(const Tensor& t) { return t.defined() && t.dtype() == DType::bf16; }
+
+// Calls f(S{}, P{}) with the storage and the parameter/statistics type of an activation dtype.
+template <typename F>
+decltype(auto) dispatch_fused(DType dt, F&& f) {
+  if (dt == DType::bf16) return f(bf16{}, float{});
+  if (dt == DType::f64) return f(double{}, double{});
+  if (dt == DType::f32) return f(float{}, float{});
+  throw std::invalid_argument("float, double or bf16 tensor expected");
+}
+
+// Scratch of the fused kernels' row-parallel column sums (nn_fused.hpp): `n` partials of
+// dtype dt and the context's zeroed counters for `cols` columns (none when n is 0: one chunk).
+struct ColumnSumScratch {
+  Tensor partials;
+  unsigned* counters = nullptr;
+  template <class P>
+  P* data() { return partials.defined() ? partials.data<P>() : nullptr; }
+};
+ColumnSumScratch column_sum_scratch(std::size_t n, DType dt, int cols) {
+  ColumnSumScratch sc;
+  if (n == 0) return sc;
+  sc.partials = Tensor::empty({static_cast<std::int64_t>(n)}, dt);
+  sc.counters = ctx().zeroed_counters(static_cast<std::size_t>(cols + 31) / 32);  // null: two kernels
+  return sc;
+}
 
 #define NN(call) MODELS_CUDA(call)
 
@@ -352,11 +379,41 @@ Tensor linear(const Tensor& x, const Tensor& W_param, const Tensor& b) {
 namespace {
 struct LayerNormBackward final : Node {
   Tensor x, gamma, mean, rstd;
-  const char* name() const override { return "LayerNormBackward"; }
+  bool residual = false;  // add_layer_norm: inputs (x, r, gamma, beta), x here is their sum
+  const char* name() const override { return residual ? "AddLayerNormBackward" : "LayerNormBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
+    std::vector<Tensor> grads = layer_norm_grads(g);
+    if (residual) {  // d(x + r)/dx = d(x + r)/dr = 1: the sum's gradient for both
+      const Tensor ds = grads[0];
+      grads.insert(grads.begin(), ds);
+    }
+    return grads;
+  }
+  // {dx, dgamma, dbeta}
+  std::vector<Tensor> layer_norm_grads(const Tensor& g) {
     const std::int64_t cols = gamma.numel(), rows = x.numel() / cols;
     Tensor dx = Tensor::empty(x.shape(), x.dtype());
     Tensor dgamma = Tensor::empty({cols}, gamma.dtype()), dbeta = Tensor::empty({cols}, gamma.dtype());
+    if (residual) {  // add_layer_norm: the dx kernel, then dgamma / dbeta parallel over rows (nn_fused.hpp)
+      const int r = to_int(rows, "rows"), c = to_int(cols, "cols");
+      ColumnSumScratch sc = column_sum_scratch(nn::layernorm_param_grads_workspace(r, c), gamma.dtype(), c);
+      if (is_bf16(x))
+        NN(nn::layernorm_backward_dx_bf16(x.data<bf16>(), gamma.data<float>(), mean.data<float>(), rstd.data<float>(),
+                                          g.data<bf16>(), dx.data<bf16>(), r, c, stream()));
+      else
+        dispatch(x.dtype(), [&](auto z) {
+          using T = decltype(z);
+          NN(nn::layernorm_backward_dx<T>(x.data<T>(), gamma.data<T>(), mean.data<T>(), rstd.data<T>(), g.data<T>(),
+                                          dx.data<T>(), r, c, stream()));
+        });
+      dispatch_fused(x.dtype(), [&](auto zs, auto zp) {
+        using S = decltype(zs);
+        using P = decltype(zp);
+        NN((nn::layernorm_param_grads<S, P>(x.data<S>(), mean.data<P>(), rstd.data<P>(), g.data<S>(), dgamma.data<P>(),
+                                            dbeta.data<P>(), sc.data<P>(), sc.counters, r, c, stream())));
+      });
+      return {dx, dgamma, dbeta};
+    }
     if (is_bf16(x)) {  // float statistics, gamma and parameter gradients
       NN(nn::layernorm_backward_bf16(x.data<bf16>(), gamma.data<float>(), mean.data<float>(), rstd.data<float>(),
                                      g.data<bf16>(), dx.data<bf16>(), dgamma.data<float>(), dbeta.data<float>(),
@@ -407,6 +464,103 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
     n->mean = mean;
     n->rstd = rstd;
     n->inputs = {x, gamma, beta};
+    record(y, n);
+  }
+  return y;
+}
+
+// ---- Fused: bias + activation, residual + LayerNorm ------------------------------------------
+
+namespace {
+nn::Act to_act(Activation a) {
+  return a == Activation::relu ? nn::Act::relu : a == Activation::gelu ? nn::Act::gelu : nn::Act::identity;
+}
+
+struct BiasActBackward final : Node {
+  Activation act = Activation::identity;
+  Tensor x, b;  // x: the input (undefined for identity: not needed), b: the bias
+  const char* name() const override {
+    return act == Activation::relu ? "BiasReluBackward" : act == Activation::gelu ? "BiasGeluBackward" : "BiasBackward";
+  }
+  std::vector<Tensor> backward(const Tensor& g) override {
+    const std::int64_t cols = b.numel(), rows = g.numel() / std::max<std::int64_t>(1, cols);
+    const int r = to_int(rows, "rows"), c = to_int(cols, "cols");
+    const bool identity = act == Activation::identity;
+    Tensor dx = identity ? g : Tensor::empty(x.shape(), x.dtype());  // identity: dx is dy itself
+    Tensor db = Tensor::empty({cols}, b.dtype());
+    ColumnSumScratch sc = column_sum_scratch(nn::bias_act_backward_workspace(r, c), b.dtype(), c);
+    dispatch_fused(g.dtype(), [&](auto zs, auto zp) {
+      using S = decltype(zs);
+      using P = decltype(zp);
+      NN((nn::bias_act_backward<S, P>(to_act(act), identity ? nullptr : x.data<S>(), b.data<P>(), g.data<S>(),
+                                      identity ? nullptr : dx.data<S>(), db.data<P>(), sc.data<P>(), sc.counters, r,
+                                      c, stream())));
+    });
+    return {dx, db};
+  }
+  void release() override { x = b = Tensor(); }
+};
+}  // namespace
+
+Tensor bias_act(const Tensor& x, const Tensor& b, Activation act) {
+  require_float(x, "bias_act");
+  require_float(b, "bias_act");
+  const DType param_dtype = is_bf16(x) ? DType::f32 : x.dtype();  // bf16 activations: the float bias
+  if (x.dim() < 1 || b.numel() != x.size(-1) || b.dtype() != param_dtype)
+    throw std::invalid_argument("bias_act: x " + shape_str(x.shape()) + " with bias " + shape_str(b.shape()) + " " +
+                                dtype_name(b.dtype()));
+  const std::int64_t cols = x.size(-1), rows = cols > 0 ? x.numel() / cols : 0;
+  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  dispatch_fused(x.dtype(), [&](auto zs, auto zp) {
+    using S = decltype(zs);
+    using P = decltype(zp);
+    NN((nn::bias_act_forward<S, P>(to_act(act), x.data<S>(), b.data<P>(), y.data<S>(), to_int(rows, "rows"),
+                                   to_int(cols, "cols"), stream())));
+  });
+  if (should_record({&x, &b})) {
+    auto n = std::make_shared<BiasActBackward>();
+    n->act = act;
+    if (act != Activation::identity) n->x = x.detach();
+    n->b = b.detach();
+    n->inputs = {x, b};
+    record(y, n);
+  }
+  return y;
+}
+
+Tensor add_layer_norm(const Tensor& x, const Tensor& r, const Tensor& gamma, const Tensor& beta, double eps) {
+  require_float(x, "add_layer_norm");
+  require_same(x, r, "add_layer_norm");
+  if (x.shape() != r.shape())
+    throw std::invalid_argument("add_layer_norm: " + shape_str(x.shape()) + " + " + shape_str(r.shape()));
+  const DType param_dtype = is_bf16(x) ? DType::f32 : x.dtype();  // bf16 x: float gamma, beta, stats
+  if (gamma.dtype() != param_dtype || beta.dtype() != param_dtype)
+    throw std::invalid_argument("add_layer_norm: gamma/beta dtype");
+  if (x.dim() < 1) throw std::invalid_argument("add_layer_norm: x must have a last dimension");
+  const std::int64_t cols = x.size(-1), rows = cols > 0 ? x.numel() / cols : 0;
+  if (gamma.numel() != cols || beta.numel() != cols) throw std::invalid_argument("add_layer_norm: gamma/beta size");
+  Tensor sum = Tensor::empty(x.shape(), x.dtype()), y = Tensor::empty(x.shape(), x.dtype());
+  const bool rec = should_record({&x, &r, &gamma, &beta});
+  Tensor mean, rstd;
+  if (rec) {
+    mean = Tensor::empty({rows}, param_dtype);
+    rstd = Tensor::empty({rows}, param_dtype);
+  }
+  dispatch_fused(x.dtype(), [&](auto zs, auto zp) {
+    using S = decltype(zs);
+    using P = decltype(zp);
+    NN((nn::add_layernorm_forward<S, P>(x.data<S>(), r.data<S>(), gamma.data<P>(), beta.data<P>(), sum.data<S>(),
+                                        y.data<S>(), rec ? mean.data<P>() : nullptr, rec ? rstd.data<P>() : nullptr,
+                                        to_int(rows, "rows"), to_int(cols, "cols"), static_cast<P>(eps), stream())));
+  });
+  if (rec) {
+    auto n = std::make_shared<LayerNormBackward>();
+    n->residual = true;
+    n->x = sum;
+    n->gamma = gamma.detach();
+    n->mean = mean;
+    n->rstd = rstd;
+    n->inputs = {x, r, gamma, beta};
     record(y, n);
   }
   return y;

@@ -176,7 +176,8 @@ CurveResult run_sine_task(SineTask task, int steps, int B, int S, int E, int lay
   return r;
 }
 
-ReverseResult run_reverse_task(int steps, int N, int V, int batch, std::uint64_t seed, Precision precision) {
+ReverseResult run_reverse_task(int steps, int N, int V, int batch, std::uint64_t seed, Precision precision,
+                               int heads) {
   constexpr std::int32_t kPad = 0, kBos = 1;
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<std::int32_t> tok(2, V - 1);
@@ -194,7 +195,7 @@ ReverseResult run_reverse_task(int steps, int N, int V, int batch, std::uint64_t
   TransformerConfig cfg;
   cfg.vocab = V;
   cfg.d_model = 64;
-  cfg.heads = 2;
+  cfg.heads = heads;
   cfg.hidden = 128;
   cfg.encoder_layers = 2;
   cfg.decoder_layers = 2;

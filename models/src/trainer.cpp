@@ -1,5 +1,6 @@
 #include "models/trainer.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -23,6 +24,7 @@ using detail::NvtxRange;
 
 TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t stream)
     : config_(config), context_(stream, config.gemm, config.attention) {
+  context_.set_fused(config_.fused);
   if (config_.graph && config_.graph_warmup_steps < 1)
     throw std::invalid_argument("graph_warmup_steps must be >= 1 (eager steps warm the caching allocator up before "
                                 "the CUDA graph capture), not " + std::to_string(config_.graph_warmup_steps));
@@ -67,6 +69,11 @@ TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t s
   }
   loss_log_ = Tensor::zeros({kLossLog}, DType::f32);
   loss_counter_ = Tensor::zeros({1}, DType::i32);
+  // The fused layers' reduction counters (ceil(width / 32) for the widest bias: the
+  // vocabulary), made now: never first inside a capture (step_launches' or the graph's).
+  if (config_.fused)
+    context_.zeroed_counters(static_cast<std::size_t>(
+        (std::max({config_.model.vocab, config_.model.hidden, 3 * config_.model.d_model}) + 31) / 32));
   if (config_.graph) {
     src_static_ = Tensor::empty({B, Ns}, DType::i32);
     tgt_in_static_ = Tensor::empty({B, Nt}, DType::i32);

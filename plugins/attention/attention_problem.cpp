@@ -447,6 +447,17 @@ std::optional<std::string> flash_tiles_constraint(const harness::Params& p) {
   return flash_constraint(p);
 }
 
+// flash_tc_deep: the d = 128 candidates with a deeper inner step (forward: rows128 with
+// 48-key tiles; backward: rows128_w8 with 64-query steps). At d = 64 they would be
+// flash_tc_r128 / flash_tc_w8 again.
+template <bool kBackward>
+std::optional<std::string> flash_deep_constraint(const harness::Params& p) {
+  if (p.get_int("head_dim") != 128)
+    return fmt::format("flash_tc_deep: a head_dim 128 shape (at {} it is {})", p.get_int("head_dim"),
+                       kBackward ? "flash_tc_w8" : "flash_tc_r128");
+  return flash_tiles_constraint<kBackward, attn::TcTiles::rows128_deep>(p);
+}
+
 // flash_3xtf32: the FP32 kernels' 3xTF32 form, f32 inputs only (bf16/f16 have `flash`).
 std::optional<std::string> flash_3xtf32_constraint(const harness::Params& p) {
   if (dtype_of(p) != DType::f32)
@@ -534,6 +545,10 @@ HARNESS_REGISTER_VARIANT_IF(attention, flash_tc_w8, cuda,
                             "registers, 64-key tiles",
                             forward_flash_tiles<attn::TcTiles::rows128_w8>,
                             (flash_tiles_constraint<false, attn::TcTiles::rows128_w8>));
+HARNESS_REGISTER_VARIANT_IF(attention, flash_tc_deep, cuda,
+                            "bf16/f16 flash forward, fixed shape (tuning): 128 rows, 4 warps x 32 rows, 48-key tiles "
+                            "at d=128 (Q re-read from smem once per 48 keys instead of 32); d=128 only",
+                            forward_flash_tiles<attn::TcTiles::rows128_deep>, flash_deep_constraint<false>);
 HARNESS_REGISTER_VARIANT_IF(attention, cpu, cpu,
                             "host reference: double accumulation, one query row at a time, all threads", forward_cpu,
                             cpu_constraint<false>);
@@ -568,6 +583,11 @@ HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_tc_w8, cuda,
                               "bf16/f16 flash backward, fixed shape (tuning): 128-key blocks, 8 warps x 16 keys",
                               backward_flash_tiles<attn::TcTiles::rows128_w8>,
                               (flash_tiles_constraint<true, attn::TcTiles::rows128_w8>), flash_backward_ws);
+HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_tc_deep, cuda,
+                              "bf16/f16 flash backward, fixed shape (tuning): 128-key blocks of 8 warps x 16 keys, "
+                              "64 queries per step at d=128 (32 in flash_tc_w8); d=128 only",
+                              backward_flash_tiles<attn::TcTiles::rows128_deep>, flash_deep_constraint<true>,
+                              flash_backward_ws);
 HARNESS_REGISTER_VARIANT_IF(attention_backward, cpu, cpu,
                             "host reference: forward and backward in double, all threads", backward_cpu,
                             cpu_constraint<true>);

@@ -1,6 +1,6 @@
 // The shape-dispatching FP32 variants of the gemm problem (kernels/gemm/gemm_auto.hpp):
 //   auto    picks gemv / outer / splitk / a tile size by (M, N, K, SM count)
-//   splitk  deterministic split-K with the tile class of the shape (any shape)
+//   splitk  deterministic split-K, auto's cheapest split (any shape)
 //   gemv    the GEMV kernels (M == 1 or N == 1 only)
 // Each records its choice as the result's config ("splitk tile=64x64 splits=31"), so a
 // report says which kernel ran; the workspace (split-K panels) comes from the harness.
@@ -80,10 +80,12 @@ void add(const char* name, const char* description, ChooseFn choose, harness::Co
 
 const bool kRegistered = [] {
   add("auto",
-      "FP32 by shape: GEMV (M or N = 1), rank-1 (K = 1), deterministic split-K (tiles < SMs, K >= 256), "
-      "else the coarsened tile sized to fill the SMs (128x128, 128x64, 64x64; 32x64 for M <= 32)",
+      "FP32 by shape: GEMV (M or N = 1), rank-1 (K = 1), else the coarsened tile (128x128, 128x64, 64x64, "
+      "32x64) and deterministic split-K count (K >= 256) of least modelled time on this GPU's SMs",
       kg::choose_auto, fp32_only);
-  add("splitk", "deterministic split-K: coarsened-tile partials per K slice into a workspace, then a reduce",
+  add("splitk",
+      "deterministic split-K (auto's model, >= 2 slices): coarsened-tile partials per K slice into a workspace, "
+      "then a reduce",
       kg::choose_splitk, fp32_only);
   add("gemv",
       "GEMV (M = 1 or N = 1): warp per row of a K-contiguous matrix operand (A 'n' for N = 1, B 't' for M = 1), "

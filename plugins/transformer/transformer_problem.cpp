@@ -35,6 +35,9 @@
 // graph (true|false, default false): the trainer captures the step once into a CUDA graph
 // after two eager steps and replays it (models/trainer.hpp); both are measured by the
 // suite as separate rows (graph=false / graph=true).
+// fused (true|false, default true): the layers' fused elementwise tails (bias + activation,
+// residual + LayerNorm, the parallel bias gradient: models Context::fused); false runs the
+// separate kernels, so that both can be measured.
 // Data parallel (world_size > 1, models/data_parallel.hpp): one rank per GPU, a collective
 // case (every rank of the job runs it in step: `harness run --devices all`, mpirun, srun);
 // each rank trains the same model on its own batches, the gradients are all-reduced in
@@ -67,6 +70,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -115,6 +119,7 @@ Setup setup_of(const harness::Params& p) {
   c.clip_norm = p.get_float("clip_norm");
   s.check_steps = static_cast<int>(p.get_int("check_steps"));
   c.graph = p.get_bool("graph");
+  c.fused = p.get_bool("fused");
   c.world_size = static_cast<int>(p.get_int("world_size"));
   c.bucket_bytes = static_cast<std::size_t>(p.get_int("bucket_mb")) << 20;
   s.baseline_steps = static_cast<int>(p.get_int("baseline_steps"));
@@ -186,10 +191,10 @@ std::string summary_line(const nlohmann::json& j, const std::string& variant, co
                                                 j["kernels_per_step"].get<long long>(),
                                                 j["step_launches"]["host_launch_calls"].get<long long>());
   return fmt::format(
-      "train_transformer/{} {}: graph {}, {} steps, {:.3f} ms/step ({}; CUDA events, mean of {} steps), {}, "
+      "train_transformer/{} {}: graph {}, fused {}, {} steps, {:.3f} ms/step ({}; CUDA events, mean of {} steps), {}, "
       "{:.0f} tokens/s, peak {:.1f} MiB in use / {:.1f} MiB reserved, cudaMalloc after the check steps: {}, "
       "loss {:.4f} -> {:.4f}",
-      variant, params, j["graph"].get<bool>() ? "on" : "off", j["steps"].get<long long>(), phase["step"].get<double>(),
+      variant, params, j["graph"].get<bool>() ? "on" : "off", j["fused"].get<bool>() ? "on" : "off", j["steps"].get<long long>(), phase["step"].get<double>(),
       phases, j["timed_steps_in_phase_means"].get<long long>(), kernels, j["tokens_per_s"].get<double>(),
       alloc["peak_bytes_in_use"].get<double>() / (1 << 20), alloc["peak_bytes_reserved"].get<double>() / (1 << 20),
       alloc["cuda_malloc_calls_after_check_steps"].get<unsigned long long>(), j["loss_first"].get<double>(),
@@ -316,6 +321,7 @@ class TrainInstance final : public harness::Instance {
     j["check_steps"] = first;
     j["timed_steps_in_phase_means"] = phases.steps;
     j["graph"] = t.config().graph;
+    j["fused"] = t.config().fused;
     if (phases.phase_steps > 0) {
       j["phase_ms"] = {{"forward", phases.forward}, {"backward", phases.backward},
                        {"optimizer", phases.optimizer}, {"step", phases.step}};
@@ -462,6 +468,9 @@ class TrainTransformerProblem final : public harness::Problem {
         harness::int_param("bucket_mb", 25, 1, 4096, "data parallel: gradient bucket size (MiB)"),
         harness::int_param("baseline_steps", 10, 0, 1000,
                            "data parallel: timed steps of the single-GPU baseline for the scaling efficiency"),
+        harness::bool_param("fused", true,
+                            "fused bias + activation, residual + LayerNorm and the parallel bias gradient "
+                            "(false: the separate kernels, for comparison)"),
     };
   }
   std::optional<std::string> reject(const harness::Params& p) const override {
@@ -539,39 +548,50 @@ TrainInstance& as_train(harness::Instance& i) { return static_cast<TrainInstance
 
 HARNESS_REGISTER_PROBLEM(TrainTransformerProblem);
 
-HARNESS_REGISTER_VARIANT_IF(
-    train_transformer, ours, cuda,
-    "all our kernels: FP32 GEMM `auto` (every layout read in place), FlashAttention-2, kernels/nn",
-    [](harness::Instance& i, harness::LaunchContext& ctx) {
-      as_train(i).run("ours", "auto", models::AttentionImpl::flash, models::Precision::f32, ctx);
-    },
-    flash_constraint);
-HARNESS_REGISTER_VARIANT_IF(
-    train_transformer, cublas_flash, cuda, "cuBLAS SGEMM (FP32, no TF32) + our FlashAttention-2, kernels/nn",
-    [](harness::Instance& i, harness::LaunchContext& ctx) {
-      as_train(i).run("cublas_flash", "cublas", models::AttentionImpl::flash, models::Precision::f32, ctx);
-    },
-    flash_constraint);
-HARNESS_REGISTER_VARIANT_FULL(
-    train_transformer, naive_attention, cuda,
-    "cuBLAS SGEMM + the naive attention of kernels/attention (B*H*N*N scores materialized)",
-    [](harness::Instance& i, harness::LaunchContext& ctx) {
-      as_train(i).run("naive_attention", "cublas", models::AttentionImpl::naive, models::Precision::f32, ctx);
-    },
-    naive_constraint, naive_scratch);
-HARNESS_REGISTER_VARIANT_IF(
-    train_transformer, ours_bf16, cuda,
-    "bf16 mixed precision, only our kernels: gemm_bf16 (wgmma / mma.sync, FP32 accumulation), flash_tc, kernels/nn "
-    "bf16 kernels; FP32 master weights and Adam",
-    [](harness::Instance& i, harness::LaunchContext& ctx) {
-      as_train(i).run("ours_bf16", "auto", models::AttentionImpl::flash, models::Precision::bf16, ctx);
-    },
-    bf16_constraint);
-HARNESS_REGISTER_VARIANT_IF(
-    train_transformer, cublas_bf16, cuda,
-    "bf16 mixed precision: cuBLAS GemmEx (CUDA_R_16BF, CUBLAS_COMPUTE_32F) + flash_tc, kernels/nn bf16 kernels; FP32 "
-    "master weights and Adam",
-    [](harness::Instance& i, harness::LaunchContext& ctx) {
-      as_train(i).run("cublas_bf16", "cublas", models::AttentionImpl::flash, models::Precision::bf16, ctx);
-    },
-    bf16_constraint);
+namespace {
+
+// The variants (registration order = this table's): each one trains through
+// TrainInstance::run with its GEMM backend, attention core and precision.
+struct TrainVariant {
+  const char* name;
+  const char* gemm;  // models::TrainConfig::gemm
+  models::AttentionImpl attention;
+  models::Precision precision;
+  const char* description;
+  harness::ConstraintFn constraint;
+  harness::WorkspaceFn workspace = nullptr;
+};
+
+const bool kVariantsRegistered = [] {
+  using models::AttentionImpl;
+  using models::Precision;
+  const TrainVariant table[] = {
+      {"ours", "auto", AttentionImpl::flash, Precision::f32,
+       "all our kernels: FP32 GEMM `auto` (every layout read in place), FlashAttention-2, kernels/nn",
+       flash_constraint},
+      {"cublas_flash", "cublas", AttentionImpl::flash, Precision::f32,
+       "cuBLAS SGEMM (FP32, no TF32) + our FlashAttention-2, kernels/nn", flash_constraint},
+      {"naive_attention", "cublas", AttentionImpl::naive, Precision::f32,
+       "cuBLAS SGEMM + the naive attention of kernels/attention (B*H*N*N scores materialized)", naive_constraint,
+       naive_scratch},
+      {"ours_bf16", "auto", AttentionImpl::flash, Precision::bf16,
+       "bf16 mixed precision, only our kernels: gemm_bf16 (wgmma / mma.sync, FP32 accumulation), flash_tc, kernels/nn "
+       "bf16 kernels; FP32 master weights and Adam",
+       bf16_constraint},
+      {"cublas_bf16", "cublas", AttentionImpl::flash, Precision::bf16,
+       "bf16 mixed precision: cuBLAS GemmEx (CUDA_R_16BF, CUBLAS_COMPUTE_32F) + flash_tc, kernels/nn bf16 kernels; FP32 "
+       "master weights and Adam",
+       bf16_constraint},
+  };
+  for (const TrainVariant& v : table) {
+    auto launch = [name = std::string(v.name), gemm = std::string(v.gemm), attention = v.attention,
+                   precision = v.precision](harness::Instance& i, harness::LaunchContext& ctx) {
+      as_train(i).run(name, gemm, attention, precision, ctx);
+    };
+    harness::Registry::instance().add_variant({"train_transformer", v.name, harness::Backend::cuda, v.description,
+                                               std::move(launch), v.constraint, v.workspace});
+  }
+  return true;
+}();
+
+}  // namespace

@@ -23,7 +23,8 @@ import re, sys
 src, dst = sys.argv[1] + "/", sys.argv[2] + "/"
 launch = re.compile(r'(\w+(?:<[^<>;]*>)?)<<<([^,]+),\s*([^,]+),\s*0,\s*stream>>>\(([^;]*)\);')
 for f in ["gemm_tile.cuh", "gemm_gemv.cu", "gemm_splitk.cu", "gemm_coarsened.cu", "common.cuh",
-          "gemm_shapes.hpp", "gemm.hpp", "gemm_auto.hpp", "gemm_auto.cpp", "gemm_cpu.cpp"]:
+          "gemm_shapes.hpp", "gemm_types.hpp", "gemm_reference.hpp", "gemm.hpp", "gemm_auto.hpp", "gemm_auto.cpp",
+          "gemm_cpu.cpp"]:
     s = open(src + f).read()
     s, n = launch.subn(lambda m: f"emu_launch(dim3({m.group(2)}), dim3({m.group(3)}), [&] {{ {m.group(1)}({m.group(4)}); }});", s)
     if f.endswith(".cu") and "<<<" in s:

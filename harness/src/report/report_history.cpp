@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.hpp"
+#include "report/report_curves.hpp"
 #include "report/report_html.hpp"
 #include "report/report_svg.hpp"
 
@@ -166,6 +167,17 @@ std::string render_history_html(const std::vector<Report>& runs) {
     c.height = 360;
     o += svg::render(c);
   }
+  // Curves per step (loss curves) of every run: one line per variant, and per run where
+  // a variant is in several runs.
+  std::vector<const Result*> all;
+  std::vector<std::string> sources;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (const auto& r : runs[i].results) {
+      all.push_back(&r);
+      sources.push_back(fmt::format("run {}", i + 1));  // the table above says which run is which
+    }
+  if (const std::string curves = curve_section_html(all, colors, sources); !curves.empty())
+    o += "<h2 id=\"curves\">Curves per step</h2>\n" + curves;
   return o + html::page_tail("Rendered by harness report with several reports (history); verdicts as harness compare "
                              "with its default thresholds.");
 }

@@ -1,6 +1,9 @@
 #include "report/report_model.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/error.hpp"
 #include "report/google_benchmark.hpp"
@@ -118,5 +121,26 @@ Report decode_report(const json& report, const std::string& path) {
 }
 
 Report read_report_model(const std::string& path) { return decode_report(read_report(path), path); }
+
+Report merge_reports(const std::vector<Report>& reports) {
+  if (reports.empty()) throw InputError("nothing to merge: no report");
+  Report out = reports.front();
+  out.merged_from = {out.path};
+  std::vector<std::string> suites = {out.suite.name.value_or("?")};
+  for (std::size_t i = 1; i < reports.size(); ++i) {
+    const Report& r = reports[i];
+    out.results.insert(out.results.end(), r.results.begin(), r.results.end());
+    out.warnings.insert(out.warnings.end(), r.warnings.begin(), r.warnings.end());
+    for (const auto& e : r.errors) out.errors.push_back(fmt::format("{}: {}", r.path, e));
+    out.merged_from.push_back(r.path);
+    const std::string name = r.suite.name.value_or("?");
+    if (std::find(suites.begin(), suites.end(), name) == suites.end()) suites.push_back(name);
+  }
+  out.suite.name = fmt::format("{}", fmt::join(suites, " + "));
+  out.path = fmt::format("{}", fmt::join(out.merged_from, " + "));
+  // The case count of one suite does not describe the sum.
+  if (reports.size() > 1) out.suite.cases.reset();
+  return out;
+}
 
 }  // namespace harness

@@ -56,6 +56,8 @@ struct Report {
   // Entries that could not be decoded ("results[0] is not an object"), without the path;
   // the results decoded from the others are kept.
   std::vector<std::string> errors;
+  // The files of a report merged from several (merge_reports); empty otherwise.
+  std::vector<std::string> merged_from;
   bool is_harness_report() const;
 };
 
@@ -65,5 +67,11 @@ struct Report {
 Report decode_report(const nlohmann::json& report, const std::string& path);
 // read_report + decode_report.
 Report read_report_model(const std::string& path);
+
+// Several harness reports as one (`harness report --merge`), e.g. the engine's run and
+// reports/pytorch_transformer.py's of the same configurations: the results of all in the
+// order given, the first report's environment and settings, the suite names joined with
+// " + ", warnings and errors of all, merged_from = the paths. Throws InputError for none.
+Report merge_reports(const std::vector<Report>& reports);
 
 }  // namespace harness

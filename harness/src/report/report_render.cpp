@@ -12,6 +12,7 @@
 #include "run/environment.hpp"
 #include "harness/error.hpp"
 #include "report/report.hpp"
+#include "report/report_curves.hpp"
 #include "report/report_html.hpp"
 #include "report/report_model.hpp"
 #include "report/report_speedup.hpp"
@@ -181,6 +182,8 @@ std::vector<std::pair<std::string, std::string>> environment_lines(const Report&
   if (!suite.file.value_or("").empty()) s += fmt::format(" ({})", *suite.file);
   if (suite.cases) s += fmt::format(", {} cases", fmt_num(*suite.cases));
   out.emplace_back("Suite", s);
+  if (report.merged_from.size() > 1)
+    out.emplace_back("Reports", fmt::format("{} merged: {}", report.merged_from.size(), fmt::join(report.merged_from, ", ")));
   out.emplace_back("Date", env.date.value_or("?"));
   if (const auto& g = env.gpu) {
     std::string gpu = g->name.value_or("?");
@@ -291,6 +294,7 @@ std::string render_report_markdown(const Report& report) {
       o += fmt::format(" {} | {} | {} | {} | {} | {} | {} |\n", c.status, c.median, c.noise, c.gflops, c.gbps, c.memory,
                        md_escape(c.note));
     }
+    o += curve_tables_markdown(rows, problem);
   }
   return o;
 }
@@ -793,10 +797,14 @@ std::string render_report_html(const Report& report, const ReportOptions& option
     o += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(k), escape(v));
   o += "</table>\n";
   o += fmt::format("<p class=\"summary\">{}</p>\n", escape(summary_line(rows)));
-  o += "<nav><a href=\"#speedup\">Speedup</a><a href=\"#throughput\">Throughput</a><a href=\"#roofline-section\">Roofline</a>"
-       "<a href=\"#memory\">Memory</a><a href=\"#results\">Results</a><a href=\"#timelines\">Kernel timelines</a></nav>\n";
   // Variants get their colors in report order, whichever chart comes first.
   for (const auto& r : rows) (void)colors(r.variant);
+  // Per-step series (loss curves); no section when no result has one.
+  const std::string curves = curve_section_html(rows, colors);
+  o += fmt::format("<nav><a href=\"#speedup\">Speedup</a><a href=\"#throughput\">Throughput</a>{}"
+                   "<a href=\"#roofline-section\">Roofline</a><a href=\"#memory\">Memory</a><a href=\"#results\">Results</a>"
+                   "<a href=\"#timelines\">Kernel timelines</a></nav>\n",
+                   curves.empty() ? "" : "<a href=\"#curves\">Curves</a>");
 
   o += "<h2 id=\"speedup\">Speed relative to the reference</h2>\n";
   o += speedup_section_html(report, options.reference, colors);
@@ -805,6 +813,8 @@ std::string render_report_html(const Report& report, const ReportOptions& option
   std::size_t index = 0;
   for (const auto& problem : problems_of(rows)) o += throughput_chart(problem, rows_of(rows, problem), index++, colors);
   if (rows.empty()) o += "<p class=\"nochart\">The report has no results.</p>\n";
+
+  if (!curves.empty()) o += "<h2 id=\"curves\">Curves per step</h2>\n" + curves;
 
   o += "<h2 id=\"roofline-section\">Roofline</h2>\n";
   std::string note;

@@ -292,15 +292,22 @@ std::string render(const Chart& c) {
           o += fmt::format("<line class=\"band\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" stroke-width=\"2\" stroke-opacity=\"0.5\"/>\n",
                            px(p.x), py(p.lo), py(p.hi), col);
     }
+    const bool markers = s.markers || pts.size() == 1 || !s.line;
     if (s.line && pts.size() > 1) {
       std::string line;
       for (const auto& p : pts) line += fmt::format("{:.1f},{:.1f} ", px(p.x), py(p.y));
-      o += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", line, col);
+      if (markers)
+        o += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", line, col);
+      else
+        o += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\" "
+                         "stroke-linejoin=\"round\"><title>{}</title></polyline>\n",
+                         line, col, escape(s.label));
     }
-    for (const auto& p : pts)
-      o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"1\">"
-                       "<title>{}</title></circle>\n",
-                       px(p.x), py(p.y), col, escape(p.tip));
+    if (markers)
+      for (const auto& p : pts)
+        o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"1\">"
+                         "<title>{}</title></circle>\n",
+                         px(p.x), py(p.y), col, escape(p.tip));
     for (const auto& p : pts)
       if (p.flagged)
         o += fmt::format("<circle class=\"flag\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"9\" fill=\"none\" stroke=\"#d00000\" "
@@ -331,9 +338,10 @@ std::string render(const Chart& c) {
   };
   o += "<g class=\"legend\" font-size=\"12\" fill=\"#222\">\n";
   for (std::size_t i = 0; i < c.series.size(); ++i) {
-    o += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"/>"
-                     "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\"/>",
-                     lx, ly, lx + 22, ly, c.series[i].line ? series_color(i) : "none", lx + 11, ly, series_color(i));
+    o += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"/>",
+                     lx, ly, lx + 22, ly, c.series[i].line ? series_color(i) : "none");
+    if (c.series[i].markers || !c.series[i].line)
+      o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\"/>", lx + 11, ly, series_color(i));
     o += legend_text(c.series[i].label) + "\n";
     ly += 20;
   }

@@ -26,6 +26,9 @@ struct Series {
   std::vector<Point> points;
   bool line = true;  // join the points (sorted by x)
   std::string color;  // "" = the palette color of the series' index
+  // false: the line alone, no circle per point (long series such as a loss per step; a
+  // series of one point keeps its circle). The line's tooltip is then `label`.
+  bool markers = true;
 };
 
 // A dashed line through `points` (data coordinates), e.g. a roofline. With

@@ -49,6 +49,18 @@ class Context {
   // NVTX ranges per layer (and per step/phase in the trainer).
   bool nvtx() const { return nvtx_; }
   void set_nvtx(bool on) { nvtx_ = on; }
+  // Fused elementwise tails in the layers (layers.hpp): bias + activation, residual +
+  // LayerNorm, and the parallel bias gradient of every Linear (ops.hpp bias_act,
+  // add_layer_norm). false: the separate ops (bias_add, activation, add, layer_norm,
+  // column_sum), kept for comparison. Default true.
+  bool fused() const { return fused_; }
+  void set_fused(bool on) { fused_ = on; }
+  // At least n zeroed device counters for the one-kernel bias gradient
+  // (kernels::nn::bias_act_backward: each launch leaves them zero again; the context's ops
+  // run in stream order, so one array serves them all). Allocated and zeroed on first use
+  // (at least 1024); null when that would have to happen while the stream is being captured
+  // (the caller then takes the two-kernel path).
+  unsigned* zeroed_counters(std::size_t n);
 
   // The cuBLAS handle, created on first use, bound to stream() with its own workspace
   // (so cuBLAS allocates nothing per call).
@@ -65,10 +77,13 @@ class Context {
   std::string gemm_;
   AttentionImpl attention_;
   bool nvtx_ = true;
+  bool fused_ = true;
   cublasHandle_t cublas_ = nullptr;
   void* cublas_ws_ = nullptr;
   std::size_t cublas_ws_bytes_ = 0;
   std::unordered_map<const TensorImpl*, Tensor>* weight_casts_ = nullptr;
+  unsigned* counters_ = nullptr;
+  std::size_t counters_n_ = 0;
 };
 
 // The current context of this thread; throws std::logic_error when there is none.

@@ -44,7 +44,7 @@ class Linear final : public Module {
  public:
   Linear() = default;
   Linear(std::int64_t in, std::int64_t out, bool bias, DType dtype, Init& init);
-  Tensor operator()(const Tensor& x) const { return linear(x, W, b); }
+  Tensor operator()(const Tensor& x) const;  // linear(x, W, b); fused: the bias through bias_act
   void parameters(std::vector<Tensor>& out) const override;
   using Module::parameters;
   Tensor W;  // (in, out)
@@ -95,8 +95,6 @@ class CrossAttention final : public Module {
   Linear q, k, v, out;
   int heads = 1;
 };
-
-enum class Activation { relu, gelu };
 
 class FeedForward final : public Module {
  public:

@@ -3,13 +3,17 @@
 // node when an input requires grad (tensor.hpp). Float32 and float64 unless noted; the
 // kernels are kernels::nn, kernels::gemm (or cuBLAS) and kernels::attention.
 // bf16 (mixed precision, precision.hpp): add, add_, gemm, relu, gelu, linear (float W
-// cast by cast_weight, float bias), layer_norm (float gamma, beta), the attention cores;
+// cast by cast_weight, float bias), layer_norm (float gamma, beta), bias_act (float bias),
+// add_layer_norm (float gamma, beta), the attention cores;
 // cross_entropy and mse_loss take bf16 predictions and compute in float.
 #include <cstdint>
 
 #include "models/tensor.hpp"
 
 namespace models {
+
+// Activation of bias_act and the feed-forward block (identity: bias_act only).
+enum class Activation { relu, gelu, identity };
 
 // ---- not differentiable ---------------------------------------------------------------
 Tensor fill(const Shape& shape, DType dtype, double value);
@@ -30,6 +34,18 @@ Tensor relu(const Tensor& x);
 Tensor gelu(const Tensor& x);
 // Over the last dimension; gamma, beta (cols).
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps = 1e-5);
+
+// ---- fused (kernels/nn/nn_fused.hpp; docs/models.md "Fused kernels") ----
+// act(x + b), x (..., cols), b (cols) (float under bf16 x): one kernel instead of
+// bias_add + activation; the backward recomputes x + b from the saved x and writes
+// dx = act'(x + b) dy with the bias gradient (column sums) in the same pass (identity: dx
+// is dy itself, only the bias gradient is computed). linear(x, W, {}) followed by bias_act
+// is the fused Linear (+ activation).
+Tensor bias_act(const Tensor& x, const Tensor& b, Activation act);
+// layer_norm(add(x, r), gamma, beta, eps) in one kernel (the sum is stored once: the
+// LayerNorm backward's input); the backward is layer_norm's dx kernel, its dx returned for
+// both x and r (the sum's gradient, no copy), and dgamma / dbeta parallel over rows.
+Tensor add_layer_norm(const Tensor& x, const Tensor& r, const Tensor& gamma, const Tensor& beta, double eps = 1e-5);
 // ids (B, N) int32, table (V, E): (B, N, E); with the sinusoidal positional encoding
 // added when `positional`.
 Tensor embedding(const Tensor& ids, const Tensor& table, bool positional);

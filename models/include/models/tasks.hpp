@@ -47,7 +47,9 @@ struct ReverseResult {
   double sequence_accuracy = 0;  // fraction decoded entirely right
   int steps = 0;
 };
+// d_model 64, 2 + 2 layers; `heads` 2 (head_dim 32: in bf16 the attention runs the float
+// core through casts) or 1 (head_dim 64: bf16 runs flash_tc, as ours_bf16 does).
 ReverseResult run_reverse_task(int steps = 3000, int seq_len = 10, int vocab = 16, int batch = 64,
-                               std::uint64_t seed = 11, Precision precision = Precision::f32);
+                               std::uint64_t seed = 11, Precision precision = Precision::f32, int heads = 2);
 
 }  // namespace models

@@ -48,6 +48,7 @@ struct TrainConfig {
   AttentionImpl attention = AttentionImpl::flash;
   std::uint64_t seed = 42;
   int data_batches = 4;  // distinct pre-generated batches, cycled
+  bool fused = true;           // fused bias + activation and residual + LayerNorm (Context::fused)
   bool graph = false;          // capture the step once into a CUDA graph and replay it
   int graph_warmup_steps = 2;  // eager steps before the capture (>= 1: the allocator warms up)
   // Data parallel (data_parallel.hpp): world_size > 1 joins the process's NCCL job; this

@@ -1,0 +1,134 @@
+#pragma once
+// K column sums over (rows, cols) in one kernel, parallel over rows, deterministic: the
+// reduction of the fused backward kernels (bias gradient, LayerNorm gamma / beta; see
+// nn_fused.hpp). Internal to kernels/nn.
+//
+// Grid (ceil(cols / 32), min(chunks, 65535)), block (32, 8); a chunk is kFusedChunkRows
+// (64) rows. Block (bx, by) owns columns 32 bx .. 32 bx + 31 and chunks by, by + gridDim.y,
+// ...; thread (tx, ty) visits rows ty, ty + 8, ... of the chunk in column 32 bx + tx (a warp
+// reads 32 consecutive elements of a row) and calls elem(r, i, c) (i = r * cols + c), which
+// may write per-element outputs and returns the element's K addends. Per chunk and column
+// the 8 row-group sums are added in order through shared memory: that chunk's partial
+// (partial[(k * chunks + chunk) * cols + c]), or the result itself when there is one chunk.
+// With counters (ceil(cols / 32), zero on entry), the last block of each column tile to
+// finish adds the tile's partials (chunks ty, ty + 8, ... in increasing order per thread,
+// then the 8 sums in order) and resets its counter to zero; without, finish_column_sums
+// (a second kernel, one thread per column) adds them in the same order: the same bits.
+#include <algorithm>
+#include <cstddef>
+
+#include <cuda_runtime.h>
+
+#include "nn/nn_fused.hpp"
+
+namespace kernels::nn::detail {
+
+constexpr int kSumTile = 32, kSumRows = 8;
+
+template <class P, int K>
+struct ColumnOutputs {
+  P* out[K];  // (cols) each
+};
+template <class P, int K>
+struct Addends {
+  P v[K];  // one element's contribution to each of the K sums
+};
+
+inline int fused_chunks(int rows) { return (rows + kFusedChunkRows - 1) / kFusedChunkRows; }
+
+// Column tx's 8 row-group sums of sum k (shared memory, after a barrier), added in order.
+template <class P, int K>
+__device__ __forceinline__ P column_total(const P (&part)[K][kSumRows][kSumTile + 1], int k, int tx) {
+  P sum = P(0);
+#pragma unroll
+  for (int j = 0; j < kSumRows; ++j) sum += part[k][j][tx];
+  return sum;
+}
+
+template <int K, class P, class Elem>
+__device__ __forceinline__ void chunked_column_sums(const Elem& elem, const ColumnOutputs<P, K>& outs, P* partial,
+                                                    unsigned* counters, int rows, int cols, int chunks) {
+  __shared__ P part[K][kSumRows][kSumTile + 1];
+  __shared__ bool last;
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  const int c = static_cast<int>(blockIdx.x) * kSumTile + tx;
+  for (int chunk = static_cast<int>(blockIdx.y); chunk < chunks; chunk += static_cast<int>(gridDim.y)) {
+    const int r1 = min(rows, (chunk + 1) * kFusedChunkRows);
+    P acc[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) acc[k] = P(0);
+    if (c < cols)
+      for (int r = chunk * kFusedChunkRows + ty; r < r1; r += kSumRows) {
+        const auto add = elem(r, static_cast<std::size_t>(r) * cols + c, c);
+#pragma unroll
+        for (int k = 0; k < K; ++k) acc[k] += add.v[k];
+      }
+    __syncthreads();  // part may still be read for the previous chunk
+#pragma unroll
+    for (int k = 0; k < K; ++k) part[k][ty][tx] = acc[k];
+    __syncthreads();
+    if (ty == 0 && c < cols)
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const P sum = column_total(part, k, tx);
+        if (chunks == 1) outs.out[k][c] = sum;
+        else partial[(static_cast<std::size_t>(k) * chunks + chunk) * cols + c] = sum;
+      }
+  }
+  if (chunks == 1 || counters == nullptr) return;  // one chunk: done; no counters: finish_column_sums
+  // __threadfence: this block's partials are visible device-wide before its count; the last
+  // block's reads bypass L1 (__ldcg).
+  __threadfence();
+  __syncthreads();
+  if (tx == 0 && ty == 0) last = atomicAdd(&counters[blockIdx.x], 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    P acc = P(0);
+    if (c < cols)
+      for (int j = ty; j < chunks; j += kSumRows)
+        acc += __ldcg(partial + (static_cast<std::size_t>(k) * chunks + j) * cols + c);
+    part[k][ty][tx] = acc;
+  }
+  __syncthreads();
+  if (ty == 0 && c < cols)
+#pragma unroll
+    for (int k = 0; k < K; ++k) outs.out[k][c] = column_total(part, k, tx);
+  if (tx == 0 && ty == 0) counters[blockIdx.x] = 0u;
+}
+
+// The partials' sums without counters (chunks == 0: zeros), in the last block's order.
+template <int K, class P>
+__global__ void finish_column_sums(const P* __restrict__ partial, ColumnOutputs<P, K> outs, int chunks, int cols) {
+  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (c >= cols) return;
+  for (int k = 0; k < K; ++k) {
+    P sum = P(0);
+    for (int g = 0; g < kSumRows; ++g) {
+      P acc = P(0);
+      for (int j = g; j < chunks; j += kSumRows) acc += partial[(static_cast<std::size_t>(k) * chunks + j) * cols + c];
+      sum += acc;
+    }
+    outs.out[k][c] = sum;
+  }
+}
+
+inline dim3 column_sums_grid(int cols, int chunks) {
+  return dim3(static_cast<unsigned>((cols + kSumTile - 1) / kSumTile), static_cast<unsigned>(std::min(chunks, 65535)));
+}
+inline dim3 column_sums_block() { return dim3(kSumTile, kSumRows); }
+
+// After the chunked kernel's launch: the second kernel where one is needed.
+template <int K, class P>
+cudaError_t finish_if_needed(const P* partial, const ColumnOutputs<P, K>& outs, unsigned* counters, int chunks,
+                             int cols, cudaStream_t s) {
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || chunks == 1 || (chunks > 1 && counters)) return e;
+  constexpr int kThreadsPerBlock = 256;
+  finish_column_sums<K, P><<<static_cast<unsigned>((cols + kThreadsPerBlock - 1) / kThreadsPerBlock),
+                             kThreadsPerBlock, 0, s>>>(partial, outs, chunks, cols);
+  return cudaGetLastError();
+}
+
+}  // namespace kernels::nn::detail

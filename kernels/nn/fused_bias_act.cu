@@ -1,0 +1,137 @@
+// Fused bias + activation, forward and backward (nn_fused.hpp), for float, double and
+// bf16 activations.
+//
+// Forward: a grid-stride elementwise kernel, V elements per thread step: 16-byte packs
+// (4 floats, 2 doubles, 8 bf16) when x, y are 16-byte aligned and cols % V == 0 (a pack
+// never crosses a row), else V = 1. y = act(x + b) in P, rounded once to S.
+//
+// Backward: the chunked column sum of column_sums.cuh (blocks of 32 columns x 64 rows, the
+// partials added by the last block of each column tile or a second kernel); the element
+// step recomputes v = x + b, writes dpre = act'(v) dy and adds dpre (in P) to dbias.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include "nn/column_sums.cuh"
+#include "nn/fused_common.cuh"
+#include "nn/nn_common.cuh"
+#include "nn/nn_fused.hpp"
+
+namespace kernels::nn {
+namespace {
+using namespace detail;
+
+// GeLU, tanh approximation (the formulas of nn.hpp): u = sqrt(2/pi) (v + 0.044715 v^3).
+constexpr double kGeluBeta = 0.7978845608028654;  // sqrt(2 / pi)
+constexpr double kGeluKappa = 0.044715;
+
+template <class P>
+__device__ __forceinline__ P act_value(Act act, P v) {
+  if (act == Act::relu) return v > P(0) ? v : P(0);
+  if (act == Act::gelu) {
+    const P u = P(kGeluBeta) * (v + P(kGeluKappa) * v * v * v);
+    return P(0.5) * v * (P(1) + tanh(u));
+  }
+  return v;
+}
+
+// g act'(v). ReLU selects (a non-finite g at v <= 0 gives 0, as relu_backward).
+template <class P>
+__device__ __forceinline__ P act_backward(Act act, P v, P g) {
+  if (act == Act::relu) return v > P(0) ? g : P(0);
+  if (act == Act::gelu) {
+    const P v2 = v * v;
+    const P th = tanh(P(kGeluBeta) * (v + P(kGeluKappa) * v2 * v));
+    const P du = P(kGeluBeta) * (P(1) + P(3 * kGeluKappa) * v2);
+    return g * (P(0.5) * (P(1) + th) + P(0.5) * v * (P(1) - th * th) * du);
+  }
+  return g;
+}
+
+template <class S, class P, int V>
+__global__ void bias_act_forward_kernel(Act act, const S* x, const P* __restrict__ bias, S* y, std::size_t packs,
+                                        int cols) {
+  using Pk = Pack<S, V>;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < packs;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const Pk in = reinterpret_cast<const Pk*>(x)[i];
+    const int c0 = static_cast<int>((i * V) % static_cast<std::size_t>(cols));
+    Pk out;
+#pragma unroll
+    for (int e = 0; e < V; ++e) out.v[e] = narrow<S>(act_value(act, widen<P>(in.v[e]) + bias[c0 + e]));
+    reinterpret_cast<Pk*>(y)[i] = out;
+  }
+}
+
+// dpre = act'(x + b) dy where dpre is wanted; the addend of dbias: dpre in P (unrounded).
+template <class S, class P>
+struct BiasActGrad {
+  Act act;
+  const S* __restrict__ x;
+  const P* __restrict__ bias;
+  const S* __restrict__ dy;
+  S* __restrict__ dpre;
+  __device__ Addends<P, 1> operator()(int /*r*/, std::size_t i, int c) const {
+    const P g = widen<P>(dy[i]);
+    const P d = act == Act::identity ? g : act_backward(act, widen<P>(x[i]) + bias[c], g);
+    if (dpre != nullptr) dpre[i] = narrow<S>(d);
+    return {{d}};
+  }
+};
+
+template <class S, class P>
+__global__ void __launch_bounds__(kSumTile* kSumRows)
+    bias_act_backward_kernel(BiasActGrad<S, P> elem, ColumnOutputs<P, 1> outs, P* partial, unsigned* counters,
+                             int rows, int cols, int chunks) {
+  chunked_column_sums<1>(elem, outs, partial, counters, rows, cols, chunks);
+}
+
+}  // namespace
+
+std::size_t bias_act_backward_workspace(int rows, int cols) {
+  if (rows < 0 || cols < 0) return 0;
+  const int chunks = fused_chunks(rows);
+  return chunks > 1 ? static_cast<std::size_t>(chunks) * static_cast<std::size_t>(cols) : 0;
+}
+
+template <class S, class P>
+cudaError_t bias_act_forward(Act act, const S* x, const P* bias, S* y, int rows, int cols, cudaStream_t s) {
+  if (rows < 0 || cols < 0) return cudaErrorInvalidValue;
+  const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+  if (n == 0) return cudaSuccess;
+  if (x == nullptr || bias == nullptr || y == nullptr) return cudaErrorInvalidValue;
+  constexpr int V = static_cast<int>(16 / sizeof(S));
+  if (cols % V == 0 && aligned16(x) && aligned16(y))
+    bias_act_forward_kernel<S, P, V><<<grid_for(n / V), kThreads, 0, s>>>(act, x, bias, y, n / V, cols);
+  else
+    bias_act_forward_kernel<S, P, 1><<<grid_for(n), kThreads, 0, s>>>(act, x, bias, y, n, cols);
+  return cudaGetLastError();
+}
+
+template <class S, class P>
+cudaError_t bias_act_backward(Act act, const S* x, const P* bias, const S* dy, S* dpre, P* dbias, P* workspace,
+                              unsigned* counters, int rows, int cols, cudaStream_t s) {
+  if (rows < 0 || cols < 0) return cudaErrorInvalidValue;
+  if (cols == 0) return cudaSuccess;
+  const int chunks = fused_chunks(rows);
+  if (dbias == nullptr || (chunks > 1 && workspace == nullptr)) return cudaErrorInvalidValue;
+  if (rows > 0 && (dy == nullptr || (act != Act::identity && (x == nullptr || bias == nullptr || dpre == nullptr))))
+    return cudaErrorInvalidValue;
+  const ColumnOutputs<P, 1> outs{{dbias}};
+  if (chunks > 0)
+    bias_act_backward_kernel<S, P><<<column_sums_grid(cols, chunks), column_sums_block(), 0, s>>>(
+        BiasActGrad<S, P>{act, x, bias, dy, dpre}, outs, workspace, counters, rows, cols, chunks);
+  return finish_if_needed<1, P>(workspace, outs, counters, chunks, cols, s);
+}
+
+#define KERNELS_NN_BIAS_ACT(S, P)                                                                          \
+  template cudaError_t bias_act_forward<S, P>(Act, const S*, const P*, S*, int, int, cudaStream_t);         \
+  template cudaError_t bias_act_backward<S, P>(Act, const S*, const P*, const S*, S*, P*, P*, unsigned*, int, \
+                                               int, cudaStream_t);
+
+KERNELS_NN_BIAS_ACT(float, float)
+KERNELS_NN_BIAS_ACT(double, double)
+KERNELS_NN_BIAS_ACT(bf16, float)
+#undef KERNELS_NN_BIAS_ACT
+
+}  // namespace kernels::nn

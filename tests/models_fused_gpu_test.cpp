@@ -62,10 +62,13 @@ DType param_type(DType act) { return act == DType::bf16 ? DType::f32 : act; }
 double fwd_tol(DType dt) { return dt == DType::f64 ? 1e-12 : dt == DType::f32 ? 1e-5 : 1e-2; }
 double grad_tol(DType dt) { return dt == DType::f64 ? 1e-12 : dt == DType::f32 ? 1e-4 : 2e-2; }
 
-void expect_close(const std::string& what, const Tensor& got, const std::vector<double>& ref, double tol) {
+// floor: the scale where the reference is a difference of larger terms that cancel (it is
+// then the size of those terms, so that their rounding is what the tolerance measures).
+void expect_close(const std::string& what, const Tensor& got, const std::vector<double>& ref, double tol,
+                  double floor = 1e-30) {
   const auto g = got.to_host();
   ASSERT_EQ(g.size(), ref.size()) << what;
-  double worst = 0, scale = 1e-30;
+  double worst = 0, scale = floor;
   for (std::size_t i = 0; i < ref.size(); ++i) {
     ASSERT_TRUE(std::isfinite(g[i])) << what << " element " << i;
     worst = std::max(worst, std::abs(g[i] - ref[i]));
@@ -152,6 +155,9 @@ TEST_F(ModelsFused, AddLayerNormMatchesTheDoubleReference) {
         backward(y, leaf(dyv, {rows, cols}, dt, false));
         // LayerNorm of s = x + r in double, and its backward (nn.hpp's formulas).
         std::vector<double> yr(n), dsr(n), dgr(C, 0.0), dbr(C, 0.0);
+        // ds = rstd (dy g - mean(dy g) - xhat mean(dy g xhat)) cancels (to 0 at one column,
+        // where rstd = 1/sqrt(eps) ~ 316 magnifies the rounding): its scale is its terms'.
+        double ds_terms = 1e-30;
         for (std::size_t row = 0; row < static_cast<std::size_t>(rows); ++row) {
           std::vector<double> s(C), xh(C);
           double mean = 0, var = 0, mg = 0, mgx = 0;
@@ -168,13 +174,16 @@ TEST_F(ModelsFused, AddLayerNormMatchesTheDoubleReference) {
             dgr[c] += dyv[row * C + c] * xh[c];
             dbr[c] += dyv[row * C + c];
           }
-          for (std::size_t c = 0; c < C; ++c) dsr[row * C + c] = rstd * (dyv[row * C + c] * gv[c] - mg - xh[c] * mgx);
+          for (std::size_t c = 0; c < C; ++c) {
+            dsr[row * C + c] = rstd * (dyv[row * C + c] * gv[c] - mg - xh[c] * mgx);
+            ds_terms = std::max(ds_terms, rstd * (std::abs(dyv[row * C + c] * gv[c]) + std::abs(mg) + std::abs(xh[c] * mgx)));
+          }
         }
         const std::string what = std::string("add_layer_norm ") + name_of(dt) + " (" + std::to_string(rows) + ", " +
                                  std::to_string(cols) + ")";
         expect_close(what + " y", y, yr, fwd_tol(dt));
-        expect_close(what + " dx", x.grad(), dsr, grad_tol(dt));
-        expect_close(what + " dr", r.grad(), dsr, grad_tol(dt));
+        expect_close(what + " dx", x.grad(), dsr, grad_tol(dt), ds_terms);
+        expect_close(what + " dr", r.grad(), dsr, grad_tol(dt), ds_terms);
         expect_close(what + " dgamma", g.grad(), dgr, grad_tol(dt));
         expect_close(what + " dbeta", b.grad(), dbr, grad_tol(dt));
         EXPECT_EQ(x.grad().to_host(), r.grad().to_host()) << what << ": the sum's gradient goes to both inputs";

@@ -5,7 +5,7 @@
 // TcTiles::rows128: 4 warps x 2 m-tiles; rows128_deep: the same with 48-key tiles at d = 128;
 // rows64: 4 warps x 1; rows128_w8: 8 warps x 1 (128 rows, Q fragments in registers and
 // 64-key tiles at every d). Automatic:
-// flash_tc_forward_tiles (rows128 for now, see there).
+// flash_tc_forward_tiles (rows128 at d = 64, rows128_deep at d = 128, see there).
 // Data path per key tile (Bc = 64 keys x d; with two m-tiles at d = 128: 32, 48 for
 // rows128_deep; see keys_per_tile):
 //   global --cp.async (16 B, zero-filled past N)--> swizzled smem K_t, V_t (2 stages:
@@ -328,11 +328,10 @@ cudaError_t dispatch(const Shape& s, TcTiles tiles, const void* q, const void* k
 
 bool flash_tc_supported(int head_dim) { return head_dim == 64 || head_dim == 128; }
 
-// rows128 at both d: the fastest shape measured on a GPU (docs/PERFORMANCE.md, before the
-// scale fold and early P packing). rows128_deep (48-key tiles at d = 128) is the candidate
-// for d = 128 and is not yet timed: switch here once suites/attention-tc-tiles.yaml shows
-// it faster than rows128.
-TcTiles flash_tc_forward_tiles(int) { return TcTiles::rows128; }
+// rows128 at d = 64, rows128_deep (48-key tiles) at d = 128: the fastest measured
+// (suites/attention-tc-tiles.yaml, H200, 2026-11-23, B=4 H=32 N=4096 d=128 bf16: deep
+// 3.455 ms vs rows128 3.848 ms, causal 1.882 vs 2.097; docs/PERFORMANCE.md).
+TcTiles flash_tc_forward_tiles(int head_dim) { return head_dim == 128 ? TcTiles::rows128_deep : TcTiles::rows128; }
 
 cudaError_t flash_tc_forward(const Shape& shape, Precision precision, const void* q, const void* k,
                              const void* v, void* o, float* lse, cudaStream_t stream, TcTiles tiles) {

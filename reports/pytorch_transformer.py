@@ -346,7 +346,8 @@ def run(torch, p, mode, warmup, steps, compile_mode="default", seed=42, kernel_s
     loss_fn = nn.CrossEntropyLoss()
     g = torch.Generator(device="cpu").manual_seed(seed)
     batches = []
-    plan = step_plan(p.get("check_steps", 4), warmup, steps)
+    check_steps = p.get("check_steps", 4)
+    plan = step_plan(check_steps, warmup, steps)
     for _ in range(4):
         src = torch.randint(2, V, (B, Ns), generator=g)
         tout = src[:, :Nt]
@@ -365,7 +366,7 @@ def run(torch, p, mode, warmup, steps, compile_mode="default", seed=42, kernel_s
         return contextlib.nullcontext()
 
     def step(i, e=None):
-        src, tin, tout = batches[plan[i][1] if i < len(plan) else i % len(batches)]
+        src, tin, tout = batches[batch_index(i, check_steps)]
         if e: e[0].record()
         with autocast():
             loss = loss_fn(fwd(src, tin, mask), tout)

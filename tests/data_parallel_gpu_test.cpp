@@ -103,8 +103,7 @@ TEST(DataParallelGpu, TwoRanksKeepIdenticalWeightsAndReportTheScaling) {
     ++seen;
   }
   EXPECT_EQ(seen, 3);
-  std::remove(out.c_str());
-  std::remove((out + ".journal.jsonl").c_str());
+  harness::test::remove_report(out);
   std::remove(suite.c_str());
 }
 

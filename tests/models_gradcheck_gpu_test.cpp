@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -22,13 +21,7 @@ namespace {
 
 using namespace models;
 
-std::vector<double> randn(std::size_t n, std::uint64_t seed, double scale = 1.0) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> d(0.0, scale);
-  std::vector<double> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using test::randn;
 
 Tensor make(const Shape& s, DType dt, std::uint64_t seed, double scale = 1.0, bool grad = true) {
   auto v = randn(static_cast<std::size_t>(numel_of(s)), seed, scale);

@@ -29,7 +29,7 @@ namespace {
 
 using namespace models;
 
-std::vector<double> randn(std::size_t n, std::uint64_t seed) { return harness::test::normal_values<double>(n, seed); }
+using test::randn;
 
 Tensor upload(const std::vector<double>& v, const Shape& s, DType dt) {
   return dt == DType::f64 ? Tensor::from_host(v, s) : Tensor::from_host(std::vector<float>(v.begin(), v.end()), s);

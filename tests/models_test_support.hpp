@@ -4,6 +4,7 @@
 // several tests use.
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,16 @@
   if (!::harness::test::have_device()) GTEST_SKIP() << "no CUDA device: GPU test skipped"
 
 namespace models::test {
+
+// n draws of N(0, scale^2) from mt19937_64(seed): the inputs of the float-against-double
+// and gradient checks.
+inline std::vector<double> randn(std::size_t n, std::uint64_t seed, double scale = 1.0) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> d(0.0, scale);
+  std::vector<double> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
 
 // A Transformer of these sizes (the other fields at their defaults: f32, ReLU).
 inline TransformerConfig sized(std::int64_t vocab, std::int64_t d_model, int heads, std::int64_t hidden,

@@ -39,8 +39,7 @@ TEST(DevicesGpu, TheSmokeSuiteShardsOverEveryGpuWithTheSameResults) {
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("no CUDA device " + std::to_string(n) + ": this machine has " + std::to_string(n)),
             std::string::npos) << bad.output;
-  std::remove(out.c_str());
-  std::remove((out + ".journal.jsonl").c_str());
+  test::remove_report(out);
 }
 
 TEST(NcclGpu, EveryCollectiveOnEveryGpuIsCheckedAndMergedWithBusBandwidth) {
@@ -71,8 +70,7 @@ TEST(NcclGpu, EveryCollectiveOnEveryGpuIsCheckedAndMergedWithBusBandwidth) {
     collectives.insert(x["collective"].get<std::string>());
   }
   EXPECT_EQ(collectives.size(), 6u);
-  std::remove(out.c_str());
-  std::remove((out + ".journal.jsonl").c_str());
+  test::remove_report(out);
 }
 
 TEST(NcclGpu, OneRankAloneSkipsWithTheReason) {
@@ -81,8 +79,7 @@ TEST(NcclGpu, OneRankAloneSkipsWithTheReason) {
   const auto r = run_command(kExe + " run suites/nccl.yaml --filter 'all_reduce/nccl/bytes:4096/dtype:f32/in_place:false' --out " + out);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("needs at least 2 ranks"), std::string::npos) << r.output;
-  std::remove(out.c_str());
-  std::remove((out + ".journal.jsonl").c_str());
+  test::remove_report(out);
 }
 
 TEST(NcclGpu, AMissingRankIsAClearErrorWithinTheDeadline) {
@@ -111,8 +108,7 @@ TEST(NcclGpu, ARankKilledMidSuiteEndsTheRunWithoutAHangAndResumeCompletes) {
   const auto resumed = run_command("NCCL_NVLS_ENABLE=0 " + kExe + run + " --resume " + out + ".journal.jsonl");
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_EQ(nlohmann::json::parse(test::read_file(out))["results"].size(), 8u);
-  std::remove(out.c_str());
-  std::remove((out + ".journal.jsonl").c_str());
+  test::remove_report(out);
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -63,16 +62,6 @@ inline std::string read_file(const std::string& path) {
 inline std::string temp_path(const std::string& name) {
   const char* dir = std::getenv("TMPDIR");
   return std::string(dir ? dir : "/tmp") + "/harness-test-" + std::to_string(::getpid()) + "-" + name;
-}
-
-// n draws of N(0, 1) as T (std::normal_distribution<T>) from an Engine seeded with seed.
-template <class T, class Engine = std::mt19937_64>
-std::vector<T> normal_values(std::size_t n, typename Engine::result_type seed) {
-  Engine rng(seed);
-  std::normal_distribution<T> d(T(0), T(1));
-  std::vector<T> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
 }
 
 // Removes a report written by `harness run --out out` and its journal.

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "nn/activation_math.cuh"
 #include "nn/column_sums.cuh"
 #include "nn/fused_common.cuh"
 #include "nn/nn_common.cuh"
@@ -21,30 +22,18 @@ namespace kernels::nn {
 namespace {
 using namespace detail;
 
-// GeLU, tanh approximation (the formulas of nn.hpp): u = sqrt(2/pi) (v + 0.044715 v^3).
-constexpr double kGeluBeta = 0.7978845608028654;  // sqrt(2 / pi)
-constexpr double kGeluKappa = 0.044715;
-
+// act(v) and g act'(v) (activation_math.cuh; ReLU selects, so a non-finite g at v <= 0
+// gives 0, as relu_backward).
 template <class P>
 __device__ __forceinline__ P act_value(Act act, P v) {
-  if (act == Act::relu) return v > P(0) ? v : P(0);
-  if (act == Act::gelu) {
-    const P u = P(kGeluBeta) * (v + P(kGeluKappa) * v * v * v);
-    return P(0.5) * v * (P(1) + tanh(u));
-  }
+  if (act == Act::relu) return ReluF<P>{}(v);
+  if (act == Act::gelu) return GeluF<P>{}(v);
   return v;
 }
-
-// g act'(v). ReLU selects (a non-finite g at v <= 0 gives 0, as relu_backward).
 template <class P>
 __device__ __forceinline__ P act_backward(Act act, P v, P g) {
-  if (act == Act::relu) return v > P(0) ? g : P(0);
-  if (act == Act::gelu) {
-    const P v2 = v * v;
-    const P th = tanh(P(kGeluBeta) * (v + P(kGeluKappa) * v2 * v));
-    const P du = P(kGeluBeta) * (P(1) + P(3 * kGeluKappa) * v2);
-    return g * (P(0.5) * (P(1) + th) + P(0.5) * v * (P(1) - th * th) * du);
-  }
+  if (act == Act::relu) return ReluGradF<P>{}(v, g);
+  if (act == Act::gelu) return GeluGradF<P>{}(v, g);
   return g;
 }
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "report/report_html.hpp"
+#include "report/report_render.hpp"
 
 namespace harness {
 
@@ -199,28 +200,17 @@ CurveTable curve_table(const CurveGroup& group) {
 
 namespace harness {
 
-namespace {
-
-std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char ch : s) out += ch == '|' ? std::string("\\|") : std::string(1, ch == '\n' ? ' ' : ch);
-  return out;
-}
-
-}  // namespace
-
-std::string curve_tables_markdown(const std::vector<Result>& rows, const std::string& problem) {
+std::string curve_tables_markdown(const std::vector<const Result*>& rows) {
   std::string o;
   for (const auto& g : curve_groups(rows)) {
-    if (g.problem != problem) continue;
     const CurveTable t = curve_table(g);
-    o += fmt::format("\n**{}** per step{}:\n\n| variant |", md_cell(g.name), g.config.empty() ? "" : ", " + md_cell(g.config));
-    for (const auto& h : t.head) o += fmt::format(" {} |", md_cell(h));
+    o += fmt::format("\n**{}** per step{}:\n\n| variant |", md_escape(g.name), g.config.empty() ? "" : ", " + md_escape(g.config));
+    for (const auto& h : t.head) o += fmt::format(" {} |", md_escape(h));
     o += "\n|---|";
     for (std::size_t i = 0; i < t.head.size(); ++i) o += "---:|";
     o += "\n";
     for (const auto& [label, cells] : t.rows) {
-      o += fmt::format("| {} |", md_cell(label));
+      o += fmt::format("| {} |", md_escape(label));
       for (const auto& c : cells) o += fmt::format(" {} |", c);
       o += "\n";
     }
@@ -237,7 +227,7 @@ std::string curve_section_html(const std::vector<const Result*>& rows, svg::Colo
   const auto groups = curve_groups(rows, sources);
   if (groups.empty()) return "";
   std::string o = fmt::format(
-      "<p class=\"note\">Series the results record per step (<code>extra.NAME_curve</code>, one value every "
+      "<h2 id=\"curves\">Curves per step</h2>\n<p class=\"note\">Series the results record per step (<code>extra.NAME_curve</code>, one value every "
       "<code>NAME_curve_stride</code> steps): one chart per configuration (the parameters without the variant), one "
       "line per variant. Under each chart: {}.</p>\n",
       kCurveTableDescription);

@@ -67,10 +67,11 @@ inline constexpr const char* kCurveTableDescription =
     "of the last 10% of the recorded values";
 
 // Markdown: after a problem's table, per configuration "**loss** per step" and the table
-// of curve_table (nothing when the problem's results have no curves).
-std::string curve_tables_markdown(const std::vector<Result>& rows, const std::string& problem);
-// HTML: one line chart per group (x: step, one line per variant, colors from `colors`)
-// with its table under it; "" when no result has a curve (the page has no such section).
+// of curve_table, for that problem's results (nothing when they have no curves).
+std::string curve_tables_markdown(const std::vector<const Result*>& rows);
+// HTML: the section "Curves per step" (<h2 id="curves">): one line chart per group (x: step,
+// one line per variant, colors from `colors`) with its table under it; "" when no result
+// has a curve (the page has no such section).
 std::string curve_section_html(const std::vector<const Result*>& rows, svg::ColorMap& colors,
                                const std::vector<std::string>& sources = {});
 std::string curve_section_html(const std::vector<Result>& rows, svg::ColorMap& colors);

@@ -176,8 +176,7 @@ std::string render_history_html(const std::vector<Report>& runs) {
       all.push_back(&r);
       sources.push_back(fmt::format("run {}", i + 1));  // the table above says which run is which
     }
-  if (const std::string curves = curve_section_html(all, colors, sources); !curves.empty())
-    o += "<h2 id=\"curves\">Curves per step</h2>\n" + curves;
+  o += curve_section_html(all, colors, sources);
   return o + html::page_tail("Rendered by harness report with several reports (history); verdicts as harness compare "
                              "with its default thresholds.");
 }

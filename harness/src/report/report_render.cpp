@@ -245,6 +245,8 @@ Cells cells_of(const Result& r) {
 
 const char* const kTableHead[] = {"status", "median", "noise", "GFLOP/s", "GB/s", "extra memory", "note"};
 
+}  // namespace
+
 std::string md_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
@@ -254,8 +256,6 @@ std::string md_escape(const std::string& s) {
   }
   return out;
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------
 // Markdown
@@ -294,7 +294,7 @@ std::string render_report_markdown(const Report& report) {
       o += fmt::format(" {} | {} | {} | {} | {} | {} | {} |\n", c.status, c.median, c.noise, c.gflops, c.gbps, c.memory,
                        md_escape(c.note));
     }
-    o += curve_tables_markdown(rows, problem);
+    o += curve_tables_markdown(prow);
   }
   return o;
 }
@@ -814,7 +814,7 @@ std::string render_report_html(const Report& report, const ReportOptions& option
   for (const auto& problem : problems_of(rows)) o += throughput_chart(problem, rows_of(rows, problem), index++, colors);
   if (rows.empty()) o += "<p class=\"nochart\">The report has no results.</p>\n";
 
-  if (!curves.empty()) o += "<h2 id=\"curves\">Curves per step</h2>\n" + curves;
+  o += curves;
 
   o += "<h2 id=\"roofline-section\">Roofline</h2>\n";
   std::string note;

@@ -24,4 +24,7 @@ std::string render_report_html(const Report& report, const ReportOptions& option
 std::string render_report(const Report& report, const std::string& format);
 std::string render_report(const Report& report, const std::string& format, const ReportOptions& options);
 
+// A markdown table cell: '|' escaped, line breaks as spaces.
+std::string md_escape(const std::string& s);
+
 }  // namespace harness

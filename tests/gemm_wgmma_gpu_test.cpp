@@ -117,13 +117,15 @@ cublasStatus_t cublas_ref(cublasHandle_t h, bool ta, bool tb, int M, int N, int 
                       C, cuda_type<T>(), N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 }
 
+// ws: the split-K workspace (none: the call runs unsplit unless tuning.splits forces a split).
 template <typename T>
 cudaError_t ours(bool ta, bool tb, int M, int N, int K, float alpha, const T* A, const T* B,
-                 float beta, T* C, const kg::GemmWgmmaTuning& tuning = {}) {
+                 float beta, T* C, const kg::GemmWgmmaTuning& tuning = {}, void* ws = nullptr,
+                 std::size_t ws_bytes = 0) {
   if constexpr (std::is_same_v<T, __half>)
-    return kg::gemm_wgmma_f16(ta, tb, M, N, K, alpha, A, B, beta, C, nullptr, tuning);
+    return kg::gemm_wgmma_f16(ta, tb, M, N, K, alpha, A, B, beta, C, nullptr, tuning, ws, ws_bytes);
   else
-    return kg::gemm_wgmma_bf16(ta, tb, M, N, K, alpha, A, B, beta, C, nullptr, tuning);
+    return kg::gemm_wgmma_bf16(ta, tb, M, N, K, alpha, A, B, beta, C, nullptr, tuning, ws, ws_bytes);
 }
 
 // Every kernel path: clusters of 1 and 2, direct and TMA-store epilogue (the defaults are
@@ -141,7 +143,8 @@ std::string tuning_name(const kg::GemmWgmmaTuning& t) {
          (t.tma_store ? " tma-store" : " direct-store") + (t.cache_maps ? " map-cache" : "") +
          (t.max_ctas > 0 ? " max-ctas " + std::to_string(t.max_ctas) : "") +
          (t.group_m != kg::GemmWgmmaTuning{}.group_m ? " group-m " + std::to_string(t.group_m)
-                                                     : "");
+                                                     : "") +
+         (t.splits > 0 ? " splits " + std::to_string(t.splits) : "");
 }
 
 // Row m of alpha op(A) op(B) + beta C0 in double, from the host copies (layouts as in the
@@ -214,7 +217,13 @@ class GemmWgmma : public ::testing::Test {
       ASSERT_EQ(cudaMemset(C.get(), 0xFF, mn * sizeof(T)), cudaSuccess);
       ASSERT_EQ(cudaMemset(R.get(), 0, mn * sizeof(T)), cudaSuccess);
     }
-    ASSERT_EQ(ours<T>(ta, tb, M, N, K, alpha, A.get(), B.get(), beta, C.get(), tuning),
+    // The split-K workspace the call asks for (none unless the shape or tuning.splits
+    // splits), filled with NaN: the kernel must zero the sums itself.
+    const std::size_t ws_bytes = kg::gemm_wgmma_splitk_workspace_bytes(M, N, K, 2, tuning);
+    DeviceBuf<unsigned char> ws(ws_bytes);
+    ASSERT_EQ(cudaMemset(ws.get(), 0xFF, std::max<std::size_t>(ws_bytes, 1)), cudaSuccess);
+    ASSERT_EQ(ours<T>(ta, tb, M, N, K, alpha, A.get(), B.get(), beta, C.get(), tuning,
+                      ws_bytes > 0 ? ws.get() : nullptr, ws_bytes),
               cudaSuccess);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     // The reference reduces in f32 throughout: without this flag cuBLAS may split K and
@@ -318,6 +327,39 @@ TEST_F(GemmWgmma, UnsupportedCasesSayWhy) {
   EXPECT_EQ(kg::gemm_wgmma_bf16(false, true, 64, 64, 64, 1.f, A.get() + 1, B.get(), 0.f,
                                 C.get(), nullptr),
             cudaErrorInvalidValue);  // not 16-byte aligned
+}
+
+// Split-K: forced split counts at ragged shapes (K ranges of unequal length, M and N tails,
+// odd N: scalar atomics), both 16-bit types, every layout, beta 0 and 1 (the finishing pass
+// reads C), clusters of 1 and 2; then the shapes the by-shape rule splits (a Linear
+// layer's weight gradient at 8192 tokens), against cuBLAS and the double host rows.
+TEST_F(GemmWgmma, SplitKEveryLayoutRaggedAndByShape) {
+  SKIP_WITHOUT_HOPPER();
+  for (int splits : {2, 3, 7}) {
+    kg::GemmWgmmaTuning t;
+    t.splits = splits;
+    t.cluster_m = splits == 3 ? 2 : 1;
+    check_all_layouts<__nv_bfloat16>(129, 257, 1000, t);
+    check_all_layouts<__half>(67, 35, 520, t);
+  }
+  {
+    kg::GemmWgmmaTuning t;
+    t.splits = 40;  // more splits than K steps (8): one step each
+    check_case<__nv_bfloat16>(false, true, 100, 60, 512, 1.0f, 0.0f, t);
+  }
+  int dev = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  for (auto [M, N] : {std::pair{512, 512}, {512, 2048}, {2048, 512}}) {
+    EXPECT_GT(kg::gemm_wgmma_splits(M, N, 8192, 2, sms), 1) << M << "x" << N << "x8192";
+    check_case<__nv_bfloat16>(true, false, M, N, 8192, 1.0f, 0.0f);  // tn: dW = X^T dY
+  }
+  // A forced split without the workspace is refused, not run unsplit.
+  DeviceBuf<__nv_bfloat16> A(64 * 512), B(64 * 512), C(64 * 64);
+  kg::GemmWgmmaTuning t;
+  t.splits = 2;
+  EXPECT_EQ(kg::gemm_wgmma_bf16(false, true, 64, 64, 512, 1.f, A.get(), B.get(), 0.f, C.get(), nullptr, t),
+            cudaErrorInvalidValue);
 }
 
 TEST_F(GemmWgmma, Bf16SmallAndRaggedEveryLayout) {
@@ -456,6 +498,52 @@ TEST_F(GemmWgmma, TimingVsCublasPrintout) {
   for (int S : {4096, 8192}) {
     for (int l = 0; l < 4; ++l) time_case<__nv_bfloat16>(handle_, (l & 2) != 0, (l & 1) != 0, S);
     time_case<__half>(handle_, false, true, S);
+  }
+}
+
+// Split-K at the weight-gradient shapes of the Transformer benchmark (dW = X^T dY, layout
+// tn, K = 8192 tokens): unsplit, by shape, and cuBLAS.
+TEST_F(GemmWgmma, SplitKTimingPrintout) {
+  SKIP_WITHOUT_HOPPER();
+  const int K = 8192;
+  for (auto [M, N] : {std::pair{512, 512}, {512, 2048}, {2048, 512}, {512, 6880}}) {
+    const std::size_t mk = static_cast<std::size_t>(M) * K, kn = static_cast<std::size_t>(K) * N;
+    DeviceBuf<__nv_bfloat16> A(mk), B(kn), C(static_cast<std::size_t>(M) * N);
+    A.upload(random_matrix<__nv_bfloat16>(mk, 7));
+    B.upload(random_matrix<__nv_bfloat16>(kn, 8));
+    const std::size_t ws_bytes = kg::gemm_wgmma_splitk_workspace_bytes(M, N, K, 2);
+    DeviceBuf<unsigned char> ws(ws_bytes);
+    cudaError_t e = cudaSuccess;
+    kg::GemmWgmmaTuning unsplit;
+    unsplit.splits = 1;
+    const float ms_one = median_ms([&] {
+      if (auto r = ours<__nv_bfloat16>(true, false, M, N, K, 1.f, A.get(), B.get(), 0.f, C.get(), unsplit);
+          r != cudaSuccess)
+        e = r;
+    });
+    const float ms_split = median_ms([&] {
+      if (auto r = ours<__nv_bfloat16>(true, false, M, N, K, 1.f, A.get(), B.get(), 0.f, C.get(), {},
+                                       ws_bytes > 0 ? ws.get() : nullptr, ws_bytes);
+          r != cudaSuccess)
+        e = r;
+    });
+    ASSERT_EQ(e, cudaSuccess);
+    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+    const float ms_ref = median_ms([&] {
+      if (auto r = cublas_ref<__nv_bfloat16>(handle_, true, false, M, N, K, 1.f, A.get(), B.get(), 0.f, C.get());
+          r != CUBLAS_STATUS_SUCCESS)
+        s = r;
+    });
+    ASSERT_EQ(s, CUBLAS_STATUS_SUCCESS);
+    int dev = 0, sms = 0;
+    ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+    ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+    const double flop = 2.0 * M * static_cast<double>(N) * K;
+    std::printf("[splitk] bf16 tn %dx%dx%d: unsplit %.1f us %.0f TFLOP/s | %d splits %.1f us %.0f TFLOP/s | "
+                "cuBLAS %.1f us %.0f TFLOP/s | split %.0f%% of cuBLAS\n",
+                M, N, K, ms_one * 1e3, flop / ms_one * 1e-9, kg::gemm_wgmma_splits(M, N, K, 2, sms),
+                ms_split * 1e3, flop / ms_split * 1e-9, ms_ref * 1e3, flop / ms_ref * 1e-9,
+                100.0 * ms_ref / ms_split);
   }
 }
 

@@ -109,7 +109,8 @@ void check_case(Layout l, int M, int N, int K, float alpha, float beta, const kg
                 std::size_t a_offset = 0) {
   SCOPED_TRACE(std::string(kg::to_string(l)) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" +
                std::to_string(K) + " beta " + std::to_string(beta) + " cluster " + std::to_string(tuning.cluster_m) +
-               (tuning.tma_store ? " tma-store" : " direct") + " a_offset " + std::to_string(a_offset));
+               (tuning.tma_store ? " tma-store" : " direct") + " splits " + std::to_string(tuning.splits) +
+               " a_offset " + std::to_string(a_offset));
   const bool ta = kg::a_transposed(l), tb = kg::b_transposed(l);
   const std::size_t mk = floats(M, K), kn = floats(K, N), mn = floats(M, N);
   DeviceFloats A(mk, a_offset), B(kn), C(mn);
@@ -124,8 +125,13 @@ void check_case(Layout l, int M, int N, int K, float alpha, float beta, const kg
   } else {
     ASSERT_EQ(cudaMemset(C.get(), 0xFF, mn * sizeof(float)), cudaSuccess);  // NaN: must not be read
   }
-  const std::size_t bytes = kg::gemm_wgmma_tf32_workspace_bytes(ta, tb, M, N, K, A.get(), B.get());
+  // The rewritten operands and the split-K sums (by shape or tuning.splits); NaN-filled: the
+  // kernel must zero the sums itself.
+  const std::size_t bytes = kg::gemm_wgmma_tf32_workspace_bytes(ta, tb, M, N, K, A.get(), B.get(), tuning);
   DeviceFloats W(bytes / sizeof(float));
+  if (bytes > 0) {
+    ASSERT_EQ(cudaMemset(W.get(), 0xFF, bytes), cudaSuccess);
+  }
   ASSERT_EQ(kg::gemm_wgmma_tf32(ta, tb, M, N, K, alpha, A.get(), B.get(), beta, C.get(), bytes > 0 ? W.get() : nullptr,
                                 bytes, nullptr, tuning),
             cudaSuccess);
@@ -165,7 +171,13 @@ TEST(GemmWgmmaTf32, EveryLayoutEveryTuningRagged) {
 TEST(GemmWgmmaTf32, OddSizesAndMisalignedBase) {
   SKIP_WITHOUT_HOPPER();
   for (Layout l : kLayouts) {
-    check_case(l, 127, 129, 4099, 1.f, 0.f, {});
+    check_case(l, 127, 129, 4099, 1.f, 0.f, {});  // one tile, 129 K steps: split-K by shape
+    kg::GemmWgmmaTuning unsplit;
+    unsplit.splits = 1;
+    check_case(l, 127, 129, 4099, 1.f, 0.f, unsplit);
+    kg::GemmWgmmaTuning three;
+    three.splits = 3;
+    check_case(l, 131, 257, 97, 0.5f, -1.f, three);  // 4 K steps in 3 ranges, beta read by the finish pass
     check_case(l, 131, 257, 97, 1.f, 0.5f, {});
     check_case(l, 200, 136, 64, 1.f, 0.f, {}, 1);  // A + 1 float: copied even where K-major
   }

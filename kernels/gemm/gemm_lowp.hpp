@@ -10,6 +10,10 @@
 // sm_80+, any shape). Both accumulate in FP32.
 // Errors as gemm_mma: cudaErrorInvalidValue (bad arguments, dtype f32),
 // cudaErrorNotSupported (compute capability < 8.0). Asynchronous on `stream`.
+// workspace (optional, 16-byte aligned): gemm_lowp_workspace_bytes(...) bytes let the wgmma
+// kernel split K where the shape has few output tiles (gemm_wgmma.hpp); without it every
+// call runs unsplit.
+#include <cstddef>
 #include <cstdint>
 
 #include <cuda_bf16.h>
@@ -21,26 +25,43 @@
 
 namespace kernels::gemm {
 
-inline cudaError_t gemm_lowp(Layout layout, TcDType dtype, int M, int N, int K, float alpha, const void* A,
-                             const void* B, float beta, void* C, cudaStream_t stream) {
+// Whether the wgmma kernel takes this call (a 16-bit dtype on a Hopper GPU it accepts).
+inline bool gemm_lowp_on_wgmma(Layout layout, TcDType dtype, int M, int N, int K) {
   int device = 0;
+  if (dtype != TcDType::bf16 && dtype != TcDType::f16) return false;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return gemm_wgmma_unsupported(device, a_transposed(layout), b_transposed(layout), M, N, K, 2) == nullptr;
+}
+
+// The workspace that lets the call split K (0: it would not split).
+inline std::size_t gemm_lowp_workspace_bytes(Layout layout, TcDType dtype, int M, int N, int K) {
+  return gemm_lowp_on_wgmma(layout, dtype, M, N, K) ? gemm_wgmma_splitk_workspace_bytes(M, N, K, 2) : 0;
+}
+
+inline cudaError_t gemm_lowp(Layout layout, TcDType dtype, int M, int N, int K, float alpha, const void* A,
+                             const void* B, float beta, void* C, cudaStream_t stream, void* workspace = nullptr,
+                             std::size_t workspace_bytes = 0) {
   const bool aligned = reinterpret_cast<std::uintptr_t>(A) % 16 == 0 && reinterpret_cast<std::uintptr_t>(B) % 16 == 0;
-  if ((dtype == TcDType::bf16 || dtype == TcDType::f16) && aligned && cudaGetDevice(&device) == cudaSuccess &&
-      gemm_wgmma_unsupported(device, a_transposed(layout), b_transposed(layout), M, N, K, 2) == nullptr) {
+  if (aligned && gemm_lowp_on_wgmma(layout, dtype, M, N, K)) {
     if (dtype == TcDType::bf16)
       return gemm_wgmma_bf16(a_transposed(layout), b_transposed(layout), M, N, K, alpha,
                              static_cast<const __nv_bfloat16*>(A), static_cast<const __nv_bfloat16*>(B), beta,
-                             static_cast<__nv_bfloat16*>(C), stream);
+                             static_cast<__nv_bfloat16*>(C), stream, GemmWgmmaTuning{}, workspace, workspace_bytes);
     return gemm_wgmma_f16(a_transposed(layout), b_transposed(layout), M, N, K, alpha, static_cast<const __half*>(A),
-                          static_cast<const __half*>(B), beta, static_cast<__half*>(C), stream);
+                          static_cast<const __half*>(B), beta, static_cast<__half*>(C), stream, GemmWgmmaTuning{},
+                          workspace, workspace_bytes);
   }
   return gemm_mma(dtype, layout, M, N, K, alpha, A, B, beta, C, stream);
 }
 
 // bf16 in, bf16 out, FP32 accumulation.
 inline cudaError_t gemm_bf16(Layout layout, int M, int N, int K, float alpha, const __nv_bfloat16* A,
-                             const __nv_bfloat16* B, float beta, __nv_bfloat16* C, cudaStream_t stream) {
-  return gemm_lowp(layout, TcDType::bf16, M, N, K, alpha, A, B, beta, C, stream);
+                             const __nv_bfloat16* B, float beta, __nv_bfloat16* C, cudaStream_t stream,
+                             void* workspace = nullptr, std::size_t workspace_bytes = 0) {
+  return gemm_lowp(layout, TcDType::bf16, M, N, K, alpha, A, B, beta, C, stream, workspace, workspace_bytes);
 }
 
 }  // namespace kernels::gemm

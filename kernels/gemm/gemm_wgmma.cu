@@ -31,6 +31,12 @@
 //   Tile order: work units (cl vertically adjacent tiles, cl = cluster size) are numbered in
 //   groups of tuning.group_m unit-rows (column-major inside a group), so CTAs that run at the same
 //   time share A rows and B columns in L2; cluster q takes units q, q + clusters, ...
+//   - split-K (few output tiles, long K: a weight gradient X^T dY with M, N = 512..2048 and
+//     K = 8192 tokens has 8-32 tiles for 132 SMs): each tile's K steps are cut into `splits`
+//     contiguous ranges and every (split, tile) pair is a work unit of its own (split-major, so
+//     the CTAs running together read the same K range). Such a unit's epilogue adds its raw f32
+//     products into an (M, N) f32 workspace zeroed by the host (float2 atomicAdd, resolved in
+//     L2), and a second kernel (splitk_finish_kernel) writes C = alpha * sum + beta * C in T.
 //
 // Shared-memory layouts (TMA SWIZZLE_128B: inside each 1024-byte block of 8 rows of 128
 // bytes, the 16-byte chunk index is XORed with the row index mod 8; stage bases are
@@ -69,6 +75,11 @@ constexpr int kBN = 256;
 template <typename T>
 constexpr int kBK = 128 / static_cast<int>(sizeof(T));
 constexpr int kStages = 4;
+// Split-K (gemm_wgmma_splits): at least 8 K steps (two passes over the 4-stage ring) per
+// split, so that filling the pipeline and the f32 atomics stay small against the products;
+// at most 16 splits.
+constexpr int kSplitMinSteps = 8;
+constexpr long long kSplitMax = 16;
 constexpr int kConsumers = 2;  // consumer warpgroups, 64 rows of the block tile each
 constexpr int kThreads = 128 * (1 + kConsumers);
 constexpr int kABytes = kBM * 128;              // 16 KB: kBM rows of 128 bytes of K
@@ -328,17 +339,26 @@ __device__ __forceinline__ void unit_origin(int t, int units_m, int tiles_n, int
   n0 = (in_group / rows) * kBN;
 }
 
+// K steps [begin, end) of split `s` of `splits` over `k_steps`: contiguous, sizes differing
+// by at most one.
+__device__ __forceinline__ void split_range(int s, int splits, int k_steps, int& begin, int& end) {
+  begin = static_cast<int>(static_cast<long long>(s) * k_steps / splits);
+  end = static_cast<int>(static_cast<long long>(s + 1) * k_steps / splits);
+}
+
 // TA: A is M-major (layout 't'); TB: B is K-major (layout 't'). Note the wgmma transpose
 // bit of B is the opposite: wgmma's default B is K-major, so B 'n' (N-major) sets it.
 // Launched with clusters of 1 or 2 CTAs along x (read from %cluster_nctarank). tma_store:
 // nonzero for the shared-memory + TMA store epilogue (beta == 0, map_c valid). group_m: unit
-// rows per raster group (see the top).
+// rows per raster group (see the top). splits > 1: split-K into `partial` (M, N) f32, zeroed
+// (alpha, beta and C untouched here; tma_store must be 0).
 template <typename T, bool TA, bool TB>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
                       const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
-                      float alpha, float beta, T* __restrict__ C, int tma_store, int group_m) {
+                      float alpha, float beta, T* __restrict__ C, int tma_store, int group_m,
+                      int splits, float* __restrict__ partial) {
   extern __shared__ unsigned char smem_raw[];
   // Same offsets in every CTA (same kernel, same dynamic layout): multicast relies on it.
   const uint32_t ring = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -365,7 +385,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tiles_m = (M + kBM - 1) / kBM;
   const int tiles_n = (N + kBN - 1) / kBN;
   const int units_m = (tiles_m + cl - 1) / cl;  // a unit: cl vertically adjacent tiles
-  const int num_units = units_m * tiles_n;
+  const int num_units = units_m * tiles_n;  // output tiles (of cl tiles each)
+  const int work_units = num_units * splits;  // (split, tile) pairs, split-major
   constexpr int BK = kBK<T>;
   const int k_steps = (K + BK - 1) / BK;
   const int first_unit = static_cast<int>(blockIdx.x) / cl;
@@ -377,11 +398,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (tid == 0) {
       int stage = 0;
       uint32_t phase = 0;
-      for (int t = first_unit; t < num_units; t += unit_stride) {
-        int m0, n0;
-        unit_origin(t, units_m, tiles_n, cl, group_m, m0, n0);
+      for (int u = first_unit; u < work_units; u += unit_stride) {
+        int m0, n0, ks_begin, ks_end;
+        unit_origin(u % num_units, units_m, tiles_n, cl, group_m, m0, n0);
+        split_range(u / num_units, splits, k_steps, ks_begin, ks_end);
         m0 += static_cast<int>(rank) * kBM;  // may be >= M: TMA fills zeros, nothing stored
-        for (int ks = 0; ks < k_steps; ++ks) {
+        for (int ks = ks_begin; ks < ks_end; ++ks) {
           const int k0 = ks * BK;
           const uint32_t fb = full_bar + 8 * stage;
           mbar_wait(empty_bar + 8 * stage, phase ^ 1u);  // fresh barrier: passes at once
@@ -455,14 +477,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     int stage = 0;
     uint32_t phase = 0;
     float acc[128];
-    for (int t = first_unit; t < num_units; t += unit_stride) {
-      int m0, n0;
-      unit_origin(t, units_m, tiles_n, cl, group_m, m0, n0);
+    for (int u = first_unit; u < work_units; u += unit_stride) {
+      int m0, n0, ks_begin, ks_end;
+      unit_origin(u % num_units, units_m, tiles_n, cl, group_m, m0, n0);
+      split_range(u / num_units, splits, k_steps, ks_begin, ks_end);
       m0 += static_cast<int>(rank) * kBM;
 #pragma unroll
       for (int i = 0; i < 128; ++i) acc[i] = 0.f;
       int prev_stage = -1;
-      for (int ks = 0; ks < k_steps; ++ks) {
+      for (int ks = ks_begin; ks < ks_end; ++ks) {
         mbar_wait(full_bar + 8 * stage, phase);
         const uint32_t sa = ring + stage * kStageBytes + a_off;
         const uint32_t sb = ring + stage * kStageBytes + kABytes;
@@ -532,6 +555,28 @@ __global__ void __launch_bounds__(kThreads, 1)
         continue;
       }
       const int row_base = m0 + 64 * c + 16 * warp + lane / 4;
+      if (splits > 1) {
+        // Split-K: this K range's raw products into the f32 sums (float2 when N is even: the
+        // pair (row, col) starts at an even index, cudaMalloc'd workspace is 8-byte aligned).
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = row_base + 8 * h;
+          if (row >= M) continue;
+          float* prow = partial + static_cast<size_t>(row) * static_cast<size_t>(N);
+#pragma unroll
+          for (int j8 = 0; j8 < 32; ++j8) {
+            const int col = n0 + 8 * j8 + 2 * (lane % 4);
+            const float v0 = acc[4 * j8 + 2 * h], v1 = acc[4 * j8 + 2 * h + 1];
+            if ((N % 2) == 0 && col + 1 < N) {
+              atomicAdd(reinterpret_cast<float2*>(prow + col), make_float2(v0, v1));
+            } else {
+              if (col < N) atomicAdd(prow + col, v0);
+              if (col + 1 < N) atomicAdd(prow + col + 1, v1);
+            }
+          }
+        }
+        continue;
+      }
       // Column pairs are aligned vectors when N is even and C is aligned to a pair.
       const bool pairs = (N % 2) == 0 && (reinterpret_cast<uintptr_t>(C) % sizeof(Pair<T>)) == 0;
 #pragma unroll
@@ -573,6 +618,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
   if (cl > 1) cluster_sync();
+}
+
+// Split-K's second pass: C = alpha * sum + beta * C (C read only when beta != 0, as BLAS),
+// rounded to T; (M, N) row-major, one element per thread and grid-stride step.
+template <typename T>
+__global__ void splitk_finish_kernel(const float* __restrict__ sum, T* __restrict__ C, long long n,
+                                     float alpha, float beta) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    float v = alpha * sum[i];
+    if (beta != 0.f) v += beta * to_float(C[i]);
+    C[i] = from_float<T>(v);
+  }
 }
 
 // ---- host side ------------------------------------------------------------------------------
@@ -637,12 +695,35 @@ bool cached_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int
   return true;
 }
 
+cudaError_t sm_count(int* sms) {
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  return cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
+}
+
+// The split count for this call: tuning.splits, else the shape's (gemm_wgmma_splits); 1 when
+// the split sums do not fit the workspace (an error when tuning.splits forced a split).
+cudaError_t splits_for(int M, int N, int K, int elem_bytes, int sms, const GemmWgmmaTuning& tuning,
+                       const void* workspace, std::size_t workspace_bytes, int* splits) {
+  const int k_steps = (K + 128 / elem_bytes - 1) / (128 / elem_bytes);
+  int n = tuning.splits > 0 ? std::min(tuning.splits, k_steps) : gemm_wgmma_splits(M, N, K, elem_bytes, sms);
+  const bool room = workspace != nullptr && reinterpret_cast<uintptr_t>(workspace) % 16 == 0 &&
+                    workspace_bytes >= static_cast<std::size_t>(M) * static_cast<std::size_t>(N) * sizeof(float);
+  if (n > 1 && !room) {
+    if (tuning.splits > 1) return cudaErrorInvalidValue;
+    n = 1;
+  }
+  *splits = n;
+  return cudaSuccess;
+}
+
 // lda, ldb: leading dimensions of the stored A and B (elements; the tf32 path passes the
-// padded ones of its workspace copies).
+// padded ones of its workspace copies). splits > 1: split-K with (M, N) f32 sums at
+// `partial` (16-byte aligned).
 template <typename T, bool TA, bool TB>
 cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, const T* B, int ldb,
                          float beta, T* C, cudaStream_t stream, CUtensorMapDataType type,
-                         const GemmWgmmaTuning& tuning) {
+                         const GemmWgmmaTuning& tuning, int splits, float* partial) {
   constexpr int BK = kBK<T>;
   const int cl = tuning.cluster_m == 2 ? 2 : 1;
   auto map_of = tuning.cache_maps ? cached_map : encode_map;
@@ -656,16 +737,12 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
   if (!ok_a || !ok_b) return cudaErrorInvalidValue;
   // The TMA store needs 16-byte row strides and base; beta != 0 reads C (direct path).
   constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
-  const bool tma_store = tuning.tma_store && beta == 0.f && N % kPerChunk == 0 &&
+  const bool tma_store = splits == 1 && tuning.tma_store && beta == 0.f && N % kPerChunk == 0 &&
                          reinterpret_cast<uintptr_t>(C) % 16 == 0 &&
                          map_of(&map_c, type, C, M, N, N, BK, 64);  // C (M, N): {128 B of n, 64 m}
 
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
   int sms = 0;
-  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-      e != cudaSuccess)
-    return e;
+  if (cudaError_t e = sm_count(&sms); e != cudaSuccess) return e;
   auto* kernel = gemm_wgmma_kernel<T, TA, TB>;
   // Raising the dynamic shared-memory limit is per function and cheap, but done once.
   static const cudaError_t attr =
@@ -701,24 +778,40 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
   }
   const long long tiles_m = (M + kBM - 1) / kBM;
   const long long units =
-      (tiles_m + cl - 1) / cl * static_cast<long long>((N + kBN - 1) / kBN);
+      (tiles_m + cl - 1) / cl * static_cast<long long>((N + kBN - 1) / kBN) * splits;
   if (units > 0x3FFFFFFF) return cudaErrorInvalidValue;
   if (tuning.max_ctas > 0) slots = std::max(1, std::min(slots, tuning.max_ctas / cl));
   const int grid_units = static_cast<int>(units < slots ? units : slots);
   cfg.gridDim = dim3(static_cast<unsigned>(grid_units * cl));
-  return cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, map_c, M, N, K, alpha, beta, C,
-                            tma_store ? 1 : 0, tuning.group_m);
+  const long long elements = static_cast<long long>(M) * N;
+  if (splits > 1) {
+    if (cudaError_t e = cudaMemsetAsync(partial, 0, static_cast<std::size_t>(elements) * sizeof(float), stream);
+        e != cudaSuccess)
+      return e;
+  }
+  if (cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, map_c, M, N, K, alpha, beta, C,
+                                         tma_store ? 1 : 0, tuning.group_m, splits, partial);
+      e != cudaSuccess || splits == 1)
+    return e;
+  constexpr int kFinishThreads = 256;
+  const long long blocks = std::min<long long>((elements + kFinishThreads - 1) / kFinishThreads, 8LL * sms);
+  splitk_finish_kernel<T><<<static_cast<unsigned>(blocks), kFinishThreads, 0, stream>>>(partial, C, elements,
+                                                                                         alpha, beta);
+  return cudaGetLastError();
+}
+
+bool tuning_valid(const GemmWgmmaTuning& tuning) {
+  return (tuning.cluster_m == 1 || tuning.cluster_m == 2) && tuning.max_ctas >= 0 && tuning.group_m >= 1 &&
+         tuning.splits >= 0;
 }
 
 template <typename T>
 cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha, const T* A,
                    const T* B, float beta, T* C, cudaStream_t stream, CUtensorMapDataType type,
-                   const GemmWgmmaTuning& tuning) {
+                   const GemmWgmmaTuning& tuning, void* workspace, std::size_t workspace_bytes) {
   if (M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr)
     return cudaErrorInvalidValue;
-  if ((tuning.cluster_m != 1 && tuning.cluster_m != 2) || tuning.max_ctas < 0 ||
-      tuning.group_m < 1)
-    return cudaErrorInvalidValue;
+  if (!tuning_valid(tuning)) return cudaErrorInvalidValue;
   // TMA global addresses must be 16-byte aligned.
   if ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(B)) % 16 != 0)
     return cudaErrorInvalidValue;
@@ -726,14 +819,24 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
   if (gemm_wgmma_unsupported(device, a_trans, b_trans, M, N, K, static_cast<int>(sizeof(T))) != nullptr)
     return cudaErrorNotSupported;
+  int sms = 0, splits = 1;
+  if (cudaError_t e = sm_count(&sms); e != cudaSuccess) return e;
+  if (cudaError_t e = splits_for(M, N, K, static_cast<int>(sizeof(T)), sms, tuning, workspace, workspace_bytes,
+                                 &splits);
+      e != cudaSuccess)
+    return e;
+  auto* partial = static_cast<float*>(workspace);
   const int lda = a_trans ? M : K, ldb = b_trans ? K : N;
   if (!a_trans && !b_trans)
-    return launch_typed<T, false, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning);
+    return launch_typed<T, false, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, splits,
+                                         partial);
   if (!a_trans && b_trans)
-    return launch_typed<T, false, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning);
+    return launch_typed<T, false, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, splits,
+                                        partial);
   if (a_trans && !b_trans)
-    return launch_typed<T, true, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning);
-  return launch_typed<T, true, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning);
+    return launch_typed<T, true, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, splits,
+                                        partial);
+  return launch_typed<T, true, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, splits, partial);
 }
 
 }  // namespace
@@ -763,19 +866,39 @@ const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M
   return nullptr;
 }
 
+int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms) {
+  if (M < 1 || N < 1 || K < 1 || sms < 1 || (elem_bytes != 2 && elem_bytes != 4)) return 1;
+  const long long tiles = static_cast<long long>((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
+  const int k_steps = (K + 128 / elem_bytes - 1) / (128 / elem_bytes);
+  if (2 * tiles > sms) return 1;  // at least half the SMs busy without a split
+  const long long n = std::min<long long>({sms / tiles, k_steps / kSplitMinSteps, kSplitMax});
+  return n >= 2 ? static_cast<int>(n) : 1;
+}
+
+std::size_t gemm_wgmma_splitk_workspace_bytes(int M, int N, int K, int elem_bytes, const GemmWgmmaTuning& tuning) {
+  int sms = 0;
+  if (sm_count(&sms) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  const int splits = tuning.splits > 0 ? tuning.splits : gemm_wgmma_splits(M, N, K, elem_bytes, sms);
+  return splits > 1 ? static_cast<std::size_t>(M) * static_cast<std::size_t>(N) * sizeof(float) : 0;
+}
+
 cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                             const __nv_bfloat16* A, const __nv_bfloat16* B, float beta,
                             __nv_bfloat16* C, cudaStream_t stream,
-                            const GemmWgmmaTuning& tuning) {
+                            const GemmWgmmaTuning& tuning, void* workspace, std::size_t workspace_bytes) {
   return launch(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream,
-                CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, tuning);
+                CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, tuning, workspace, workspace_bytes);
 }
 
 cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                            const __half* A, const __half* B, float beta, __half* C,
-                           cudaStream_t stream, const GemmWgmmaTuning& tuning) {
+                           cudaStream_t stream, const GemmWgmmaTuning& tuning, void* workspace,
+                           std::size_t workspace_bytes) {
   return launch(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream,
-                CU_TENSOR_MAP_DATA_TYPE_FLOAT16, tuning);
+                CU_TENSOR_MAP_DATA_TYPE_FLOAT16, tuning, workspace, workspace_bytes);
 }
 
 // ---- tf32 -----------------------------------------------------------------------------------
@@ -822,9 +945,10 @@ std::size_t tf32_bytes(bool k_major, int rows, int K, const void* p) {
 }  // namespace
 
 std::size_t gemm_wgmma_tf32_workspace_bytes(bool a_trans, bool b_trans, int M, int N, int K,
-                                            const float* A, const float* B) {
+                                            const float* A, const float* B, const GemmWgmmaTuning& tuning) {
   if (M < 1 || N < 1 || K < 1) return 0;
-  return tf32_bytes(!a_trans, M, K, A) + tf32_bytes(b_trans, N, K, B);
+  return tf32_bytes(!a_trans, M, K, A) + tf32_bytes(b_trans, N, K, B) +
+         gemm_wgmma_splitk_workspace_bytes(M, N, K, 4, tuning);
 }
 
 cudaError_t gemm_wgmma_tf32(bool a_trans, bool b_trans, int M, int N, int K, float alpha, const float* A,
@@ -832,8 +956,7 @@ cudaError_t gemm_wgmma_tf32(bool a_trans, bool b_trans, int M, int N, int K, flo
                             cudaStream_t stream, const GemmWgmmaTuning& tuning) {
   if (M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr)
     return cudaErrorInvalidValue;
-  if ((tuning.cluster_m != 1 && tuning.cluster_m != 2) || tuning.max_ctas < 0 || tuning.group_m < 1)
-    return cudaErrorInvalidValue;
+  if (!tuning_valid(tuning)) return cudaErrorInvalidValue;
   int device = 0;
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
   if (gemm_wgmma_unsupported(device, a_trans, b_trans, M, N, K, 4) != nullptr) return cudaErrorNotSupported;
@@ -842,6 +965,15 @@ cudaError_t gemm_wgmma_tf32(bool a_trans, bool b_trans, int M, int N, int K, flo
   if (need > 0 && (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % 16 != 0 ||
                    workspace_bytes < need))
     return cudaErrorInvalidValue;
+  // The split-K sums (optional: without room the GEMM runs unsplit) after the rewrites; need
+  // is a multiple of 16 bytes (rows of kpad floats).
+  int sms = 0, splits = 1;
+  if (cudaError_t e = sm_count(&sms); e != cudaSuccess) return e;
+  void* sums = workspace == nullptr ? nullptr : static_cast<unsigned char*>(workspace) + need;
+  if (cudaError_t e = splits_for(M, N, K, 4, sms, tuning, sums, workspace == nullptr ? 0 : workspace_bytes - need,
+                                 &splits);
+      e != cudaSuccess)
+    return e;
   auto* ws = static_cast<float*>(workspace);
   const float* a = nullptr;
   const float* b = nullptr;
@@ -853,7 +985,7 @@ cudaError_t gemm_wgmma_tf32(bool a_trans, bool b_trans, int M, int N, int K, flo
       e != cudaSuccess)
     return e;
   return launch_typed<float, false, true>(M, N, K, alpha, a, lda, b, ldb, beta, C, stream,
-                                          CU_TENSOR_MAP_DATA_TYPE_FLOAT32, tuning);
+                                          CU_TENSOR_MAP_DATA_TYPE_FLOAT32, tuning, splits, static_cast<float*>(sums));
 }
 
 }  // namespace kernels::gemm

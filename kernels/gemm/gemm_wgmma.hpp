@@ -73,38 +73,63 @@ namespace kernels::gemm {
 //     group_m 4: 757 and 731.
 //   max_ctas: > 0 caps the persistent grid at that many CTAs (diagnosis: does a smaller
 //     grid change the speed?); 0: one CTA per SM (or as many clusters as fit).
+//   splits: split-K. 0 (default): by shape, gemm_wgmma_splits, when the call's workspace
+//     holds the (M, N) f32 sums (else unsplit); 1: never; n > 1: n splits (at most one per K
+//     step of 64 16-bit / 32 f32 elements), cudaErrorInvalidValue without the workspace.
 struct GemmWgmmaTuning {
   int cluster_m = 1;
   bool tma_store = true;
   bool cache_maps = false;
   int max_ctas = 0;
   int group_m = 16;
+  int splits = 0;
 };
+
+// Split-K, for shapes with few output tiles and a long K (a Linear layer's weight gradient
+// X^T dY: M, N = 512..2048 and K = 8192 tokens give 8-32 tiles of 128 x 256 for 132 SMs).
+// The K steps of each tile are cut into `splits` ranges, each a work unit of the persistent
+// grid; the units add their f32 products into a zeroed (M, N) f32 workspace (float2
+// atomicAdd) and a second kernel writes C = alpha * sum + beta * C in the output type.
+// Cost: a memset and a pass over M*N f32, small against the GEMM at these shapes.
+// gemm_wgmma_splits: the by-shape count, 1 (no split) unless fewer than half of the `sms`
+// SMs would have a tile: then min(sms / tiles, K steps / 8, 16), or 1 if that is below 2.
+int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms);
+
+// Workspace bytes of the split-K sums on the current device: M * N * 4 when the call splits
+// (tuning.splits, else gemm_wgmma_splits), else 0.
+std::size_t gemm_wgmma_splitk_workspace_bytes(int M, int N, int K, int elem_bytes,
+                                              const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
 
 // nullptr when gemm_wgmma_* can run this case on `device`, else the reason (a static
 // string). elem_bytes: size of one input element (2 for bf16 and f16, 4 for tf32).
 const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M, int N, int K,
                                    int elem_bytes);
 
+// workspace (16-byte aligned, optional): gemm_wgmma_splitk_workspace_bytes(...) bytes for
+// split-K; without it the GEMM runs unsplit (unless tuning.splits > 1 forces a split).
 cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                             const __nv_bfloat16* A, const __nv_bfloat16* B, float beta,
                             __nv_bfloat16* C, cudaStream_t stream,
-                            const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
+                            const GemmWgmmaTuning& tuning = GemmWgmmaTuning{}, void* workspace = nullptr,
+                            std::size_t workspace_bytes = 0);
 
 cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                            const __half* A, const __half* B, float beta, __half* C,
                            cudaStream_t stream,
-                           const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
+                           const GemmWgmmaTuning& tuning = GemmWgmmaTuning{}, void* workspace = nullptr,
+                           std::size_t workspace_bytes = 0);
 
-// Workspace bytes gemm_wgmma_tf32 needs (the rewritten operands, see the top): rows * kpad
-// floats for each operand that is not read in place; 0 for layout nt with K % 4 == 0. A, B:
-// the operands (only their alignment is read); nullptr assumes 16-byte aligned.
+// Workspace bytes gemm_wgmma_tf32 uses: the rewritten operands (see the top: rows * kpad
+// floats for each operand that is not read in place; 0 for layout nt with K % 4 == 0), then
+// the split-K sums (gemm_wgmma_splitk_workspace_bytes). A, B: the operands (only their
+// alignment is read); nullptr assumes 16-byte aligned.
 std::size_t gemm_wgmma_tf32_workspace_bytes(bool a_trans, bool b_trans, int M, int N, int K,
-                                            const float* A = nullptr, const float* B = nullptr);
+                                            const float* A = nullptr, const float* B = nullptr,
+                                            const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
 
-// tf32 math on float storage. `workspace` (16-byte aligned) must hold
-// gemm_wgmma_tf32_workspace_bytes(...) bytes; cudaErrorInvalidValue if it is needed and
-// missing or too small.
+// tf32 math on float storage. `workspace` (16-byte aligned) must hold the rewritten operands'
+// part of gemm_wgmma_tf32_workspace_bytes(...) (cudaErrorInvalidValue if it is needed and
+// missing or too small); the split-K part is optional, as for bf16.
 cudaError_t gemm_wgmma_tf32(bool a_trans, bool b_trans, int M, int N, int K, float alpha, const float* A,
                             const float* B, float beta, float* C, void* workspace, std::size_t workspace_bytes,
                             cudaStream_t stream, const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});

@@ -3,17 +3,21 @@
 // reduction of the fused backward kernels (bias gradient, LayerNorm gamma / beta; see
 // nn_fused.hpp). Internal to kernels/nn.
 //
-// Grid (ceil(cols / 32), min(chunks, 65535)), block (32, 8); a chunk is kFusedChunkRows
-// (64) rows. Block (bx, by) owns columns 32 bx .. 32 bx + 31 and chunks by, by + gridDim.y,
-// ...; thread (tx, ty) visits rows ty, ty + 8, ... of the chunk in column 32 bx + tx (a warp
-// reads 32 consecutive elements of a row) and calls elem(r, i, c) (i = r * cols + c), which
-// may write per-element outputs and returns the element's K addends. Per chunk and column
-// the 8 row-group sums are added in order through shared memory: that chunk's partial
+// V columns per thread (V = 16 / sizeof(S): one 16-byte load per row and operand, where
+// cols % V == 0 and the operands are 16-byte aligned; else V = 1). Grid (ceil(cols / (32 V)),
+// min(chunks, 65535)), block (32, 8); a chunk is kFusedChunkRows (64) rows. Block (bx, by)
+// owns columns 32 V bx .. 32 V (bx + 1) - 1 and chunks by, by + gridDim.y, ...; thread (tx, ty)
+// visits rows ty, ty + 8, ... of the chunk in columns c0 = V (32 bx + tx) .. c0 + V - 1 (a
+// warp reads 32 V consecutive elements of a row: 512 bytes of bf16) and calls
+// elem.template at<V>(r, i, c0, addends) (i = r * cols + c0), which may write per-element
+// outputs and returns each element's K addends. Per chunk and column the 8 row-group sums
+// are added in order through shared memory: that chunk's partial
 // (partial[(k * chunks + chunk) * cols + c]), or the result itself when there is one chunk.
 // With counters (ceil(cols / 32), zero on entry), the last block of each column tile to
 // finish adds the tile's partials (chunks ty, ty + 8, ... in increasing order per thread,
 // then the 8 sums in order) and resets its counter to zero; without, finish_column_sums
-// (a second kernel, one thread per column) adds them in the same order: the same bits.
+// (a second kernel, one thread per column) adds them in the same order: the same bits,
+// whatever V (each column's additions are the same, in the same order).
 #include <algorithm>
 #include <cstddef>
 
@@ -36,44 +40,57 @@ struct Addends {
 
 inline int fused_chunks(int rows) { return (rows + kFusedChunkRows - 1) / kFusedChunkRows; }
 
-// Column tx's 8 row-group sums of sum k (shared memory, after a barrier), added in order.
-template <class P, int K>
-__device__ __forceinline__ P column_total(const P (&part)[K][kSumRows][kSumTile + 1], int k, int tx) {
+// Shared-memory slot of thread tx's e-th column: the 32 threads' columns of one e are 32
+// consecutive words, so the stores and the sums below are free of bank conflicts.
+__device__ __forceinline__ int slot(int tx, int e) { return e * kSumTile + tx; }
+
+// Column (tx, e)'s 8 row-group sums of sum k (shared memory, after a barrier), added in order.
+template <class P, int K, int V>
+__device__ __forceinline__ P column_total(const P (&part)[K][kSumRows][kSumTile * V + 1], int k, int tx, int e) {
   P sum = P(0);
 #pragma unroll
-  for (int j = 0; j < kSumRows; ++j) sum += part[k][j][tx];
+  for (int j = 0; j < kSumRows; ++j) sum += part[k][j][slot(tx, e)];
   return sum;
 }
 
-template <int K, class P, class Elem>
+template <int K, int V, class P, class Elem>
 __device__ __forceinline__ void chunked_column_sums(const Elem& elem, const ColumnOutputs<P, K>& outs, P* partial,
                                                     unsigned* counters, int rows, int cols, int chunks) {
-  __shared__ P part[K][kSumRows][kSumTile + 1];
+  __shared__ P part[K][kSumRows][kSumTile * V + 1];
   __shared__ bool last;
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  const int c = static_cast<int>(blockIdx.x) * kSumTile + tx;
+  const int c0 = (static_cast<int>(blockIdx.x) * kSumTile + tx) * V;  // V columns; cols % V == 0
   for (int chunk = static_cast<int>(blockIdx.y); chunk < chunks; chunk += static_cast<int>(gridDim.y)) {
     const int r1 = min(rows, (chunk + 1) * kFusedChunkRows);
-    P acc[K];
+    P acc[K][V];
 #pragma unroll
-    for (int k = 0; k < K; ++k) acc[k] = P(0);
-    if (c < cols)
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[k][e] = P(0);
+    if (c0 < cols)
       for (int r = chunk * kFusedChunkRows + ty; r < r1; r += kSumRows) {
-        const auto add = elem(r, static_cast<std::size_t>(r) * cols + c, c);
+        Addends<P, K> add[V];
+        elem.template at<V>(r, static_cast<std::size_t>(r) * cols + c0, c0, add);
 #pragma unroll
-        for (int k = 0; k < K; ++k) acc[k] += add.v[k];
+        for (int e = 0; e < V; ++e)
+#pragma unroll
+          for (int k = 0; k < K; ++k) acc[k][e] += add[e].v[k];
       }
     __syncthreads();  // part may still be read for the previous chunk
 #pragma unroll
-    for (int k = 0; k < K; ++k) part[k][ty][tx] = acc[k];
-    __syncthreads();
-    if (ty == 0 && c < cols)
+    for (int k = 0; k < K; ++k)
 #pragma unroll
-      for (int k = 0; k < K; ++k) {
-        const P sum = column_total(part, k, tx);
-        if (chunks == 1) outs.out[k][c] = sum;
-        else partial[(static_cast<std::size_t>(k) * chunks + chunk) * cols + c] = sum;
-      }
+      for (int e = 0; e < V; ++e) part[k][ty][slot(tx, e)] = acc[k][e];
+    __syncthreads();
+    if (ty == 0 && c0 < cols)
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const P sum = column_total<P, K, V>(part, k, tx, e);
+          if (chunks == 1) outs.out[k][c0 + e] = sum;
+          else partial[(static_cast<std::size_t>(k) * chunks + chunk) * cols + c0 + e] = sum;
+        }
   }
   if (chunks == 1 || counters == nullptr) return;  // one chunk: done; no counters: finish_column_sums
   // __threadfence: this block's partials are visible device-wide before its count; the last
@@ -85,17 +102,21 @@ __device__ __forceinline__ void chunked_column_sums(const Elem& elem, const Colu
   if (!last) return;
   __threadfence();
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    P acc = P(0);
-    if (c < cols)
-      for (int j = ty; j < chunks; j += kSumRows)
-        acc += __ldcg(partial + (static_cast<std::size_t>(k) * chunks + j) * cols + c);
-    part[k][ty][tx] = acc;
-  }
-  __syncthreads();
-  if (ty == 0 && c < cols)
+  for (int k = 0; k < K; ++k)
 #pragma unroll
-    for (int k = 0; k < K; ++k) outs.out[k][c] = column_total(part, k, tx);
+    for (int e = 0; e < V; ++e) {
+      P acc = P(0);
+      if (c0 < cols)
+        for (int j = ty; j < chunks; j += kSumRows)
+          acc += __ldcg(partial + (static_cast<std::size_t>(k) * chunks + j) * cols + c0 + e);
+      part[k][ty][slot(tx, e)] = acc;
+    }
+  __syncthreads();
+  if (ty == 0 && c0 < cols)
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int e = 0; e < V; ++e) outs.out[k][c0 + e] = column_total<P, K, V>(part, k, tx, e);
   if (tx == 0 && ty == 0) counters[blockIdx.x] = 0u;
 }
 
@@ -115,8 +136,9 @@ __global__ void finish_column_sums(const P* __restrict__ partial, ColumnOutputs<
   }
 }
 
-inline dim3 column_sums_grid(int cols, int chunks) {
-  return dim3(static_cast<unsigned>((cols + kSumTile - 1) / kSumTile), static_cast<unsigned>(std::min(chunks, 65535)));
+inline dim3 column_sums_grid(int cols, int chunks, int v) {
+  return dim3(static_cast<unsigned>((cols + kSumTile * v - 1) / (kSumTile * v)),
+              static_cast<unsigned>(std::min(chunks, 65535)));
 }
 inline dim3 column_sums_block() { return dim3(kSumTile, kSumRows); }
 

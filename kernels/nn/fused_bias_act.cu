@@ -5,12 +5,14 @@
 // (4 floats, 2 doubles, 8 bf16) when x, y are 16-byte aligned and cols % V == 0 (a pack
 // never crosses a row), else V = 1. y = act(x + b) in P, rounded once to S.
 //
-// Backward: the chunked column sum of column_sums.cuh (blocks of 32 columns x 64 rows, the
-// partials added by the last block of each column tile or a second kernel); the element
-// step recomputes v = x + b, writes dpre = act'(v) dy and adds dpre (in P) to dbias.
+// Backward: the chunked column sum of column_sums.cuh (blocks of 32 V columns x 64 rows, the
+// partials added by the last block of each column tile or a second kernel; V = 16-byte
+// packs as forward, else 1); the element step recomputes v = x + b, writes dpre = act'(v) dy
+// and adds dpre (in P) to dbias.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 
 #include "nn/activation_math.cuh"
 #include "nn/column_sums.cuh"
@@ -60,19 +62,36 @@ struct BiasActGrad {
   const P* __restrict__ bias;
   const S* __restrict__ dy;
   S* __restrict__ dpre;
-  __device__ Addends<P, 1> operator()(int /*r*/, std::size_t i, int c) const {
-    const P g = widen<P>(dy[i]);
-    const P d = act == Act::identity ? g : act_backward(act, widen<P>(x[i]) + bias[c], g);
-    if (dpre != nullptr) dpre[i] = narrow<S>(d);
-    return {{d}};
+  // Elements i .. i + V - 1 (columns c .. c + V - 1 of one row; V > 1: 16-byte aligned packs).
+  template <int V>
+  __device__ void at(int /*r*/, std::size_t i, int c, Addends<P, 1> (&out)[V]) const {
+    using Pk = Pack<S, V>;
+    const Pk g = *reinterpret_cast<const Pk*>(dy + i);
+    Pk d;
+    if (act == Act::identity) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        d.v[e] = g.v[e];
+        out[e].v[0] = widen<P>(g.v[e]);
+      }
+    } else {
+      const Pk v = *reinterpret_cast<const Pk*>(x + i);
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const P de = act_backward(act, widen<P>(v.v[e]) + bias[c + e], widen<P>(g.v[e]));
+        d.v[e] = narrow<S>(de);
+        out[e].v[0] = de;
+      }
+    }
+    if (dpre != nullptr) *reinterpret_cast<Pk*>(dpre + i) = d;
   }
 };
 
-template <class S, class P>
+template <class S, class P, int V>
 __global__ void __launch_bounds__(kSumTile* kSumRows)
     bias_act_backward_kernel(BiasActGrad<S, P> elem, ColumnOutputs<P, 1> outs, P* partial, unsigned* counters,
                              int rows, int cols, int chunks) {
-  chunked_column_sums<1>(elem, outs, partial, counters, rows, cols, chunks);
+  chunked_column_sums<1, V>(elem, outs, partial, counters, rows, cols, chunks);
 }
 
 }  // namespace
@@ -107,9 +126,18 @@ cudaError_t bias_act_backward(Act act, const S* x, const P* bias, const S* dy, S
   if (rows > 0 && (dy == nullptr || (act != Act::identity && (x == nullptr || bias == nullptr || dpre == nullptr))))
     return cudaErrorInvalidValue;
   const ColumnOutputs<P, 1> outs{{dbias}};
-  if (chunks > 0)
-    bias_act_backward_kernel<S, P><<<column_sums_grid(cols, chunks), column_sums_block(), 0, s>>>(
-        BiasActGrad<S, P>{act, x, bias, dy, dpre}, outs, workspace, counters, rows, cols, chunks);
+  // f64 (the gradient checks) one element per thread: packs of 2 doubles spill around the
+  // double GELU's calls (8 bytes, ptxas -v).
+  constexpr int V = std::is_same_v<S, double> ? 1 : static_cast<int>(16 / sizeof(S));
+  const BiasActGrad<S, P> elem{act, x, bias, dy, dpre};
+  const bool packs = cols % V == 0 && aligned16(dy) && (act == Act::identity || aligned16(x)) &&
+                     (dpre == nullptr || aligned16(dpre));
+  if (chunks > 0 && packs)
+    bias_act_backward_kernel<S, P, V><<<column_sums_grid(cols, chunks, V), column_sums_block(), 0, s>>>(
+        elem, outs, workspace, counters, rows, cols, chunks);
+  else if (chunks > 0)
+    bias_act_backward_kernel<S, P, 1><<<column_sums_grid(cols, chunks, 1), column_sums_block(), 0, s>>>(
+        elem, outs, workspace, counters, rows, cols, chunks);
   return finish_if_needed<1, P>(workspace, outs, counters, chunks, cols, s);
 }
 

@@ -1,12 +1,14 @@
 // LayerNorm gamma / beta gradients parallel over rows (nn_fused.hpp), for float, double
 // and bf16 activations: the chunked column sums of column_sums.cuh with two sums per
-// element, dy (x - mean) rstd and dy, in P. Blocks of 32 columns x 64 rows instead of
+// element, dy (x - mean) rstd and dy, in P. Blocks of 32 V columns (V: 16-byte packs where
+// cols and the pointers allow, else 1) x 64 rows instead of
 // layernorm_backward's one block per 32 columns (16 blocks at d_model 512, whatever the
 // row count).
 #include <cstddef>
 
 #include "nn/column_sums.cuh"
 #include "nn/fused_common.cuh"
+#include "nn/nn_common.cuh"
 #include "nn/nn_fused.hpp"
 
 namespace kernels::nn {
@@ -19,17 +21,26 @@ struct LayerNormParamGrad {
   const P* __restrict__ mean;
   const P* __restrict__ rstd;
   const S* __restrict__ dy;
-  __device__ Addends<P, 2> operator()(int r, std::size_t i, int /*c*/) const {
-    const P d = widen<P>(dy[i]);
-    return {{d * (widen<P>(x[i]) - mean[r]) * rstd[r], d}};
+  // Elements i .. i + V - 1 of row r (V > 1: 16-byte aligned packs).
+  template <int V>
+  __device__ void at(int r, std::size_t i, int /*c*/, Addends<P, 2> (&out)[V]) const {
+    using Pk = Pack<S, V>;
+    const Pk g = *reinterpret_cast<const Pk*>(dy + i);
+    const Pk v = *reinterpret_cast<const Pk*>(x + i);
+    const P m = mean[r], s = rstd[r];
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const P d = widen<P>(g.v[e]);
+      out[e] = {{d * (widen<P>(v.v[e]) - m) * s, d}};
+    }
   }
 };
 
-template <class S, class P>
+template <class S, class P, int V>
 __global__ void __launch_bounds__(kSumTile* kSumRows)
     layernorm_param_grads_kernel(LayerNormParamGrad<S, P> elem, ColumnOutputs<P, 2> outs, P* partial,
                                  unsigned* counters, int rows, int cols, int chunks) {
-  chunked_column_sums<2>(elem, outs, partial, counters, rows, cols, chunks);
+  chunked_column_sums<2, V>(elem, outs, partial, counters, rows, cols, chunks);
 }
 
 }  // namespace
@@ -49,9 +60,14 @@ cudaError_t layernorm_param_grads(const S* x, const P* mean, const P* rstd, cons
   if (dgamma == nullptr || dbeta == nullptr || (chunks > 1 && workspace == nullptr)) return cudaErrorInvalidValue;
   if (rows > 0 && (x == nullptr || mean == nullptr || rstd == nullptr || dy == nullptr)) return cudaErrorInvalidValue;
   const ColumnOutputs<P, 2> outs{{dgamma, dbeta}};
-  if (chunks > 0)
-    layernorm_param_grads_kernel<S, P><<<column_sums_grid(cols, chunks), column_sums_block(), 0, s>>>(
-        LayerNormParamGrad<S, P>{x, mean, rstd, dy}, outs, workspace, counters, rows, cols, chunks);
+  constexpr int V = static_cast<int>(16 / sizeof(S));
+  const LayerNormParamGrad<S, P> elem{x, mean, rstd, dy};
+  if (chunks > 0 && cols % V == 0 && aligned16(x) && aligned16(dy))
+    layernorm_param_grads_kernel<S, P, V><<<column_sums_grid(cols, chunks, V), column_sums_block(), 0, s>>>(
+        elem, outs, workspace, counters, rows, cols, chunks);
+  else if (chunks > 0)
+    layernorm_param_grads_kernel<S, P, 1><<<column_sums_grid(cols, chunks, 1), column_sums_block(), 0, s>>>(
+        elem, outs, workspace, counters, rows, cols, chunks);
   return finish_if_needed<2, P>(workspace, outs, counters, chunks, cols, s);
 }
 

@@ -166,8 +166,15 @@ void gemm(bool ta, bool tb, std::int64_t M64, std::int64_t N64, std::int64_t K64
     if (backend == "cublas")
       MODELS_CUBLAS(kg::gemm_cublas_ex(ctx().cublas(), kg::TcDType::bf16, layout, M, N, K, fa, A.raw(), B.raw(), fb,
                                        C.raw(), stream(), ctx().cublas_workspace(), ctx().cublas_workspace_bytes()));
-    else
-      MODELS_CUDA(kg::gemm_bf16(layout, M, N, K, fa, A.data<bf16>(), B.data<bf16>(), fb, C.data<bf16>(), stream()));
+    else {
+      // Split-K sums for shapes with few output tiles (the weight gradients X^T dY at many
+      // tokens), from the allocator like every other buffer (graph-safe).
+      const std::size_t ws_bytes = kg::gemm_lowp_workspace_bytes(layout, kg::TcDType::bf16, M, N, K);
+      Tensor ws;
+      if (ws_bytes > 0) ws = Tensor::empty({static_cast<std::int64_t>((ws_bytes + 3) / 4)}, DType::f32);
+      MODELS_CUDA(kg::gemm_bf16(layout, M, N, K, fa, A.data<bf16>(), B.data<bf16>(), fb, C.data<bf16>(), stream(),
+                                ws_bytes > 0 ? ws.raw() : nullptr, ws_bytes));
+    }
     return;
   }
   if (A.dtype() == DType::f64) {

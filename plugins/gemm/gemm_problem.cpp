@@ -187,15 +187,16 @@ void launch_mma(harness::LaunchContext& ctx) {
   HARNESS_CUDA(kernels::gemm::gemm_mma(a.dtype, a.layout, a.M, a.N, a.K, a.alpha, a.A, a.B, a.beta, a.C, ctx.stream));
 }
 
-// wgmma's tf32 workspace: the operands it rewrites K-major (kernels/gemm/gemm_wgmma.hpp:
-// layouts other than nt, or K % 4 != 0); none for bf16 and f16.
+// wgmma's workspace (kernels/gemm/gemm_wgmma.hpp): the split-K sums where the shape has few
+// output tiles and a long K; for tf32 first the operands it rewrites K-major (layouts other
+// than nt, or K % 4 != 0).
 std::size_t wgmma_workspace(const harness::Params& p) {
-  if (dtype_param(p) != TcDType::tf32) return 0;
   const Shape s(p);
+  const int M = static_cast<int>(s.M), N = static_cast<int>(s.N), K = static_cast<int>(s.K);
+  if (dtype_param(p) != TcDType::tf32) return kernels::gemm::gemm_wgmma_splitk_workspace_bytes(M, N, K, 2);
   const kernels::gemm::Layout l = layout_param(p);
   return kernels::gemm::gemm_wgmma_tf32_workspace_bytes(kernels::gemm::a_transposed(l), kernels::gemm::b_transposed(l),
-                                                        static_cast<int>(s.M), static_cast<int>(s.N),
-                                                        static_cast<int>(s.K));
+                                                        M, N, K);
 }
 
 void launch_wgmma(harness::LaunchContext& ctx) {
@@ -208,14 +209,18 @@ void launch_wgmma(harness::LaunchContext& ctx) {
     void* workspace = bytes > 0 ? ctx.workspace->get(0, bytes) : nullptr;
     HARNESS_CUDA(kernels::gemm::gemm_wgmma_tf32(at, bt, a.M, a.N, a.K, a.alpha, A, B, a.beta,
                                                 static_cast<float*>(a.C), workspace, bytes, ctx.stream));
-  } else if (a.dtype == TcDType::bf16)
+    return;
+  }
+  const std::size_t bytes = kernels::gemm::gemm_wgmma_splitk_workspace_bytes(a.M, a.N, a.K, 2);
+  void* workspace = bytes > 0 ? ctx.workspace->get(0, bytes) : nullptr;
+  if (a.dtype == TcDType::bf16)
     HARNESS_CUDA(kernels::gemm::gemm_wgmma_bf16(at, bt, a.M, a.N, a.K, a.alpha, static_cast<const __nv_bfloat16*>(a.A),
                                                 static_cast<const __nv_bfloat16*>(a.B), a.beta,
-                                                static_cast<__nv_bfloat16*>(a.C), ctx.stream));
+                                                static_cast<__nv_bfloat16*>(a.C), ctx.stream, {}, workspace, bytes));
   else
     HARNESS_CUDA(kernels::gemm::gemm_wgmma_f16(at, bt, a.M, a.N, a.K, a.alpha, static_cast<const __half*>(a.A),
                                                static_cast<const __half*>(a.B), a.beta, static_cast<__half*>(a.C),
-                                               ctx.stream));
+                                               ctx.stream, {}, workspace, bytes));
 }
 
 void launch_cpu(harness::LaunchContext& ctx) {

@@ -101,16 +101,24 @@ __device__ __forceinline__ void chunked_column_sums(const Elem& elem, const Colu
   __syncthreads();
   if (!last) return;
   __threadfence();
+  // Chunk j outside, the K x V sums inside: K V independent loads in flight per step (this
+  // tail runs in one block per column tile); each column still adds its chunks in increasing
+  // order.
+  P acc[K][V];
 #pragma unroll
   for (int k = 0; k < K; ++k)
 #pragma unroll
-    for (int e = 0; e < V; ++e) {
-      P acc = P(0);
-      if (c0 < cols)
-        for (int j = ty; j < chunks; j += kSumRows)
-          acc += __ldcg(partial + (static_cast<std::size_t>(k) * chunks + j) * cols + c0 + e);
-      part[k][ty][slot(tx, e)] = acc;
-    }
+    for (int e = 0; e < V; ++e) acc[k][e] = P(0);
+  if (c0 < cols)
+    for (int j = ty; j < chunks; j += kSumRows)
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc[k][e] += __ldcg(partial + (static_cast<std::size_t>(k) * chunks + j) * cols + c0 + e);
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int e = 0; e < V; ++e) part[k][ty][slot(tx, e)] = acc[k][e];
   __syncthreads();
   if (ty == 0 && c0 < cols)
 #pragma unroll

@@ -1,7 +1,6 @@
 // LayerNorm gamma / beta gradients parallel over rows (nn_fused.hpp), for float, double
 // and bf16 activations: the chunked column sums of column_sums.cuh with two sums per
-// element, dy (x - mean) rstd and dy, in P. Blocks of 32 V columns (V: 16-byte packs where
-// cols and the pointers allow, else 1) x 64 rows instead of
+// element, dy (x - mean) rstd and dy, in P. Blocks of 32 columns x 64 rows instead of
 // layernorm_backward's one block per 32 columns (16 blocks at d_model 512, whatever the
 // row count).
 #include <cstddef>
@@ -60,14 +59,12 @@ cudaError_t layernorm_param_grads(const S* x, const P* mean, const P* rstd, cons
   if (dgamma == nullptr || dbeta == nullptr || (chunks > 1 && workspace == nullptr)) return cudaErrorInvalidValue;
   if (rows > 0 && (x == nullptr || mean == nullptr || rstd == nullptr || dy == nullptr)) return cudaErrorInvalidValue;
   const ColumnOutputs<P, 2> outs{{dgamma, dbeta}};
-  constexpr int V = static_cast<int>(16 / sizeof(S));
-  const LayerNormParamGrad<S, P> elem{x, mean, rstd, dy};
-  if (chunks > 0 && cols % V == 0 && aligned16(x) && aligned16(dy))
-    layernorm_param_grads_kernel<S, P, V><<<column_sums_grid(cols, chunks, V), column_sums_block(), 0, s>>>(
-        elem, outs, workspace, counters, rows, cols, chunks);
-  else if (chunks > 0)
+  // One column per thread (V = 1): 16-byte packs (V = 8 for bf16) measured slower here, 0.58-0.69
+  // against 0.33 ms per training step at 8192 x 512 (H200, 2026-11-23; docs/PERFORMANCE.md),
+  // where the bias gradient's packed kernel was faster (1.66 -> 1.42 ms).
+  if (chunks > 0)
     layernorm_param_grads_kernel<S, P, 1><<<column_sums_grid(cols, chunks, 1), column_sums_block(), 0, s>>>(
-        elem, outs, workspace, counters, rows, cols, chunks);
+        LayerNormParamGrad<S, P>{x, mean, rstd, dy}, outs, workspace, counters, rows, cols, chunks);
   return finish_if_needed<2, P>(workspace, outs, counters, chunks, cols, s);
 }
 

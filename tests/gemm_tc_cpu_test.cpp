@@ -62,16 +62,17 @@ const harness::ParamSpec& spec(const char* name) {
 }
 
 // wgmma's split-K rule (host arithmetic, no device): split only where fewer than half of
-// the SMs get a 128 x 256 tile, into min(SMs / tiles, K steps / 8, 16) ranges.
+// the SMs get a 128 x 256 tile, into min(SMs / tiles, K steps / 16, 16) ranges.
 TEST(GemmTc, WgmmaSplitKByShape) {
   namespace kg = kernels::gemm;
   const int sms = 132;
-  EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 8192, 2, sms), 16);   // 8 tiles, 128 steps
+  EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 8192, 2, sms), 8);    // 8 tiles, 128 steps
   EXPECT_EQ(kg::gemm_wgmma_splits(512, 2048, 8192, 2, sms), 4);   // 32 tiles
   EXPECT_EQ(kg::gemm_wgmma_splits(2048, 512, 8192, 2, sms), 4);
   EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 8192, 4, sms), 16);   // tf32: 256 steps of 32
-  EXPECT_EQ(kg::gemm_wgmma_splits(72, 40, 1032, 2, sms), 2);      // 17 steps: 2 of >= 8
-  EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 960, 2, sms), 1);     // 15 steps: no 2 ranges of 8
+  EXPECT_EQ(kg::gemm_wgmma_splits(72, 40, 2056, 2, sms), 2);      // 33 steps: 2 of >= 16
+  EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 1300, 2, sms), 1);    // the seed's 21 steps: unsplit
+  EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 1984, 2, sms), 1);    // 31 steps: no 2 ranges of 16
   EXPECT_EQ(kg::gemm_wgmma_splits(512, 6880, 8192, 2, sms), 1);   // 108 tiles: most SMs busy
   EXPECT_EQ(kg::gemm_wgmma_splits(4096, 4096, 4096, 2, sms), 1);
   EXPECT_EQ(kg::gemm_wgmma_splits(0, 512, 8192, 2, sms), 1);      // degenerate: no split

@@ -92,7 +92,7 @@ struct GemmWgmmaTuning {
 // atomicAdd) and a second kernel writes C = alpha * sum + beta * C in the output type.
 // Cost: a memset and a pass over M*N f32, small against the GEMM at these shapes.
 // gemm_wgmma_splits: the by-shape count, 1 (no split) unless fewer than half of the `sms`
-// SMs would have a tile: then min(sms / tiles, K steps / 8, 16), or 1 if that is below 2.
+// SMs would have a tile: then min(sms / tiles, K steps / 16, 16), or 1 if that is below 2.
 int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms);
 
 // Workspace bytes of the split-K sums on the current device: M * N * 4 when the call splits

@@ -396,6 +396,17 @@ TEST_F(GemmWgmma, F16RaggedEveryLayout) {
 // Timing printout (no assertion on speed).
 using harness::test::median_ms;
 
+// Median time of cuBLAS's product (printed, never asserted); a failing call's status in *status.
+template <typename T>
+float cublas_ms(cublasHandle_t h, bool ta, bool tb, int M, int N, int K, const T* A, const T* B, T* C,
+                cublasStatus_t* status) {
+  *status = CUBLAS_STATUS_SUCCESS;
+  return median_ms([&] {
+    if (cublasStatus_t r = cublas_ref<T>(h, ta, tb, M, N, K, 1.f, A, B, 0.f, C); r != CUBLAS_STATUS_SUCCESS)
+      *status = r;
+  });
+}
+
 template <typename T>
 void time_case(cublasHandle_t h, bool ta, bool tb, int S, const kg::GemmWgmmaTuning& tuning = {},
                bool with_cublas = true) {
@@ -417,12 +428,8 @@ void time_case(cublasHandle_t h, bool ta, bool tb, int S, const kg::GemmWgmmaTun
                 tuning_name(tuning).c_str(), ms_ours, flop / ms_ours * 1e-9);
     return;
   }
-  cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-  const float ms_ref = median_ms([&] {
-    if (cublasStatus_t r = cublas_ref<T>(h, ta, tb, S, S, S, 1.f, A.get(), B.get(), 0.f, C.get());
-        r != CUBLAS_STATUS_SUCCESS)
-      s = r;
-  });
+  cublasStatus_t s;
+  const float ms_ref = cublas_ms<T>(h, ta, tb, S, S, S, A.get(), B.get(), C.get(), &s);
   ASSERT_EQ(s, CUBLAS_STATUS_SUCCESS);
   std::printf("[timing] %s %s %d^3: wgmma %.3f ms %.1f TFLOP/s | cuBLAS %.3f ms %.1f TFLOP/s | "
               "%.1f%% of cuBLAS\n",
@@ -528,12 +535,8 @@ TEST_F(GemmWgmma, SplitKTimingPrintout) {
         e = r;
     });
     ASSERT_EQ(e, cudaSuccess);
-    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-    const float ms_ref = median_ms([&] {
-      if (auto r = cublas_ref<__nv_bfloat16>(handle_, true, false, M, N, K, 1.f, A.get(), B.get(), 0.f, C.get());
-          r != CUBLAS_STATUS_SUCCESS)
-        s = r;
-    });
+    cublasStatus_t s;
+    const float ms_ref = cublas_ms<__nv_bfloat16>(handle_, true, false, M, N, K, A.get(), B.get(), C.get(), &s);
     ASSERT_EQ(s, CUBLAS_STATUS_SUCCESS);
     int dev = 0, sms = 0;
     ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);

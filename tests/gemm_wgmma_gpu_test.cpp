@@ -513,7 +513,8 @@ TEST_F(GemmWgmma, TimingVsCublasPrintout) {
 TEST_F(GemmWgmma, SplitKTimingPrintout) {
   SKIP_WITHOUT_HOPPER();
   const int K = 8192;
-  for (auto [M, N] : {std::pair{512, 512}, {512, 2048}, {2048, 512}, {512, 6880}}) {
+  for (const auto& shape : {std::pair{512, 512}, {512, 2048}, {2048, 512}, {512, 6880}}) {
+    const int M = shape.first, N = shape.second;  // plain locals: the lambdas below capture them
     const std::size_t mk = static_cast<std::size_t>(M) * K, kn = static_cast<std::size_t>(K) * N;
     DeviceBuf<__nv_bfloat16> A(mk), B(kn), C(static_cast<std::size_t>(M) * N);
     A.upload(random_matrix<__nv_bfloat16>(mk, 7));

@@ -703,14 +703,26 @@ cudaError_t sm_count(int* sms) {
   return cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
 }
 
-// The split count for this call: tuning.splits, else the shape's (gemm_wgmma_splits); 1 when
-// the split sums do not fit the workspace (an error when tuning.splits forced a split).
+// K steps of a stage (128 bytes of K: 64 16-bit or 32 f32 elements), the unit a split takes whole.
+int k_steps_of(int K, int elem_bytes) { return (K + 128 / elem_bytes - 1) / (128 / elem_bytes); }
+
+// The split count asked for: tuning.splits (at most one split per K step), else the shape's.
+int requested_splits(int M, int N, int K, int elem_bytes, int sms, const GemmWgmmaTuning& tuning) {
+  return tuning.splits > 0 ? std::min(tuning.splits, k_steps_of(K, elem_bytes))
+                           : gemm_wgmma_splits(M, N, K, elem_bytes, sms);
+}
+
+std::size_t split_sums_bytes(int M, int N) {
+  return static_cast<std::size_t>(M) * static_cast<std::size_t>(N) * sizeof(float);
+}
+
+// The split count for this call: requested_splits; 1 when the split sums do not fit the
+// workspace (an error when tuning.splits forced a split).
 cudaError_t splits_for(int M, int N, int K, int elem_bytes, int sms, const GemmWgmmaTuning& tuning,
                        const void* workspace, std::size_t workspace_bytes, int* splits) {
-  const int k_steps = (K + 128 / elem_bytes - 1) / (128 / elem_bytes);
-  int n = tuning.splits > 0 ? std::min(tuning.splits, k_steps) : gemm_wgmma_splits(M, N, K, elem_bytes, sms);
+  int n = requested_splits(M, N, K, elem_bytes, sms, tuning);
   const bool room = workspace != nullptr && reinterpret_cast<uintptr_t>(workspace) % 16 == 0 &&
-                    workspace_bytes >= static_cast<std::size_t>(M) * static_cast<std::size_t>(N) * sizeof(float);
+                    workspace_bytes >= split_sums_bytes(M, N);
   if (n > 1 && !room) {
     if (tuning.splits > 1) return cudaErrorInvalidValue;
     n = 1;
@@ -871,7 +883,7 @@ const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M
 int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms) {
   if (M < 1 || N < 1 || K < 1 || sms < 1 || (elem_bytes != 2 && elem_bytes != 4)) return 1;
   const long long tiles = static_cast<long long>((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
-  const int k_steps = (K + 128 / elem_bytes - 1) / (128 / elem_bytes);
+  const int k_steps = k_steps_of(K, elem_bytes);
   if (2 * tiles > sms) return 1;  // at least half the SMs busy without a split
   const long long n = std::min<long long>({sms / tiles, k_steps / kSplitMinSteps, kSplitMax});
   return n >= 2 ? static_cast<int>(n) : 1;
@@ -883,8 +895,7 @@ std::size_t gemm_wgmma_splitk_workspace_bytes(int M, int N, int K, int elem_byte
     (void)cudaGetLastError();
     return 0;
   }
-  const int splits = tuning.splits > 0 ? tuning.splits : gemm_wgmma_splits(M, N, K, elem_bytes, sms);
-  return splits > 1 ? static_cast<std::size_t>(M) * static_cast<std::size_t>(N) * sizeof(float) : 0;
+  return requested_splits(M, N, K, elem_bytes, sms, tuning) > 1 ? split_sums_bytes(M, N) : 0;
 }
 
 cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,

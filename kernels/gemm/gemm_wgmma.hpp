@@ -96,7 +96,7 @@ struct GemmWgmmaTuning {
 int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms);
 
 // Workspace bytes of the split-K sums on the current device: M * N * 4 when the call splits
-// (tuning.splits, else gemm_wgmma_splits), else 0.
+// (tuning.splits, at most one per K step, else gemm_wgmma_splits), else 0.
 std::size_t gemm_wgmma_splitk_workspace_bytes(int M, int N, int K, int elem_bytes,
                                               const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
 

@@ -53,6 +53,23 @@ __device__ __forceinline__ P column_total(const P (&part)[K][kSumRows][kSumTile 
   return sum;
 }
 
+// This thread's K x V sums into its shared-memory slots (row group ty), for column_total.
+template <class P, int K, int V>
+__device__ __forceinline__ void stash(P (&part)[K][kSumRows][kSumTile * V + 1], const P (&acc)[K][V], int ty, int tx) {
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int e = 0; e < V; ++e) part[k][ty][slot(tx, e)] = acc[k][e];
+}
+
+template <class P, int K, int V>
+__device__ __forceinline__ void zero(P (&acc)[K][V]) {
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[k][e] = P(0);
+}
+
 template <int K, int V, class P, class Elem>
 __device__ __forceinline__ void chunked_column_sums(const Elem& elem, const ColumnOutputs<P, K>& outs, P* partial,
                                                     unsigned* counters, int rows, int cols, int chunks) {
@@ -63,10 +80,7 @@ __device__ __forceinline__ void chunked_column_sums(const Elem& elem, const Colu
   for (int chunk = static_cast<int>(blockIdx.y); chunk < chunks; chunk += static_cast<int>(gridDim.y)) {
     const int r1 = min(rows, (chunk + 1) * kFusedChunkRows);
     P acc[K][V];
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-      for (int e = 0; e < V; ++e) acc[k][e] = P(0);
+    zero(acc);
     if (c0 < cols)
       for (int r = chunk * kFusedChunkRows + ty; r < r1; r += kSumRows) {
         Addends<P, K> add[V];
@@ -77,10 +91,7 @@ __device__ __forceinline__ void chunked_column_sums(const Elem& elem, const Colu
           for (int k = 0; k < K; ++k) acc[k][e] += add[e].v[k];
       }
     __syncthreads();  // part may still be read for the previous chunk
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-      for (int e = 0; e < V; ++e) part[k][ty][slot(tx, e)] = acc[k][e];
+    stash(part, acc, ty, tx);
     __syncthreads();
     if (ty == 0 && c0 < cols)
 #pragma unroll
@@ -105,20 +116,14 @@ __device__ __forceinline__ void chunked_column_sums(const Elem& elem, const Colu
   // tail runs in one block per column tile); each column still adds its chunks in increasing
   // order.
   P acc[K][V];
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-#pragma unroll
-    for (int e = 0; e < V; ++e) acc[k][e] = P(0);
+  zero(acc);
   if (c0 < cols)
     for (int j = ty; j < chunks; j += kSumRows)
 #pragma unroll
       for (int k = 0; k < K; ++k)
 #pragma unroll
         for (int e = 0; e < V; ++e) acc[k][e] += __ldcg(partial + (static_cast<std::size_t>(k) * chunks + j) * cols + c0 + e);
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-#pragma unroll
-    for (int e = 0; e < V; ++e) part[k][ty][slot(tx, e)] = acc[k][e];
+  stash(part, acc, ty, tx);
   __syncthreads();
   if (ty == 0 && c0 < cols)
 #pragma unroll

@@ -263,12 +263,12 @@ TEST_F(ModelsGpu, FloatTransformerMatchesDouble) {
   double gnorm = 0;
   for (double g : ref.second) gnorm = std::max(gnorm, std::abs(g));
   for (const auto& backend : gemm_backends())
-    for (AttentionImpl attn : {AttentionImpl::flash, AttentionImpl::naive}) {
+    for (AttentionImpl attn : {AttentionImpl::flash, AttentionImpl::flash_tf32x3, AttentionImpl::naive}) {
       const auto got = run(DType::f32, backend, attn);
       double worst = 0;
       for (std::size_t i = 0; i < ref.second.size(); ++i) worst = std::max(worst, std::abs(got.second[i] - ref.second[i]));
-      std::printf("[float vs double] gemm %-10s attention %-5s loss %.7f (double %.7f), max grad err %.2e (max |g| %.2e)\n",
-                  backend.c_str(), attn == AttentionImpl::flash ? "flash" : "naive", got.first, ref.first, worst, gnorm);
+      std::printf("[float vs double] gemm %-10s attention %-12s loss %.7f (double %.7f), max grad err %.2e (max |g| "
+                  "%.2e)\n", backend.c_str(), attention_impl_name(attn), got.first, ref.first, worst, gnorm);
       EXPECT_NEAR(got.first, ref.first, 1e-4 * std::abs(ref.first)) << backend;
       EXPECT_LE(worst, 2e-3 * gnorm + 1e-5) << backend;
     }

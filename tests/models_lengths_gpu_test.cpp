@@ -144,6 +144,7 @@ TEST_F(ModelsLengthsGpu, CrossAttentionWithUnequalLengthsMatchesHostDouble) {
   for (auto [nq, nk] : {std::pair{48, 64}, {13, 29}, {29, 13}, {64, 48}, {17, 17}}) {
     cases.push_back({{2, nq, nk, 64, 2}, DType::f64, AttentionImpl::flash, "nn_naive", 1e-12});
     cases.push_back({{2, nq, nk, 64, 2}, DType::f32, AttentionImpl::flash, "flash", 1e-4});
+    cases.push_back({{2, nq, nk, 64, 2}, DType::f32, AttentionImpl::flash_tf32x3, "flash_tf32x3", 1e-4});
     cases.push_back({{2, nq, nk, 64, 2}, DType::f32, AttentionImpl::naive, "naive", 1e-4});
     cases.push_back({{3, nq, nk, 6, 2}, DType::f32, AttentionImpl::naive, "nn_naive", 1e-4});  // head_dim 3
   }
@@ -161,7 +162,7 @@ TEST_F(ModelsLengthsGpu, CrossAttentionWithUnequalLengthsMatchesHostDouble) {
     const auto got = device_cross_attention(z, c.dt, c.impl, q, k, v, w);
     const double eo = rel_error(got.o, want.o), eq = rel_error(got.dq, want.dq), ek = rel_error(got.dk, want.dk),
                  ev = rel_error(got.dv, want.dv);
-    std::printf("[unequal] %-4s %-8s B=%d Nq=%2d Nk=%2d E=%2d H=%d: rel err o %.1e dq %.1e dk %.1e dv %.1e\n",
+    std::printf("[unequal] %-4s %-12s B=%d Nq=%2d Nk=%2d E=%2d H=%d: rel err o %.1e dq %.1e dk %.1e dv %.1e\n",
                 c.dt == DType::f64 ? "f64" : "f32", c.core, z.B, z.Nq, z.Nk, z.E, z.H, eo, eq, ek, ev);
     const std::string what = std::string(c.core) + " Nq=" + std::to_string(z.Nq) + " Nk=" + std::to_string(z.Nk);
     EXPECT_LE(eo, c.tol) << what;
@@ -238,13 +239,13 @@ TEST_F(ModelsLengthsGpu, FloatTransformerWithUnequalLengthsMatchesDouble) {
   };
   const auto ref = run(DType::f64, AttentionImpl::flash);
   const double gmax = max_abs(ref.second);
-  for (AttentionImpl attn : {AttentionImpl::flash, AttentionImpl::naive}) {
+  for (AttentionImpl attn : {AttentionImpl::flash, AttentionImpl::flash_tf32x3, AttentionImpl::naive}) {
     const auto got = run(DType::f32, attn);
     double worst = 0;
     for (std::size_t i = 0; i < ref.second.size(); ++i) worst = std::max(worst, std::abs(got.second[i] - ref.second[i]));
-    std::printf("[unequal] transformer Ns=%d Nt=%d attention %-5s: loss %.7f (double %.7f), max grad err %.2e "
+    std::printf("[unequal] transformer Ns=%d Nt=%d attention %-12s: loss %.7f (double %.7f), max grad err %.2e "
                 "(max |g| %.2e)\n",
-                Ns, Nt, attn == AttentionImpl::flash ? "flash" : "naive", got.first, ref.first, worst, gmax);
+                Ns, Nt, attention_impl_name(attn), got.first, ref.first, worst, gmax);
     EXPECT_NEAR(got.first, ref.first, 1e-4 * std::abs(ref.first));
     EXPECT_LE(worst, 2e-3 * gmax + 1e-5);
   }
@@ -264,7 +265,7 @@ TrainConfig small_config(std::int64_t src_len, std::int64_t tgt_len) {
 // The copy task at source 29 / target 13 trains (the loss falls over repeated steps on
 // one batch) and counts target tokens; a target longer than the source is refused.
 TEST_F(ModelsLengthsGpu, TrainerCopiesThePrefixOfALongerSource) {
-  for (AttentionImpl attn : {AttentionImpl::flash, AttentionImpl::naive}) {
+  for (AttentionImpl attn : {AttentionImpl::flash, AttentionImpl::flash_tf32x3, AttentionImpl::naive}) {
     TrainConfig c = small_config(29, 13);
     c.attention = attn;
     TransformerTrainer t(c, nullptr);
@@ -273,8 +274,8 @@ TEST_F(ModelsLengthsGpu, TrainerCopiesThePrefixOfALongerSource) {
     const auto l = t.losses();
     ASSERT_EQ(l.size(), 8u);
     for (double x : l) EXPECT_TRUE(std::isfinite(x));
-    std::printf("[unequal] trainer Ns=29 Nt=13 %-5s: loss %.4f -> %.4f over 8 steps on one batch\n",
-                attn == AttentionImpl::flash ? "flash" : "naive", l.front(), l.back());
+    std::printf("[unequal] trainer Ns=29 Nt=13 %-12s: loss %.4f -> %.4f over 8 steps on one batch\n",
+                attention_impl_name(attn), l.front(), l.back());
     EXPECT_LT(l.back(), l.front());
   }
   TrainConfig same = small_config(0, 0);  // both from seq_len

@@ -23,6 +23,15 @@ const std::vector<std::string>& gemm_backends() {
   return names;
 }
 
+const char* attention_impl_name(AttentionImpl a) {
+  switch (a) {
+    case AttentionImpl::flash: return "flash";
+    case AttentionImpl::flash_tf32x3: return "flash_tf32x3";
+    case AttentionImpl::naive: return "naive";
+  }
+  return "?";
+}
+
 Context::Context(cudaStream_t stream, std::string gemm, AttentionImpl attention)
     : stream_(stream), attention_(attention) {
   set_gemm(std::move(gemm));

@@ -712,12 +712,11 @@ Tensor mse_loss(const Tensor& pred, const Tensor& target) {
 // Nq != Nk runs the same core on query chunks of Nk rows (cross_attention_unequal below).
 const char* attention_core_name(DType dtype, std::int64_t /*nq*/, std::int64_t /*nk*/, std::int64_t head_dim) {
   if (dtype == DType::f64) return "nn_naive";
+  const bool flash_kind = ctx().attention() != AttentionImpl::naive;
   if (dtype == DType::bf16)  // flash_tc where it has kernels, else the float core through casts
-    return ctx().attention() == AttentionImpl::flash && attn::flash_tc_supported(static_cast<int>(head_dim))
-               ? "flash_tc"
-               : "f32";
-  const bool flash_ok = attn::flash_supported(static_cast<int>(head_dim));
-  if (ctx().attention() == AttentionImpl::flash && flash_ok) return "flash";
+    return flash_kind && attn::flash_tc_supported(static_cast<int>(head_dim)) ? "flash_tc" : "f32";
+  if (flash_kind && attn::flash_supported(static_cast<int>(head_dim)))
+    return ctx().attention() == AttentionImpl::flash_tf32x3 ? "flash_tf32x3" : "flash";
   if (head_dim % 4 == 0) return "naive";
   return "nn_naive";
 }
@@ -754,6 +753,9 @@ void attention_core_forward(const AttnDims& a, const Tensor& q, const Tensor& k,
   } else if (core == "flash") {
     MODELS_CUDA(attn::flash_forward(kshape(a), q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),
                                     lse.data<float>(), stream()));
+  } else if (core == "flash_tf32x3") {
+    MODELS_CUDA(attn::flash_forward_tf32x3(kshape(a), q.data<float>(), k.data<float>(), v.data<float>(),
+                                           o.data<float>(), lse.data<float>(), stream()));
   } else if (core == "naive") {
     Tensor ws = Tensor::empty({floats_for(attn::naive_forward_workspace_bytes(kshape(a)))}, DType::f32);
     MODELS_CUDA(attn::naive_forward(kshape(a), q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),
@@ -776,11 +778,12 @@ void attention_core_backward(const AttnDims& a, const Tensor& q, const Tensor& k
     MODELS_CUDA(attn::flash_tc_backward(kshape(a), attn::Precision::bf16, q.raw(), k.raw(), v.raw(), o.raw(),
                                         lse.data<float>(), dout.raw(), dq.raw(), dk.raw(), dv.raw(), ws.raw(),
                                         stream()));
-  } else if (core == "flash") {
+  } else if (core == "flash" || core == "flash_tf32x3") {  // one workspace size for both
     Tensor ws = Tensor::empty({floats_for(attn::flash_backward_workspace_bytes(kshape(a)))}, DType::f32);
-    MODELS_CUDA(attn::flash_backward(kshape(a), q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),
-                                     lse.data<float>(), dout.data<float>(), dq.data<float>(), dk.data<float>(),
-                                     dv.data<float>(), ws.data<float>(), stream()));
+    const auto backward = core == "flash" ? attn::flash_backward : attn::flash_backward_tf32x3;
+    MODELS_CUDA(backward(kshape(a), q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),
+                         lse.data<float>(), dout.data<float>(), dq.data<float>(), dk.data<float>(), dv.data<float>(),
+                         ws.data<float>(), stream()));
   } else if (core == "naive") {
     Tensor ws = Tensor::empty({floats_for(attn::naive_backward_workspace_bytes(kshape(a)))}, DType::f32);
     MODELS_CUDA(attn::naive_backward(kshape(a), q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),

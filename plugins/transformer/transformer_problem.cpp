@@ -7,8 +7,9 @@
 // Variants pick the kernel set (and the precision):
 //   ours             our GEMM (kernels/gemm `auto`: the shape-aware FP32 choice of coarsened /
 //                    split-K / GEMV, NT and TN operands read in place, no transpose kernels)
-//                    + FlashAttention-2 (kernels/attention)
-//   cublas_flash     cuBLAS SGEMM (FP32, no TF32) + our FlashAttention-2   [the reference]
+//                    + FlashAttention-2 on tensor cores in 3xTF32 (kernels/attention
+//                    flash_*_tf32x3: FP32 accuracy, the method of PyTorch's FP32 SDPA)
+//   cublas_flash     cuBLAS SGEMM (FP32, no TF32) + our FlashAttention-2 in FP32 FMAs   [the reference]
 //   naive_attention  cuBLAS SGEMM + the naive attention of kernels/attention (materialized
 //                    B*H*N*N scores)
 //   ours_bf16        bf16: our GEMM kernels::gemm::gemm_bf16 (wgmma / mma.sync) + our
@@ -313,7 +314,7 @@ class TrainInstance final : public harness::Instance {
     j["params"] = params;
     const bool bf16 = t.config().model.precision == models::Precision::bf16;  // bf16 GEMMs: context.hpp
     j["gemm"] = !bf16 ? t.config().gemm : t.config().gemm == "cublas" ? "cublas_gemmex_bf16" : "gemm_bf16";
-    j["attention"] = t.config().attention == models::AttentionImpl::flash ? "flash" : "naive";
+    j["attention"] = models::attention_impl_name(t.config().attention);
     j["precision"] = models::precision_name(t.config().model.precision);
     j["parameters"] = t.parameter_count();
     j["tokens_per_step"] = t.tokens_per_step();
@@ -566,8 +567,9 @@ const bool kVariantsRegistered = [] {
   using models::AttentionImpl;
   using models::Precision;
   const TrainVariant table[] = {
-      {"ours", "auto", AttentionImpl::flash, Precision::f32,
-       "all our kernels: FP32 GEMM `auto` (every layout read in place), FlashAttention-2, kernels/nn",
+      {"ours", "auto", AttentionImpl::flash_tf32x3, Precision::f32,
+       "all our kernels: FP32 GEMM `auto` (every layout read in place), FlashAttention-2 in 3xTF32 on tensor cores "
+       "(FP32 accuracy), kernels/nn",
        flash_constraint},
       {"cublas_flash", "cublas", AttentionImpl::flash, Precision::f32,
        "cuBLAS SGEMM (FP32, no TF32) + our FlashAttention-2, kernels/nn", flash_constraint},

@@ -27,10 +27,16 @@ namespace models {
 // accumulate in float and round the output to bf16 once.
 const std::vector<std::string>& gemm_backends();
 
-// Attention core for float: "flash" (kernels/attention FlashAttention-2, head_dim 32, 64,
-// 128, query length == key length) or "naive" (kernels/attention naive, materialized
-// scores). Double, and any shape flash cannot take, use kernels::nn::attention_naive_*.
-enum class AttentionImpl { flash, naive };
+// Attention core for float: "flash" (kernels/attention FlashAttention-2 in FP32 FMAs,
+// head_dim 32, 64, 128, query length == key length), "flash_tf32x3" (the same
+// FlashAttention-2 with every product on tensor cores by the 3xTF32 split: FP32 accuracy,
+// checked at the FP32 tolerances; the method of PyTorch's FP32 memory-efficient SDPA; same
+// head sizes) or "naive" (kernels/attention naive, materialized scores). Double, and any
+// shape flash cannot take, use kernels::nn::attention_naive_*. bf16 runs flash_tc under
+// either flash kind.
+enum class AttentionImpl { flash, flash_tf32x3, naive };
+// "flash", "flash_tf32x3", "naive" (reports, messages).
+const char* attention_impl_name(AttentionImpl a);
 
 class Context {
  public:

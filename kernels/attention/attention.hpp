@@ -124,8 +124,9 @@ cudaError_t flash_tc_forward(const Shape& shape, Precision precision, const void
                              const void* k, const void* v, void* o, float* lse,
                              cudaStream_t stream, TcTiles tiles = TcTiles::automatic);
 
-// Scratch bytes flash_tc_backward needs: the f32 dQ accumulator (B*H*N*d floats) and
-// D = rowsum(dO * O) (B*H*N floats).
+// Scratch bytes flash_tc_backward needs: the f32 dQ accumulator (B*H*N*d floats), with GQA
+// (heads > kv_heads) the f32 dK and dV sums (2*B*kv_heads*N*d floats), and D = rowsum(dO * O)
+// (B*H*N floats).
 std::size_t flash_tc_backward_workspace_bytes(const Shape& shape);
 // o, lse: the forward's outputs for these q, k, v. dq, dk, dv are overwritten.
 cudaError_t flash_tc_backward(const Shape& shape, Precision precision, const void* q,

@@ -2,16 +2,23 @@
 //
 // Three kernels:
 //  1. preprocess: D = rowsum(dO * O) (f32, one warp per query row) and dQacc = 0.
-//  2. main: one block per (key block of Bc = 16 kM kWarps keys, kv head, b), kWarps warps,
+//  2. main: one block per (key block of Bc = 16 kM kWarps keys, query head, b), kWarps warps,
 //     each owning kM 16-key m-tiles. Shapes (TcTiles): rows64 = 4 warps x 16 keys (Bc 64);
 //     rows128 = 4 warps x 32 keys (Bc 128, d = 64 only: every Q/dO fragment read from smem
 //     feeds 4 MMAs instead of 2, the products being smem-bandwidth bound at 2); rows128_w8 =
 //     8 warps x 16 keys (Bc 128); rows128_deep = rows128_w8 with Br = 64 at d = 128 (see
 //     query_rows). Automatic: flash_tc_backward_tiles (rows128 at d = 64, rows128_deep at d = 128).
 //     Bc = 128 halves, per key, the Q/dO/LSE/D traffic from L2 and the dQ atomics. dK, dV of those keys live in f32 registers for the whole block:
-//     the block loops over every query head of the kv head's group (GQA: the group sum
-//     happens in registers, no atomics for dK/dV) and over the query blocks (Br rows)
-//     that can see the keys (causal: from the block holding query k0 on). Q, dO, LSE, D
+//     the block loops over the query blocks (Br rows) that can see the keys (causal: from
+//     the block holding query k0 on). GQA (group > 1 query heads per kv head): each query
+//     head of the group gets its own blocks, which add their scaled dK, dV into f32
+//     sums by float2 atomics (a final pass rounds them to T). The kernel can also loop over
+//     several heads of a group and sum them in registers (heads_per_block), but one block
+//     holding a whole group leaves most SMs idle at small N (H 16, kv 2, B 4, N 1024: 64
+//     blocks for 132 SMs, 0.58x SDPA at d = 64) and, under a causal mask, makes the
+//     longest blocks `group` times longer, so the tail of the grid is too (0.54-0.86x SDPA
+//     at GQA 8:1 causal, H200, 2026-11-23): one head per block makes GQA's grid MHA's.
+//     Q, dO, LSE, D
 //     of query block i+1 arrive by cp.async (2 stages) while block i is computed:
 //       S^T  = K Q^T           A = K (ldmatrix from smem), B = Q (ldmatrix)
 //       P^T  = exp2(S^T scale log2e - LSE log2e)    (0 where causal-masked or query >= N)
@@ -97,8 +104,8 @@ __global__ void __launch_bounds__(32 * kWarps)
     flash_tc_backward_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                              const T* __restrict__ d_o, const float* __restrict__ lse,
                              const float* __restrict__ delta, float* __restrict__ dq_acc, T* __restrict__ dk,
-                             T* __restrict__ dv, int heads, int group, int n, float scale_log2, float scale,
-                             bool causal) {
+                             T* __restrict__ dv, float* __restrict__ dkv_acc, int heads, int group,
+                             int heads_per_block, int n, float scale_log2, float scale, bool causal) {
   constexpr int kThreads = 32 * kWarps;
   constexpr int kBc = 16 * kM * kWarps;  // keys per block: 16 kM per warp
   constexpr int kLdS = ds_ld<kBr>();
@@ -112,17 +119,20 @@ __global__ void __launch_bounds__(32 * kWarps)
   float* dl = ls + 2 * kBr;                                // 2 x Br: D
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-  const int k0 = blockIdx.x * kBc, kvh = blockIdx.y, b = blockIdx.z;
+  // blockIdx.y: (kv head, the block's share of its group's query heads)
+  const int splits = group / heads_per_block;
+  const int k0 = blockIdx.x * kBc, kvh = blockIdx.y / splits, b = blockIdx.z;
+  const int h_first = kvh * group + (blockIdx.y % splits) * heads_per_block;
   const int kv_heads = heads / group;
   const std::int64_t kv_base = (static_cast<std::int64_t>(b) * kv_heads + kvh) * n * kD;
   const int qb_begin = causal ? k0 / kBr : 0;
   const int qb_count = (n + kBr - 1) / kBr - qb_begin;
-  const int total = group * qb_count;
+  const int total = heads_per_block * qb_count;
 
-  // Issues the loads of iteration `it` (query head kvh*group + it / qb_count, query block
+  // Issues the loads of iteration `it` (query head h_first + it / qb_count, query block
   // qb_begin + it % qb_count) into stage `st`.
   auto issue = [&](int it, int st) {
-    const int h = kvh * group + it / qb_count;
+    const int h = h_first + it / qb_count;
     const int q0 = (qb_begin + it % qb_count) * kBr;
     const std::int64_t row_base = (static_cast<std::int64_t>(b) * heads + h) * n;
     tc::load_tile<kBr, kD, kThreads>(qs + st * kBr * kD, q + row_base * kD, q0, n, tid);
@@ -168,7 +178,7 @@ __global__ void __launch_bounds__(32 * kWarps)
     const int st = it & 1;
     if (it + 1 < total) issue(it + 1, st ^ 1);
     detail::cp_async_commit();
-    const int h = kvh * group + it / qb_count;
+    const int h = h_first + it / qb_count;
     const int q0 = (qb_begin + it % qb_count) * kBr;
     const T* qt = qs + st * kBr * kD;
     const T* dot = dos + st * kBr * kD;
@@ -292,20 +302,27 @@ __global__ void __launch_bounds__(32 * kWarps)
     __syncthreads();             // ... and dS^T / stage st are free again
   }
 
-  // dK = scale * dK, dV: this warp's 16 kM keys, rows >= N not stored.
+  // dK = scale * dK, dV: this warp's 16 kM keys, rows >= N not stored. With the group
+  // split over blocks (dkv_acc set): added into the f32 sums (B, kv heads, N, d) x 2.
+  const std::int64_t kv_elements = static_cast<std::int64_t>(gridDim.z) * kv_heads * n * kD;
 #pragma unroll
   for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int key = k0 + wkey + 16 * mi + g + 8 * r;
       if (key >= n) continue;
-      T* krow = dk + kv_base + static_cast<std::int64_t>(key) * kD + 2 * t;
-      T* vrow = dv + kv_base + static_cast<std::int64_t>(key) * kD + 2 * t;
+      const std::int64_t at = kv_base + static_cast<std::int64_t>(key) * kD + 2 * t;
 #pragma unroll
       for (int c = 0; c < kD / 8; ++c) {
-        *reinterpret_cast<std::uint32_t*>(krow + 8 * c) =
-            tc::pack2<T>(scale * dka[mi][c][2 * r], scale * dka[mi][c][2 * r + 1]);
-        *reinterpret_cast<std::uint32_t*>(vrow + 8 * c) = tc::pack2<T>(dva[mi][c][2 * r], dva[mi][c][2 * r + 1]);
+        const float2 kx = make_float2(scale * dka[mi][c][2 * r], scale * dka[mi][c][2 * r + 1]);
+        const float2 vx = make_float2(dva[mi][c][2 * r], dva[mi][c][2 * r + 1]);
+        if (dkv_acc != nullptr) {
+          atomicAdd(reinterpret_cast<float2*>(dkv_acc + at + 8 * c), kx);
+          atomicAdd(reinterpret_cast<float2*>(dkv_acc + kv_elements + at + 8 * c), vx);
+        } else {
+          *reinterpret_cast<std::uint32_t*>(dk + at + 8 * c) = tc::pack2<T>(kx.x, kx.y);
+          *reinterpret_cast<std::uint32_t*>(dv + at + 8 * c) = tc::pack2<T>(vx.x, vx.y);
+        }
       }
     }
 }
@@ -318,8 +335,17 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   static const cudaError_t prepared =
       detail::prepare_kernel(flash_tc_backward_kernel<T, kD, kWarps, kM, kBr>, smem);
   if (prepared != cudaSuccess) return prepared;
-  float* dq_acc = static_cast<float*>(workspace);  // (B, H, N, d)
-  float* delta = dq_acc + s.q_elements();           // (B, H, N)
+  // Workspace: dq_acc (B, H, N, d), then with GQA the dK, dV sums (B, kv heads, N, d) x 2,
+  // then D (B, H, N): flash_tc_backward_workspace_bytes.
+  const int heads_per_block = 1;  // GQA: one query head per block (the kernel's header says why)
+  const bool split_group = s.group() > heads_per_block;
+  float* dq_acc = static_cast<float*>(workspace);
+  float* dkv_acc = split_group ? dq_acc + s.q_elements() : nullptr;
+  float* delta = dq_acc + s.q_elements() + (split_group ? 2 * s.kv_elements() : 0);
+  if (split_group) {
+    if (cudaError_t e = cudaMemsetAsync(dkv_acc, 0, 2 * s.kv_elements() * sizeof(float), stream); e != cudaSuccess)
+      return e;
+  }
   const std::int64_t rows = s.lse_elements();
   constexpr int kRowsPerBlock = 8;
   preprocess_kernel<T><<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0,
@@ -327,16 +353,23 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   const float scale = s.effective_scale();
   constexpr int kBc = 16 * kM * kWarps;
-  const dim3 grid((s.seq_len + kBc - 1) / kBc, s.kv_heads, s.batch);
+  const int splits = s.group() / heads_per_block;
+  const dim3 grid((s.seq_len + kBc - 1) / kBc, s.kv_heads * splits, s.batch);
   flash_tc_backward_kernel<T, kD, kWarps, kM, kBr><<<grid, 32 * kWarps, smem, stream>>>(
       static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<const T*>(d_o), lse,
-      delta, dq_acc, static_cast<T*>(dk), static_cast<T*>(dv), s.heads, s.group(), s.seq_len,
-      scale * detail::kLog2e, scale, s.causal);
+      delta, dq_acc, static_cast<T*>(dk), static_cast<T*>(dv), dkv_acc, s.heads, s.group(), heads_per_block,
+      s.seq_len, scale * detail::kLog2e, scale, s.causal);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  const std::int64_t pairs = s.q_elements() / 2;
-  const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((pairs + 255) / 256, 65536));
-  convert_kernel<T><<<blocks, 256, 0, stream>>>(dq_acc, static_cast<T*>(dq), pairs, scale);
-  return cudaGetLastError();
+  auto convert = [&](const float* from, void* to, std::int64_t elements, float factor) {
+    const std::int64_t pairs = elements / 2;
+    const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((pairs + 255) / 256, 65536));
+    convert_kernel<T><<<blocks, 256, 0, stream>>>(from, static_cast<T*>(to), pairs, factor);
+    return cudaGetLastError();
+  };
+  if (cudaError_t e = convert(dq_acc, dq, s.q_elements(), scale); e != cudaSuccess) return e;
+  if (!split_group) return cudaSuccess;
+  if (cudaError_t e = convert(dkv_acc, dk, s.kv_elements(), 1.0f); e != cudaSuccess) return e;  // scaled already
+  return convert(dkv_acc + s.kv_elements(), dv, s.kv_elements(), 1.0f);
 }
 
 template <class T, int kD>
@@ -381,7 +414,8 @@ cudaError_t dispatch(const Shape& s, TcTiles tiles, const void* q, const void* k
 TcTiles flash_tc_backward_tiles(int head_dim) { return head_dim == 64 ? TcTiles::rows128 : TcTiles::rows128_deep; }
 
 std::size_t flash_tc_backward_workspace_bytes(const Shape& shape) {
-  return static_cast<std::size_t>(shape.q_elements() + shape.lse_elements()) * sizeof(float);
+  const std::int64_t dkv_sums = shape.group() > 1 ? 2 * shape.kv_elements() : 0;  // GQA: launch() above
+  return static_cast<std::size_t>(shape.q_elements() + dkv_sums + shape.lse_elements()) * sizeof(float);
 }
 
 cudaError_t flash_tc_backward(const Shape& shape, Precision precision, const void* q, const void* k, const void* v,

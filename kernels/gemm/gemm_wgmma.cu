@@ -733,11 +733,11 @@ cudaError_t splits_for(int M, int N, int K, int elem_bytes, int sms, const GemmW
 
 // lda, ldb: leading dimensions of the stored A and B (elements; the tf32 path passes the
 // padded ones of its workspace copies). splits > 1: split-K with (M, N) f32 sums at
-// `partial` (16-byte aligned).
+// `partial` (16-byte aligned). sms: the device's multiprocessors (the callers' sm_count).
 template <typename T, bool TA, bool TB>
 cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, const T* B, int ldb,
                          float beta, T* C, cudaStream_t stream, CUtensorMapDataType type,
-                         const GemmWgmmaTuning& tuning, int splits, float* partial) {
+                         const GemmWgmmaTuning& tuning, int sms, int splits, float* partial) {
   constexpr int BK = kBK<T>;
   const int cl = tuning.cluster_m == 2 ? 2 : 1;
   auto map_of = tuning.cache_maps ? cached_map : encode_map;
@@ -755,8 +755,6 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
                          reinterpret_cast<uintptr_t>(C) % 16 == 0 &&
                          map_of(&map_c, type, C, M, N, N, BK, 64);  // C (M, N): {128 B of n, 64 m}
 
-  int sms = 0;
-  if (cudaError_t e = sm_count(&sms); e != cudaSuccess) return e;
   auto* kernel = gemm_wgmma_kernel<T, TA, TB>;
   // Raising the dynamic shared-memory limit is per function and cheap, but done once.
   static const cudaError_t attr =
@@ -842,15 +840,16 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
   auto* partial = static_cast<float*>(workspace);
   const int lda = a_trans ? M : K, ldb = b_trans ? K : N;
   if (!a_trans && !b_trans)
-    return launch_typed<T, false, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, splits,
-                                         partial);
+    return launch_typed<T, false, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, sms,
+                                         splits, partial);
   if (!a_trans && b_trans)
-    return launch_typed<T, false, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, splits,
-                                        partial);
+    return launch_typed<T, false, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, sms,
+                                        splits, partial);
   if (a_trans && !b_trans)
-    return launch_typed<T, true, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, splits,
-                                        partial);
-  return launch_typed<T, true, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, splits, partial);
+    return launch_typed<T, true, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, sms,
+                                        splits, partial);
+  return launch_typed<T, true, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, sms, splits,
+                                     partial);
 }
 
 }  // namespace
@@ -998,7 +997,8 @@ cudaError_t gemm_wgmma_tf32(bool a_trans, bool b_trans, int M, int N, int K, flo
       e != cudaSuccess)
     return e;
   return launch_typed<float, false, true>(M, N, K, alpha, a, lda, b, ldb, beta, C, stream,
-                                          CU_TENSOR_MAP_DATA_TYPE_FLOAT32, tuning, splits, static_cast<float*>(sums));
+                                          CU_TENSOR_MAP_DATA_TYPE_FLOAT32, tuning, sms, splits,
+                                          static_cast<float*>(sums));
 }
 
 }  // namespace kernels::gemm

@@ -524,4 +524,121 @@ TEST(AttentionGpuTensorCores, RejectsUnsupportedHeadDim) {
   }
 }
 
+// ---- The Hopper forward (wgmma + TMA, flash_hopper_forward) against the same double
+// reference; it skips (with the reason) on GPUs other than sm_90.
+
+// The Hopper forward on poisoned outputs.
+Forward hopper_forward(HalfProblem& p) {
+  DeviceBuffer<std::uint16_t> o(p.q.size());
+  DeviceBuffer<float> lse(p.s.lse_elements());
+  o.poison(nullptr);
+  lse.poison(nullptr);
+  EXPECT_EQ(attn::flash_hopper_forward(p.s, p.precision, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
+                                       lse.data(), nullptr),
+            cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return {floats_of(download16(o), p.dt), download(lse)};
+}
+void expect_hopper_forward(HalfProblem& p) {
+  Forward want{std::vector<float>(p.q.size()), std::vector<float>(p.s.lse_elements())};
+  attn::forward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), want.o.data(), want.lse.data());
+  want.o = rounded(want.o, p.dt);
+  const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
+  const Forward got = hopper_forward(p);
+  expect_match({{"O", got.o}, {"LSE", got.lse}}, {{"O", want.o}, {"LSE", want.lse}}, t.abs, t.rel,
+               "flash_hopper fwd " + p.name());
+}
+#define SKIP_UNLESS_HOPPER()                                                               \
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";                                  \
+  if (const char* why = attn::flash_hopper_unsupported(shape(1, 1, 1, 16, 128, false))) \
+  GTEST_SKIP() << why
+
+TEST(AttentionGpuHopper, ForwardMatchesCpuAtOddSizes) {
+  SKIP_UNLESS_HOPPER();
+  std::uint64_t seed = 1500;
+  for (int n : {1, 3, 17, 129, 999})
+    for (int d : {64, 128, 256})
+      for (bool causal : {false, true})
+        for (int hkv : {4, 1}) {  // MHA and MQA
+          HalfProblem p(shape(1, 4, hkv, n, d, causal), harness::DType::bf16, ++seed);
+          expect_hopper_forward(p);
+        }
+  for (int d : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      HalfProblem p(shape(2, 8, 2, 333, d, causal, 0.3f), harness::DType::f16, ++seed);  // GQA 4:1, B = 2
+      expect_hopper_forward(p);
+    }
+}
+
+// Several key tiles and both ring stages at every head size, and GQA groups of all heads.
+TEST(AttentionGpuHopper, ForwardMatchesCpuAtLongerRows) {
+  SKIP_UNLESS_HOPPER();
+  std::uint64_t seed = 1600;
+  for (int n : {640, 1031})
+    for (int d : {64, 128, 256})
+      for (bool causal : {false, true}) {
+        HalfProblem p(shape(1, 4, 2, n, d, causal), harness::DType::bf16, ++seed);
+        expect_hopper_forward(p);
+      }
+}
+
+// N = 4096 against the FP32 flash kernels on the same rounded inputs.
+TEST(AttentionGpuHopper, MatchesFp32FlashAt4096) {
+  SKIP_UNLESS_HOPPER();
+  for (bool causal : {false, true})
+    for (int d : {64, 128}) {
+      HalfProblem p(shape(1, 4, 2, 4096, d, causal), harness::DType::bf16, 1700 + d);
+      const Forward got = hopper_forward(p);
+      Problem f(p.s, 1);
+      f.q = p.q, f.k = p.k, f.v = p.v;
+      f.q_dev.upload(f.q);
+      f.k_dev.upload(f.k);
+      f.v_dev.upload(f.v);
+      Forward want = gpu_forward(f, Kind::flash);
+      want.o = rounded(want.o, p.dt);
+      const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
+      expect_match({{"O", got.o}, {"LSE", got.lse}}, {{"O", want.o}, {"LSE", want.lse}}, t.abs, t.rel,
+                   "flash_hopper vs fp32 flash " + p.name());
+    }
+}
+
+// B*H*N^2 beyond 2^31 (N = 65537, one head): 64 sampled rows against the double reference.
+TEST(AttentionGpuHopper, ScoresBeyondTwoToThe31) {
+  SKIP_UNLESS_HOPPER();
+  HalfProblem p(shape(1, 1, 1, 65537, 64, false), harness::DType::bf16, 1800);
+  const Forward got = hopper_forward(p);
+  std::vector<std::int64_t> rows;
+  for (std::int64_t r = 0; r < 65537; r += 1031) rows.push_back(r);
+  rows.push_back(65536);
+  std::vector<float> o(rows.size() * 64), lse(rows.size());
+  attn::forward_cpu_rows(p.s, p.q.data(), p.k.data(), p.v.data(), rows.data(), rows.size(), o.data(), lse.data());
+  std::vector<float> got_o, got_lse;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    got_o.insert(got_o.end(), got.o.begin() + rows[i] * 64, got.o.begin() + (rows[i] + 1) * 64);
+    got_lse.push_back(got.lse[static_cast<std::size_t>(rows[i])]);
+  }
+  const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
+  expect_match({{"O", got_o}, {"LSE", got_lse}}, {{"O", rounded(o, p.dt)}, {"LSE", lse}}, t.abs, t.rel,
+               "flash_hopper sampled rows " + p.name());
+}
+
+TEST(AttentionGpuHopper, RefusesWhatItCannotRun) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (int d : {32, 96, 160}) {
+    const char* why = attn::flash_hopper_unsupported(shape(1, 1, 1, 16, d, false));
+    ASSERT_NE(why, nullptr);
+    EXPECT_NE(std::string(why).find("head_dim"), std::string::npos) << why;
+    EXPECT_THROW(attn::flash_hopper_forward(shape(1, 1, 1, 16, d, false), attn::Precision::bf16, nullptr, nullptr,
+                                            nullptr, nullptr, nullptr, nullptr),
+                 std::invalid_argument);
+  }
+  const char* neg = attn::flash_hopper_unsupported(shape(1, 1, 1, 16, 64, false, -0.5f));
+  ASSERT_NE(neg, nullptr);
+  EXPECT_NE(std::string(neg).find("positive"), std::string::npos) << neg;
+  Shape bad = shape(1, 4, 3, 16, 64, false);  // kv_heads not dividing heads: input error first
+  EXPECT_THROW(attn::flash_hopper_forward(bad, attn::Precision::bf16, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                          nullptr),
+               std::invalid_argument);
+}
+
 }  // namespace

@@ -134,6 +134,17 @@ cudaError_t flash_tc_backward(const Shape& shape, Precision precision, const voi
                               const void* d_o, void* dq, void* dk, void* dv, void* workspace,
                               cudaStream_t stream, TcTiles tiles = TcTiles::automatic);
 
+// ---- GPU: FlashAttention forward on Hopper (wgmma + TMA + warp specialization, sm_90a) ----
+// Same math, layouts and precision as flash_tc_forward (bf16/f16 tensors, f32 statistics
+// and LSE); flash_hopper_forward.cu describes the tiles and the pipeline.
+// nullptr when flash_hopper_forward can run `shape` on the current device, else why not
+// (head_dim other than 64/128/256, a non-positive scale, not an sm_90 GPU, no TMA encoder).
+const char* flash_hopper_unsupported(const Shape& shape);
+// Throws std::invalid_argument for shapes it cannot run (check flash_hopper_unsupported
+// first); q, k, v must be 16-byte aligned (TMA), else cudaErrorMisalignedAddress.
+cudaError_t flash_hopper_forward(const Shape& shape, Precision precision, const void* q, const void* k,
+                                 const void* v, void* o, float* lse, cudaStream_t stream);
+
 // ---- CPU references: double accumulation, multithreaded (std::thread) ----
 // Host pointers, same layouts. `threads` 0 means std::thread::hardware_concurrency().
 

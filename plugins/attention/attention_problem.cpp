@@ -1,7 +1,9 @@
 // The `attention` and `attention_backward` problems: scaled dot-product attention
 // (kernels/attention) in f32, bf16 or f16 (param dtype), with variants naive (materialized
-// N x N scores, f32 only), flash (FlashAttention-2: the FP32 SIMT kernels for f32, the
-// tensor-core kernels for bf16/f16) and the double-precision host references.
+// N x N scores, f32 only), flash (FlashAttention-2: the FP32 SIMT kernels for f32; for
+// bf16/f16 the Hopper wgmma kernel on sm_90, else FlashAttention-2 on mma.sync; both are
+// also variants of their own, flash_wgmma and flash_fa2) and the double-precision host
+// references.
 //
 // dtype: Q, K, V, O (dO, dQ, dK, dV) are in the dtype, LSE is f32. `flash` picks its
 // kernel by dtype rather than a separate `flash_tc` variant, so that one suite line
@@ -313,14 +315,31 @@ void forward_naive(harness::LaunchContext& ctx) {
   HARNESS_CUDA(attn::naive_forward(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.out<float>("O"), ctx.out<float>("LSE"), ws,
                                    ctx.stream));
 }
+// f32: the FP32 FlashAttention-2 kernels; bf16/f16: the Hopper (wgmma) kernel where it can
+// run the shape (sm_90, head_dim 64/128/256, positive scale), else FlashAttention-2 on
+// mma.sync tensor cores.
 void forward_flash(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
   if (t.dt == DType::f32)
     HARNESS_CUDA(attn::flash_forward(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.out<float>("O"), ctx.out<float>("LSE"),
                                      ctx.stream));
+  else if (attn::flash_hopper_unsupported(t.s) == nullptr)
+    HARNESS_CUDA(attn::flash_hopper_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
+                                            ctx.out<float>("LSE"), ctx.stream));
   else
     HARNESS_CUDA(attn::flash_tc_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
                                         ctx.out<float>("LSE"), ctx.stream));
+}
+// The two bf16/f16 rungs on their own: FlashAttention-2 (mma.sync) and the Hopper kernel.
+void forward_flash_fa2(harness::LaunchContext& ctx) {
+  const Tensors t(ctx);
+  HARNESS_CUDA(attn::flash_tc_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
+                                      ctx.out<float>("LSE"), ctx.stream));
+}
+void forward_flash_wgmma(harness::LaunchContext& ctx) {
+  const Tensors t(ctx);
+  HARNESS_CUDA(attn::flash_hopper_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
+                                          ctx.out<float>("LSE"), ctx.stream));
 }
 // FP32 flash with its products in 3xTF32 on tensor cores (f32 only, see flash_3xtf32_constraint).
 // kKeyTile: keys per tile, 0 = the kernel's default for the head size (32: tuning variant).
@@ -430,11 +449,30 @@ void backward_cpu_sampled(harness::LaunchContext& ctx) {
 std::optional<std::string> flash_constraint(const harness::Params& p) {
   const int d = static_cast<int>(p.get_int("head_dim"));
   if (dtype_of(p) != DType::f32) {
-    if (!attn::flash_tc_supported(d))
-      return fmt::format("flash ({}, tensor cores) has kernels for head_dim 64, 128, not {}", p.get_string("dtype"), d);
-    return std::nullopt;
+    if (attn::flash_tc_supported(d)) return std::nullopt;
+    if (d == 256) {  // the Hopper kernel alone has d = 256
+      if (const char* why = attn::flash_hopper_unsupported(shape_of(p)))
+        return fmt::format("flash ({}, d=256): {}", p.get_string("dtype"), why);
+      return std::nullopt;
+    }
+    return fmt::format("flash ({}, tensor cores) has kernels for head_dim 64, 128, not {} (and 256 on Hopper)",
+                       p.get_string("dtype"), d);
   }
   if (!attn::flash_supported(d)) return fmt::format("flash has kernels for head_dim 32, 64, 128, not {}", d);
+  return std::nullopt;
+}
+
+// flash_fa2: the mma.sync FlashAttention-2 kernels (bf16/f16, d = 64, 128) on any sm_80+.
+std::optional<std::string> flash_fa2_constraint(const harness::Params& p) {
+  if (dtype_of(p) == DType::f32) return std::string("flash_fa2: bf16/f16 only (f32 has flash, flash_3xtf32)");
+  const int d = static_cast<int>(p.get_int("head_dim"));
+  if (!attn::flash_tc_supported(d)) return fmt::format("flash_fa2 has kernels for head_dim 64, 128, not {}", d);
+  return std::nullopt;
+}
+// flash_wgmma: the Hopper kernel (bf16/f16, d = 64, 128, 256, sm_90, positive scale).
+std::optional<std::string> flash_wgmma_constraint(const harness::Params& p) {
+  if (dtype_of(p) == DType::f32) return std::string("flash_wgmma: bf16/f16 only (f32 has flash, flash_3xtf32)");
+  if (const char* why = attn::flash_hopper_unsupported(shape_of(p))) return fmt::format("flash_wgmma: {}", why);
   return std::nullopt;
 }
 
@@ -517,12 +555,20 @@ HARNESS_REGISTER_VARIANT_FULL(attention, naive, cuda,
                               "S = scale Q K^T materialized (B*H*N^2 floats of workspace), row softmax, O = P V",
                               forward_naive, naive_constraint, naive_ws<false>);
 HARNESS_REGISTER_VARIANT_IF(attention, flash, cuda,
-                            "FlashAttention-2. f32: 128x64 (d=128: 64x32) tiles, online softmax, cp.async K/V "
-                            "pipeline, 8x8 register tiles per thread, causal tile skipping. bf16/f16: tensor cores "
-                            "(mma.sync m16n8k16), 128 query rows (4 warps x 32) x 64-key tiles (d=128: 32, Q re-read "
-                            "from smem), swizzled smem, P reused from registers, O rescale skipped when no row max "
-                            "changed; other block shapes: flash_tc_r64/_w8",
+                            "f32: FlashAttention-2, 128x64 (d=128: 64x32) tiles, online softmax, cp.async K/V "
+                            "pipeline, 8x8 register tiles per thread, causal tile skipping. bf16/f16: on sm_90 the "
+                            "Hopper kernel (flash_wgmma), elsewhere FlashAttention-2 on mma.sync (flash_fa2)",
                             forward_flash, flash_constraint);
+HARNESS_REGISTER_VARIANT_IF(attention, flash_fa2, cuda,
+                            "bf16/f16 FlashAttention-2 on tensor cores (mma.sync m16n8k16, sm_80+): 128 query rows "
+                            "(4 warps x 32) x 64-key tiles (d=128: 48, Q re-read from smem), cp.async, swizzled smem, "
+                            "P reused from registers; other block shapes: flash_tc_r64/_w8/_deep",
+                            forward_flash_fa2, flash_fa2_constraint);
+HARNESS_REGISTER_VARIANT_IF(attention, flash_wgmma, cuda,
+                            "bf16/f16 Hopper flash forward (sm_90a): TMA loads + mbarrier ring, producer warp and 2 "
+                            "consumer warpgroups (setmaxnreg), S = Q K^T and O += P V on wgmma (P from registers), "
+                            "softmax overlapped with the previous tile's P V; 128 query rows x 128-key tiles (d=256: 64)",
+                            forward_flash_wgmma, flash_wgmma_constraint);
 HARNESS_REGISTER_VARIANT_IF(attention, flash_3xtf32, cuda,
                             "f32 FlashAttention-2 with every product on tensor cores in 3xTF32 (x = tf32 hi + tf32 lo, "
                             "3 mma.sync m16n8k8 per product, ~2^-21 relative error, FP32 tolerances; PyTorch's FP32 "

@@ -1,0 +1,399 @@
+// FlashAttention forward on Hopper (sm_90a): TMA loads into 128B-swizzled shared memory
+// behind an mbarrier pipeline, a producer warp and two consumer warpgroups (setmaxnreg
+// moves registers to the consumers), both products on wgmma, the softmax of one key tile
+// overlapped with the P V product of the previous one (FlashAttention-3's intra-warpgroup
+// pipelining). bf16 or f16 Q, K, V, O; f32 scores, statistics and accumulators; LSE in f32.
+//
+// Math per (b, h), kv head h / group, c = scale log2(e) > 0:
+//   S = Q K^T (raw), m = running row max of c S, P = exp2(c S - m),
+//   l = l exp2(m_old - m) + rowsum(P), O = O exp2(m_old - m) + P V;  O /= l at the end,
+//   LSE = ln(2) (m + log2 l).
+//
+// Tiles and data path (one CTA per kBM = 128 query rows of one (b, h); 384 threads):
+//   warpgroup 0, the producer: setmaxnreg.dec 24; one thread issues the TMA copies
+//     Q (kBM, d)                     once, into kD / 64 boxes of {64 d, 128 rows} (16 KB each)
+//     K_j, V_j (kBN, d) for key tile j into a ring of kStages stages each, boxes of
+//       {64 d, kBN keys}; K_j and V_j have their own full / empty mbarriers, so that
+//       S_j can start while V_j is still landing.
+//   warpgroups 1, 2, the consumers (setmaxnreg.inc 240): consumer c owns query rows
+//     [64 c, 64 c + 64) of the block; per key tile j:
+//       S_j  = Q K_j^T    wgmma m64n{kBN}k16, A = Q (smem, K-major), B = K_j (smem, K-major);
+//                         kBN / 2 f32 a thread
+//       P_j  = exp2(c S_j - m) rounded to T in registers: the accumulator's columns
+//                         16 kk .. 16 kk + 15 are the RS-form A fragment of k slice kk
+//       O   += P_j V_j    wgmma m64n{d}k16, A = P_j (registers), B = V_j (smem, MN-major:
+//                         keys are rows, d is contiguous -> transpose bit); d / 2 f32 a thread
+//     issue order per step: S_{j+1} then P_j V_j (two commit groups), wait for S_{j+1}
+//     (wait_group 1), its softmax while P_j V_j runs, wait_group 0, then O *= alpha.
+//   Each consumer warp releases a stage (one arrive on its empty barrier, count 8) after
+//   the wgmma that read it completed.
+//   End: O / l rounded to T, stored from registers (rows < N); LSE (rows < N).
+// Shared memory (d = 128, kBN = 128, 2 stages): Q 32 KB + K 2 x 32 KB + V 2 x 32 KB =
+// 160 KB (+ 1 KB alignment, barriers). d = 64: 80 KB; d = 256 (kBN = 64): 192 KB.
+// Swizzle: TMA SWIZZLE_128B inside each 1024-byte group of 8 rows of 128 bytes; every box
+// base is 1024-aligned. Descriptors (arch/sm90_wgmma.cuh):
+//   Q, K (K-major): k16 slice kk at box kk / 4, +32 (kk % 4) bytes; sbo 1024.
+//   V (MN-major): k16 slice kk (keys 16 kk ..) at +2048 kk bytes; lbo = box bytes (kBN x 128,
+//   the next 64 d); sbo 1024.
+// Tails: TMA zero-fills rows past N of the (b, h) (3-D tensor maps (d, N, B H)); keys >= N
+// and, causal, keys > row get -inf scores in the tiles that can hold them. Causal CTAs
+// load only key tiles up to their last row and run in reverse query order (longest first).
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "arch/numeric.cuh"
+#include "arch/sm90_mbarrier.cuh"
+#include "arch/sm90_tma.cuh"
+#include "arch/sm90_warpgroup.cuh"
+#include "arch/sm90_wgmma.cuh"
+#include "arch/tma_map.hpp"
+#include "arch/warp_reduce.cuh"
+#include "attention.hpp"
+
+namespace kernels::attention {
+namespace {
+
+namespace arch = kernels::arch;
+
+constexpr int kBM = 128;        // query rows per CTA: 2 consumer warpgroups x 64
+constexpr int kConsumers = 2;
+constexpr int kThreads = 128 * (1 + kConsumers);
+constexpr int kStages = 2;      // K and V ring depth
+constexpr int kBoxCols = 64;    // 16-bit elements per 128-byte swizzled row
+constexpr float kLn2 = 0.6931471805599453f;
+
+// Keys per tile: 128 for d <= 128 (S is 64 f32 a thread), 64 at d = 256 (O alone is 128).
+template <int kD>
+constexpr int keys_per_tile() {
+  return kD == 256 ? 64 : 128;
+}
+
+template <int kD>
+struct Layout {
+  static constexpr int kBN = keys_per_tile<kD>();
+  static constexpr int kBoxes = kD / kBoxCols;         // 128-byte column boxes of a row
+  static constexpr int kQBox = kBM * 128;              // bytes of one Q box
+  static constexpr int kKBox = kBN * 128;              // bytes of one K or V box
+  static constexpr int kQBytes = kBoxes * kQBox;
+  static constexpr int kKVBytes = kBoxes * kKBox;      // one K or V stage
+  static constexpr int kQ = 0;
+  static constexpr int kK = kQ + kQBytes;
+  static constexpr int kV = kK + kStages * kKVBytes;
+  static constexpr int kBars = kV + kStages * kKVBytes;  // q_full, then 4 per stage
+  static constexpr int kSmem = kBars + 8 * (1 + 4 * kStages) + 1024;  // + alignment slack
+};
+
+// Barrier addresses: q_full, k_full[s], k_empty[s], v_full[s], v_empty[s].
+struct Bars {
+  std::uint32_t base;
+  __device__ std::uint32_t q_full() const { return base; }
+  __device__ std::uint32_t k_full(int s) const { return base + 8 * (1 + s); }
+  __device__ std::uint32_t k_empty(int s) const { return base + 8 * (1 + kStages + s); }
+  __device__ std::uint32_t v_full(int s) const { return base + 8 * (1 + 2 * kStages + s); }
+  __device__ std::uint32_t v_empty(int s) const { return base + 8 * (1 + 3 * kStages + s); }
+};
+
+// Masks scores of keys >= n, and (causal) keys > row, in a (64, kBN) accumulator tile.
+template <int kBN>
+__device__ __forceinline__ void mask_tile(float (&s)[kBN / 2], int key0, int row0, int n, bool causal) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int j = 0; j < kBN / 2; ++j) {
+    const int key = key0 + 8 * (j / 4) + 2 * (lane % 4) + (j % 2);
+    const int row = row0 + 8 * ((j / 2) % 2);
+    if (key >= n || (causal && key > row)) s[j] = -INFINITY;
+  }
+}
+
+// Online softmax of one tile for this thread's two rows (r = 0: row g, 1: row g + 8):
+// updates m, l; P rounded to T as RS-form A fragments; alpha = exp2(m_old - m_new).
+template <class T, int kBN>
+__device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c, float (&m)[2], float (&l)[2],
+                                             std::uint32_t (&p)[kBN / 16][4], float (&alpha)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float raw = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kBN / 2; j += 4) raw = fmaxf(raw, fmaxf(s[j + 2 * r], s[j + 2 * r + 1]));
+    const float mx = fmaxf(m[r], arch::quad_max(raw) * c);
+    const float mu = mx == -INFINITY ? 0.0f : mx;  // a row with nothing visible yet
+    alpha[r] = arch::fast_exp2(m[r] - mu);
+    m[r] = mx;
+    float sum = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // keys 16 kk + 8 h + 2t, +1: accumulators 8 kk + 4 h + 2 r, +1
+        const int j = 8 * kk + 4 * h + 2 * r;
+        const float p0 = arch::fast_exp2(fmaf(s[j], c, -mu));
+        const float p1 = arch::fast_exp2(fmaf(s[j + 1], c, -mu));
+        sum += p0 + p1;
+        p[kk][r + 2 * h] = arch::pack2<T>(p0, p1);
+      }
+    }
+    l[r] = l[r] * alpha[r] + sum;
+  }
+}
+
+template <class T, int kD>
+__global__ void __launch_bounds__(kThreads, 1)
+    flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
+                                const __grid_constant__ CUtensorMap map_v, T* __restrict__ o,
+                                float* __restrict__ lse, int heads, int group, int n, float c, int causal) {
+  using L = Layout<kD>;
+  constexpr int kBN = L::kBN;
+  extern __shared__ unsigned char smem_raw[];
+  const std::uint32_t base = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
+  const Bars bars{base + L::kBars};
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int wg = tid / 128;
+  const int mb = causal ? static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x) : static_cast<int>(blockIdx.x);
+  const int q0 = mb * kBM;
+  const int h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  const int bh = b * heads + h;
+  const int bkv = b * (heads / group) + h / group;
+  const int key_end = causal ? min(q0 + kBM, n) : n;
+  const int n_tiles = (key_end + kBN - 1) / kBN;
+
+  if (tid == 0) {
+    arch::mbar_init(bars.q_full(), 1);
+    for (int s = 0; s < kStages; ++s) {
+      arch::mbar_init(bars.k_full(s), 1);
+      arch::mbar_init(bars.v_full(s), 1);
+      arch::mbar_init(bars.k_empty(s), kConsumers * 4);  // one arrive per consumer warp
+      arch::mbar_init(bars.v_empty(s), kConsumers * 4);
+    }
+    arch::mbar_fence_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // ---- producer ----
+    arch::warpgroup_reg_dealloc<24>();
+    if (tid == 0) {
+      arch::mbar_expect_tx(bars.q_full(), L::kQBytes);
+#pragma unroll
+      for (int bx = 0; bx < L::kBoxes; ++bx)
+        arch::tma_load_3d(base + L::kQ + bx * L::kQBox, &map_q, kBoxCols * bx, q0, bh, bars.q_full());
+      for (int j = 0; j < n_tiles; ++j) {
+        const int s = j % kStages;
+        const std::uint32_t parity = ((j / kStages) & 1) ^ 1u;  // fresh barriers pass at once
+        arch::mbar_wait(bars.k_empty(s), parity);
+        arch::mbar_expect_tx(bars.k_full(s), L::kKVBytes);
+#pragma unroll
+        for (int bx = 0; bx < L::kBoxes; ++bx)
+          arch::tma_load_3d(base + L::kK + s * L::kKVBytes + bx * L::kKBox, &map_k, kBoxCols * bx, j * kBN, bkv,
+                            bars.k_full(s));
+        arch::mbar_wait(bars.v_empty(s), parity);
+        arch::mbar_expect_tx(bars.v_full(s), L::kKVBytes);
+#pragma unroll
+        for (int bx = 0; bx < L::kBoxes; ++bx)
+          arch::tma_load_3d(base + L::kV + s * L::kKVBytes + bx * L::kKBox, &map_v, kBoxCols * bx, j * kBN, bkv,
+                            bars.v_full(s));
+      }
+    }
+    return;
+  }
+
+  // ---- consumers ----
+  arch::warpgroup_reg_alloc<240>();
+  const int cw = wg - 1;  // rows [64 cw, 64 cw + 64) of the block
+  const int lane = tid % 32, warp = (tid % 128) / 32;
+  const int row0 = q0 + 64 * cw + 16 * warp + lane / 4;  // this thread's row g (and g + 8)
+  const std::uint32_t q_smem = base + L::kQ + static_cast<std::uint32_t>(cw) * 64 * 128;
+
+  auto release = [&](std::uint32_t bar) {
+    if (lane == 0) arch::mbar_arrive(bar);
+  };
+  // S = Q K_s^T over d (kD / 16 k16 slices), issued and committed (not waited for).
+  auto issue_s = [&](float (&s)[kBN / 2], int stage) {
+    const std::uint32_t k_smem = base + L::kK + stage * L::kKVBytes;
+    arch::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      const std::uint32_t off = static_cast<std::uint32_t>(kk % 4) * 32;  // inside the 128-byte row
+      const std::uint64_t da = arch::make_smem_desc(q_smem + (kk / 4) * L::kQBox + off, 16, 1024);
+      const std::uint64_t db = arch::make_smem_desc(k_smem + (kk / 4) * L::kKBox + off, 16, 1024);
+      arch::wgmma_ss<T, kBN, 0, 0>(s, da, db, kk > 0 ? 1 : 0);
+    }
+    arch::wgmma_commit();
+  };
+  // O += P V_s over kBN keys (kBN / 16 k16 slices), issued and committed.
+  auto issue_pv = [&](float (&acc)[kD / 2], std::uint32_t (&p)[kBN / 16][4], int stage) {
+    const std::uint32_t v_smem = base + L::kV + stage * L::kKVBytes;
+    arch::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk) {
+      const std::uint64_t db = arch::make_smem_desc(v_smem + kk * 2048, L::kKBox, 1024);
+      arch::wgmma_rs<T, kD, 1>(acc, p[kk], db);
+    }
+    arch::wgmma_commit();
+  };
+
+  float acc[kD / 2];
+#pragma unroll
+  for (int i = 0; i < kD / 2; ++i) acc[i] = 0.0f;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, alpha[2];
+  float s[kBN / 2];
+  std::uint32_t p[kBN / 16][4];
+
+  arch::mbar_wait(bars.q_full(), 0);
+  // Tile 0: S_0, its softmax.
+  arch::mbar_wait(bars.k_full(0), 0);
+  issue_s(s, 0);
+  arch::wgmma_wait<0>();
+  arch::fence_regs(s);
+  release(bars.k_empty(0));
+  // Tiles that can hold keys >= n or (causal) keys past this warpgroup's first row.
+  auto needs_mask = [&](int key0) { return key0 + kBN > n || (causal && key0 + kBN - 1 > q0 + 64 * cw); };
+  if (needs_mask(0)) mask_tile<kBN>(s, 0, row0, n, causal);
+  softmax_tile<T, kBN>(s, c, m, l, p, alpha);
+
+  // Step j (1 <= j < n_tiles): S_j, then O += P_{j-1} V_{j-1} (pp = P_{j-1}), softmax of
+  // S_j into pn while that product runs, then O *= alpha_j. P alternates between two
+  // register arrays (no copies; the loop is unrolled by two).
+  auto step = [&](int j, std::uint32_t (&pp)[kBN / 16][4], std::uint32_t (&pn)[kBN / 16][4]) {
+    const int st = j % kStages, prev = (j - 1) % kStages;
+    arch::mbar_wait(bars.k_full(st), (j / kStages) & 1);
+    issue_s(s, st);
+    arch::mbar_wait(bars.v_full(prev), ((j - 1) / kStages) & 1);
+    issue_pv(acc, pp, prev);
+    arch::wgmma_wait<1>();  // S_j done
+    arch::fence_regs(s);
+    release(bars.k_empty(st));
+    if (needs_mask(j * kBN)) mask_tile<kBN>(s, j * kBN, row0, n, causal);
+    softmax_tile<T, kBN>(s, c, m, l, pn, alpha);
+    arch::wgmma_wait<0>();  // P_{j-1} V_{j-1} done: acc and pp are free
+    arch::fence_regs(acc);
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk) arch::fence_regs(pp[kk]);
+    release(bars.v_empty(prev));
+#pragma unroll
+    for (int i = 0; i < kD / 2; ++i) acc[i] *= alpha[(i / 2) % 2];
+  };
+  // The last product, O += P_last V_last.
+  auto finish = [&](std::uint32_t (&pl)[kBN / 16][4]) {
+    const int last = n_tiles - 1, st = last % kStages;
+    arch::mbar_wait(bars.v_full(st), (last / kStages) & 1);
+    issue_pv(acc, pl, st);
+    arch::wgmma_wait<0>();
+    arch::fence_regs(acc);
+    release(bars.v_empty(st));
+  };
+  std::uint32_t p2[kBN / 16][4];
+  int j = 1;
+  for (; j + 1 < n_tiles; j += 2) {
+    step(j, p, p2);
+    step(j + 1, p2, p);
+  }
+  if (j < n_tiles) {
+    step(j, p, p2);
+    finish(p2);
+  } else {
+    finish(p);
+  }
+
+  // Epilogue: O = acc / l as T pairs (accumulator j: row g + 8 ((j / 2) % 2), columns
+  // 8 (j / 4) + 2t, +1), LSE in natural log.
+  const std::int64_t o_base = static_cast<std::int64_t>(bh) * n * kD;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = row0 + 8 * r;
+    const float total = arch::quad_sum(l[r]);
+    if (row >= n) continue;
+    const float inv = 1.0f / total;
+    T* orow = o + o_base + static_cast<std::int64_t>(row) * kD;
+#pragma unroll
+    for (int j = 2 * r; j < kD / 2; j += 4)
+      *reinterpret_cast<std::uint32_t*>(orow + 8 * (j / 4) + 2 * (lane % 4)) =
+          arch::pack2<T>(acc[j] * inv, acc[j + 1] * inv);
+    if (lane % 4 == 0) lse[static_cast<std::int64_t>(bh) * n + row] = (m[r] + log2f(total)) * kLn2;
+  }
+}
+
+// (d, N, B * heads) tensor of 16-bit elements, boxes of {64 d, rows, 1}.
+bool head_map(CUtensorMap* map, CUtensorMapDataType type, const void* p, int d, int n, long long heads,
+              int box_rows) {
+  const std::uint64_t dims[3] = {static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(n),
+                                 static_cast<std::uint64_t>(heads)};
+  const std::uint64_t strides[2] = {static_cast<std::uint64_t>(d) * 2, static_cast<std::uint64_t>(n) * d * 2};
+  const std::uint32_t box[3] = {static_cast<std::uint32_t>(kBoxCols), static_cast<std::uint32_t>(box_rows), 1};
+  return arch::encode_tensor_map(map, type, 3, p, dims, strides, box);
+}
+
+template <class T, int kD>
+cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
+                   cudaStream_t stream) {
+  using L = Layout<kD>;
+  const CUtensorMapDataType type =
+      std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  CUtensorMap mq, mk, mv;
+  const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
+  if (!head_map(&mq, type, q, kD, s.seq_len, bh, kBM) || !head_map(&mk, type, k, kD, s.seq_len, bkv, L::kBN) ||
+      !head_map(&mv, type, v, kD, s.seq_len, bkv, L::kBN))
+    return cudaErrorInvalidValue;
+  auto* kernel = flash_hopper_forward_kernel<T, kD>;
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
+  if (attr != cudaSuccess) return attr;
+  float c = s.effective_scale() * 1.4426950408889634f;
+  if (c < FLT_MIN) c = FLT_MIN;  // -inf * c stays -inf (a scale under ~8e-39; every score ~0 anyway)
+  const dim3 grid(static_cast<unsigned>((s.seq_len + kBM - 1) / kBM), static_cast<unsigned>(s.heads),
+                  static_cast<unsigned>(s.batch));
+  kernel<<<grid, kThreads, L::kSmem, stream>>>(mq, mk, mv, static_cast<T*>(o), lse, s.heads, s.group(), s.seq_len,
+                                               c, s.causal ? 1 : 0);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t dispatch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
+                     cudaStream_t stream) {
+  switch (s.head_dim) {
+    case 64: return launch<T, 64>(s, q, k, v, o, lse, stream);
+    case 128: return launch<T, 128>(s, q, k, v, o, lse, stream);
+    case 256: return launch<T, 256>(s, q, k, v, o, lse, stream);
+    default:
+      throw std::invalid_argument("attention: the Hopper flash forward supports head_dim 64, 128, 256, not " +
+                                  std::to_string(s.head_dim));
+  }
+}
+
+}  // namespace
+
+const char* flash_hopper_unsupported(const Shape& shape) {
+  if (shape.head_dim != 64 && shape.head_dim != 128 && shape.head_dim != 256)
+    return "the Hopper (wgmma) flash forward has kernels for head_dim 64, 128 and 256";
+  if (!(shape.effective_scale() > 0.0f)) return "the Hopper (wgmma) flash forward takes a positive softmax scale";
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "no CUDA device to query";
+  }
+  if (major != 9 || minor != 0) return "the Hopper (wgmma) flash forward needs an sm_90 GPU (H100, H200)";
+  if (arch::tensor_map_encoder() == nullptr) return "the driver has no cuTensorMapEncodeTiled (TMA)";
+  return nullptr;
+}
+
+cudaError_t flash_hopper_forward(const Shape& shape, Precision precision, const void* q, const void* k,
+                                 const void* v, void* o, float* lse, cudaStream_t stream) {
+  const std::string why = shape_error(shape);
+  if (!why.empty()) throw std::invalid_argument("attention: " + why);
+  if (const char* reason = flash_hopper_unsupported(shape)) throw std::invalid_argument(std::string("attention: ") + reason);
+  if ((reinterpret_cast<std::uintptr_t>(q) | reinterpret_cast<std::uintptr_t>(k) |
+       reinterpret_cast<std::uintptr_t>(v)) % 16 != 0)
+    return cudaErrorMisalignedAddress;
+  return precision == Precision::bf16 ? dispatch<__nv_bfloat16>(shape, q, k, v, o, lse, stream)
+                                      : dispatch<__half>(shape, q, k, v, o, lse, stream);
+}
+
+}  // namespace kernels::attention

@@ -113,7 +113,8 @@ def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0):
 def run_one(torch, problem, params, variant):
     """(samples in s, extra peak bytes) of one variant on one shape; raises what PyTorch
     raises (a backend that cannot run the shape: RuntimeError "No available kernel")."""
-    F = torch.nn.functional
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     b, h = int(params["batch"]), int(params["heads"])
     hkv = int(params.get("kv_heads", h)) or h
     n, d = int(params["seq_len"]), int(params["head_dim"])
@@ -121,7 +122,7 @@ def run_one(torch, problem, params, variant):
     scale = float(params.get("scale", 0)) or 1.0 / math.sqrt(d)
     dtype_name, backend_names = VARIANTS[variant]
     dtype = getattr(torch, dtype_name)
-    backends = [getattr(torch.nn.attention.SDPBackend, x) for x in backend_names]
+    backends = [getattr(SDPBackend, x) for x in backend_names]
     g = torch.Generator(device="cuda").manual_seed(42)
     grad = problem == "attention_backward"
     q = torch.randn(b, h, n, d, device="cuda", dtype=dtype, generator=g, requires_grad=grad)
@@ -130,7 +131,7 @@ def run_one(torch, problem, params, variant):
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
-    with torch.nn.attention.sdpa_kernel(backends):
+    with sdpa_kernel(backends):
         def fwd():
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale, enable_gqa=hkv != h)
         if grad:

@@ -6,6 +6,7 @@ that `harness validate`, `harness compare` and `harness report` accept them.
                                                                (statistics from the samples,
                                                                summary counts, suite keys)
 """
+import argparse
 import datetime
 import json
 import math
@@ -29,6 +30,40 @@ def stats(samples):
     return {"count": n, "min_s": xs[0], "max_s": xs[-1], "mean_s": mean, "median_s": q(0.5), "stddev_s": sd,
             "q1_s": q(0.25), "q3_s": q(0.75), "rel_noise": sd / mean if mean else 0.0,
             "noise_reached": True, "stop_reason": "pytorch", "wall_time_s": sum(xs)}
+
+
+def parse_names(text, known, what, words=("all",)):
+    """'all' -> every name of `known`; else a comma-separated list of them, in the order
+    given, once each. ValueError names an unknown one (`what`: mode, variant; `words`: the
+    other accepted words, for the message)."""
+    if text.strip() == "all":
+        return list(known)
+    out = []
+    for m in (x.strip() for x in text.split(",")):
+        if not m:
+            continue
+        if m not in known:
+            raise ValueError(f"unknown {what} '{m}' ({what}s: {', '.join(known)}, or {', '.join(words)})")
+        if m not in out:
+            out.append(m)
+    if not out:
+        raise ValueError(f"no {what} given")
+    return out
+
+
+def cuda_torch(prog):
+    """The torch module where PyTorch is installed and sees a CUDA device; else None, after
+    saying which on stderr (the PyTorch scripts then exit 2). Imported here, on use, so that
+    the scripts' --help and argument checks need no PyTorch."""
+    try:
+        import torch
+    except ImportError:
+        print(f"{prog}: PyTorch is not installed (python3 -c 'import torch' fails)", file=sys.stderr)
+        return None
+    if not torch.cuda.is_available():
+        print(f"{prog}: no CUDA device visible to PyTorch", file=sys.stderr)
+        return None
+    return torch
 
 
 def environment(torch_module, command_line):
@@ -80,14 +115,15 @@ def write(path, suite_file, results, torch_module, command_line):
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] == "--normalize":
-        with open(argv[2]) as f:
-            report = json.load(f)
-        with open(argv[2], "w") as f:
-            json.dump(finish(report), f, indent=1)
-        return 0
-    print(__doc__)
-    return 2
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--normalize", metavar="REPORT.json", required=True,
+                    help="fill in the derived fields of this report, in place")
+    args = ap.parse_args(argv[1:])
+    with open(args.normalize) as f:
+        report = json.load(f)
+    with open(args.normalize, "w") as f:
+        json.dump(finish(report), f, indent=1)
+    return 0
 
 
 if __name__ == "__main__":

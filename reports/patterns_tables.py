@@ -6,6 +6,7 @@ device copy roof measured in the same run, and speed relative to the vendor vari
 
   python3 reports/patterns_tables.py reports/baselines/h200/2026-11-23/{reduce,scan,histogram,softmax,optimizer}.json
 """
+import argparse
 import json
 import sys
 from collections import OrderedDict
@@ -42,5 +43,13 @@ def table(path):
             print(f"| {key} | {r['variant']} | {t * 1e6:.1f} us | {gbs:.0f} | {gbs / roof * 100 if roof else 0:.0f}% | {rel} |")
 
 
-for path in sys.argv[1:]:
-    table(path)
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("reports", nargs="+", metavar="REPORT.json")
+    for path in ap.parse_args(argv[1:]).reports:
+        table(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -4,46 +4,87 @@ written as a harness report, so that `harness compare` / `harness report` and
 reports/tables.py put both side by side.
 
   python3 reports/pytorch_attention.py suites/attention.yaml --out pytorch.json \
-      [--harness build/release/bin/harness] [--filter REGEX]
+      [--harness build/release/bin/harness] [--filter REGEX] [--variants auto|all|LIST]
 
-Variants: sdpa_fp32 (FP32 inputs, TF32 off: the memory-efficient backend, math where it
-cannot run), sdpa_flash_fp16 and sdpa_flash_bf16 (the flash backend, FlashAttention-2).
-By default (--variants auto) each shape gets the variant of its `dtype` param (f32 ->
-sdpa_fp32, bf16 -> sdpa_flash_bf16, f16 -> sdpa_flash_fp16: like for like with the
-harness' flash at that dtype); an explicit --variants list runs every listed variant on
-every shape (e.g. the FP16 flash backend next to FP32 shapes, for reference). Timing: CUDA events around each call, warm-up first,
-the median of the samples. The shapes come from `harness run SUITE --dry-run`, so they
-are exactly the suite's.
+Variants (each a result of its own; SDPBackend = torch.nn.attention.SDPBackend):
+  sdpa_fp32        FP32 inputs, TF32 off: the memory-efficient backend, math where it cannot run
+  sdpa_flash_fp16  FP16, the flash backend only (SDPBackend.FLASH_ATTENTION, FlashAttention-2)
+  sdpa_flash_bf16  BF16, the same
+  sdpa_cudnn_fp16  FP16, the cuDNN backend only (SDPBackend.CUDNN_ATTENTION, cuDNN's fused
+                   flash attention: on Hopper its sm90 wgmma kernels)
+  sdpa_cudnn_bf16  BF16, the same
+By default (--variants auto) each shape gets the variants of its `dtype` param (f32 ->
+sdpa_fp32; bf16 -> sdpa_flash_bf16 and sdpa_cudnn_bf16; f16 -> sdpa_flash_fp16 and
+sdpa_cudnn_fp16: like for like with the harness' flash at that dtype, and PyTorch's
+reference at a bf16/f16 shape is the faster of its two backends, as reports/tables.py
+takes it); --variants all runs all five on every shape; an explicit list runs every listed
+variant on every shape (e.g. the FP16 flash backend next to FP32 shapes, for reference).
+A backend that cannot run a shape (cuDNN refuses some head dims, GQA or masks; PyTorch
+raises "No available kernel" with its reasons as warnings) gives a skipped result whose
+reason is the exception's message and those reasons; out of memory is skipped too. Forward
+(problem attention) times the call under torch.no_grad(); backward (attention_backward)
+times torch.autograd.grad of one forward's output, the backend's own backward kernels.
+Timing: CUDA events around each call, warm-up first, the median of the samples. The
+shapes come from `harness run SUITE --dry-run`, so they are exactly the suite's.
+PyTorch is needed only to measure: --help and the argument checks work without it.
 """
 import argparse
-import datetime
-import json
-import os
 import math
+import os
 import re
 import subprocess
 import sys
-
-import torch
+import time
+import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness_report  # noqa: E402
-import torch.nn.functional as F
+
+# variant -> (torch dtype name, SDPBackend names in the order sdpa_kernel is given them)
+VARIANTS = {
+    "sdpa_fp32": ("float32", ("EFFICIENT_ATTENTION", "MATH")),
+    "sdpa_flash_fp16": ("float16", ("FLASH_ATTENTION",)),
+    "sdpa_flash_bf16": ("bfloat16", ("FLASH_ATTENTION",)),
+    "sdpa_cudnn_fp16": ("float16", ("CUDNN_ATTENTION",)),
+    "sdpa_cudnn_bf16": ("bfloat16", ("CUDNN_ATTENTION",)),
+}
+# --variants auto: the variants of a shape's dtype param
+BY_DTYPE = {"f32": ("sdpa_fp32",), "bf16": ("sdpa_flash_bf16", "sdpa_cudnn_bf16"),
+            "f16": ("sdpa_flash_fp16", "sdpa_cudnn_fp16")}
 
 
-def planned_shapes(harness, suite, flt):
-    cmd = [harness, "run", suite, "--dry-run"] + (["--filter", flt] if flt else [])
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    shapes = []
-    for line in out.splitlines():
+def parse_variants(text):
+    """'auto' -> None (per shape, variants_for), 'all' -> every variant, else the listed
+    ones in order, once each; ValueError names an unknown one."""
+    if text.strip() == "auto":
+        return None
+    return harness_report.parse_names(text, VARIANTS, "variant", ("auto", "all"))
+
+
+def variants_for(params, chosen):
+    """The variants run on a shape: the chosen list, or (auto) those of its dtype."""
+    return list(chosen) if chosen is not None else list(BY_DTYPE[params.get("dtype", "f32")])
+
+
+def parse_dry_run(text):
+    """[(problem, params)] of the attention results that `harness run --dry-run` printed,
+    one per distinct (problem, parameters), in the suite's order."""
+    seen, shapes = set(), []
+    for line in text.splitlines():
         m = re.search(r"\b(attention(?:_backward)?)/\w+((?:/\w+:[\w.\-]+)+)", line)
         if not m:
             continue
         params = dict(kv.split(":", 1) for kv in m.group(2).strip("/").split("/"))
         key = (m.group(1), tuple(sorted(params.items())))
-        if key not in [s[0] for s in shapes]:
-            shapes.append((key, m.group(1), params))
-    return [(p, params) for _, p, params in shapes]
+        if key not in seen:
+            seen.add(key)
+            shapes.append((m.group(1), params))
+    return shapes
+
+
+def planned_shapes(harness, suite, flt):
+    cmd = [harness, "run", suite, "--dry-run"] + (["--filter", flt] if flt else [])
+    return parse_dry_run(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
 
 
 def work(problem, b, h, n, d, causal):
@@ -51,14 +92,11 @@ def work(problem, b, h, n, d, causal):
     return flops * (2.5 if problem == "attention_backward" else 1.0)
 
 
-def time_cuda(fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0):
+def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     samples = []
-    start_all = torch.cuda.Event(enable_timing=True)
-    wall = 0.0
-    import time
     t0 = time.perf_counter()
     while True:
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -67,24 +105,24 @@ def time_cuda(fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0):
         e.record()
         e.synchronize()
         samples.append(s.elapsed_time(e) * 1e-3)
-        wall = time.perf_counter() - t0
-        if (len(samples) >= min_samples and sum(samples) >= min_time) or wall >= max_time:
+        if (len(samples) >= min_samples and sum(samples) >= min_time) or time.perf_counter() - t0 >= max_time:
             break
-    del start_all
     return samples
 
 
-
-
-def run_one(problem, params, variant):
+def run_one(torch, problem, params, variant):
+    """(samples in s, extra peak bytes) of one variant on one shape; raises what PyTorch
+    raises (a backend that cannot run the shape: RuntimeError "No available kernel")."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     b, h = int(params["batch"]), int(params["heads"])
     hkv = int(params.get("kv_heads", h)) or h
     n, d = int(params["seq_len"]), int(params["head_dim"])
     causal = params.get("causal", "false") == "true"
     scale = float(params.get("scale", 0)) or 1.0 / math.sqrt(d)
-    dtype = {"sdpa_fp32": torch.float32, "sdpa_flash_fp16": torch.float16, "sdpa_flash_bf16": torch.bfloat16}[variant]
-    backends = ([torch.nn.attention.SDPBackend.FLASH_ATTENTION] if variant != "sdpa_fp32" else
-                [torch.nn.attention.SDPBackend.EFFICIENT_ATTENTION, torch.nn.attention.SDPBackend.MATH])
+    dtype_name, backend_names = VARIANTS[variant]
+    dtype = getattr(torch, dtype_name)
+    backends = [getattr(SDPBackend, x) for x in backend_names]
     g = torch.Generator(device="cuda").manual_seed(42)
     grad = problem == "attention_backward"
     q = torch.randn(b, h, n, d, device="cuda", dtype=dtype, generator=g, requires_grad=grad)
@@ -93,59 +131,117 @@ def run_one(problem, params, variant):
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
-    with torch.nn.attention.sdpa_kernel(backends):
+    with sdpa_kernel(backends):
         def fwd():
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale, enable_gqa=hkv != h)
         if grad:
-            out = fwd()
+            out = fwd()  # the backward's kernels are those of the backend that ran this forward
             do = torch.randn_like(out)
-            samples = time_cuda(lambda: torch.autograd.grad(out, (q, k, v), do, retain_graph=True))
+            samples = time_cuda(torch, lambda: torch.autograd.grad(out, (q, k, v), do, retain_graph=True))
         else:
             with torch.no_grad():
-                samples = time_cuda(fwd)
+                samples = time_cuda(torch, fwd)
     peak = torch.cuda.max_memory_allocated() - base
     return samples, peak
 
 
-def main():
+def param_value(v):
+    if re.fullmatch(r"-?\d+", v):
+        return int(v)
+    if v in ("true", "false"):
+        return v == "true"
+    if re.fullmatch(r"[-\d.e]+", v):
+        return float(v)
+    return v
+
+
+def base_entry(problem, params, variant):
+    b, h, n, d = (int(params[x]) for x in ("batch", "heads", "seq_len", "head_dim"))
+    w = work(problem, b, h, n, d, params.get("causal") == "true")
+    return {"name": f"{problem}/{variant}/" + "/".join(f"{k}:{v}" for k, v in params.items()),
+            "case": "pytorch", "problem": problem, "variant": variant, "backend": "cuda",
+            "params": {k: param_value(v) for k, v in params.items()},
+            "reference": "", "check": None, "work": {"flops": w, "bytes": 0}}
+
+
+def failure_reason(exc, caught):
+    """The skip reason of a backend that raised: the exception's first line, then the
+    reasons PyTorch gave as warnings (why each backend was not used), shortened."""
+    lines = str(exc).strip().splitlines()
+    reason = f"{type(exc).__name__}: {lines[0] if lines else ''}"
+    why = []
+    for w in caught:
+        text = " ".join(str(w.message).split())
+        if text and text not in why:
+            why.append(text)
+    if why:
+        reason += " (" + "; ".join(why) + ")"
+    return reason[:500]
+
+
+def measure(torch, problem, params, variant, runner=run_one):
+    """One result: passed with the samples, or skipped with the reason (out of memory, a
+    backend that cannot run the shape); never raises for PyTorch's own failures."""
+    entry = base_entry(problem, params, variant)
+    w = entry["work"]["flops"]
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            samples, peak = runner(torch, problem, params, variant)
+    except torch.cuda.OutOfMemoryError as e:
+        entry.update(harness_report.skipped(f"out of memory: {str(e).strip().splitlines()[0]}"))
+    except (RuntimeError, ValueError, NotImplementedError) as e:  # torch's errors (and cuDNN's) are RuntimeErrors
+        entry.update(harness_report.skipped(failure_reason(e, caught)))
+    else:
+        st = harness_report.stats(samples)
+        entry.update({"status": "passed", "reason": "", "samples_s": samples, "stats": st,
+                      "rates": {"gflops": w / st["median_s"] * 1e-9, "gbytes_per_s": 0, "arithmetic_intensity": 0},
+                      "memory": {"io_device_bytes": 0, "workspace_peak_bytes": max(0, peak)},
+                      "extra": {"sdpa_backends": list(VARIANTS[variant][1]), "dtype": VARIANTS[variant][0]}})
+        print(f"{entry['name']}: {st['median_s'] * 1e3:.3f} ms, {w / st['median_s'] * 1e-12:.2f} TFLOP/s", flush=True)
+    if entry["status"] != "passed":
+        print(f"{entry['name']}: skipped: {entry['reason']}", flush=True)
+    return entry
+
+
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("suite")
     ap.add_argument("--out", required=True)
     ap.add_argument("--harness", default="build/release/bin/harness")
     ap.add_argument("--filter", default="")
     ap.add_argument("--variants", default="auto",
-                    help="auto (the shape's dtype) or a comma-separated list of sdpa_fp32, sdpa_flash_fp16, sdpa_flash_bf16")
-    args = ap.parse_args()
+                    help="auto (the variants of the shape's dtype), all, or a comma-separated list of "
+                    + ", ".join(VARIANTS))
+    args = ap.parse_args(argv)
+    try:
+        args.variant_list = parse_variants(args.variants)
+    except ValueError as e:
+        ap.error(f"--variants: {e}")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    torch = harness_report.cuda_torch("pytorch_attention.py")
+    if torch is None:
+        return 2
+    try:
+        shapes = planned_shapes(args.harness, args.suite, args.filter)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"pytorch_attention.py: `{args.harness} run {args.suite} --dry-run` failed ({e}); build the "
+              "harness or pass --harness", file=sys.stderr)
+        return 2
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     results = []
-    for problem, params in planned_shapes(args.harness, args.suite, args.filter):
-        by_dtype = {"f32": "sdpa_fp32", "bf16": "sdpa_flash_bf16", "f16": "sdpa_flash_fp16"}
-        variants = ([by_dtype[params.get("dtype", "f32")]] if args.variants == "auto" else args.variants.split(","))
-        for variant in variants:
-            name = f"{problem}/{variant}/" + "/".join(f"{k}:{v}" for k, v in params.items())
-            b, h, n, d = (int(params[x]) for x in ("batch", "heads", "seq_len", "head_dim"))
-            w = work(problem, b, h, n, d, params.get("causal") == "true")
-            entry = {"name": name, "case": "pytorch", "problem": problem, "variant": variant, "backend": "cuda",
-                     "params": {k: (int(v) if re.fullmatch(r"-?\d+", v) else (v == "true" if v in ("true", "false") else float(v) if re.fullmatch(r"[-\d.e]+", v) else v)) for k, v in params.items()},
-                     "reference": "", "check": None, "work": {"flops": w, "bytes": 0}}
-            try:
-                samples, peak = run_one(problem, params, variant)
-                st = harness_report.stats(samples)
-                entry.update({"status": "passed", "reason": "", "samples_s": samples, "stats": st,
-                              "rates": {"gflops": w / st["median_s"] * 1e-9, "gbytes_per_s": 0, "arithmetic_intensity": 0},
-                              "memory": {"io_device_bytes": 0, "workspace_peak_bytes": max(0, peak)}})
-                print(f"{name}: {st['median_s'] * 1e3:.3f} ms, {w / st['median_s'] * 1e-12:.2f} TFLOP/s", flush=True)
-            except torch.cuda.OutOfMemoryError as e:
-                entry.update(harness_report.skipped(f"out of memory: {str(e).splitlines()[0]}"))
-                print(f"{name}: out of memory", flush=True)
-            except RuntimeError as e:
-                entry.update(harness_report.skipped(str(e).splitlines()[0][:200]))
-                print(f"{name}: skipped: {entry['reason']}", flush=True)
+    for problem, params in shapes:
+        for variant in variants_for(params, args.variant_list):
+            results.append(measure(torch, problem, params, variant))
             torch.cuda.empty_cache()
-            results.append(entry)
     harness_report.write(args.out, args.suite, results, torch, " ".join(sys.argv))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -16,19 +16,20 @@ steps first; ms/step is rank 0's median, tokens/s of the job = world_size * B * 
 mean step time. After the timed steps every rank's weights are hashed and gathered: a
 difference is reported as a failed result. `world_size` (the torchrun size) is part of
 the result's parameters; results from `--nproc_per_node 1` give DDP's own scaling.
+Source / target lengths (src_len / tgt_len, 0 meaning seq_len) and the copy task are
+pytorch_transformer.py's.
+PyTorch is needed only to train: --help and the argument checks work without it.
 """
 import argparse
 import hashlib
 import os
+import subprocess
 import sys
-
-import torch
-import torch.distributed as dist
-import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness_report  # noqa: E402
-from pytorch_transformer import DEFAULTS, Model, parse_value, planned, schedule, suite_settings, work  # noqa: E402
+from pytorch_transformer import (DEFAULTS, config_of, first_line, lengths, make_model, planned, schedule,  # noqa: E402
+                                 suite_settings, value_text, work)
 
 
 def weights_hash(model):
@@ -38,11 +39,13 @@ def weights_hash(model):
     return h.hexdigest()[:16]
 
 
-def run(p, warmup, steps, rank, world, local, seed=42):
+def run(torch, p, warmup, steps, rank, world, local, seed=42):
+    dist, nn = torch.distributed, torch.nn
     torch.manual_seed(seed)
     dev = torch.device("cuda", local)
-    B, N, V = p["batch"], p["seq_len"], p["vocab"]
-    model = Model(p).to(dev)
+    B, V = p["batch"], p["vocab"]
+    Ns, Nt = lengths(p)
+    model = make_model(torch, p, max(Ns, Nt)).to(dev)
     ddp = nn.parallel.DistributedDataParallel(model, device_ids=[local]) if world > 1 else model
     opt = torch.optim.Adam(model.parameters(), lr=p["lr"], betas=(0.9, 0.98), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, schedule(p))
@@ -50,10 +53,11 @@ def run(p, warmup, steps, rank, world, local, seed=42):
     g = torch.Generator(device="cpu").manual_seed(seed + 1000003 * rank)  # this rank's shard
     batches = []
     for _ in range(4):
-        src = torch.randint(2, V, (B, N), generator=g)
-        tin = torch.cat([torch.ones(B, 1, dtype=torch.long), src[:, :-1]], dim=1)
-        batches.append((src.to(dev), tin.to(dev), src.reshape(-1).to(dev)))
-    mask = nn.Transformer.generate_square_subsequent_mask(N, device=dev)
+        src = torch.randint(2, V, (B, Ns), generator=g)
+        tout = src[:, :Nt]  # the copy task of pytorch_transformer.py: the target is a prefix of the source
+        tin = torch.cat([torch.ones(B, 1, dtype=torch.long), tout[:, :-1]], dim=1)
+        batches.append((src.to(dev), tin.to(dev), tout.reshape(-1).to(dev)))
+    mask = nn.Transformer.generate_square_subsequent_mask(Nt, device=dev)
     losses = torch.zeros(warmup + steps, device=dev)
     torch.cuda.synchronize(dev)
     torch.cuda.reset_peak_memory_stats(dev)
@@ -94,16 +98,66 @@ def run(p, warmup, steps, rank, world, local, seed=42):
     return samples, phases, peak, losses.tolist(), nparams, hashes
 
 
-def main():
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("suite", nargs="?", default="suites/transformer-ddp.yaml")
     ap.add_argument("--out", required=True)
     ap.add_argument("--harness", default="build/release/bin/harness")
     ap.add_argument("--filter", default="")
     ap.add_argument("--params", default="", help="one configuration k=v,... instead of the suite's")
-    ap.add_argument("--warmup", type=int, default=None)
-    ap.add_argument("--steps", type=int, default=None)
-    args = ap.parse_args()
+    ap.add_argument("--warmup", type=int, default=None, help="warm-up steps (default: the suite case's, else 3)")
+    ap.add_argument("--steps", type=int, default=None, help="timed steps (default: the suite case's, else 20)")
+    args = ap.parse_args(argv)
+    if args.warmup is not None and args.warmup < 0:
+        ap.error("--warmup must be >= 0")
+    if args.steps is not None and args.steps < 1:
+        ap.error("--steps must be >= 1")
+    try:
+        args.configs = [("", config_of(args.params))] if args.params else None
+    except ValueError as e:
+        ap.error(f"--params: {e}")
+    return args
+
+
+def suite_configs(harness, suite, flt):
+    """[(case, configuration)] of the suite's train_transformer results, each distinct
+    model configuration once (world_size and the engine's other execution parameters are
+    dropped by pytorch_transformer.planned: world_size is torchrun's here)."""
+    out, seen = [], set()
+    for case, c in planned(harness, suite, flt):
+        c = {k: v for k, v in c.items() if k in DEFAULTS}
+        key = tuple(sorted(c.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append((case, dict(DEFAULTS, **c)))
+    return out
+
+
+def result_name(p, world):
+    keys = [k for k in DEFAULTS if k in p]
+    return "train_transformer/pytorch_ddp/" + "/".join(f"{k}:{value_text(p[k])}" for k in keys) + f"/world_size:{world}"
+
+
+def base_entry(p, world):
+    keys = [k for k in DEFAULTS if k in p]
+    return {"name": result_name(p, world), "case": "pytorch_ddp", "problem": "train_transformer",
+            "variant": "pytorch_ddp", "backend": "cuda", "params": dict({k: p[k] for k in keys}, world_size=world),
+            "reference": "", "check": None, "work": {"flops": work(p), "bytes": 0},
+            "device": ",".join(f"cuda:{i}" for i in range(world))}
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    torch = harness_report.cuda_torch("pytorch_ddp.py")
+    if torch is None:
+        return 2
+    import torch.distributed as dist
+    try:
+        configs = args.configs or suite_configs(args.harness, args.suite, args.filter)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"pytorch_ddp.py: `{args.harness} run {args.suite} --dry-run` failed ({e}); build the harness, "
+              "pass --harness, or give one configuration with --params", file=sys.stderr)
+        return 2
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
@@ -113,33 +167,18 @@ def main():
     torch.cuda.set_device(local)
     if world > 1:
         dist.init_process_group("nccl")
-    if args.params:
-        configs = [dict(DEFAULTS, **{k: parse_value(v) for k, v in (kv.split("=", 1) for kv in args.params.split(","))})]
-    else:
-        # The suite's configurations; world_size is torchrun's, so each distinct model once.
-        configs, seen = [], set()
-        for c in planned(args.harness, args.suite, args.filter):
-            c = {k: v for k, v in c.items() if k in DEFAULTS}
-            key = tuple(sorted(c.items()))
-            if key not in seen:
-                seen.add(key)
-                configs.append(dict(DEFAULTS, **c))
     settings = suite_settings(args.suite) if os.path.exists(args.suite) else {}
     results = []
-    for p in configs:
-        warm, steps = settings.get((p["batch"], p["seq_len"]), (3, 20))
+    for case, p in configs:
+        warm, steps = settings.get(case, (3, 20))
         warm = args.warmup if args.warmup is not None else warm
         steps = args.steps if args.steps is not None else steps
-        keys = [k for k in DEFAULTS if k in p]
-        name = "train_transformer/pytorch_ddp/" + "/".join(f"{k}:{p[k]}" for k in keys) + f"/world_size:{world}"
-        w = work(p)
-        entry = {"name": name, "case": "pytorch_ddp", "problem": "train_transformer", "variant": "pytorch_ddp",
-                 "backend": "cuda", "params": dict({k: p[k] for k in keys}, world_size=world), "reference": "",
-                 "check": None, "work": {"flops": w, "bytes": 0}, "device": ",".join(f"cuda:{i}" for i in range(world))}
+        entry = base_entry(p, world)
+        name, w = entry["name"], entry["work"]["flops"]
         try:
-            samples, phases, peak, losses, nparams, hashes = run(p, warm, steps, rank, world, local)
+            samples, phases, peak, losses, nparams, hashes = run(torch, p, warm, steps, rank, world, local)
             st = harness_report.stats(samples)
-            tokens = p["batch"] * p["seq_len"] * world
+            tokens = p["batch"] * lengths(p)[1] * world
             same = len(set(hashes)) == 1
             entry.update({"status": "passed" if same else "failed",
                           "reason": "" if same else f"weights differ across ranks: {hashes}",
@@ -159,7 +198,7 @@ def main():
                       f"{entry['extra']['tokens_per_s']:.0f} tokens/s (job, {world} GPU), peak {peak / 2**20:.0f} MiB, "
                       f"weights identical: {same}, loss {losses[0]:.4f} -> {losses[-1]:.4f}", flush=True)
         except torch.cuda.OutOfMemoryError as e:
-            entry.update(harness_report.skipped(f"out of memory: {str(e).splitlines()[0]}"))
+            entry.update(harness_report.skipped(f"out of memory: {first_line(e)}"))
             print(f"{name}: out of memory", flush=True)
         torch.cuda.empty_cache()
         results.append(entry)
@@ -168,7 +207,8 @@ def main():
     if world > 1:
         dist.barrier()
         dist.destroy_process_group()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

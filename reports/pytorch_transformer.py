@@ -94,19 +94,7 @@ def parse_value(v):
 def parse_modes(text):
     """'all' or a comma-separated list of MODES keys -> the keys, in the order given, once
     each. ValueError names an unknown mode."""
-    if text.strip() == "all":
-        return list(MODES)
-    out = []
-    for m in (x.strip() for x in text.split(",")):
-        if not m:
-            continue
-        if m not in MODES:
-            raise ValueError(f"unknown mode '{m}' (modes: {', '.join(MODES)}, or all)")
-        if m not in out:
-            out.append(m)
-    if not out:
-        raise ValueError("no mode given")
-    return out
+    return harness_report.parse_names(text, MODES, "mode")
 
 
 def resolve_modes(args):
@@ -541,13 +529,8 @@ def config_of(text):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        import torch
-    except ImportError:
-        print("pytorch_transformer.py: PyTorch is not installed (python3 -c 'import torch' fails)", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("pytorch_transformer.py: no CUDA device visible to PyTorch", file=sys.stderr)
+    torch = harness_report.cuda_torch("pytorch_transformer.py")
+    if torch is None:
         return 2
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

@@ -3,13 +3,18 @@
 
   python3 reports/tables.py gemm REPORT.json        GFLOP/s per variant and shape, % of cuBLAS
   python3 reports/tables.py attention REPORT.json [PYTORCH.json]
+  python3 reports/tables.py attention-sdpa REPORT.json PYTORCH.json   ours / SDPA speed per shape
   python3 reports/tables.py memory REPORT.json      extra memory and the longest N per variant
   python3 reports/tables.py stream REPORT.json      STREAM bandwidth
   python3 reports/tables.py attention-summary REPORT.json   naive vs flash per shape
   python3 reports/tables.py transformer REPORT.json [PYTORCH.json]
 
 Every table starts with the GPU, the date, the commit and the command of the report.
+PyTorch's reference at an attention shape is the fastest of the SDPA variants of
+reports/pytorch_attention.py that passed at the shape's dtype: at bf16 / f16 the faster of
+the flash (FlashAttention-2) and cuDNN backends, at f32 sdpa_fp32; the table names it.
 """
+import argparse
 import json
 import sys
 from collections import OrderedDict
@@ -64,14 +69,36 @@ def gemm(report):
     return "\n".join(out) + "\n"
 
 
+# dtype of each reports/pytorch_attention.py variant, as the harness' `dtype` param writes it
+SDPA_DTYPE = {"sdpa_fp32": "f32", "sdpa_flash_fp16": "f16", "sdpa_cudnn_fp16": "f16",
+              "sdpa_flash_bf16": "bf16", "sdpa_cudnn_bf16": "bf16"}
+
+
+def dtype_of(params):
+    return params.get("dtype", "f32")
+
+
+def sdpa_results(pytorch):
+    """{(problem, shape, dtype): {variant: result}} of a pytorch_attention.py report."""
+    out = {}
+    for r in (pytorch or {}).get("results", []):
+        dt = SDPA_DTYPE.get(r["variant"])
+        if dt:
+            out.setdefault((r["problem"], shape_key(r["params"], PARAMS), dt), {})[r["variant"]] = r
+    return out
+
+
+def fastest(results):
+    """(median_s, variant) of the fastest passed result, or None."""
+    times = [(r["stats"]["median_s"], v) for v, r in results.items() if r["status"] == "passed" and r.get("stats")]
+    return min(times) if times else None
+
+
 def attention(report, pytorch=None):
-    torch = {}
-    if pytorch:
-        for r in pytorch["results"]:
-            if r["status"] == "passed":
-                torch[(r["problem"], shape_key(r["params"], PARAMS), r["variant"])] = r["stats"]["median_s"]
-    out = [header(report), "| problem | shape | variant | median | TFLOP/s | extra memory |" + (" PyTorch SDPA (FP32) | ours / PyTorch time |" if torch else ""),
-           "|---|---|---|---|---|---|" + ("---|---|" if torch else "")]
+    sdpa = {k: fastest(v) for k, v in sdpa_results(pytorch).items()}
+    sdpa = {k: v for k, v in sdpa.items() if v}
+    out = [header(report), "| problem | shape | variant | median | TFLOP/s | extra memory |" + (" PyTorch SDPA (fastest backend at the dtype) | ours / PyTorch time |" if sdpa else ""),
+           "|---|---|---|---|---|---|" + ("---|---|" if sdpa else "")]
     for r in report["results"]:
         if not r["problem"].startswith("attention"):
             continue
@@ -79,12 +106,44 @@ def attention(report, pytorch=None):
         if r["status"] == "passed":
             t = r["stats"]["median_s"]
             line = f"| {r['problem']} | {key} | {r['variant']} | {t * 1e3:.3f} ms | {r['rates']['gflops'] / 1e3:.1f} | {r['memory']['workspace_peak_bytes'] / 2**20:.1f} MiB |"
-            if torch:
-                pt = torch.get((r["problem"], key, "sdpa_fp32"))
-                line += f" {pt * 1e3:.3f} ms | {t / pt:.2f} |" if pt else " - | - |"
+            if sdpa:
+                ref = sdpa.get((r["problem"], key, dtype_of(r["params"])))
+                line += f" {ref[0] * 1e3:.3f} ms ({ref[1]}) | {t / ref[0]:.2f} |" if ref else " - | - |"
         else:
-            line = f"| {r['problem']} | {key} | {r['variant']} | {r['status']}: {r['reason'][:80]} | | |" + (" | |" if torch else "")
+            line = f"| {r['problem']} | {key} | {r['variant']} | {r['status']}: {r['reason'][:80]} | | |" + (" | |" if sdpa else "")
         out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def attention_sdpa(report, pytorch):
+    """Per shape and dtype: our fastest passed variant, every SDPA backend measured at that
+    dtype (median, or why it did not run), the reference (the fastest of them) and our
+    speed as a multiple of the reference's."""
+    sdpa = sdpa_results(pytorch)
+    ours = OrderedDict()
+    for r in report["results"]:
+        if r["problem"].startswith("attention"):
+            ours.setdefault((r["problem"], shape_key(r["params"], PARAMS), dtype_of(r["params"])), {})[r["variant"]] = r
+    backends = [v for v in SDPA_DTYPE if any(v in x for x in sdpa.values())]
+    out = [header(report), "Reference: the fastest SDPA backend that ran at the shape's dtype (bf16 / f16: flash or cuDNN).\n",
+           "| problem | shape | dtype | ours (fastest variant) | " + " | ".join(backends) + " | reference | ours / reference speed |",
+           "|---|---|---|---|" + "---|" * len(backends) + "---|---|"]
+    for key, variants in ours.items():
+        mine, theirs = fastest(variants), sdpa.get(key, {})
+        ref = fastest(theirs)
+        cells = []
+        for b in backends:
+            r = theirs.get(b)
+            if r is None:
+                cells.append("-")
+            elif r["status"] == "passed":
+                cells.append(f"{r['stats']['median_s'] * 1e3:.3f} ms")
+            else:
+                cells.append(f"{r['status']}: {r['reason'][:60]}")
+        mine_cell = f"{mine[0] * 1e3:.3f} ms ({mine[1]})" if mine else "none passed"
+        ref_cell = f"{ref[1]}" if ref else "-"
+        speed = f"{ref[0] / mine[0]:.2f}x" if mine and ref else "-"
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {mine_cell} | " + " | ".join(cells) + f" | {ref_cell} | {speed} |")
     return "\n".join(out) + "\n"
 
 
@@ -193,22 +252,26 @@ def stream(report):
 
 
 def main(argv):
-    if len(argv) < 3:
-        print(__doc__)
-        return 2
-    kind, report = argv[1], load(argv[2])
-    extra = load(argv[3]) if len(argv) > 3 else None
-    fn = {"gemm": gemm, "memory": memory, "stream": stream, "attention-summary": attention_summary}.get(kind)
-    if kind == "attention":
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("kind", choices=("gemm", "attention", "attention-sdpa", "memory", "stream", "attention-summary",
+                                     "transformer"))
+    ap.add_argument("report", metavar="REPORT.json")
+    ap.add_argument("pytorch", nargs="?", metavar="PYTORCH.json", help="attention, attention-sdpa, transformer")
+    ap.add_argument("metrics", nargs="?", metavar="METRICS.jsonl", help="transformer: $HARNESS_TRAIN_METRICS lines")
+    args = ap.parse_args(argv[1:])
+    report = load(args.report)
+    extra = load(args.pytorch) if args.pytorch else None
+    if args.kind == "attention":
         print(attention(report, extra))
-    elif kind == "transformer":
-        lines = [json.loads(l) for l in open(argv[4])] if len(argv) > 4 else None
+    elif args.kind == "attention-sdpa":
+        if extra is None:
+            ap.error("attention-sdpa needs the PyTorch report (reports/pytorch_attention.py)")
+        print(attention_sdpa(report, extra))
+    elif args.kind == "transformer":
+        lines = [json.loads(l) for l in open(args.metrics)] if args.metrics else None
         print(transformer(report, extra, lines))
-    elif fn:
-        print(fn(report))
     else:
-        print(__doc__)
-        return 2
+        print({"gemm": gemm, "memory": memory, "stream": stream, "attention-summary": attention_summary}[args.kind](report))
     return 0
 
 

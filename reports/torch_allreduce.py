@@ -21,8 +21,12 @@ SIZES = [8, 64, 512, 4096, 32768, 262144, 2097152, 16777216, 134217728, 10737418
 
 
 def measure(args):
-    import torch
-    import torch.distributed as dist
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError:
+        print("torch_allreduce.py: PyTorch is not installed (python3 -c 'import torch' fails)", file=sys.stderr)
+        return 2
 
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -66,6 +70,7 @@ def measure(args):
         for r in rows:
             print(f"{r['bytes']:>12} {r['dtype']:>5} {r['time_s']*1e6:>10.2f}us {r['algbw_gbps']:>11.2f} {r['busbw_gbps']:>11.2f}")
     dist.destroy_process_group()
+    return 0
 
 
 def compare(harness_path, torch_path):
@@ -98,8 +103,8 @@ def main():
     args = ap.parse_args()
     if args.compare:
         compare(*args.compare)
-    else:
-        measure(args)
+        return 0
+    return measure(args)
 
 
 if __name__ == "__main__":

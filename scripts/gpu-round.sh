@@ -13,6 +13,7 @@
 #           conv2d (the conv2d suite, cuDNN in the same run, and its GPU tests)
 #           gemm-tc (tensor-core GEMM suite: mma vs cuBLAS in tf32/bf16/f16, and its GPU test)
 #           attention-compare (flash vs PyTorch SDPA at B=4, H=16/32, N=1K-16K, f32 and bf16;
+#           SDPA's flash and cuDNN backends at bf16, table-attention-sdpa.md against the faster;
 #           ATTN_COMPARE_FILTER narrows it: the whole suite takes tens of minutes)
 #           nccl (suites/nccl.yaml over every GPU, its GPU tests, torch.distributed all_reduce)
 #           devices (a suite with --devices all vs --devices 0: both wall times)
@@ -66,13 +67,16 @@ for s in $stages; do
       step "harness run suites/attention.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention.yaml --out "$OUT/attention.json" --quiet 2>&1 | tee "$OUT/attention.log" | tail -60 || status=1 ;;
     attention-compare)
-      step "harness run suites/attention-compare.yaml, then PyTorch SDPA on the same shapes"
+      step "harness run suites/attention-compare.yaml, then PyTorch SDPA on the same shapes (bf16: flash and cuDNN backends)"
       timeout "${SUITE_TIMEOUT:-1800}" $exe run suites/attention-compare.yaml ${ATTN_COMPARE_FILTER:+--filter "$ATTN_COMPARE_FILTER"} \
         --no-profile --out "$OUT/attention-compare.json" --quiet 2>&1 | tee "$OUT/attention-compare.log" | tail -40 || status=1
       PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-1800}" python3 reports/pytorch_attention.py suites/attention-compare.yaml \
         --harness $exe ${ATTN_COMPARE_FILTER:+--filter "$ATTN_COMPARE_FILTER"} \
         --out "$OUT/pytorch-attention-compare.json" >"$OUT/pytorch-compare.log" 2>&1 || status=1
-      tail -5 "$OUT/pytorch-compare.log" ;;
+      tail -5 "$OUT/pytorch-compare.log"
+      # ours / SDPA per shape, the reference being the faster of SDPA's backends at the dtype
+      python3 reports/tables.py attention-sdpa "$OUT/attention-compare.json" "$OUT/pytorch-attention-compare.json" \
+        >"$OUT/table-attention-sdpa.md" || status=1 ;;
     attention-tc-tiles)
       step "harness run suites/attention-tc-tiles.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention-tc-tiles.yaml --no-profile --out "$OUT/attention-tc-tiles.json" \

@@ -1,0 +1,497 @@
+#!/usr/bin/env python3
+"""Every reports/*.py script on a machine without a GPU and without PyTorch (ctest
+`reports_scripts_py`, label cpu; issue 36).
+
+For each script: `--help` exits 0 with its usage, and importing it as a module works, both
+with `import torch` made to fail (a blocking import hook, so the tests mean the same where
+PyTorch is installed); every `from <reports module> import NAME` and `<reports module>.NAME`
+in the scripts names something that module defines (the check that catches a script
+importing a name its sibling no longer exports, as pytorch_ddp.py did with
+pytorch_transformer's `Model`); then each script runs on a tiny configuration that needs
+no GPU: the table scripts on small reports written here, the PyTorch scripts' argument
+checks, parsers, result entries and their "PyTorch is not installed" exit. The GPU
+measurements themselves run on the device machine (scripts/gpu-round.sh).
+"""
+import ast
+import contextlib
+import glob
+import importlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import types
+import unittest
+import warnings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPORTS = os.path.join(ROOT, "reports")
+SCRIPTS = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(REPORTS, "*.py")))
+sys.path.insert(0, REPORTS)
+
+# Runs a script (argv[1]) as __main__, or imports it (argv[1] = "--import NAME"), with every
+# import of torch failing as on a machine without PyTorch.
+NO_TORCH = r"""
+import importlib, runpy, sys
+class NoTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError("No module named 'torch' (blocked by reports_scripts_test)", name=name)
+        return None
+sys.meta_path.insert(0, NoTorch())
+if sys.argv[1] == "--import":
+    sys.path.insert(0, sys.argv[2])
+    importlib.import_module(sys.argv[3])
+    print("imported", sys.argv[3])
+else:
+    sys.argv = sys.argv[1:]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def script(name):
+    return os.path.join(REPORTS, name + ".py")
+
+
+def no_torch(*argv, cwd=None):
+    """Runs `python3 -c NO_TORCH argv...`: (returncode, stdout, stderr)."""
+    r = subprocess.run([sys.executable, "-c", NO_TORCH, *argv], capture_output=True, text=True, cwd=cwd or ROOT,
+                       timeout=120)
+    return r.returncode, r.stdout, r.stderr
+
+
+def harness_exe():
+    exe = os.environ.get("HARNESS_EXE", "")
+    return exe if exe and os.access(exe, os.X_OK) else ""
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def write_json(d, name, obj):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        json.dump(obj, f)
+    return path
+
+
+ENV = {"gpu": {"name": "Test GPU"}, "cuda_driver": "13.0", "cuda_runtime": "13.0", "date": "2026-11-26T00:00:00Z",
+       "git_commit": "abc1234", "command_line": "harness run test.yaml", "host": "h",
+       "device_peaks": {"dram_gbytes_per_s": 1000.0}}
+
+
+def result(problem, variant, params, median_s=None, status="passed", reason="", **more):
+    r = {"name": f"{problem}/{variant}/" + "/".join(f"{k}:{v}" for k, v in params.items()), "problem": problem,
+         "variant": variant, "params": params, "status": status, "reason": reason, "backend": "cuda",
+         "memory": {"io_device_bytes": 0, "workspace_peak_bytes": 2 << 20}}
+    if median_s is not None:
+        r.update(samples_s=[median_s] * 3, stats={"median_s": median_s},
+                 rates={"gflops": 1e-9 / median_s, "gbytes_per_s": 500.0})
+    else:
+        r.update(samples_s=[], stats=None, rates=None)
+    r.update(more)
+    return r
+
+
+def attention_params(dtype, causal=False):
+    return {"batch": 4, "heads": 16, "kv_heads": 0, "seq_len": 2048, "head_dim": 128, "causal": causal,
+            "scale": 0, "dtype": dtype}
+
+
+class EveryScript(unittest.TestCase):
+    def test_every_script_has_a_tiny_run_here(self):
+        # A new reports/*.py must get its tiny configuration in this file (class Tiny<Name>).
+        tested = {n[4:] for n in globals() if n.startswith("Tiny")}
+        want = {"".join(w.capitalize() for w in s.split("_")) for s in SCRIPTS}
+        self.assertEqual(sorted(want - tested), [])
+        self.assertGreaterEqual(len(SCRIPTS), 9)
+
+    def test_help_exits_0_with_the_usage_without_torch(self):
+        for name in SCRIPTS:
+            with self.subTest(script=name):
+                rc, out, err = no_torch(script(name), "--help")
+                self.assertEqual(rc, 0, f"{name} --help: {err[-2000:]}")
+                self.assertTrue(out.startswith("usage: "), f"{name} --help printed: {out[:200]!r}")
+                self.assertIn(name + ".py", out.splitlines()[0])
+
+    def test_import_as_a_module_without_torch(self):
+        for name in SCRIPTS:
+            with self.subTest(script=name):
+                rc, out, err = no_torch("--import", REPORTS, name)
+                self.assertEqual(rc, 0, f"import {name}: {err[-2000:]}")
+                self.assertEqual(out.strip(), f"imported {name}")
+
+    def test_names_taken_from_sibling_modules_exist(self):
+        # `from pytorch_transformer import Model` (at the top or inside a function) and
+        # `harness_report.stats`: each name must be defined by the sibling module.
+        checked = 0
+        for name in SCRIPTS:
+            with open(script(name)) as f:
+                tree = ast.parse(f.read(), script(name))
+            aliases = {}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    for a in node.names:
+                        if a.name in SCRIPTS:
+                            aliases[a.asname or a.name] = a.name
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module in SCRIPTS and node.level == 0:
+                    mod = importlib.import_module(node.module)
+                    for a in node.names:
+                        with self.subTest(script=name, line=node.lineno, name=a.name):
+                            self.assertTrue(hasattr(mod, a.name),
+                                            f"{name}.py:{node.lineno}: {node.module} has no '{a.name}'")
+                            checked += 1
+                elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                      and node.value.id in aliases):
+                    mod = importlib.import_module(aliases[node.value.id])
+                    with self.subTest(script=name, line=node.lineno, name=node.attr):
+                        self.assertTrue(hasattr(mod, node.attr),
+                                        f"{name}.py:{node.lineno}: {aliases[node.value.id]} has no '{node.attr}'")
+                        checked += 1
+        self.assertGreater(checked, 10)
+
+    def test_the_check_sees_a_missing_name(self):
+        # The check above on the line pytorch_ddp.py had before the fix.
+        tree = ast.parse("from pytorch_transformer import DEFAULTS, Model\n")
+        node = tree.body[0]
+        mod = importlib.import_module(node.module)
+        self.assertEqual([a.name for a in node.names if not hasattr(mod, a.name)], ["Model"])
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "broken_script.py"), "w") as f:
+                f.write("import sys\nsys.path.insert(0, %r)\nfrom pytorch_transformer import Model\n" % REPORTS)
+            rc, _, err = no_torch("--import", d, "broken_script")
+        self.assertNotEqual(rc, 0)
+        self.assertIn("cannot import name 'Model' from 'pytorch_transformer'", err)
+
+
+class TinyHarnessReport(unittest.TestCase):
+    def test_normalize_fills_statistics_and_counts(self):
+        with tempfile.TemporaryDirectory() as d:
+            rep = {"schema": "harness-report", "schema_version": 1, "environment": {"gpu": {"name": "x"}},
+                   "results": [result("attention", "sdpa_fp32", attention_params("f32"), 1e-3,
+                                       samples_s=[1e-3, 2e-3, 3e-3]),
+                               result("attention", "sdpa_cudnn_bf16", attention_params("bf16"), status="skipped",
+                                      reason="RuntimeError: No available kernel")]}
+            path = write_json(d, "r.json", rep)
+            rc, out, err = no_torch(script("harness_report"), "--normalize", path)
+            self.assertEqual(rc, 0, err)
+            got = load(path)
+        self.assertEqual(got["summary"]["passed"], 1)
+        self.assertEqual(got["summary"]["skipped"], 1)
+        self.assertAlmostEqual(got["results"][0]["stats"]["median_s"], 2e-3)
+        self.assertEqual(got["results"][0]["stats"]["count"], 3)
+        self.assertEqual(got["environment"]["gpu"]["compute_capability"], "unknown")
+
+    def test_no_arguments_is_a_usage_error(self):
+        rc, _, err = no_torch(script("harness_report"))
+        self.assertEqual(rc, 2)
+        self.assertIn("--normalize", err)
+
+
+class TinyMergeRanks(unittest.TestCase):
+    def test_two_ranks_become_one_collective_result(self):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for rank, med in ((0, 1e-3), (1, 3e-3)):
+                r = result("nccl_all_reduce", "nccl", {"bytes": 1 << 20, "dtype": "f32"}, med,
+                           extra={"bytes": 1 << 20, "bus_factor": 1.0})
+                paths.append(write_json(d, f"nccl.rank{rank}.json", {"environment": dict(ENV), "results": [r]}))
+            out = os.path.join(d, "merged.json")
+            rc, text, err = no_torch(script("merge_ranks"), "--out", out, *reversed(paths))
+            self.assertEqual(rc, 0, err)
+            merged = load(out)
+        self.assertIn("1 results from 2 ranks", text)
+        x = merged["results"][0]["extra"]
+        self.assertEqual([e["rank"] for e in x["ranks"]], [0, 1])
+        self.assertAlmostEqual(x["time_s"], 2e-3)
+        self.assertAlmostEqual(x["busbw_gbps"], (1 << 20) / 2e-3 / 1e9)
+        self.assertEqual(len(merged["environment"]["devices"]), 2)
+
+
+class TinyPatternsTables(unittest.TestCase):
+    def test_vendor_relative_speed(self):
+        with tempfile.TemporaryDirectory() as d:
+            rs = [result("reduce", "cub", {"n": 1024}, 2e-6), result("reduce", "tree", {"n": 1024}, 1e-6)]
+            path = write_json(d, "reduce.json", {"environment": ENV, "results": rs})
+            rc, out, err = no_torch(script("patterns_tables"), path)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("copy roof 1000 GB/s", out)
+        self.assertIn("| n=1024 | cub | 2.0 us | 500 | 50% | 1.00x |", out)
+        self.assertIn("| n=1024 | tree | 1.0 us | 500 | 50% | 2.00x |", out)
+
+
+class TinyTables(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        d = self.dir.name
+        bf, bfc, f32 = attention_params("bf16"), attention_params("bf16", causal=True), attention_params("f32")
+        self.ours = write_json(d, "ours.json", {"environment": ENV, "results": [
+            result("attention", "flash", bf, 0.5e-3), result("attention", "flash", bfc, 0.3e-3),
+            result("attention", "flash", f32, 3.0e-3), result("attention", "flash_3xtf32", f32, 2.0e-3),
+            result("gemm", "cublas", {"M": 64, "N": 64, "K": 64, "alpha": 1, "beta": 0}, 1e-5),
+            result("gemm", "tiled", {"M": 64, "N": 64, "K": 64, "alpha": 1, "beta": 0}, 2e-5),
+            result("stream", "copy", {"op": "copy", "n": 1 << 20}, 1e-5),
+        ]})
+        self.sdpa = write_json(d, "sdpa.json", {"environment": ENV, "results": [
+            # cuDNN faster than flash at the non-causal shape; cuDNN skipped at the causal one
+            result("attention", "sdpa_flash_bf16", bf, 0.45e-3), result("attention", "sdpa_cudnn_bf16", bf, 0.4e-3),
+            result("attention", "sdpa_flash_bf16", bfc, 0.33e-3),
+            result("attention", "sdpa_cudnn_bf16", bfc, status="skipped",
+                   reason="RuntimeError: No available kernel. Aborting execution."),
+            result("attention", "sdpa_fp32", f32, 3.0e-3),
+            result("attention", "sdpa_flash_fp16", f32, 0.1e-3),  # another dtype: never f32's reference
+        ]})
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def tables(self, *argv):
+        rc, out, err = no_torch(script("tables"), *argv)
+        self.assertEqual(rc, 0, err)
+        return out
+
+    def test_attention_sdpa_reference_is_the_faster_backend_at_the_dtype(self):
+        out = self.tables("attention-sdpa", self.ours, self.sdpa)
+        self.assertIn("| sdpa_fp32 | sdpa_flash_fp16 | sdpa_flash_bf16 | sdpa_cudnn_bf16 | reference |", out)
+        rows = {tuple(c.strip() for c in l.split("|")[2:4]): l for l in out.splitlines() if l.startswith("| attention |")}
+        shape = "batch=4 heads=16 kv_heads=0 seq_len=2048 head_dim=128 causal="
+        self.assertIn("| 0.500 ms (flash) | - | - | 0.450 ms | 0.400 ms | sdpa_cudnn_bf16 | 0.80x |",
+                      rows[(shape + "False", "bf16")])
+        self.assertIn("| 0.300 ms (flash) | - | - | 0.330 ms | skipped: RuntimeError: No available kernel",
+                      rows[(shape + "True", "bf16")])
+        self.assertTrue(rows[(shape + "True", "bf16")].endswith("| sdpa_flash_bf16 | 1.10x |"))
+        self.assertIn("| 2.000 ms (flash_3xtf32) | 3.000 ms | - | - | - | sdpa_fp32 | 1.50x |",
+                      rows[(shape + "False", "f32")])
+
+    def test_attention_table_names_the_reference(self):
+        out = self.tables("attention", self.ours, self.sdpa)
+        self.assertIn("| 0.500 ms | 0.0 | 2.0 MiB | 0.400 ms (sdpa_cudnn_bf16) | 1.25 |", out)
+        self.assertIn("| 3.000 ms | 0.0 | 2.0 MiB | 3.000 ms (sdpa_fp32) | 1.00 |", out)
+
+    def test_other_kinds(self):
+        self.assertIn("| M x N x K | cublas | tiled |\n|---|---|---|\n| 64x64x64 | 0 | 0 (50%) |", self.tables("gemm", self.ours))
+        self.assertIn("| copy | 1048576 | copy |", self.tables("stream", self.ours))
+        self.assertIn("Longest N that ran", self.tables("memory", self.ours))
+        self.assertIn("| problem | B | H |", self.tables("attention-summary", self.ours))
+        self.assertIn("| config | variant |", self.tables("transformer", self.ours))
+
+    def test_bad_arguments_exit_2(self):
+        for argv, message in ((("attention-sdpa", "x.json"), "attention-sdpa needs the PyTorch report"),
+                              (("speed", "x.json"), "invalid choice: 'speed'"), ((), "required")):
+            with self.subTest(argv=argv):
+                if argv and argv[0] == "attention-sdpa":
+                    argv = (argv[0], self.ours)
+                rc, _, err = no_torch(script("tables"), *argv)
+                self.assertEqual(rc, 2)
+                self.assertIn(message, err)
+
+
+class TinyTrust(unittest.TestCase):
+    def test_agreement_and_tiny(self):
+        with tempfile.TemporaryDirectory() as d:
+            def rep(med, launches):
+                r = result("gemm", "tiled", {"M": 64}, med, profile={"kernels": {"kernel_time_s": 100e-6}})
+                r["stats"]["launches_per_sample"] = launches
+                return {"environment": ENV, "results": [r]}
+            ev, gr = write_json(d, "ev.json", rep(101e-6, 1)), write_json(d, "gr.json", rep(100.5e-6, 20))
+            rc, out, err = no_torch(script("trust"), ev)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("event median within 2% of CUPTI: 1 (100%)", out)
+            rc, out, err = no_torch(script("trust"), "--tiny", ev, gr)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("101.00us", out)
+            self.assertIn("100.50us", out)
+            rc, _, err = no_torch(script("trust"), "--tiny", ev)
+            self.assertNotEqual(rc, 0)
+            self.assertIn("--tiny takes two reports", err)
+
+
+class TinyTorchAllreduce(unittest.TestCase):
+    def test_compare_needs_no_torch(self):
+        with tempfile.TemporaryDirectory() as d:
+            ours = write_json(d, "nccl.json", {"results": [
+                result("nccl_all_reduce", "nccl", {"dtype": "f32", "in_place": True}, 1e-3,
+                       extra={"bytes": 1 << 30, "busbw_gbps": 360.0})]})
+            theirs = write_json(d, "torch.json", {"results": [{"bytes": 1 << 30, "dtype": "f32", "busbw_gbps": 400.0}]})
+            rc, out, err = no_torch(script("torch_allreduce"), "--compare", ours, theirs)
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out, r"1073741824 +f32 +True +360.00 +400.00 +0.900")
+
+    def test_measuring_without_torch_says_so(self):
+        rc, _, err = no_torch(script("torch_allreduce"), "--sizes", "8")
+        self.assertEqual(rc, 2)
+        self.assertIn("PyTorch is not installed", err)
+
+
+DRY_RUN = """\
+fwd-h16  attention/flash/batch:4/heads:16/kv_heads:0/seq_len:1024/head_dim:64/causal:false/scale:0/dtype:f32
+fwd-h16  attention/flash_3xtf32/batch:4/heads:16/kv_heads:0/seq_len:1024/head_dim:64/causal:false/scale:0/dtype:f32
+fwd-h16  attention/flash/batch:4/heads:16/kv_heads:0/seq_len:1024/head_dim:64/causal:false/scale:0/dtype:bf16
+bwd-h16  attention_backward/flash/batch:4/heads:16/kv_heads:2/seq_len:1024/head_dim:128/causal:true/scale:0/dtype:bf16
+"""
+
+
+def fake_torch():
+    """The parts of torch that pytorch_attention.measure touches around the runner."""
+    class OutOfMemoryError(RuntimeError):
+        pass
+    return types.SimpleNamespace(cuda=types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError))
+
+
+class TinyPytorchAttention(unittest.TestCase):
+    def setUp(self):
+        self.pa = importlib.import_module("pytorch_attention")
+
+    def test_auto_runs_both_backends_at_bf16_and_f16(self):
+        pa = self.pa
+        shapes = pa.parse_dry_run(DRY_RUN)
+        self.assertEqual([(p, s["dtype"]) for p, s in shapes],
+                         [("attention", "f32"), ("attention", "bf16"), ("attention_backward", "bf16")])
+        self.assertEqual(pa.variants_for(shapes[0][1], None), ["sdpa_fp32"])
+        self.assertEqual(pa.variants_for(shapes[1][1], None), ["sdpa_flash_bf16", "sdpa_cudnn_bf16"])
+        self.assertEqual(pa.variants_for({"dtype": "f16"}, None), ["sdpa_flash_fp16", "sdpa_cudnn_fp16"])
+        self.assertEqual(pa.variants_for({}, None), ["sdpa_fp32"])  # suites without a dtype param: FP32
+        self.assertEqual(pa.parse_variants("all"), list(pa.VARIANTS))
+        self.assertEqual(pa.parse_variants("sdpa_cudnn_bf16, sdpa_fp32,sdpa_cudnn_bf16"), ["sdpa_cudnn_bf16", "sdpa_fp32"])
+        self.assertEqual(pa.VARIANTS["sdpa_cudnn_bf16"], ("bfloat16", ("CUDNN_ATTENTION",)))
+        self.assertEqual(pa.VARIANTS["sdpa_flash_bf16"], ("bfloat16", ("FLASH_ATTENTION",)))
+
+    def test_bad_variants_exit_2(self):
+        rc, _, err = no_torch(script("pytorch_attention"), "suites/attention-compare.yaml", "--out", "x.json",
+                              "--variants", "sdpa_fp32,sdpa_cudnn")
+        self.assertEqual(rc, 2)
+        self.assertIn("unknown variant 'sdpa_cudnn'", err)
+
+    def test_a_backend_that_cannot_run_the_shape_is_skipped_with_the_message(self):
+        pa, torch = self.pa, fake_torch()
+        _, bf16 = pa.parse_dry_run(DRY_RUN)[1]
+
+        def refuses(torch_, problem, params, variant):
+            warnings.warn("cuDNN attention kernel not used because: head_dim 256 > 128", UserWarning)
+            raise RuntimeError("No available kernel. Aborting execution.\nmore lines")
+
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            e = pa.measure(torch, "attention", bf16, "sdpa_cudnn_bf16", runner=refuses)
+        self.assertEqual(e["status"], "skipped")
+        self.assertEqual(e["reason"], "RuntimeError: No available kernel. Aborting execution. "
+                                      "(cuDNN attention kernel not used because: head_dim 256 > 128)")
+        self.assertEqual(e["variant"], "sdpa_cudnn_bf16")
+        self.assertTrue(e["name"].startswith("attention/sdpa_cudnn_bf16/batch:4/heads:16/"))
+        self.assertIn("skipped: RuntimeError: No available kernel", out.getvalue())
+
+        def oom(*_):
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")
+        with contextlib.redirect_stdout(io.StringIO()):
+            e = pa.measure(torch, "attention", bf16, "sdpa_flash_bf16", runner=oom)
+        self.assertEqual((e["status"], e["reason"]), ("skipped", "out of memory: CUDA out of memory. Tried to allocate 8.00 GiB"))
+
+    def test_a_passing_backend_is_a_timed_result(self):
+        pa = self.pa
+        problem, bf16 = pa.parse_dry_run(DRY_RUN)[2]
+        with contextlib.redirect_stdout(io.StringIO()):
+            e = pa.measure(fake_torch(), problem, bf16, "sdpa_cudnn_bf16", runner=lambda *_: ([2e-3, 1e-3, 3e-3], 4096))
+        self.assertEqual(e["status"], "passed")
+        self.assertAlmostEqual(e["stats"]["median_s"], 2e-3)
+        self.assertEqual(e["params"]["kv_heads"], 2)
+        self.assertIs(e["params"]["causal"], True)
+        flops = 4.0 * 4 * 16 * 1024 * 1024 * 128 * 0.5 * 2.5
+        self.assertEqual(e["work"]["flops"], flops)
+        self.assertAlmostEqual(e["rates"]["gflops"], flops / 2e-3 * 1e-9)
+        self.assertEqual(e["extra"]["sdpa_backends"], ["CUDNN_ATTENTION"])
+        self.assertEqual(e["memory"]["workspace_peak_bytes"], 4096)
+
+    def test_other_failures_are_not_hidden(self):
+        def bug(*_):
+            raise TypeError("a bug in the script")
+        with self.assertRaises(TypeError), contextlib.redirect_stdout(io.StringIO()):
+            self.pa.measure(fake_torch(), "attention", self.pa.parse_dry_run(DRY_RUN)[0][1], "sdpa_fp32", runner=bug)
+
+    @unittest.skipUnless(harness_exe(), "HARNESS_EXE not set or not built (ctest sets it)")
+    def test_the_comparison_suite_through_the_harness(self):
+        shapes = self.pa.planned_shapes(harness_exe(), os.path.join(ROOT, "suites", "attention-compare.yaml"),
+                                        "seq_len:1024/head_dim:64/causal:false")
+        dtypes = sorted({(p, s["dtype"], s["kv_heads"], s["heads"]) for p, s in shapes})
+        self.assertEqual(len(shapes), len(dtypes))  # flash and flash_3xtf32 give one shape
+        self.assertEqual(len(shapes), 2 * 2 * 2 * 2)  # forward/backward x H 16/32 x MHA/GQA x f32/bf16
+        n = sum(len(self.pa.variants_for(s, None)) for _, s in shapes)
+        self.assertEqual(n, 8 * 1 + 8 * 2)
+
+    def test_without_torch_it_says_so(self):
+        rc, _, err = no_torch(script("pytorch_attention"), "suites/attention-compare.yaml", "--out", "x.json")
+        self.assertEqual(rc, 2)
+        self.assertIn("PyTorch is not installed", err)
+
+
+class TinyPytorchDdp(unittest.TestCase):
+    def setUp(self):
+        self.ddp = importlib.import_module("pytorch_ddp")
+
+    def args(self, *argv):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            try:
+                return self.ddp.parse_args(list(argv)), ""
+            except SystemExit as e:
+                self.assertEqual(e.code, 2)
+                return None, err.getvalue()
+
+    def test_params_give_one_configuration(self):
+        a, _ = self.args("--out", "x.json", "--params", "batch=4,seq_len=2048")
+        (case, p), = a.configs
+        self.assertEqual((case, p["batch"], p["seq_len"], p["d_model"]), ("", 4, 2048, 512))
+        self.assertEqual(a.suite, "suites/transformer-ddp.yaml")
+        self.assertEqual(self.ddp.result_name(p, 2),
+                         "train_transformer/pytorch_ddp/batch:4/seq_len:2048/encoder_layers:6/decoder_layers:6/"
+                         "heads:8/d_model:512/hidden:2048/vocab:6880/activation:relu/lr:0.0002/warmup_steps:4/"
+                         "schedule_steps:2000/clip_norm:1/check_steps:4/src_len:0/tgt_len:0/world_size:2")
+        e = self.ddp.base_entry(p, 2)
+        self.assertEqual((e["params"]["world_size"], e["device"]), (2, "cuda:0,cuda:1"))
+        self.assertGreater(e["work"]["flops"], 0)
+
+    def test_bad_arguments_exit_2_with_the_reason(self):
+        for argv, message in ((("--params", "batch=4,depth=3"), "unknown parameter 'depth'"),
+                              (("--params", "batch=4,seq_len=16,tgt_len=32"), "target length (32) > source length (16)"),
+                              (("--steps", "0"), "--steps must be >= 1"), (("--warmup", "-1"), "--warmup must be >= 0"),
+                              ((), "--out")):
+            with self.subTest(argv=argv):
+                a, err = self.args(*(("--out", "x.json") if argv else ()), *argv)
+                self.assertIsNone(a)
+                self.assertIn(message, err)
+
+    @unittest.skipUnless(harness_exe(), "HARNESS_EXE not set or not built (ctest sets it)")
+    def test_the_ddp_suite_through_the_harness(self):
+        suite = os.path.join(ROOT, "suites", "transformer-ddp.yaml")
+        got = self.ddp.suite_configs(harness_exe(), suite, "")
+        self.assertEqual(len(got), 1)  # world_size 1 and 2: one model, world_size is torchrun's
+        case, p = got[0]
+        self.assertEqual((case, p["batch"], p["seq_len"]), ("seed_b4_n2048", 4, 2048))
+        self.assertNotIn("world_size", p)
+        try:
+            import yaml  # noqa: F401
+        except ImportError:
+            return
+        self.assertEqual(self.ddp.suite_settings(suite)[case], (3, 20))
+
+    def test_without_torch_it_says_so(self):
+        rc, _, err = no_torch(script("pytorch_ddp"), "--out", "x.json", "--params", "batch=4,seq_len=64")
+        self.assertEqual(rc, 2)
+        self.assertIn("PyTorch is not installed", err)
+
+
+class TinyPytorchTransformer(unittest.TestCase):
+    # Its modes, arguments, FLOPs and entries: tests/pytorch_transformer_test.py (ctest
+    # pytorch_transformer_py). Here: the tiny run without torch.
+    def test_without_torch_it_says_so(self):
+        rc, _, err = no_torch(script("pytorch_transformer"), "suites/transformer.yaml", "--out", "x.json",
+                              "--params", "batch=2,seq_len=8", "--modes", "all")
+        self.assertEqual(rc, 2)
+        self.assertIn("PyTorch is not installed", err)
+
+
+if __name__ == "__main__":
+    unittest.main()

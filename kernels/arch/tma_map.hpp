@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include <cuda.h>
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 
 namespace kernels::arch {
 

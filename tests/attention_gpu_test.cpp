@@ -641,4 +641,59 @@ TEST(AttentionGpuHopper, RefusesWhatItCannotRun) {
                std::invalid_argument);
 }
 
+// The Hopper backward against the double reference (O and LSE from the FA2 forward).
+void expect_hopper_backward(HalfProblem& p) {
+  DeviceBuffer<std::uint16_t> o;
+  DeviceBuffer<float> lse;
+  tc_forward(p, o, lse);
+  Backward want{std::vector<float>(p.q.size()), std::vector<float>(p.k.size()), std::vector<float>(p.v.size())};
+  attn::backward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), p.d_o.data(), want.dq.data(), want.dk.data(),
+                     want.dv.data());
+  const harness::Tolerance t = plugins::attention::tolerance(p.s, true, p.dt);
+  DeviceBuffer<std::uint16_t> dq(p.q.size()), dk(p.k.size()), dv(p.v.size());
+  dq.poison(nullptr);
+  dk.poison(nullptr);
+  dv.poison(nullptr);
+  DeviceBuffer<float> ws(attn::flash_hopper_backward_workspace_bytes(p.s) / sizeof(float));
+  ws.poison(nullptr);
+  EXPECT_EQ(attn::flash_hopper_backward(p.s, p.precision, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
+                                        lse.data(), p.do_dev.data(), dq.data(), dk.data(), dv.data(), ws.data(),
+                                        nullptr),
+            cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  expect_match({{"dQ", floats_of(download16(dq), p.dt)}, {"dK", floats_of(download16(dk), p.dt)},
+                {"dV", floats_of(download16(dv), p.dt)}},
+               {{"dQ", rounded(want.dq, p.dt)}, {"dK", rounded(want.dk, p.dt)}, {"dV", rounded(want.dv, p.dt)}},
+               t.abs, t.rel, "flash_hopper bwd " + p.name());
+}
+
+TEST(AttentionGpuHopper, BackwardMatchesCpuAtOddSizes) {
+  SKIP_UNLESS_HOPPER();
+  std::uint64_t seed = 1900;
+  for (int n : {1, 3, 17, 129, 999})
+    for (int d : {64, 128})
+      for (bool causal : {false, true})
+        for (int hkv : {4, 2, 1}) {  // MHA, GQA 2:1, MQA (a group of all heads)
+          HalfProblem p(shape(1, 4, hkv, n, d, causal), harness::DType::bf16, ++seed);
+          expect_hopper_backward(p);
+        }
+  for (int d : {64, 128})
+    for (bool causal : {false, true}) {
+      HalfProblem p(shape(2, 8, 2, 200, d, causal, 0.3f), harness::DType::f16, ++seed);  // B = 2, f16, scale
+      expect_hopper_backward(p);
+    }
+}
+
+// Several key blocks and query tiles through both ring stages (N = 640, 1031).
+TEST(AttentionGpuHopper, BackwardMatchesCpuAtLongerRows) {
+  SKIP_UNLESS_HOPPER();
+  std::uint64_t seed = 2000;
+  for (int n : {640, 1031})
+    for (int d : {64, 128})
+      for (bool causal : {false, true}) {
+        HalfProblem p(shape(1, 2, 1, n, d, causal), harness::DType::bf16, ++seed);
+        expect_hopper_backward(p);
+      }
+}
+
 }  // namespace

@@ -1,7 +1,7 @@
 #pragma once
 // Hopper warpgroup matrix multiply (wgmma.mma_async, sm_90a only): shared-memory matrix
 // descriptors, the fence / commit / wait protocol, and D (+)= A * B for m64nNk16
-// (bf16, f16), m64nNk8 (tf32) and m64nNk32 (fp8 e4m3 / e5m2) with N = 64, 128 or 256.
+// (bf16, f16), m64nNk8 (tf32) and m64nNk32 (fp8 e4m3 / e5m2) with N = 32, 64, 128 or 256.
 // One warpgroup (4 consecutive warps, the first warp index a multiple of 4) issues each
 // instruction; the accumulators are this thread's N / 2 floats of the (64, N) f32 tile:
 //   accumulator j: row = 16 warp + lane / 4 + 8 ((j / 2) % 2),
@@ -59,6 +59,30 @@ __device__ __forceinline__ void fence_regs(std::uint32_t (&d)[kN]) {
 
 // The operand-list macros (generated: N / 2 accumulator operands, then A, B, scale-d and,
 // for 16-bit inputs, the transpose immediates). TYPES: ".f32.bf16.bf16" etc.
+#define HARNESS_WGMMA_SS_N32(TYPES) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" \
+               "wgmma.mma_async.sync.aligned.m64n32" TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, " \
+               "%16, %17, p, 1, 1, %19, %20;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]) \
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB))
+#define HARNESS_WGMMA_SS_KMAJOR_N32(TYPES) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" \
+               "wgmma.mma_async.sync.aligned.m64n32" TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, " \
+               "%16, %17, p, 1, 1;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]) \
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+#define HARNESS_WGMMA_RS_N32(TYPES) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n" \
+               "wgmma.mma_async.sync.aligned.m64n32" TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, " \
+               "{%16, %17, %18, %19}, %20, p, 1, 1, %22;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]) \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(kTransB))
+#define HARNESS_WGMMA_RS_KMAJOR_N32(TYPES) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n" \
+               "wgmma.mma_async.sync.aligned.m64n32" TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, " \
+               "{%16, %17, %18, %19}, %20, p, 1, 1;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]) \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d))
 #define HARNESS_WGMMA_SS_N64(TYPES) \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
                "wgmma.mma_async.sync.aligned.m64n64" TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, " \
@@ -147,12 +171,14 @@ template <class T>
 constexpr int wgmma_k = 32 / static_cast<int>(sizeof(T));
 
 #define HARNESS_WGMMA_DISPATCH_N(FORM, TYPES)                                 \
-  if constexpr (kN == 64) {                                                   \
+  if constexpr (kN == 32) {                                                   \
+    HARNESS_WGMMA_##FORM##_N32(TYPES);                                        \
+  } else if constexpr (kN == 64) {                                            \
     HARNESS_WGMMA_##FORM##_N64(TYPES);                                        \
   } else if constexpr (kN == 128) {                                           \
     HARNESS_WGMMA_##FORM##_N128(TYPES);                                       \
   } else {                                                                    \
-    static_assert(kN == 256, "wgmma wrappers: N is 64, 128 or 256");          \
+    static_assert(kN == 256, "wgmma wrappers: N is 32, 64, 128 or 256");          \
     HARNESS_WGMMA_##FORM##_N256(TYPES);                                       \
   }
 

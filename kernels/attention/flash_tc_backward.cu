@@ -43,6 +43,7 @@
 
 #include "attention.hpp"
 #include "flash_tc_common.cuh"
+#include "flash_tc_passes.hpp"
 
 namespace kernels::attention {
 namespace {
@@ -97,6 +98,22 @@ __global__ void convert_kernel(const float* __restrict__ dq_acc, T* __restrict__
     const float2 x = reinterpret_cast<const float2*>(dq_acc)[i];
     reinterpret_cast<std::uint32_t*>(dq)[i] = tc::pack2<T>(scale * x.x, scale * x.y);
   }
+}
+
+template <class T>
+cudaError_t launch_preprocess(const void* d_o, const void* o, float* delta, float* dq_acc, std::int64_t rows, int d,
+                              cudaStream_t stream) {
+  constexpr int kRowsPerBlock = 8;
+  preprocess_kernel<T><<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0,
+                         stream>>>(static_cast<const T*>(d_o), static_cast<const T*>(o), delta, dq_acc, rows, d);
+  return cudaGetLastError();
+}
+template <class T>
+cudaError_t launch_convert(const float* from, void* to, std::int64_t elements, float factor, cudaStream_t stream) {
+  const std::int64_t pairs = elements / 2;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((pairs + 255) / 256, 65536));
+  convert_kernel<T><<<blocks, 256, 0, stream>>>(from, static_cast<T*>(to), pairs, factor);
+  return cudaGetLastError();
 }
 
 template <class T, int kD, int kWarps, int kM, int kBr>
@@ -346,11 +363,8 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
     if (cudaError_t e = cudaMemsetAsync(dkv_acc, 0, 2 * s.kv_elements() * sizeof(float), stream); e != cudaSuccess)
       return e;
   }
-  const std::int64_t rows = s.lse_elements();
-  constexpr int kRowsPerBlock = 8;
-  preprocess_kernel<T><<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0,
-                         stream>>>(static_cast<const T*>(d_o), static_cast<const T*>(o), delta, dq_acc, rows, kD);
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  if (cudaError_t e = launch_preprocess<T>(d_o, o, delta, dq_acc, s.lse_elements(), kD, stream); e != cudaSuccess)
+    return e;
   const float scale = s.effective_scale();
   constexpr int kBc = 16 * kM * kWarps;
   const int splits = s.group() / heads_per_block;
@@ -361,10 +375,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
       s.seq_len, scale * detail::kLog2e, scale, s.causal);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   auto convert = [&](const float* from, void* to, std::int64_t elements, float factor) {
-    const std::int64_t pairs = elements / 2;
-    const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((pairs + 255) / 256, 65536));
-    convert_kernel<T><<<blocks, 256, 0, stream>>>(from, static_cast<T*>(to), pairs, factor);
-    return cudaGetLastError();
+    return launch_convert<T>(from, to, elements, factor, stream);
   };
   if (cudaError_t e = convert(dq_acc, dq, s.q_elements(), scale); e != cudaSuccess) return e;
   if (!split_group) return cudaSuccess;
@@ -403,6 +414,20 @@ cudaError_t dispatch(const Shape& s, TcTiles tiles, const void* q, const void* k
 }
 
 }  // namespace
+
+namespace detail {
+cudaError_t tc_backward_preprocess(Precision precision, const void* d_o, const void* o, float* delta, float* dq_acc,
+                                   std::int64_t rows, int head_dim, cudaStream_t stream) {
+  return precision == Precision::bf16
+             ? launch_preprocess<__nv_bfloat16>(d_o, o, delta, dq_acc, rows, head_dim, stream)
+             : launch_preprocess<__half>(d_o, o, delta, dq_acc, rows, head_dim, stream);
+}
+cudaError_t tc_round(Precision precision, const float* from, void* to, std::int64_t elements, float factor,
+                     cudaStream_t stream) {
+  return precision == Precision::bf16 ? launch_convert<__nv_bfloat16>(from, to, elements, factor, stream)
+                                      : launch_convert<__half>(from, to, elements, factor, stream);
+}
+}  // namespace detail
 
 // The fastest measured shapes (docs/PERFORMANCE.md, suites/attention-tc-tiles.yaml, H200):
 // d = 64 rows128 (128 keys, 4 warps x 32: 5.369 ms against rows64's 6.702 at B=4 H=32

@@ -401,9 +401,30 @@ void backward_flash(harness::LaunchContext& ctx) {
                                       ctx.in<float>("dO"), f32(g.dq), f32(g.dk), f32(g.dv), ws, ctx.stream));
     return;
   }
+  if (attn::flash_hopper_backward_unsupported(t.s) == nullptr) {
+    float* ws = workspace_floats(ctx, attn::flash_hopper_backward_workspace_bytes(t.s));
+    HARNESS_CUDA(attn::flash_hopper_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"),
+                                             ctx.in<float>("LSE"), in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream));
+    return;
+  }
   float* ws = workspace_floats(ctx, attn::flash_tc_backward_workspace_bytes(t.s));
   HARNESS_CUDA(attn::flash_tc_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"), ctx.in<float>("LSE"),
                                        in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream));
+}
+// The two bf16/f16 backward rungs on their own: FlashAttention-2 (mma.sync) and Hopper (wgmma).
+void backward_flash_fa2(harness::LaunchContext& ctx) {
+  const Tensors t(ctx);
+  const Gradients g(ctx);
+  float* ws = workspace_floats(ctx, attn::flash_tc_backward_workspace_bytes(t.s));
+  HARNESS_CUDA(attn::flash_tc_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"), ctx.in<float>("LSE"),
+                                       in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream));
+}
+void backward_flash_wgmma(harness::LaunchContext& ctx) {
+  const Tensors t(ctx);
+  const Gradients g(ctx);
+  float* ws = workspace_floats(ctx, attn::flash_hopper_backward_workspace_bytes(t.s));
+  HARNESS_CUDA(attn::flash_hopper_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"),
+                                           ctx.in<float>("LSE"), in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream));
 }
 void backward_flash_3xtf32(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
@@ -473,6 +494,21 @@ std::optional<std::string> flash_fa2_constraint(const harness::Params& p) {
 std::optional<std::string> flash_wgmma_constraint(const harness::Params& p) {
   if (dtype_of(p) == DType::f32) return std::string("flash_wgmma: bf16/f16 only (f32 has flash, flash_3xtf32)");
   if (const char* why = attn::flash_hopper_unsupported(shape_of(p))) return fmt::format("flash_wgmma: {}", why);
+  return std::nullopt;
+}
+
+// The backward `flash`: as flash_constraint, but no kernel has d = 256 backward.
+std::optional<std::string> flash_backward_constraint(const harness::Params& p) {
+  const int d = static_cast<int>(p.get_int("head_dim"));
+  if (dtype_of(p) != DType::f32 && !attn::flash_tc_supported(d))
+    return fmt::format("flash backward ({}, tensor cores) has kernels for head_dim 64, 128, not {}",
+                       p.get_string("dtype"), d);
+  return flash_constraint(p);
+}
+// flash_wgmma backward: the Hopper kernel (bf16/f16, d = 64, 128, sm_90).
+std::optional<std::string> flash_wgmma_backward_constraint(const harness::Params& p) {
+  if (dtype_of(p) == DType::f32) return std::string("flash_wgmma: bf16/f16 only (f32 has flash, flash_3xtf32)");
+  if (const char* why = attn::flash_hopper_backward_unsupported(shape_of(p))) return fmt::format("flash_wgmma: {}", why);
   return std::nullopt;
 }
 
@@ -608,10 +644,21 @@ HARNESS_REGISTER_VARIANT_FULL(attention_backward, naive, cuda,
                               backward_naive, naive_constraint, naive_ws<true>);
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash, cuda,
                               "FlashAttention-2 backward: one block per K/V tile iterating over Q tiles, P recomputed "
-                              "from LSE, dQ (and GQA dK/dV) by float4 atomics. bf16/f16: tensor cores, "
+                              "from LSE, dQ (and GQA dK/dV) by float4 atomics. bf16/f16: on sm_90 the Hopper kernel "
+                              "(flash_wgmma), elsewhere flash_fa2: tensor cores, "
                               "128-key blocks (d=64: 4 warps x 32 keys; d=128: 8 warps x 16), GQA summed in registers, dQ by "
                               "f32 float2 atomics; 64-key blocks: flash_tc_r64",
-                              backward_flash, flash_constraint, flash_backward_ws);
+                              backward_flash, flash_backward_constraint, flash_backward_ws);
+HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_fa2, cuda,
+                              "bf16/f16 FlashAttention-2 backward on mma.sync tensor cores (the `flash` of sm_80+ "
+                              "other than sm_90): 128-key blocks, dQ by f32 float2 atomics",
+                              backward_flash_fa2, flash_fa2_constraint, flash_backward_ws);
+HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_wgmma, cuda,
+                              "bf16/f16 Hopper flash backward (sm_90a): K, V of 128 keys once, Q/dO tiles of 64 "
+                              "queries by TMA into an mbarrier ring, producer warp + 2 consumer warpgroups "
+                              "(setmaxnreg), S^T, dP^T, dV, dK, dQ on wgmma (P^T, dS^T from registers; dS^T via "
+                              "swizzled smem for dQ), dQ by f32 float2 atomics",
+                              backward_flash_wgmma, flash_wgmma_backward_constraint, flash_backward_ws);
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_3xtf32, cuda,
                               "f32 FlashAttention-2 backward in 3xTF32 on tensor cores: 64-key blocks (4 warps x 16), "
                               "64 (d=128: 32) queries per step, GQA summed in registers, dQ by float2 atomics",

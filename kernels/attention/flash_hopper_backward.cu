@@ -1,0 +1,434 @@
+// FlashAttention backward on Hopper (sm_90a): TMA loads into 128B-swizzled shared memory
+// behind an mbarrier ring, a producer warp and two consumer warpgroups (setmaxnreg), all
+// five products on wgmma. bf16 or f16 tensors, f32 accumulation; dQ summed in f32.
+//
+// Three launches (the first and last shared with the FlashAttention-2 backward,
+// flash_tc_passes.hpp):
+//  1. preprocess: D = rowsum(dO * O) (f32) and dQacc = 0.
+//  2. main, one CTA per (key block of kBN = 128 keys, query head, b); 384 threads:
+//     warpgroup 0, the producer (setmaxnreg.dec 24): one thread loads K, V of the block once
+//       (boxes {64 d, 128 keys}), then for every query tile i (kBM = 64 queries; causal:
+//       from the tile holding the block's first key on) Q_i, dO_i (boxes {64 d, 64 rows})
+//       into a ring of kStages stages (full / empty mbarriers); the producer's whole first
+//       warp copies LSE_i (times log2 e) and D_i (64 floats each) into the stage with plain
+//       loads and stores (rows of N floats have no 16-byte pitch for TMA at odd N) and each
+//       lane arrives on the stage's full barrier (count 1 + 32: the TMA's expect_tx arrive
+//       and the 32 lanes).
+//     warpgroups 1, 2, the consumers (setmaxnreg.inc 240): consumer c owns keys
+//       [64 c, 64 c + 64) of the block; per query tile:
+//         S^T  = K_c Q_i^T        wgmma m64n64k16 SS (both K-major)        32 f32 a thread
+//         dP^T = V_c dO_i^T       wgmma m64n64k16 SS                       32 f32
+//         P^T  = exp2(c S^T - log2(e) LSE_q)  (causal: 0 where key > query), rounded to T
+//         dS^T = P^T (dP^T - D_q), rounded to T; both stay in registers as RS A fragments
+//         dV  += P^T dO_i         wgmma m64n{d}k16 RS, B = dO_i MN-major   d/2 f32 (whole block)
+//         dK  += dS^T Q_i         wgmma m64n{d}k16 RS, B = Q_i MN-major    d/2 f32
+//         dQacc += dS K           dS^T goes to shared memory (rows = keys, 128 bytes of 64
+//                                 queries each, 128B-swizzled), A = dS (M-major, transposed
+//                                 descriptor), B = K (MN-major); f32 float2 atomics.
+//                                 d = 128: consumer c computes dQ columns [64 c, 64 c + 64)
+//                                 over all 128 keys (one set of atomics per tile; the two
+//                                 consumers meet at a named barrier once their dS^T halves
+//                                 are written, dS double-buffered); d = 64: each consumer
+//                                 over its own 64 keys, all 64 columns (no barrier, two sets).
+//     dQ by atomics into an f32 workspace rather than a second pass: a pass per query block
+//     would recompute S and dP (2 of the 5 products); float2 atomics resolve in L2.
+//     End: dK = scale dK, dV rounded to T and stored (keys < N); GQA: added into f32 sums
+//     by float2 atomics (the heads of a group run in their own CTAs), rounded by pass 3.
+//  3. round: dQ = scale dQacc (and the GQA sums) to T.
+// Shared memory (d = 128, 2 stages): K 32 KB + V 32 KB + 2 x (Q 16 KB + dO 16 KB + 512 B)
+// + dS 2 x 16 KB = 161 KB; d = 64: 81 KB.
+// Tails: TMA zero-fills rows past N (3-D maps (d, N, heads) for Q, K, V, dO); LSE and D of a
+// query >= N are stored as 0. Such a query has Q = dO = 0 and LSE = D = 0: P = 1 there but dP = 0, so dS = 0
+// and P dO = 0: it adds nothing, and its dQ row is not written; keys >= N have K = V = 0 and
+// are not stored. Causal needs the only mask.
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "arch/numeric.cuh"
+#include "arch/sm90_mbarrier.cuh"
+#include "arch/sm90_tma.cuh"
+#include "arch/sm90_warpgroup.cuh"
+#include "arch/sm90_wgmma.cuh"
+#include "arch/tma_map.hpp"
+#include "attention.hpp"
+#include "flash_tc_passes.hpp"
+
+namespace kernels::attention {
+namespace {
+
+namespace arch = kernels::arch;
+
+constexpr int kBN = 128;  // keys per CTA: 2 consumer warpgroups x 64
+constexpr int kBM = 64;   // queries per step
+constexpr int kConsumers = 2;
+constexpr int kThreads = 128 * (1 + kConsumers);
+constexpr int kStages = 2;
+constexpr int kBoxCols = 64;  // 16-bit elements per 128-byte swizzled row
+constexpr float kLog2e = 1.4426950408889634f;
+
+template <int kD>
+struct Layout {
+  static constexpr int kBoxes = kD / kBoxCols;
+  static constexpr int kKBox = kBN * 128;  // one {64 d, 128 keys} box of K or V
+  static constexpr int kQBox = kBM * 128;  // one {64 d, 64 queries} box of Q or dO
+  static constexpr int kKV = kBoxes * kKBox;
+  static constexpr int kQT = kBoxes * kQBox;
+  static constexpr int kDsBuf = kBN * 128;  // dS^T: 128 key rows of 64 queries
+  static constexpr int kDsBufs = kD == 128 ? 2 : 1;
+  static constexpr int kK = 0;
+  static constexpr int kV = kK + kKV;
+  static constexpr int kQ = kV + kKV;                    // kStages x Q tile
+  static constexpr int kDO = kQ + kStages * kQT;         // kStages x dO tile
+  static constexpr int kDs = kDO + kStages * kQT;        // dS^T buffers
+  static constexpr int kLse = kDs + kDsBufs * kDsBuf;      // kStages x 64 floats (LSE log2 e)
+  static constexpr int kDelta = kLse + kStages * kBM * 4;  // kStages x 64 floats (D)
+  static constexpr int kBars = kDelta + kStages * kBM * 4;  // kv_full, full[s], empty[s]
+  static constexpr int kSmem = kBars + 8 * (1 + 2 * kStages) + 1024;
+  static constexpr int kStageBytes = 2 * kQT;  // TMA bytes per stage: Q and dO
+};
+
+struct Bars {
+  std::uint32_t base;
+  __device__ std::uint32_t kv_full() const { return base; }
+  __device__ std::uint32_t full(int s) const { return base + 8 * (1 + s); }
+  __device__ std::uint32_t empty(int s) const { return base + 8 * (1 + kStages + s); }
+};
+
+template <class T, int kD>
+__global__ void __launch_bounds__(kThreads, 1)
+    flash_hopper_backward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
+                                 const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_do,
+                                 const float* __restrict__ lse, const float* __restrict__ delta,
+                                 float* __restrict__ dq_acc,
+                                 T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ dkv_acc, int heads,
+                                 int group, int n, float c, float scale, int causal) {
+  using L = Layout<kD>;
+  extern __shared__ unsigned char smem_raw[];
+  const std::uint32_t base = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
+  const Bars bars{base + L::kBars};
+  float* const lse_smem = reinterpret_cast<float*>(smem_raw + (base - arch::smem_u32(smem_raw)) + L::kLse);
+  float* const delta_smem = reinterpret_cast<float*>(smem_raw + (base - arch::smem_u32(smem_raw)) + L::kDelta);
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int wg = tid / 128;
+  const int k0 = static_cast<int>(blockIdx.x) * kBN;
+  const int h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  const int bh = b * heads + h;
+  const int bkv = b * (heads / group) + h / group;
+  const int n_qtiles = (n + kBM - 1) / kBM;
+  const int first_tile = causal ? k0 / kBM : 0;  // causal: queries >= k0 see the block
+
+  if (tid == 0) {
+    arch::mbar_init(bars.kv_full(), 1);
+    for (int s = 0; s < kStages; ++s) {
+      arch::mbar_init(bars.full(s), 1 + 32);  // the expect_tx arrive and the LSE/D lanes
+      arch::mbar_init(bars.empty(s), kConsumers * 4);  // one arrive per consumer warp
+    }
+    arch::mbar_fence_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // ---- producer ----
+    arch::warpgroup_reg_dealloc<24>();
+    if (tid < 32) {  // the first warp: lane 0 issues the TMA copies, all lanes copy LSE and D
+      if (tid == 0) {
+        arch::mbar_expect_tx(bars.kv_full(), 2 * L::kKV);
+#pragma unroll
+        for (int bx = 0; bx < L::kBoxes; ++bx) {
+          arch::tma_load_3d(base + L::kK + bx * L::kKBox, &map_k, kBoxCols * bx, k0, bkv, bars.kv_full());
+          arch::tma_load_3d(base + L::kV + bx * L::kKBox, &map_v, kBoxCols * bx, k0, bkv, bars.kv_full());
+        }
+      }
+      for (int i = first_tile, it = 0; i < n_qtiles; ++i, ++it) {
+        const int s = it % kStages;
+        arch::mbar_wait(bars.empty(s), ((it / kStages) & 1) ^ 1u);
+        const int q0 = i * kBM;
+        if (tid == 0) {
+          arch::mbar_expect_tx(bars.full(s), L::kStageBytes);
+#pragma unroll
+          for (int bx = 0; bx < L::kBoxes; ++bx) {
+            arch::tma_load_3d(base + L::kQ + s * L::kQT + bx * L::kQBox, &map_q, kBoxCols * bx, q0, bh,
+                              bars.full(s));
+            arch::tma_load_3d(base + L::kDO + s * L::kQT + bx * L::kQBox, &map_do, kBoxCols * bx, q0, bh,
+                              bars.full(s));
+          }
+        }
+#pragma unroll
+        for (int e = 0; e < kBM / 32; ++e) {
+          const int q = q0 + tid + 32 * e;
+          const std::int64_t at = static_cast<std::int64_t>(bh) * n + q;
+          lse_smem[s * kBM + tid + 32 * e] = q < n ? __ldg(lse + at) * kLog2e : 0.0f;
+          delta_smem[s * kBM + tid + 32 * e] = q < n ? __ldg(delta + at) : 0.0f;
+        }
+        arch::mbar_arrive(bars.full(s));
+      }
+    }
+    return;
+  }
+
+  // ---- consumers ----
+  arch::warpgroup_reg_alloc<240>();
+  const int cw = wg - 1;  // keys [64 cw, 64 cw + 64) of the block
+  const int lane = tid % 32, warp = (tid % 128) / 32, t = lane % 4;
+  const int key_row = 16 * warp + lane / 4;  // this thread's key rows key_row, key_row + 8 (in the slab)
+  const std::uint32_t k_slab = base + L::kK + static_cast<std::uint32_t>(cw) * 64 * 128;
+  const std::uint32_t v_slab = base + L::kV + static_cast<std::uint32_t>(cw) * 64 * 128;
+
+  float dv_acc[kD / 2], dk_acc[kD / 2];
+#pragma unroll
+  for (int i = 0; i < kD / 2; ++i) dv_acc[i] = dk_acc[i] = 0.0f;
+
+  arch::mbar_wait(bars.kv_full(), 0);
+  for (int i = first_tile, it = 0; i < n_qtiles; ++i, ++it) {
+    const int st = it % kStages;
+    const int q0 = i * kBM;
+    arch::mbar_wait(bars.full(st), (it / kStages) & 1);
+    const std::uint32_t q_tile = base + L::kQ + st * L::kQT, do_tile = base + L::kDO + st * L::kQT;
+
+    // S^T = K_c Q^T and dP^T = V_c dO^T over d.
+    float s[32], dp[32];
+    arch::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      const std::uint32_t off = (kk / 4) * L::kKBox + (kk % 4) * 32, qoff = (kk / 4) * L::kQBox + (kk % 4) * 32;
+      arch::wgmma_ss<T, 64, 0, 0>(s, arch::make_smem_desc(k_slab + off, 16, 1024),
+                                  arch::make_smem_desc(q_tile + qoff, 16, 1024), kk > 0 ? 1 : 0);
+    }
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      const std::uint32_t off = (kk / 4) * L::kKBox + (kk % 4) * 32, qoff = (kk / 4) * L::kQBox + (kk % 4) * 32;
+      arch::wgmma_ss<T, 64, 0, 0>(dp, arch::make_smem_desc(v_slab + off, 16, 1024),
+                                  arch::make_smem_desc(do_tile + qoff, 16, 1024), kk > 0 ? 1 : 0);
+    }
+    arch::wgmma_commit();
+    arch::wgmma_wait<0>();
+    arch::fence_regs(s);
+    arch::fence_regs(dp);
+
+    // P^T and dS^T (accumulator j: key row key_row + 8 ((j / 2) % 2), query column
+    // 8 (j / 4) + 2t + j % 2), packed as RS A fragments over the 64 queries (4 k16 slices).
+    const float* lse2 = lse_smem + st * kBM;  // LSE log2(e) of the tile's queries
+    const float* dl = delta_smem + st * kBM;
+    const bool mask = causal && q0 < k0 + kBN;  // the tile can hold queries before some key
+    std::uint32_t p[4][4], ds[4][4];
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) {  // 8-query column groups
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int j = 4 * jj + 2 * r;
+        const float2 l2 = *reinterpret_cast<const float2*>(lse2 + 8 * jj + 2 * t);
+        const float2 d2 = *reinterpret_cast<const float2*>(dl + 8 * jj + 2 * t);
+        float p0 = arch::fast_exp2(fmaf(s[j], c, -l2.x));
+        float p1 = arch::fast_exp2(fmaf(s[j + 1], c, -l2.y));
+        if (mask) {
+          const int key = k0 + 64 * cw + key_row + 8 * r, q = q0 + 8 * jj + 2 * t;
+          if (key > q) p0 = 0.0f;
+          if (key > q + 1) p1 = 0.0f;
+        }
+        const float ds0 = p0 * (dp[j] - d2.x), ds1 = p1 * (dp[j + 1] - d2.y);
+        // k16 slice jj / 2; a0/a1 (h = 0: queries 16 kk + 2t) or a2/a3 (h = 1: + 8), row r.
+        p[jj / 2][r + 2 * (jj % 2)] = arch::pack2<T>(p0, p1);
+        ds[jj / 2][r + 2 * (jj % 2)] = arch::pack2<T>(ds0, ds1);
+      }
+    }
+
+    // dV += P^T dO, dK += dS^T Q (B operands MN-major: k16 slice kk = queries 16 kk.. at
+    // +2048 kk bytes, the next 64 d at the next box).
+    arch::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      arch::wgmma_rs<T, kD, 1>(dv_acc, p[kk], arch::make_smem_desc(do_tile + kk * 2048, L::kQBox, 1024));
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      arch::wgmma_rs<T, kD, 1>(dk_acc, ds[kk], arch::make_smem_desc(q_tile + kk * 2048, L::kQBox, 1024));
+    arch::wgmma_commit();
+
+    // dS^T -> shared memory: row = key (64 cw + key_row + 8 r) of 64 queries (128 bytes),
+    // 16-byte chunk jj at chunk jj ^ (row % 8) (the 128B swizzle the descriptor expects).
+    const int buf = L::kDsBufs == 2 ? (it & 1) : 0;
+    const std::uint32_t ds_buf = base + L::kDs + buf * L::kDsBuf;
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = 64 * cw + key_row + 8 * r;
+        const std::uint32_t addr = ds_buf + row * 128 + ((jj ^ (row % 8)) * 16) + 4 * t;
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(ds[jj / 2][r + 2 * (jj % 2)]) : "memory");
+      }
+    arch::fence_proxy_async();
+    // dQ partial: d = 128, columns [64 cw, +64) over all 128 keys (both halves of dS^T);
+    // d = 64, all columns over this consumer's 64 keys.
+    constexpr bool kSplitN = kD == 128;
+    if constexpr (kSplitN) {
+      arch::named_bar_sync(1, 256);
+    } else if (cw == 0) {
+      arch::named_bar_sync(1, 128);
+    } else {
+      arch::named_bar_sync(2, 128);
+    }
+    float dq[32];
+    arch::wgmma_fence();
+    if constexpr (kSplitN) {
+#pragma unroll
+      for (int kk = 0; kk < kBN / 16; ++kk)
+        arch::wgmma_ss<T, 64, 1, 1>(dq, arch::make_smem_desc(ds_buf + kk * 2048, 8192, 1024),
+                                    arch::make_smem_desc(base + L::kK + cw * L::kKBox + kk * 2048, L::kKBox, 1024),
+                                    kk > 0 ? 1 : 0);
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        arch::wgmma_ss<T, 64, 1, 1>(dq, arch::make_smem_desc(ds_buf + cw * 8192 + kk * 2048, 8192, 1024),
+                                    arch::make_smem_desc(k_slab + kk * 2048, L::kKBox, 1024), kk > 0 ? 1 : 0);
+    }
+    arch::wgmma_commit();
+    arch::wgmma_wait<0>();  // dV, dK and dQ products of this tile done: the stage is free
+    arch::fence_regs(dq);
+    arch::fence_regs(dv_acc);
+    arch::fence_regs(dk_acc);
+    if (lane == 0) arch::mbar_arrive(bars.empty(st));
+
+    // dQacc += dq (accumulator j: query row 16 warp + g + 8 ((j / 2) % 2), column
+    // 8 (j / 4) + 2t + j % 2 of this consumer's 64).
+    const int col0 = kSplitN ? 64 * cw : 0;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int q = q0 + 16 * warp + lane / 4 + 8 * r;
+      if (q >= n) continue;
+      float* row = dq_acc + (static_cast<std::int64_t>(bh) * n + q) * kD + col0 + 2 * t;
+#pragma unroll
+      for (int j = 2 * r; j < 32; j += 4) atomicAdd(reinterpret_cast<float2*>(row + 8 * (j / 4)), make_float2(dq[j], dq[j + 1]));
+    }
+  }
+
+  // dK = scale dK, dV: this thread's key rows, pairs of columns (accumulator j as above).
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int key = k0 + 64 * cw + key_row + 8 * r;
+    if (key >= n) continue;
+    const std::int64_t off = (static_cast<std::int64_t>(bkv) * n + key) * kD + 2 * t;
+#pragma unroll
+    for (int j = 2 * r; j < kD / 2; j += 4) {
+      const int col = 8 * (j / 4);
+      if (dkv_acc == nullptr) {
+        *reinterpret_cast<std::uint32_t*>(dk + off + col) = arch::pack2<T>(scale * dk_acc[j], scale * dk_acc[j + 1]);
+        *reinterpret_cast<std::uint32_t*>(dv + off + col) = arch::pack2<T>(dv_acc[j], dv_acc[j + 1]);
+      } else {  // GQA: f32 sums over the group's query heads, (B, kv heads, N, d) x 2
+        const std::int64_t kv_elems = static_cast<std::int64_t>(gridDim.z) * (heads / group) * n * kD;
+        atomicAdd(reinterpret_cast<float2*>(dkv_acc + off + col), make_float2(scale * dk_acc[j], scale * dk_acc[j + 1]));
+        atomicAdd(reinterpret_cast<float2*>(dkv_acc + kv_elems + off + col), make_float2(dv_acc[j], dv_acc[j + 1]));
+      }
+    }
+  }
+}
+
+// (d, N, heads) tensor of 16-bit elements, boxes {64 d, rows, 1}, 128B swizzle.
+bool head_map(CUtensorMap* map, CUtensorMapDataType type, const void* p, int d, int n, long long heads, int rows) {
+  const std::uint64_t dims[3] = {static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(n),
+                                 static_cast<std::uint64_t>(heads)};
+  const std::uint64_t strides[2] = {static_cast<std::uint64_t>(d) * 2, static_cast<std::uint64_t>(n) * d * 2};
+  const std::uint32_t box[3] = {static_cast<std::uint32_t>(kBoxCols), static_cast<std::uint32_t>(rows), 1};
+  return arch::encode_tensor_map(map, type, 3, p, dims, strides, box);
+}
+template <class T, int kD>
+cudaError_t launch(const Shape& s, Precision precision, const void* q, const void* k, const void* v, const void* o,
+                   const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* workspace,
+                   cudaStream_t stream) {
+  using L = Layout<kD>;
+  // Workspace (flash_hopper_backward_workspace_bytes): dQacc (B, H, N, d), with GQA the dK
+  // and dV sums (B, kv heads, N, d) x 2, then D (B, H, N).
+  const bool gqa = s.group() > 1;
+  float* dq_acc = static_cast<float*>(workspace);
+  float* dkv_acc = gqa ? dq_acc + s.q_elements() : nullptr;
+  float* delta = dq_acc + s.q_elements() + (gqa ? 2 * s.kv_elements() : 0);
+  if (gqa) {
+    if (cudaError_t e = cudaMemsetAsync(dkv_acc, 0, 2 * s.kv_elements() * sizeof(float), stream); e != cudaSuccess)
+      return e;
+  }
+  if (cudaError_t e = detail::tc_backward_preprocess(precision, d_o, o, delta, dq_acc, s.lse_elements(), kD, stream);
+      e != cudaSuccess)
+    return e;
+
+  const CUtensorMapDataType type =
+      std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
+  CUtensorMap mq, mk, mv, mdo;
+  if (!head_map(&mq, type, q, kD, s.seq_len, bh, kBM) || !head_map(&mdo, type, d_o, kD, s.seq_len, bh, kBM) ||
+      !head_map(&mk, type, k, kD, s.seq_len, bkv, kBN) || !head_map(&mv, type, v, kD, s.seq_len, bkv, kBN))
+    return cudaErrorInvalidValue;
+  auto* kernel = flash_hopper_backward_kernel<T, kD>;
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
+  if (attr != cudaSuccess) return attr;
+  const float scale = s.effective_scale();
+  const dim3 grid(static_cast<unsigned>((s.seq_len + kBN - 1) / kBN), static_cast<unsigned>(s.heads),
+                  static_cast<unsigned>(s.batch));
+  kernel<<<grid, kThreads, L::kSmem, stream>>>(mq, mk, mv, mdo, lse, delta, dq_acc, static_cast<T*>(dk),
+                                               static_cast<T*>(dv), dkv_acc, s.heads, s.group(), s.seq_len,
+                                               scale * kLog2e, scale, s.causal ? 1 : 0);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  if (cudaError_t e = detail::tc_round(precision, dq_acc, dq, s.q_elements(), scale, stream); e != cudaSuccess)
+    return e;
+  if (!gqa) return cudaSuccess;
+  if (cudaError_t e = detail::tc_round(precision, dkv_acc, dk, s.kv_elements(), 1.0f, stream); e != cudaSuccess)
+    return e;
+  return detail::tc_round(precision, dkv_acc + s.kv_elements(), dv, s.kv_elements(), 1.0f, stream);
+}
+
+template <class T>
+cudaError_t dispatch(const Shape& s, Precision precision, const void* q, const void* k, const void* v, const void* o,
+                     const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* ws, cudaStream_t stream) {
+  switch (s.head_dim) {
+    case 64: return launch<T, 64>(s, precision, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+    case 128: return launch<T, 128>(s, precision, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+    default:
+      throw std::invalid_argument("attention: the Hopper flash backward supports head_dim 64, 128, not " +
+                                  std::to_string(s.head_dim));
+  }
+}
+
+}  // namespace
+
+const char* flash_hopper_backward_unsupported(const Shape& shape) {
+  if (shape.head_dim != 64 && shape.head_dim != 128)
+    return "the Hopper (wgmma) flash backward has kernels for head_dim 64 and 128";
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "no CUDA device to query";
+  }
+  if (major != 9 || minor != 0) return "the Hopper (wgmma) flash backward needs an sm_90 GPU (H100, H200)";
+  if (arch::tensor_map_encoder() == nullptr) return "the driver has no cuTensorMapEncodeTiled (TMA)";
+  return nullptr;
+}
+
+std::size_t flash_hopper_backward_workspace_bytes(const Shape& shape) {
+  const std::int64_t dkv_sums = shape.group() > 1 ? 2 * shape.kv_elements() : 0;
+  return static_cast<std::size_t>(shape.q_elements() + dkv_sums + shape.lse_elements()) * sizeof(float);
+}
+
+cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const void* q, const void* k,
+                                  const void* v, const void* o, const float* lse, const void* d_o, void* dq, void* dk,
+                                  void* dv, void* workspace, cudaStream_t stream) {
+  const std::string why = shape_error(shape);
+  if (!why.empty()) throw std::invalid_argument("attention: " + why);
+  if (const char* reason = flash_hopper_backward_unsupported(shape))
+    throw std::invalid_argument(std::string("attention: ") + reason);
+  if ((reinterpret_cast<std::uintptr_t>(q) | reinterpret_cast<std::uintptr_t>(k) | reinterpret_cast<std::uintptr_t>(v) |
+       reinterpret_cast<std::uintptr_t>(d_o) | reinterpret_cast<std::uintptr_t>(workspace)) % 16 != 0)
+    return cudaErrorMisalignedAddress;
+  return precision == Precision::bf16
+             ? dispatch<__nv_bfloat16>(shape, precision, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream)
+             : dispatch<__half>(shape, precision, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream);
+}
+
+}  // namespace kernels::attention

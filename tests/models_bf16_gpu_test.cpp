@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/attention.hpp"
 #include "models/context.hpp"
 #include "models/layers.hpp"
 #include "models/ops.hpp"
@@ -226,10 +227,15 @@ TEST_F(ModelsBf16, CrossEntropyFromBf16Logits) {
 }
 
 TEST_F(ModelsBf16, AttentionCores) {
-  // head_dim 64: flash_tc; head_dim 32: the float core through casts.
+  // head_dim 64: flash_wgmma on sm_90 (the Hopper kernels), else flash_tc; head_dim 32: the
+  // float core through casts.
+  kernels::attention::Shape d64;
+  d64.head_dim = 64;
+  const bool hopper = kernels::attention::flash_hopper_unsupported(d64) == nullptr;
   for (int heads : {2, 4}) {
     const std::int64_t E = 128, N = 40;
-    ASSERT_STREQ(attention_core_name(DType::bf16, N, N, E / heads), heads == 2 ? "flash_tc" : "f32");
+    ASSERT_STREQ(attention_core_name(DType::bf16, N, N, E / heads),
+                 heads == 2 ? (hopper ? "flash_wgmma" : "flash_tc") : "f32");
     for (bool causal : {false, true})
       compare_op("self_attention heads " + std::to_string(heads) + (causal ? " causal" : ""),
                  [&](const std::vector<Tensor>& t) { return self_attention(t[0], heads, causal); },

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -713,8 +715,15 @@ Tensor mse_loss(const Tensor& pred, const Tensor& target) {
 const char* attention_core_name(DType dtype, std::int64_t /*nq*/, std::int64_t /*nk*/, std::int64_t head_dim) {
   if (dtype == DType::f64) return "nn_naive";
   const bool flash_kind = ctx().attention() != AttentionImpl::naive;
-  if (dtype == DType::bf16)  // flash_tc where it has kernels, else the float core through casts
+  if (dtype == DType::bf16) {  // Hopper's wgmma kernels, else flash_tc where it has kernels, else the float core
+    if (flash_kind) {
+      attn::Shape s;
+      s.head_dim = static_cast<int>(head_dim);
+      if (attn::flash_hopper_unsupported(s) == nullptr && attn::flash_hopper_backward_unsupported(s) == nullptr)
+        return "flash_wgmma";
+    }
     return flash_kind && attn::flash_tc_supported(static_cast<int>(head_dim)) ? "flash_tc" : "f32";
+  }
   if (flash_kind && attn::flash_supported(static_cast<int>(head_dim)))
     return ctx().attention() == AttentionImpl::flash_tf32x3 ? "flash_tf32x3" : "flash";
   if (head_dim % 4 == 0) return "naive";
@@ -743,11 +752,21 @@ attn::Shape kshape(const AttnDims& a) {
 
 std::int64_t floats_for(std::size_t bytes) { return static_cast<std::int64_t>((bytes + 3) / 4); }
 
+// TMA (the Hopper kernels) needs 16-byte aligned bases; a tensor that is not takes flash_tc.
+bool aligned16(std::initializer_list<const void*> ptrs) {
+  for (const void* p : ptrs)
+    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return false;
+  return true;
+}
+
 // q, k, v (B, H, N, d) -> o, lse.
 void attention_core_forward(const AttnDims& a, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
                             Tensor& lse) {
   const std::string core = attention_core_name(q.dtype(), a.N, a.N, a.d);
-  if (core == "flash_tc") {
+  if (core == "flash_wgmma" && aligned16({q.raw(), k.raw(), v.raw()})) {
+    MODELS_CUDA(attn::flash_hopper_forward(kshape(a), attn::Precision::bf16, q.raw(), k.raw(), v.raw(), o.raw(),
+                                           lse.data<float>(), stream()));
+  } else if (core == "flash_tc" || core == "flash_wgmma") {
     MODELS_CUDA(attn::flash_tc_forward(kshape(a), attn::Precision::bf16, q.raw(), k.raw(), v.raw(), o.raw(),
                                        lse.data<float>(), stream()));
   } else if (core == "flash") {
@@ -773,7 +792,12 @@ void attention_core_forward(const AttnDims& a, const Tensor& q, const Tensor& k,
 void attention_core_backward(const AttnDims& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                              const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) {
   const std::string core = attention_core_name(q.dtype(), a.N, a.N, a.d);
-  if (core == "flash_tc") {
+  if (core == "flash_wgmma" && aligned16({q.raw(), k.raw(), v.raw(), dout.raw()})) {
+    Tensor ws = Tensor::empty({floats_for(attn::flash_hopper_backward_workspace_bytes(kshape(a)))}, DType::f32);
+    MODELS_CUDA(attn::flash_hopper_backward(kshape(a), attn::Precision::bf16, q.raw(), k.raw(), v.raw(), o.raw(),
+                                            lse.data<float>(), dout.raw(), dq.raw(), dk.raw(), dv.raw(), ws.raw(),
+                                            stream()));
+  } else if (core == "flash_tc" || core == "flash_wgmma") {
     Tensor ws = Tensor::empty({floats_for(attn::flash_tc_backward_workspace_bytes(kshape(a)))}, DType::f32);
     MODELS_CUDA(attn::flash_tc_backward(kshape(a), attn::Precision::bf16, q.raw(), k.raw(), v.raw(), o.raw(),
                                         lse.data<float>(), dout.raw(), dq.raw(), dk.raw(), dv.raw(), ws.raw(),

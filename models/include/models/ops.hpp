@@ -68,7 +68,8 @@ Tensor self_attention(const Tensor& qkv, int heads, bool causal);
 Tensor cross_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads);
 
 // Which attention core a call with these sizes uses ("flash", "flash_tf32x3", "naive",
-// "nn_naive"; for bf16: "flash_tc" (head_dim 64, 128 with either flash kind), else "f32": the float
+// "nn_naive"; for bf16: "flash_wgmma" (the Hopper kernels, on sm_90 at head_dim 64, 128), "flash_tc"
+// (head_dim 64, 128 with either flash kind elsewhere), else "f32": the float
 // core on float casts of q, k, v, its output cast back to bf16). The lengths do not change the choice.
 const char* attention_core_name(DType dtype, std::int64_t nq, std::int64_t nk, std::int64_t head_dim);
 

@@ -1,7 +1,6 @@
 #include "arch/tma_map.hpp"
 
 #include <cuda_runtime_api.h>
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 
 namespace kernels::arch {
 

@@ -28,6 +28,14 @@ __device__ __forceinline__ float2 unpack2(std::uint32_t u) {
   }
 }
 
+// f32 -> tf32, rounded to nearest with ties away from zero (cvt.rna), on bit patterns as
+// mma_m16n8k8_tf32 takes them: the result's low 13 bits are zero.
+__device__ __forceinline__ std::uint32_t to_tf32(std::uint32_t f32_bits) {
+  std::uint32_t out;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(out) : "f"(__uint_as_float(f32_bits)));
+  return out;
+}
+
 // 2^x with one MUFU.EX2 (no denormal fix-up: a result below 2^-126 flushes to 0; -inf
 // gives +0).
 __device__ __forceinline__ float fast_exp2(float x) {

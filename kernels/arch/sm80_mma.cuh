@@ -14,19 +14,23 @@
 
 namespace kernels::arch {
 
+// The mma wrappers are not volatile: a pure register operation, so the compiler may
+// interleave the mmas of one k-step with the ldmatrix of the next (which stay volatile:
+// they read shared memory).
+
 // c += a * b, one m16n8k16 tile, T = __nv_bfloat16 or __half.
 template <class T>
 __device__ __forceinline__ void mma_m16n8k16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
                                              std::uint32_t b1) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile(
+    asm(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   } else {
     static_assert(std::is_same_v<T, __half>, "mma_m16n8k16: bf16 or f16");
-    asm volatile(
+    asm(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])

@@ -4,12 +4,9 @@
 // `bar` is a shared-memory address (smem_u32) of an 8-byte aligned uint64_t.
 #include <cstdint>
 
-namespace kernels::arch {
+#include "arch/smem.cuh"
 
-// 32-bit shared-memory address of a generic pointer into shared memory.
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
+namespace kernels::arch {
 
 __device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");

@@ -2,7 +2,6 @@
 
 #include <cuda_runtime_api.h>
 
-
 namespace kernels::arch {
 
 PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {

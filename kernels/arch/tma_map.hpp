@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include <cuda.h>
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000 (cuda.h does not declare it)
 
 namespace kernels::arch {
 

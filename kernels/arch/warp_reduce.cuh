@@ -21,14 +21,18 @@ __device__ __forceinline__ float group8_sum(float x) {
   x += __shfl_xor_sync(0xffffffffu, x, 2);
   return x + __shfl_xor_sync(0xffffffffu, x, 4);
 }
-__device__ __forceinline__ float warp_sum(float x) {
+// The whole warp, every lane gets the result: T any type __shfl_xor_sync moves (float,
+// double, int, ...); max is CUDA's overload for T (fmaxf for float).
+template <class T>
+__device__ __forceinline__ T warp_sum(T x) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
   return x;
 }
-__device__ __forceinline__ float warp_max(float x) {
+template <class T>
+__device__ __forceinline__ T warp_max(T x) {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+  for (int o = 16; o > 0; o >>= 1) x = max(x, __shfl_xor_sync(0xffffffffu, x, o));
   return x;
 }
 

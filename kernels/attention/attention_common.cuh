@@ -1,12 +1,19 @@
 #pragma once
-// Device helpers shared by the attention kernels: 16-byte async copies (sm_80+), warp
-// reductions over the 8-lane groups that share a score row, float4 arithmetic.
+// Device helpers shared by the attention kernels: tile copies by 16-byte cp.async (sm_80+),
+// float4 arithmetic, the 3xTF32 split. The instructions themselves come from kernels/arch:
+// cp.async, mma.sync, the warp reductions (group8_*: the 8 lanes that share a score row),
+// and fast_exp2 (MUFU.EX2 without denormal fix-up: arguments here are s - max <= 0, and a
+// result below 2^-126 flushing to 0 is harmless).
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
 #include <cuda_runtime.h>
 
+#include "arch/numeric.cuh"
+#include "arch/sm80_cp_async.cuh"
+#include "arch/sm80_mma.cuh"
+#include "arch/warp_reduce.cuh"
 #include "attention.hpp"
 
 namespace kernels::attention::detail {
@@ -14,27 +21,10 @@ namespace kernels::attention::detail {
 inline constexpr float kLog2e = 1.4426950408889634f;  // log2(e): exp(x) = exp2(x * log2e)
 inline constexpr float kLn2 = 0.6931471805599453f;
 
-// 16-byte global -> shared copy that bypasses registers (cp.async.cg, L2 only). With
-// `valid` false nothing is read and the 16 bytes are zero-filled (src-size 0): tails past
-// N become zeros, so masked keys contribute 0 * 0, never 0 * garbage (NaN).
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int src_size = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem),
-               "r"(src_size)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-// Waits until at most `kPending` of this thread's committed groups are still in flight.
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
 // Copies rows [row0, row0 + kRows) of a (N, kD) row-major matrix into shared memory with
-// row stride kLd floats; rows >= n are zero-filled. All kThreads threads take part.
+// row stride kLd floats by 16-byte cp.async; rows >= n are zero-filled (src-size 0, nothing
+// read), so masked keys contribute 0 * 0, never 0 * garbage (NaN). All kThreads threads
+// take part.
 template <int kRows, int kD, int kLd, int kThreads>
 __device__ __forceinline__ void cp_async_tile(float* dst, const float* __restrict__ src, int row0,
                                               int n, int tid) {
@@ -48,40 +38,8 @@ __device__ __forceinline__ void cp_async_tile(float* dst, const float* __restric
     const int col = (c % kChunksPerRow) * 4;
     const bool valid = row0 + r < n;
     const float* g = valid ? src + static_cast<std::int64_t>(row0 + r) * kD + col : src;
-    cp_async16(dst + r * kLd + col, g, valid);
+    arch::cp_async16(dst + r * kLd + col, g, valid);
   }
-}
-
-// Max / sum over the 8 consecutive lanes (lane & 7) that hold one row's columns.
-__device__ __forceinline__ float group8_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 4));
-  return x;
-}
-__device__ __forceinline__ float group8_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  x += __shfl_xor_sync(0xffffffffu, x, 2);
-  x += __shfl_xor_sync(0xffffffffu, x, 4);
-  return x;
-}
-__device__ __forceinline__ float warp_sum(float x) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-  return x;
-}
-__device__ __forceinline__ float warp_max(float x) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
-  return x;
-}
-
-// 2^x with one MUFU.EX2 (no denormal fix-up: arguments here are s - max <= 0, and a
-// result below 2^-126 flushing to 0 is harmless; -inf gives +0).
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
 }
 
 __device__ __forceinline__ float dot4(float4 a, float4 b, float acc) {
@@ -124,19 +82,12 @@ __device__ __forceinline__ Tf32x2 split_tf32(float x) {
   r.lo = __float_as_uint(x - __uint_as_float(r.hi)) + 0x1000u;
   return r;
 }
-__device__ __forceinline__ void mma_tf32(float (&c)[4], std::uint32_t a0, std::uint32_t a1, std::uint32_t a2,
-                                         std::uint32_t a3, std::uint32_t b0, std::uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
 // c += a b in 3xTF32; a: the 4 A elements split, b0/b1: the 2 B elements split. The
 // small terms go first so that they are not absorbed by a large partial sum.
 __device__ __forceinline__ void mma_3xtf32(float (&c)[4], const Tf32x2 (&a)[4], Tf32x2 b0, Tf32x2 b1) {
-  mma_tf32(c, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b0.hi, b1.hi);
-  mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b0.lo, b1.lo);
-  mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b0.hi, b1.hi);
+  arch::mma_m16n8k8_tf32(c, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b0.hi, b1.hi);
+  arch::mma_m16n8k8_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b0.lo, b1.lo);
+  arch::mma_m16n8k8_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b0.hi, b1.hi);
 }
 
 // Sets the dynamic shared memory limit of a kernel once per process (and prefers the

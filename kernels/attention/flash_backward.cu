@@ -28,9 +28,7 @@
 namespace kernels::attention {
 namespace {
 
-using detail::cp_async_commit;
 using detail::cp_async_tile;
-using detail::cp_async_wait;
 using detail::dot4;
 using detail::get;
 using detail::atomic_add_vec;
@@ -113,7 +111,7 @@ __global__ void __launch_bounds__(kThreads, C::MinBlocks)
 
   cp_async_tile<Bc, D, Ld, kThreads>(Ks, k + kv_base, k0, n, tid);
   cp_async_tile<Bc, D, Ld, kThreads>(Vs, v + kv_base, k0, n, tid);
-  cp_async_commit();
+  arch::cp_async_commit();
 
   float dk_acc[Rk][Dh * 4], dv_acc[Rk][Dh * 4];
   zero2(dk_acc, dv_acc);
@@ -152,7 +150,7 @@ __global__ void __launch_bounds__(kThreads, C::MinBlocks)
 #pragma unroll
       for (int j = 0; j < Cq; ++j) {
         const int rl = tx + 8 * j;
-        float p = detail::fast_exp2(fmaf(st[i][j], scale_log2, -lse2s[rl]));
+        float p = arch::fast_exp2(fmaf(st[i][j], scale_log2, -lse2s[rl]));
         if (need_mask) {
           const int key = k0 + ty + 16 * i;
           const int query = r0 + rl;
@@ -340,7 +338,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   const std::int64_t kv_base = (static_cast<std::int64_t>(b) * kv_heads + hk) * n * kD;
   cp_async_tile<Bc, kD, Ld, kThreads>(Ks, k + kv_base, k0, n, tid);
   cp_async_tile<Bc, kD, Ld, kThreads>(Vs, v + kv_base, k0, n, tid);
-  cp_async_commit();
+  arch::cp_async_commit();
 
   float dk_acc[kD / 8][4], dv_acc[kD / 8][4];
   zero2(dk_acc, dv_acc);
@@ -385,7 +383,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int ql = 8 * j + 2 * t + (e & 1);
-          float p = detail::fast_exp2(fmaf(st[j][e], scale_log2, -lse2s[ql]));
+          float p = arch::fast_exp2(fmaf(st[j][e], scale_log2, -lse2s[ql]));
           if (need_mask) {
             const int key = k0 + wkey + g + 8 * (e >> 1);
             if (key >= n || (causal && key > r0 + ql)) p = 0.0f;

@@ -53,13 +53,13 @@ __device__ __forceinline__ void stage_query_tile(const Smem& sm, const float* qh
                                                  float lse_pad) {
   cp_async_tile<kBr, kD, kLd, kThreads>(sm.q, qh, r0, n, tid);
   cp_async_tile<kBr, kD, kLd, kThreads>(sm.d_o, doh, r0, n, tid);
-  cp_async_commit();
+  arch::cp_async_commit();
   for (int r = tid; r < kBr; r += kThreads) {
     const bool in = r0 + r < n;
     sm.lse2[r] = in ? lse[row_base + r0 + r] * kLog2e : lse_pad;
     sm.delta[r] = in ? delta[row_base + r0 + r] : 0.0f;
   }
-  cp_async_wait<0>();
+  arch::cp_async_wait<0>();
   __syncthreads();
 }
 

@@ -32,9 +32,7 @@
 namespace kernels::attention {
 namespace {
 
-using detail::cp_async_commit;
 using detail::cp_async_tile;
-using detail::cp_async_wait;
 using detail::dot4;
 using detail::get;
 
@@ -147,7 +145,7 @@ __global__ void __launch_bounds__(kThreads, C::MinBlocks)
   const int n_tiles = (kv_end + Bc - 1) / Bc;
 
   cp_async_tile<Bc, D, C::LdK, kThreads>(Ks, kh, 0, n, tid);
-  cp_async_commit();
+  arch::cp_async_commit();
 
   float acc[Rm][Dh * 4];
   float m[Rm], l[Rm];
@@ -162,8 +160,8 @@ __global__ void __launch_bounds__(kThreads, C::MinBlocks)
   for (int t = 0; t < n_tiles; ++t) {
     const int k0 = t * Bc;
     cp_async_tile<Bc, D, C::LdV, kThreads>(Vs, vh, k0, n, tid);  // V_t overlaps S
-    cp_async_commit();
-    cp_async_wait<1>();  // K_t has landed
+    arch::cp_async_commit();
+    arch::cp_async_wait<1>();  // K_t has landed
     __syncthreads();
 
     float s[Rm][Cn];
@@ -179,15 +177,15 @@ __global__ void __launch_bounds__(kThreads, C::MinBlocks)
       float mx = s[i][0];
 #pragma unroll
       for (int j = 1; j < Cn; ++j) mx = fmaxf(mx, s[i][j]);
-      mx = detail::group8_max(mx);
+      mx = arch::group8_max(mx);
       const float m_new = fmaxf(m[i], mx);
       const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-      const float alpha = detail::fast_exp2(m[i] - m_use);
+      const float alpha = arch::fast_exp2(m[i] - m_use);
       m[i] = m_new;
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < Cn; ++j) {
-        const float p = detail::fast_exp2(s[i][j] - m_use);
+        const float p = arch::fast_exp2(s[i][j] - m_use);
         sum += p;
         Ps[(ty + 16 * i) * C::LdP + tx + 8 * j] = p;
       }
@@ -198,8 +196,8 @@ __global__ void __launch_bounds__(kThreads, C::MinBlocks)
     __syncthreads();  // P complete, every thread done with K_t
 
     if (t + 1 < n_tiles) cp_async_tile<Bc, D, C::LdK, kThreads>(Ks, kh, k0 + Bc, n, tid);
-    cp_async_commit();  // possibly empty: keeps the group count uniform
-    cp_async_wait<1>();  // V_t has landed
+    arch::cp_async_commit();  // possibly empty: keeps the group count uniform
+    arch::cp_async_wait<1>();  // V_t has landed
     __syncthreads();
 
     // O += P V over the tile's keys, 4 at a time (body: Rm*d*4 FMAs, kept rolled).
@@ -230,12 +228,12 @@ __global__ void __launch_bounds__(kThreads, C::MinBlocks)
     }
     __syncthreads();  // done with P and V_t before they are overwritten
   }
-  cp_async_wait<0>();
+  arch::cp_async_wait<0>();
 
   // O = acc / l, written once (float4, 8 lanes cover 128 contiguous bytes per group).
 #pragma unroll
   for (int i = 0; i < Rm; ++i) {
-    const float row_sum = detail::group8_sum(l[i]);
+    const float row_sum = arch::group8_sum(l[i]);
     const int row = q0 + ty + 16 * i;
     if (row >= n) continue;
     const float inv = 1.0f / row_sum;
@@ -325,7 +323,7 @@ __global__ void __launch_bounds__(kThreads, Tf32Fwd<kD, kBc>::MinBlocks)
   const int kv_end = causal ? min(n, q0 + Br) : n;
   const int n_tiles = (kv_end + Bc - 1) / Bc;
   cp_async_tile<Bc, kD, LdQK, kThreads>(Ks, kh, 0, n, tid);
-  cp_async_commit();
+  arch::cp_async_commit();
 
   float acc[kD / 8][4];
 #pragma unroll
@@ -339,8 +337,8 @@ __global__ void __launch_bounds__(kThreads, Tf32Fwd<kD, kBc>::MinBlocks)
   for (int tile = 0; tile < n_tiles; ++tile) {
     const int k0 = tile * Bc;
     cp_async_tile<Bc, kD, LdV, kThreads>(Vs, vh, k0, n, tid);
-    cp_async_commit();
-    cp_async_wait<1>();  // K_t has landed
+    arch::cp_async_commit();
+    arch::cp_async_wait<1>();  // K_t has landed
     __syncthreads();
 
     float s[Bc / 8][4];
@@ -374,15 +372,15 @@ __global__ void __launch_bounds__(kThreads, Tf32Fwd<kD, kBc>::MinBlocks)
       float mx = m[r];
 #pragma unroll
       for (int j = 0; j < Bc / 8; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * r], s[j][2 * r + 1]));
-      mx = tc::quad_max(mx);
+      mx = arch::quad_max(mx);
       const float mu = mx == -INFINITY ? 0.0f : mx;  // a row with nothing visible yet
-      alpha[r] = detail::fast_exp2(m[r] - mu);
+      alpha[r] = arch::fast_exp2(m[r] - mu);
       m[r] = mx;
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < Bc / 8; ++j) {
-        s[j][2 * r] = detail::fast_exp2(s[j][2 * r] - mu);
-        s[j][2 * r + 1] = detail::fast_exp2(s[j][2 * r + 1] - mu);
+        s[j][2 * r] = arch::fast_exp2(s[j][2 * r] - mu);
+        s[j][2 * r + 1] = arch::fast_exp2(s[j][2 * r + 1] - mu);
         sum += s[j][2 * r] + s[j][2 * r + 1];
       }
       l[r] = l[r] * alpha[r] + sum;
@@ -399,8 +397,8 @@ __global__ void __launch_bounds__(kThreads, Tf32Fwd<kD, kBc>::MinBlocks)
     }
     __syncthreads();  // every warp is done with K_t
     if (tile + 1 < n_tiles) cp_async_tile<Bc, kD, LdQK, kThreads>(Ks, kh, k0 + Bc, n, tid);
-    cp_async_commit();   // possibly empty: keeps the group count uniform
-    cp_async_wait<1>();  // V_t has landed
+    arch::cp_async_commit();   // possibly empty: keeps the group count uniform
+    arch::cp_async_wait<1>();  // V_t has landed
     __syncthreads();
 
     // O += P V_t, 8 keys per step: a0..a3 = P(g, 2t), P(g+8, 2t), P(g, 2t+1), P(g+8, 2t+1).
@@ -414,11 +412,11 @@ __global__ void __launch_bounds__(kThreads, Tf32Fwd<kD, kBc>::MinBlocks)
     }
     __syncthreads();  // done with V_t before it is overwritten
   }
-  cp_async_wait<0>();
+  arch::cp_async_wait<0>();
 
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const float total = tc::quad_sum(l[r]);
+    const float total = arch::quad_sum(l[r]);
     const int row = q0 + wrow + g + 8 * r;
     if (row >= n) continue;
     const float inv = 1.0f / total;

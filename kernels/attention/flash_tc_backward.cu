@@ -82,11 +82,11 @@ __global__ void preprocess_kernel(const T* __restrict__ d_o, const T* __restrict
   float2* z = reinterpret_cast<float2*>(dq_acc + row * d);
   float sum = 0.0f;
   for (int c = lane; c < d / 2; c += 32) {
-    const float2 x = tc::unpack2<T>(a[c]), y = tc::unpack2<T>(b[c]);
+    const float2 x = arch::unpack2<T>(a[c]), y = arch::unpack2<T>(b[c]);
     sum = fmaf(x.x, y.x, fmaf(x.y, y.y, sum));
     z[c] = make_float2(0.0f, 0.0f);
   }
-  sum = detail::warp_sum(sum);
+  sum = arch::warp_sum(sum);
   if (lane == 0) delta[row] = sum;
 }
 
@@ -96,7 +96,7 @@ __global__ void convert_kernel(const float* __restrict__ dq_acc, T* __restrict__
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < pairs;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const float2 x = reinterpret_cast<const float2*>(dq_acc)[i];
-    reinterpret_cast<std::uint32_t*>(dq)[i] = tc::pack2<T>(scale * x.x, scale * x.y);
+    reinterpret_cast<std::uint32_t*>(dq)[i] = arch::pack2<T>(scale * x.x, scale * x.y);
   }
 }
 
@@ -164,8 +164,8 @@ __global__ void __launch_bounds__(32 * kWarps)
   tc::load_tile<kBc, kD, kThreads>(ks, k + kv_base, k0, n, tid);
   tc::load_tile<kBc, kD, kThreads>(vs, v + kv_base, k0, n, tid);
   issue(0, 0);
-  detail::cp_async_commit();
-  detail::cp_async_wait<0>();
+  arch::cp_async_commit();
+  arch::cp_async_wait<0>();
   __syncthreads();
 
   float dka[kM][kD / 8][4], dva[kM][kD / 8][4];
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(32 * kWarps)
   for (int it = 0; it < total; ++it) {
     const int st = it & 1;
     if (it + 1 < total) issue(it + 1, st ^ 1);
-    detail::cp_async_commit();
+    arch::cp_async_commit();
     const int h = h_first + it / qb_count;
     const int q0 = (qb_begin + it % qb_count) * kBr;
     const T* qt = qs + st * kBr * kD;
@@ -216,21 +216,21 @@ __global__ void __launch_bounds__(32 * kWarps)
       std::uint32_t kf[kM][4], vf[kM][4];
 #pragma unroll
       for (int mi = 0; mi < kM; ++mi) {
-        tc::ldsm_x4(kf[mi], ks + tc::swz_step(a_lane, kk) + 16 * mi * kD);
-        tc::ldsm_x4(vf[mi], vs + tc::swz_step(a_lane, kk) + 16 * mi * kD);
+        arch::ldsm_x4(kf[mi], ks + tc::swz_step(a_lane, kk) + 16 * mi * kD);
+        arch::ldsm_x4(vf[mi], vs + tc::swz_step(a_lane, kk) + 16 * mi * kD);
       }
 #pragma unroll
       for (int np = 0; np < kBr / 16; ++np) {
         const int off = tc::swz_step(b_lane, kk) + np * 16 * kD;
         std::uint32_t qf[4], of[4];
-        tc::ldsm_x4(qf, qt + off);
-        tc::ldsm_x4(of, dot + off);
+        arch::ldsm_x4(qf, qt + off);
+        arch::ldsm_x4(of, dot + off);
 #pragma unroll
         for (int mi = 0; mi < kM; ++mi) {
-          tc::mma<T>(s[mi][2 * np], kf[mi], qf[0], qf[1]);
-          tc::mma<T>(s[mi][2 * np + 1], kf[mi], qf[2], qf[3]);
-          tc::mma<T>(dp[mi][2 * np], vf[mi], of[0], of[1]);
-          tc::mma<T>(dp[mi][2 * np + 1], vf[mi], of[2], of[3]);
+          arch::mma_m16n8k16<T>(s[mi][2 * np], kf[mi], qf[0], qf[1]);
+          arch::mma_m16n8k16<T>(s[mi][2 * np + 1], kf[mi], qf[2], qf[3]);
+          arch::mma_m16n8k16<T>(dp[mi][2 * np], vf[mi], of[0], of[1]);
+          arch::mma_m16n8k16<T>(dp[mi][2 * np + 1], vf[mi], of[2], of[3]);
         }
       }
     }
@@ -250,13 +250,13 @@ __global__ void __launch_bounds__(32 * kWarps)
           const int qi = 8 * j + 2 * t + (e & 1);
           float x = s[mi][j][e] * scale_log2 - lt[qi];
           if (masked && k0 + wkey + 16 * mi + g + 8 * (e >> 1) > q0 + qi) x = -INFINITY;
-          p[e] = detail::fast_exp2(x);
+          p[e] = arch::fast_exp2(x);
           ds[e] = p[e] * (dp[mi][j][e] - dt[qi]);
         }
-        pa[mi][j / 2][2 * (j & 1)] = tc::pack2<T>(p[0], p[1]);
-        pa[mi][j / 2][2 * (j & 1) + 1] = tc::pack2<T>(p[2], p[3]);
-        da[mi][j / 2][2 * (j & 1)] = tc::pack2<T>(ds[0], ds[1]);
-        da[mi][j / 2][2 * (j & 1) + 1] = tc::pack2<T>(ds[2], ds[3]);
+        pa[mi][j / 2][2 * (j & 1)] = arch::pack2<T>(p[0], p[1]);
+        pa[mi][j / 2][2 * (j & 1) + 1] = arch::pack2<T>(p[2], p[3]);
+        da[mi][j / 2][2 * (j & 1)] = arch::pack2<T>(ds[0], ds[1]);
+        da[mi][j / 2][2 * (j & 1) + 1] = arch::pack2<T>(ds[2], ds[3]);
       }
 
     // dV += P^T dO and dK += dS^T Q (unscaled), 16 queries per step; every dO / Q fragment
@@ -276,14 +276,14 @@ __global__ void __launch_bounds__(32 * kWarps)
       for (int c = 0; c < kD / 16; ++c) {
         const int off = tc::swz_step(bt_lane, c) + kk * 16 * kD;
         std::uint32_t of[4], qf[4];
-        tc::ldsm_x4_t(of, dot + off);
-        tc::ldsm_x4_t(qf, qt + off);
+        arch::ldsm_x4_t(of, dot + off);
+        arch::ldsm_x4_t(qf, qt + off);
 #pragma unroll
         for (int mi = 0; mi < kM; ++mi) {
-          tc::mma<T>(dva[mi][2 * c], pa[mi][kk], of[0], of[1]);
-          tc::mma<T>(dva[mi][2 * c + 1], pa[mi][kk], of[2], of[3]);
-          tc::mma<T>(dka[mi][2 * c], da[mi][kk], qf[0], qf[1]);
-          tc::mma<T>(dka[mi][2 * c + 1], da[mi][kk], qf[2], qf[3]);
+          arch::mma_m16n8k16<T>(dva[mi][2 * c], pa[mi][kk], of[0], of[1]);
+          arch::mma_m16n8k16<T>(dva[mi][2 * c + 1], pa[mi][kk], of[2], of[3]);
+          arch::mma_m16n8k16<T>(dka[mi][2 * c], da[mi][kk], qf[0], qf[1]);
+          arch::mma_m16n8k16<T>(dka[mi][2 * c + 1], da[mi][kk], qf[2], qf[3]);
         }
       }
     }
@@ -296,13 +296,13 @@ __global__ void __launch_bounds__(32 * kWarps)
 #pragma unroll
     for (int kk = 0; kk < kBc / 16; ++kk) {
       std::uint32_t a[4];
-      tc::ldsm_x4_t(a, dss + (kk * 16 + (lane & 7) + ((lane >> 4) << 3)) * kLdS + dq_rows + ((lane >> 3) & 1) * 8);
+      arch::ldsm_x4_t(a, dss + (kk * 16 + (lane & 7) + ((lane >> 4) << 3)) * kLdS + dq_rows + ((lane >> 3) & 1) * 8);
 #pragma unroll
       for (int c = 0; c < kCols / 16; ++c) {
         std::uint32_t kf[4];
-        tc::ldsm_x4_t(kf, ks + tc::swz_step(bt_lane, dq_col0 / 16 + c) + kk * 16 * kD);
-        tc::mma<T>(dqa[2 * c], a, kf[0], kf[1]);
-        tc::mma<T>(dqa[2 * c + 1], a, kf[2], kf[3]);
+        arch::ldsm_x4_t(kf, ks + tc::swz_step(bt_lane, dq_col0 / 16 + c) + kk * 16 * kD);
+        arch::mma_m16n8k16<T>(dqa[2 * c], a, kf[0], kf[1]);
+        arch::mma_m16n8k16<T>(dqa[2 * c + 1], a, kf[2], kf[3]);
       }
     }
     const std::int64_t row_base = (static_cast<std::int64_t>(b) * heads + h) * n;
@@ -315,7 +315,7 @@ __global__ void __launch_bounds__(32 * kWarps)
       for (int c = 0; c < kCols / 8; ++c)
         atomicAdd(reinterpret_cast<float2*>(dst + 8 * c), make_float2(dqa[c][2 * r], dqa[c][2 * r + 1]));
     }
-    detail::cp_async_wait<0>();  // the next query block has landed ...
+    arch::cp_async_wait<0>();  // the next query block has landed ...
     __syncthreads();             // ... and dS^T / stage st are free again
   }
 
@@ -337,8 +337,8 @@ __global__ void __launch_bounds__(32 * kWarps)
           atomicAdd(reinterpret_cast<float2*>(dkv_acc + at + 8 * c), kx);
           atomicAdd(reinterpret_cast<float2*>(dkv_acc + kv_elements + at + 8 * c), vx);
         } else {
-          *reinterpret_cast<std::uint32_t*>(dk + at + 8 * c) = tc::pack2<T>(kx.x, kx.y);
-          *reinterpret_cast<std::uint32_t*>(dv + at + 8 * c) = tc::pack2<T>(vx.x, vx.y);
+          *reinterpret_cast<std::uint32_t*>(dk + at + 8 * c) = arch::pack2<T>(kx.x, kx.y);
+          *reinterpret_cast<std::uint32_t*>(dv + at + 8 * c) = arch::pack2<T>(vx.x, vx.y);
         }
       }
     }

@@ -1,5 +1,8 @@
 #pragma once
-// Tensor-core helpers of the bf16/f16 flash kernels (sm_80+ mma.sync, ldmatrix, cp.async).
+// Tensor-core helpers of the bf16/f16 flash kernels: the swizzled shared-memory tiles and
+// their cp.async loads. The instructions come from kernels/arch: ldsm_x4 / ldsm_x4_t
+// (sm80_ldmatrix.cuh), mma_m16n8k16<T> (sm80_mma.cuh), pack2 / unpack2 (numeric.cuh) and
+// the quad reductions over the 4 lanes that share an accumulator row (warp_reduce.cuh).
 //
 // mma.sync m16n8k16 (A 16x16 row-major, B 16x8 "col", C/D 16x8 f32), lane = 4*g + t:
 //   A regs a0: (row g,   cols 2t, 2t+1)   a1: (row g+8, cols 2t, 2t+1)
@@ -15,12 +18,16 @@
 // reads 8 rows at one logical chunk, which then land in 8 different 16-byte bank groups
 // (no conflicts), and a cp.async of one 16-byte chunk stays contiguous.
 #include <cstdint>
-#include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "arch/numeric.cuh"
+#include "arch/sm80_cp_async.cuh"
+#include "arch/sm80_ldmatrix.cuh"
+#include "arch/sm80_mma.cuh"
+#include "arch/warp_reduce.cuh"
 #include "attention_common.cuh"
 
 namespace kernels::attention::tc {
@@ -38,60 +45,6 @@ __device__ __forceinline__ int swz(int row, int col) {
 // one per-lane base register instead of one address per c.
 __device__ __forceinline__ int swz_step(int base, int c) { return (base ^ ((2 * c & 7) << 3)) + (c >> 2) * 64; }
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void ldsm_x4(std::uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void ldsm_x4_t(std::uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
-
-// c += a * b for one m16n8k16 tile, bf16 or f16 inputs, f32 accumulation.
-template <class T>
-__device__ __forceinline__ void mma(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                    std::uint32_t b1) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-// Two floats rounded to a packed pair of T (x in the low half).
-template <class T>
-__device__ __forceinline__ std::uint32_t pack2(float x, float y) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
-    return *reinterpret_cast<std::uint32_t*>(&v);
-  } else {
-    __half2 v = __floats2half2_rn(x, y);
-    return *reinterpret_cast<std::uint32_t*>(&v);
-  }
-}
-template <class T>
-__device__ __forceinline__ float2 unpack2(std::uint32_t u) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&u));
-  } else {
-    return __half22float2(*reinterpret_cast<__half2*>(&u));
-  }
-}
-
 // Rows [row0, row0 + kRows) of a (n, kD) row-major 16-bit matrix into a swizzled tile,
 // 16-byte cp.async chunks; rows >= n are zero-filled. All kThreads threads take part.
 template <int kRows, int kD, int kThreads, class T>
@@ -107,18 +60,8 @@ __device__ __forceinline__ void load_tile(T* dst, const T* __restrict__ src, int
     const int col = (c % kChunksPerRow) * 8;
     const bool valid = row0 + r < n;
     const T* g = valid ? src + static_cast<std::int64_t>(row0 + r) * kD + col : src;
-    detail::cp_async16(dst + swz<kD>(r, col), g, valid);
+    arch::cp_async16(dst + swz<kD>(r, col), g, valid);
   }
-}
-
-// Quad (4 lanes sharing an accumulator row) reductions.
-__device__ __forceinline__ float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-}
-__device__ __forceinline__ float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
 }  // namespace kernels::attention::tc

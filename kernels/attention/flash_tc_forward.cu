@@ -97,8 +97,8 @@ __global__ void __launch_bounds__(32 * kWarps)
   tc::load_tile<kBr, kD, kThreads>(qs, qp, q0, n, tid);
   tc::load_tile<kBc, kD, kThreads>(ks, kp, 0, n, tid);
   tc::load_tile<kBc, kD, kThreads>(vs, vp, 0, n, tid);
-  detail::cp_async_commit();
-  detail::cp_async_wait<0>();
+  arch::cp_async_commit();
+  arch::cp_async_wait<0>();
   __syncthreads();
   // A negative scale: S = (-Q) K^T with c = |scale| log2(e) > 0 (flipping the sign bits of
   // Q rounds nothing; the products are those of Q K^T negated). Uniform over the block.
@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(32 * kWarps)
     for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk)
-        tc::ldsm_x4(qf[mi][kk], qs + swz<kD>(wrow + mi * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8));
+        arch::ldsm_x4(qf[mi][kk], qs + swz<kD>(wrow + mi * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8));
   }
 
   float acc[kM][kD / 8][4];
@@ -144,7 +144,7 @@ __global__ void __launch_bounds__(32 * kWarps)
       tc::load_tile<kBc, kD, kThreads>(ks + (st ^ 1) * kBc * kD, kp, (tile + 1) * kBc, n, tid);
       tc::load_tile<kBc, kD, kThreads>(vs + (st ^ 1) * kBc * kD, vp, (tile + 1) * kBc, n, tid);
     }
-    detail::cp_async_commit();
+    arch::cp_async_commit();
     const T* kt = ks + st * kBc * kD;
     const T* vt = vs + st * kBc * kD;
 
@@ -163,17 +163,17 @@ __global__ void __launch_bounds__(32 * kWarps)
 #pragma unroll
           for (int e = 0; e < 4; ++e) qa[mi][e] = qf[mi][kk][e];
         } else {
-          tc::ldsm_x4(qa[mi], qs + tc::swz_step(q_lane, kk) + mi * 16 * kD);
+          arch::ldsm_x4(qa[mi], qs + tc::swz_step(q_lane, kk) + mi * 16 * kD);
         }
       }
 #pragma unroll
       for (int np = 0; np < kBc / 16; ++np) {
         std::uint32_t kf[4];
-        tc::ldsm_x4(kf, kt + tc::swz_step(k_lane, kk) + np * 16 * kD);
+        arch::ldsm_x4(kf, kt + tc::swz_step(k_lane, kk) + np * 16 * kD);
 #pragma unroll
         for (int mi = 0; mi < kM; ++mi) {
-          tc::mma<T>(s[mi][2 * np], qa[mi], kf[0], kf[1]);
-          tc::mma<T>(s[mi][2 * np + 1], qa[mi], kf[2], kf[3]);
+          arch::mma_m16n8k16<T>(s[mi][2 * np], qa[mi], kf[0], kf[1]);
+          arch::mma_m16n8k16<T>(s[mi][2 * np + 1], qa[mi], kf[2], kf[3]);
         }
       }
     }
@@ -207,17 +207,17 @@ __global__ void __launch_bounds__(32 * kWarps)
         float raw = -INFINITY;
 #pragma unroll
         for (int j = 0; j < kBc / 8; ++j) raw = fmaxf(raw, fmaxf(s[mi][j][2 * r], s[mi][j][2 * r + 1]));
-        const float mx = fmaxf(m[mi][r], tc::quad_max(raw) * scale_log2);
+        const float mx = fmaxf(m[mi][r], arch::quad_max(raw) * scale_log2);
         const float mu = mx == -INFINITY ? 0.0f : mx;  // a row with nothing visible yet
-        const float alpha = detail::fast_exp2(m[mi][r] - mu);
+        const float alpha = arch::fast_exp2(m[mi][r] - mu);
         m[mi][r] = mx;
         float sum = 0.0f;
 #pragma unroll
         for (int j = 0; j < kBc / 8; ++j) {
-          const float p0 = detail::fast_exp2(fmaf(s[mi][j][2 * r], scale_log2, -mu));
-          const float p1 = detail::fast_exp2(fmaf(s[mi][j][2 * r + 1], scale_log2, -mu));
+          const float p0 = arch::fast_exp2(fmaf(s[mi][j][2 * r], scale_log2, -mu));
+          const float p1 = arch::fast_exp2(fmaf(s[mi][j][2 * r + 1], scale_log2, -mu));
           sum += p0 + p1;
-          pa[mi][j / 2][r + 2 * (j & 1)] = tc::pack2<T>(p0, p1);
+          pa[mi][j / 2][r + 2 * (j & 1)] = arch::pack2<T>(p0, p1);
         }
         l[mi][r] = l[mi][r] * alpha + sum;
         alphas[mi][r] = alpha;
@@ -243,15 +243,15 @@ __global__ void __launch_bounds__(32 * kWarps)
 #pragma unroll
       for (int dp = 0; dp < kD / 16; ++dp) {
         std::uint32_t vf[4];
-        tc::ldsm_x4_t(vf, vt + tc::swz_step(v_lane, dp) + kk * 16 * kD);
+        arch::ldsm_x4_t(vf, vt + tc::swz_step(v_lane, dp) + kk * 16 * kD);
 #pragma unroll
         for (int mi = 0; mi < kM; ++mi) {
-          tc::mma<T>(acc[mi][2 * dp], pa[mi][kk], vf[0], vf[1]);
-          tc::mma<T>(acc[mi][2 * dp + 1], pa[mi][kk], vf[2], vf[3]);
+          arch::mma_m16n8k16<T>(acc[mi][2 * dp], pa[mi][kk], vf[0], vf[1]);
+          arch::mma_m16n8k16<T>(acc[mi][2 * dp + 1], pa[mi][kk], vf[2], vf[3]);
         }
       }
     }
-    detail::cp_async_wait<0>();  // tile t+1 has landed ...
+    arch::cp_async_wait<0>();  // tile t+1 has landed ...
     __syncthreads();             // ... for everyone, and stage st is free for tile t+2
   }
 
@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(32 * kWarps)
   for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const float total = tc::quad_sum(l[mi][r]);
+      const float total = arch::quad_sum(l[mi][r]);
       const int row = q0 + wrow + mi * 16 + g + 8 * r;
       if (row >= n) continue;
       const float inv = 1.0f / total;
@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(32 * kWarps)
 #pragma unroll
       for (int c = 0; c < kD / 8; ++c)
         *reinterpret_cast<std::uint32_t*>(orow + 8 * c + 2 * t) =
-            tc::pack2<T>(acc[mi][c][2 * r] * inv, acc[mi][c][2 * r + 1] * inv);
+            arch::pack2<T>(acc[mi][c][2 * r] * inv, acc[mi][c][2 * r + 1] * inv);
       if (t == 0)
         lse[(static_cast<std::int64_t>(b) * heads + h) * n + row] = (m[mi][r] + log2f(total)) * detail::kLn2;
     }

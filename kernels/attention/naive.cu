@@ -127,10 +127,10 @@ __global__ void __launch_bounds__(kRowThreads)
   float* sr = s + row * n;
   float mx = -INFINITY;
   for (int j = lane; j < visible; j += 32) mx = fmaxf(mx, sr[j]);
-  mx = detail::warp_max(mx);
+  mx = arch::warp_max(mx);
   float sum = 0.0f;
   for (int j = lane; j < visible; j += 32) sum += expf(sr[j] - mx);
-  sum = detail::warp_sum(sum);
+  sum = arch::warp_sum(sum);
   const float inv = 1.0f / sum;
   for (int j = lane; j < n; j += 32) sr[j] = j < visible ? expf(sr[j] - mx) * inv : 0.0f;
   if (lane == 0) lse[row] = mx + logf(sum);
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(kRowThreads)
   const int lane = threadIdx.x % 32;
   float sum = 0.0f;
   for (int c = lane; c < d; c += 32) sum = fmaf(d_o[row * d + c], o[row * d + c], sum);
-  sum = detail::warp_sum(sum);
+  sum = arch::warp_sum(sum);
   if (lane == 0) delta[row] = sum;
 }
 

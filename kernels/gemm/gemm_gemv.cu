@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "arch/warp_reduce.cuh"
 #include "gemm/common.cuh"
 #include "gemm/gemm_shapes.hpp"
 
@@ -104,8 +105,7 @@ __global__ void __launch_bounds__(256) gemv_rows_kernel(int M, int K, float alph
 #pragma unroll 4
     for (int k = lane; k < K; k += 32) s = fmaf(r[k], b[k], s);
   }
-#pragma unroll
-  for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
+  s = arch::warp_sum(s);
   if (lane == 0) C[row] = epilogue(s, alpha, beta, C + row);
 }
 

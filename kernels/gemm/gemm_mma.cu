@@ -53,6 +53,11 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "arch/numeric.cuh"
+#include "arch/sm80_cp_async.cuh"
+#include "arch/sm80_ldmatrix.cuh"
+#include "arch/sm80_mma.cuh"
+#include "arch/smem.cuh"
 #include "gemm/gemm_mma.hpp"
 
 namespace kernels::gemm {
@@ -79,10 +84,6 @@ using Large = Cfg<128, 256, 2, 4, 4, 1, 16>;  // 192 KB, (64, 64) warp tiles
 using Medium = Cfg<128, 128, 2, 4, 3, 1, 8>;  // 96 KB, (64, 32) warp tiles
 using Small = Cfg<64, 64, 2, 2, 4, 3, 8>;     // 64 KB, (32, 32) warp tiles
 
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
 // Physical byte offset of chunk `c` of row `r` in a tile with `R` chunks per row.
 template <int R>
 __device__ __forceinline__ int swz(int r, int c) {
@@ -104,47 +105,13 @@ template <> struct Elem<__half> {
   static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
 };
 
-__device__ __forceinline__ void cp_async16(std::uint32_t dst, const void* src, bool valid) {
-  // src-size 0 writes 16 zero bytes and reads nothing (src must still be a valid address).
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-template <bool kTrans>
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
-  if constexpr (kTrans)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-  else
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-
-__device__ __forceinline__ std::uint32_t to_tf32(std::uint32_t bits) {
-  std::uint32_t out;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(out) : "f"(__uint_as_float(bits)));
-  return out;
-}
-
 // d += a * b for one (16, 8) tile. T picks the instruction: m16n8k16 bf16/f16, m16n8k8 tf32.
-// Not volatile: a pure register operation, so the compiler may interleave the mmas of one
-// k-step with the ldmatrix of the next (which stay volatile: they read shared memory).
 template <class T>
 __device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>)
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else if constexpr (std::is_same_v<T, __half>)
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  if constexpr (std::is_same_v<T, float>)
+    arch::mma_m16n8k8_tf32(d, a[0], a[1], a[2], a[3], b0, b1);
   else
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    arch::mma_m16n8k16<T>(d, a, b0, b1);
 }
 
 // One operand's (ROWS x BK) tile of a stage, ROWS = BM (A) or BN (B). kKContig: stored
@@ -202,7 +169,9 @@ struct TileLoader {
       if constexpr (kAligned) {
         // cols % E == 0 here, so a chunk that starts inside the row ends inside it.
         const bool valid = kKContig ? (i * RS < fixed_lim && k0 < var_lim) : (0 < fixed_lim && k0 + i * RS < var_lim);
-        cp_async16(smem_u32(tile + dst), valid ? src : G, valid);
+        // Invalid: src-size 0 writes 16 zero bytes and reads nothing (src must still be a
+        // valid address: G).
+        arch::cp_async16(arch::smem_u32(tile + dst), valid ? src : G, valid);
       } else {
         alignas(16) T v[E];
 #pragma unroll
@@ -261,16 +230,16 @@ __device__ __forceinline__ void load_fragments(std::uint32_t (&af)[C::MI][4], st
                                                const unsigned char* a_tile, const unsigned char* b_tile, int ks,
                                                const FA& fa, const FB& fb) {
   constexpr bool kTf32 = sizeof(T) == 4;
-  const std::uint32_t a_s = smem_u32(a_tile), b_s = smem_u32(b_tile);
+  const std::uint32_t a_s = arch::smem_u32(a_tile), b_s = arch::smem_u32(b_tile);
 #pragma unroll
   for (int i = 0; i < C::MI; ++i) {
     if constexpr (kAK) {
       // matrix q: rows mrow + (q & 1) * 8, k chunk (kk / E) + (q >> 1) -> a0..a3.
-      ldmatrix_x4<false>(af[i], a_s + fa.off(i, ks));
+      arch::ldsm_x4(af[i], a_s + fa.off(i, ks));
     } else if constexpr (!kTf32) {
       // Stored (K, M): matrix q covers k rows kk + (q >> 1) * 8 .., m chunk (mrow + (q & 1) * 8) / 8;
       // .trans hands lane (g, t) the elements (m = g, k = 2t, 2t + 1).
-      ldmatrix_x4<true>(af[i], a_s + fa.off(i, ks));
+      arch::ldsm_x4_t(af[i], a_s + fa.off(i, ks));
     } else {
       // tf32, stored (K, M): a0 (m g, k t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4).
 #pragma unroll
@@ -279,7 +248,7 @@ __device__ __forceinline__ void load_fragments(std::uint32_t (&af)[C::MI][4], st
     }
     if constexpr (kTf32) {
 #pragma unroll
-      for (int v = 0; v < 4; ++v) af[i][v] = to_tf32(af[i][v]);
+      for (int v = 0; v < 4; ++v) af[i][v] = arch::to_tf32(af[i][v]);
     }
   }
 #pragma unroll
@@ -287,10 +256,10 @@ __device__ __forceinline__ void load_fragments(std::uint32_t (&af)[C::MI][4], st
     std::uint32_t x[4];
     if constexpr (kBK) {
       // Stored (N, K): matrix q: rows ncol + (q >> 1) * 8, k chunk kk / E + (q & 1).
-      ldmatrix_x4<false>(x, b_s + fb.off(j, ks));
+      arch::ldsm_x4(x, b_s + fb.off(j, ks));
     } else if constexpr (!kTf32) {
       // Stored (K, N): matrix q: k rows kk + (q & 1) * 8 .., n chunk (ncol + (q >> 1) * 8) / 8.
-      ldmatrix_x4<true>(x, b_s + fb.off(j, ks));
+      arch::ldsm_x4_t(x, b_s + fb.off(j, ks));
     } else {
       // tf32, stored (K, N): b0 (k t, n g), b1 (k t + 4, n g), for n tiles at ncol, ncol + 8.
 #pragma unroll
@@ -298,7 +267,7 @@ __device__ __forceinline__ void load_fragments(std::uint32_t (&af)[C::MI][4], st
         x[v] = *reinterpret_cast<const std::uint32_t*>(b_tile + fb.off32(j, ks, v >> 1, v & 1));
     }
 #pragma unroll
-    for (int v = 0; v < 4; ++v) bf[2 * j + v / 2][v % 2] = kTf32 ? to_tf32(x[v]) : x[v];
+    for (int v = 0; v < 4; ++v) bf[2 * j + v / 2][v % 2] = kTf32 ? arch::to_tf32(x[v]) : x[v];
   }
 }
 
@@ -357,9 +326,9 @@ __global__ void __launch_bounds__(C::kThreads, sizeof(T) == 4 && !kAligned && C:
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {
     if (s < ktiles) load_stage(s, s);
-    cp_async_commit();
+    arch::cp_async_commit();
   }
-  cp_async_wait<S - 2>();
+  arch::cp_async_wait<S - 2>();
   __syncthreads();
   int read = 0, write = S - 1;
   load_fragments<C, T, kAK, kBK, LA, LB>(af[0], bf[0], stage_a(0), stage_a(0) + C::kATileBytes, 0, fa, fb);
@@ -373,8 +342,8 @@ __global__ void __launch_bounds__(C::kThreads, sizeof(T) == 4 && !kAligned && C:
 #pragma unroll
     for (int ks = 0; ks < KS; ++ks) {
       if (ks == KS - 1) {
-        cp_async_wait<S - 2>();  // tile kt + 1 has landed (this thread's copies) ...
-        __syncthreads();         // ... every thread's; everyone is done reading stage `read`'s fragments
+        arch::cp_async_wait<S - 2>();  // tile kt + 1 has landed (this thread's copies) ...
+        __syncthreads();               // ... every thread's; everyone is done reading stage `read`'s fragments
         read = read + 1 == S ? 0 : read + 1;
       }
       // Prefetch the fragments of the next k-step (the next stage's first after the barrier;
@@ -385,7 +354,7 @@ __global__ void __launch_bounds__(C::kThreads, sizeof(T) == 4 && !kAligned && C:
                                              nks, fa, fb);
       if (ks == 0) {
         if (kt + S - 1 < ktiles) load_stage(write, kt + S - 1);
-        cp_async_commit();
+        arch::cp_async_commit();
         write = write + 1 == S ? 0 : write + 1;
       }
 #pragma unroll
@@ -394,7 +363,7 @@ __global__ void __launch_bounds__(C::kThreads, sizeof(T) == 4 && !kAligned && C:
         for (int j = 0; j < C::NJ; ++j) mma<T>(acc[i][j], af[ks % 2][i], bf[ks % 2][j][0], bf[ks % 2][j][1]);
     }
   }
-  cp_async_wait<0>();  // no copy may outlive the block (only empty groups remain)
+  arch::cp_async_wait<0>();  // no copy may outlive the block (only empty groups remain)
 
   // Epilogue: acc[i][j] = C rows (g, g + 8) x cols (2t, 2t + 1) of mma tile (i, j); the
   // two columns go out in one store when N is even and C aligned to two elements.

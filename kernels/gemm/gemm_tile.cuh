@@ -53,27 +53,12 @@
 // Shared memory: 2 * BK * (BM + 4 + BN) * 4 bytes (16.6 KB for 128x128x8).
 #include <cstddef>
 
+#include "arch/sm80_cp_async.cuh"
 #include "gemm/common.cuh"
 #include "gemm/gemm_shapes.hpp"
 #include "gemm/gemm_types.hpp"
 
 namespace kernels::gemm::tile {
-
-// 16-byte asynchronous global -> shared copy (sm_80+), bypassing registers and L1. With
-// `inside` false it reads nothing and writes 16 zero bytes (src-size 0).
-__device__ __forceinline__ void cp_async16(void* smem, const float* gmem, bool inside) {
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int src_bytes = inside ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem),
-               "r"(src_bytes)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() {
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-}
 
 // P(r, c .. c+3) of a row-major matrix with `rows` rows and leading dimension ld, zeros
 // where r >= rows or a column >= col_end. kVec: one 16-byte load; the caller guarantees
@@ -117,8 +102,9 @@ struct OperandTile {
         const int r = r0 + 4 * (f % (R / 4));
         if constexpr (kAsync) {
           const bool inside = k < k_end && r < rows;
-          cp_async16(&Xs[f / (R / 4)][4 * (f % (R / 4))], inside ? X + static_cast<std::size_t>(k) * rows + r : X,
-                     inside);
+          // Outside the matrix: nothing read, 16 zero bytes written (src-size 0).
+          arch::cp_async16(&Xs[f / (R / 4)][4 * (f % (R / 4))],
+                           inside ? X + static_cast<std::size_t>(k) * rows + r : X, inside);
         } else {
           reg[i] = load4_range<false>(X, k_end, rows, rows, k, r);
         }
@@ -210,12 +196,12 @@ __global__ void __launch_bounds__(Config<WarpsM, WarpsN>::kThreads, Config<Warps
   auto load_tiles = [&](int k0, int buf) {
     a_tile.load(A, M, K, k_end, row0, k0, As[buf], tid);
     b_tile.load(B, N, K, k_end, col0, k0, Bs[buf], tid);
-    if constexpr (kAsync) cp_async_commit();
+    if constexpr (kAsync) arch::cp_async_commit();
   };
   auto store_tiles = [&](int buf) {
     a_tile.store(As[buf], tid);
     b_tile.store(Bs[buf], tid);
-    if constexpr (kAsync) cp_async_wait_all();
+    if constexpr (kAsync) arch::cp_async_wait<0>();
   };
 
   const int warp = tid / 32;

@@ -60,9 +60,13 @@
 #include <mutex>
 #include <type_traits>
 
-#include <cuda.h>          // CUtensorMap and its enums (header only: no -lcuda)
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#include <cuda.h>  // CUtensorMap and its enums (header only: no -lcuda)
 
+#include "arch/sm90_mbarrier.cuh"
+#include "arch/sm90_tma.cuh"
+#include "arch/sm90_warpgroup.cuh"
+#include "arch/sm90_wgmma.cuh"
+#include "arch/tma_map.hpp"
 #include "gemm/gemm_transpose.hpp"
 
 namespace kernels::gemm {
@@ -95,201 +99,6 @@ constexpr int kCStageBytes = 2 * kBoxBytes;
 // 196608 + 32768 + 1024 + 64 = 230464 bytes <= 232448 (227 KB, the sm_90 opt-in limit).
 constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kCStageBytes + 1024 +
                            2 * kStages * 8;
-
-// ---- PTX wrappers -------------------------------------------------------------------------
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
-// Spins until the phase of parity `parity` of the barrier has completed.
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
-// 2-D TMA tile load: box at element coordinates (c0 inner, c1 outer) -> smem, completion
-// (transaction bytes) on mbarrier `bar`.
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int c0, int c1,
-                                            uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
-}
-
-// Same, multicast: the box lands at the same shared-memory offset in every CTA of the
-// cluster named in `mask`, and completes its bytes on the mbarrier at offset `bar` there.
-__device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const CUtensorMap* map, int c0,
-                                               int c1, uint32_t bar, uint16_t mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
-      : "memory");
-}
-
-// 2-D TMA tile store smem -> global (box at (c0 inner, c1 outer); out-of-bounds parts of the
-// box are not written), tracked in the issuing thread's bulk group.
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int c0, int c1) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
-                   reinterpret_cast<uint64_t>(map)),
-               "r"(src), "r"(c0), "r"(c1)
-               : "memory");
-}
-__device__ __forceinline__ void bulk_commit() {
-  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-}
-// The issued bulk stores have finished reading shared memory (the buffer may be reused).
-__device__ __forceinline__ void bulk_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-}
-// The issued bulk stores are complete (written to global memory).
-__device__ __forceinline__ void bulk_wait_all() {
-  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-}
-// Generic-proxy shared-memory writes become visible to the async proxy (TMA).
-__device__ __forceinline__ void fence_proxy_async() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-// Named barrier `id` over `n` threads (id 0 is __syncthreads').
-__device__ __forceinline__ void named_bar_sync(int id, int n) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-
-__device__ __forceinline__ uint32_t cluster_ctarank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ uint32_t cluster_nctarank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
-  return r;
-}
-// All threads of all CTAs of the cluster (a plain launch is a cluster of one).
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
-}
-// Arrive on the mbarrier at shared offset `bar` of CTA `rank` of the cluster.
-__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
-  asm volatile(
-      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
-      "r"(rank)
-      : "memory");
-}
-
-// wgmma shared-memory matrix descriptor: start address, leading and stride byte offsets
-// (all >> 4, 14 bits each), swizzle mode 1 = 128B in bits 62-63.
-__device__ __forceinline__ uint64_t make_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  uint64_t d = 0;
-  d |= static_cast<uint64_t>((addr & 0x3FFFF) >> 4);
-  d |= static_cast<uint64_t>((lbo & 0x3FFFF) >> 4) << 16;
-  d |= static_cast<uint64_t>((sbo & 0x3FFFF) >> 4) << 32;
-  d |= static_cast<uint64_t>(1) << 62;
-  return d;
-}
-
-__device__ __forceinline__ void wgmma_fence() {
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_commit() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// Keeps the compiler from moving accesses of the accumulators across a wgmma wait (it
-// does not know that the asynchronous wgmma writes them).
-__device__ __forceinline__ void fence_acc(float (&d)[128]) {
-#pragma unroll
-  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-// One wgmma of shape `SHAPE_TYPES` ("m64n256k16.f32.bf16.bf16", ...). 128 accumulators per
-// thread: the (64, 256) f32 tile of the warpgroup. Operands %128/%129: the shared-memory
-// descriptors of A and B; %130 scale-d (1: D += A*B); %131/%132 the transpose bits, which
-// `TAIL` names for 16-bit types and leaves out for tf32 (PTX: imm-trans-a/b exist only for
-// .f16/.bf16; tf32 operands must both be K-major).
-#define HARNESS_WGMMA_M64N256(SHAPE_TYPES, TAIL) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
-      "wgmma.mma_async.sync.aligned." SHAPE_TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, " \
-      "%128, %129, p, 1, 1" TAIL ";\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), \
-        "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), \
-        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), \
-        "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), \
-        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), \
-        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), \
-        "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), \
-        "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), \
-        "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), \
-        "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), \
-        "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), \
-        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), \
-        "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), \
-        "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), \
-        "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), \
-        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), \
-        "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
-      : "l"(desc_a), "l"(desc_b), "r"(1), "n"(TA), "n"(TB))
-
-// One 32-byte K slice of a stage: m64n256k16 for 16-bit inputs, m64n256k8 for tf32 (f32
-// storage; the tensor core reads the upper 19 bits of each float, i.e. truncates the
-// mantissa to TF32's 10 bits).
-template <typename T, int TA, int TB>
-__device__ __forceinline__ void wgmma_m64n256(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    HARNESS_WGMMA_M64N256("m64n256k16.f32.bf16.bf16", ", %131, %132");
-  } else if constexpr (std::is_same_v<T, __half>) {
-    HARNESS_WGMMA_M64N256("m64n256k16.f32.f16.f16", ", %131, %132");
-  } else {
-    static_assert(std::is_same_v<T, float> && TA == 0 && TB == 0,
-                  "tf32 wgmma: both operands K-major, no transpose bits");
-    HARNESS_WGMMA_M64N256("m64n256k8.f32.tf32.tf32", "");
-  }
-}
 
 template <typename T>
 __device__ __forceinline__ T from_float(float x);
@@ -363,26 +172,26 @@ __global__ void __launch_bounds__(kThreads, 1)
                       int splits, float* __restrict__ partial) {
   extern __shared__ unsigned char smem_raw[];
   // Same offsets in every CTA (same kernel, same dynamic layout): multicast relies on it.
-  const uint32_t ring = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t ring = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t cstage = ring + kStages * kStageBytes;              // kConsumers x 16 KB
   const uint32_t full_bar = cstage + kConsumers * kCStageBytes;      // kStages x 8 bytes
   const uint32_t empty_bar = full_bar + kStages * 8;                 // kStages x 8 bytes
 
   const int tid = static_cast<int>(threadIdx.x);
   const int wg = tid / 128;
-  const int cl = static_cast<int>(cluster_nctarank());  // 1 or 2
-  const uint32_t rank = cluster_ctarank();
+  const int cl = static_cast<int>(arch::cluster_nctarank());  // 1 or 2
+  const uint32_t rank = arch::cluster_ctarank();
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(full_bar + 8 * s, 1);  // the producer's expect_tx arrive
+      arch::mbar_init(full_bar + 8 * s, 1);  // the producer's expect_tx arrive
       // One arrive per consumer warp of every CTA of the cluster (each stage's B half is
       // multicast into all of them, so all must have released it).
-      mbar_init(empty_bar + 8 * s, kConsumers * 4 * cl);
+      arch::mbar_init(empty_bar + 8 * s, kConsumers * 4 * cl);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    arch::mbar_fence_init();
   }
   // Barriers initialised in every CTA of the cluster before anyone multicasts or arrives.
-  cluster_sync();
+  arch::cluster_sync();
 
   const int tiles_m = (M + kBM - 1) / kBM;
   const int tiles_n = (N + kBN - 1) / kBN;
@@ -396,7 +205,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (wg == 0) {
     // ---- producer ----
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    arch::warpgroup_reg_dealloc<40>();
     if (tid == 0) {
       int stage = 0;
       uint32_t phase = 0;
@@ -408,36 +217,36 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int ks = ks_begin; ks < ks_end; ++ks) {
           const int k0 = ks * BK;
           const uint32_t fb = full_bar + 8 * stage;
-          mbar_wait(empty_bar + 8 * stage, phase ^ 1u);  // fresh barrier: passes at once
-          mbar_expect_tx(fb, kStageBytes);  // A, own B part and the peer's multicast part
+          arch::mbar_wait(empty_bar + 8 * stage, phase ^ 1u);  // fresh barrier: passes at once
+          arch::mbar_expect_tx(fb, kStageBytes);  // A, own B part and the peer's multicast part
           const uint32_t sa = ring + stage * kStageBytes;
           const uint32_t sb = sa + kABytes;
           if constexpr (!TA) {
-            tma_load_2d(sa, &map_a, k0, m0, fb);  // A (M, K): box {64 k, 128 m}
+            arch::tma_load_2d(sa, &map_a, k0, m0, fb);  // A (M, K): box {64 k, 128 m}
           } else {
 #pragma unroll
             for (int i = 0; i < kBM / 64; ++i)  // A (K, M): boxes {64 m, 64 k}
-              tma_load_2d(sa + i * kBoxBytes, &map_a, m0 + 64 * i, k0, fb);
+              arch::tma_load_2d(sa + i * kBoxBytes, &map_a, m0 + 64 * i, k0, fb);
           }
           if (cl == 1) {
             if constexpr (TB) {
-              tma_load_2d(sb, &map_b, k0, n0, fb);  // B (N, K): box {64 k, 256 n}
+              arch::tma_load_2d(sb, &map_b, k0, n0, fb);  // B (N, K): box {64 k, 256 n}
             } else {
 #pragma unroll
               for (int j = 0; j < kBN / 64; ++j)  // B (K, N): boxes {64 n, 64 k}
-                tma_load_2d(sb + j * kBoxBytes, &map_b, n0 + 64 * j, k0, fb);
+                arch::tma_load_2d(sb + j * kBoxBytes, &map_b, n0 + 64 * j, k0, fb);
             }
           } else {
             // Cluster of 2 sharing n0: CTA `rank` loads B columns [128 rank, 128 rank + 128)
             // of the tile and multicasts them to both CTAs (16 KB each way).
             if constexpr (TB) {
-              tma_load_2d_mc(sb + rank * 16384u, &map_b, k0, n0 + 128 * static_cast<int>(rank),
-                             fb, 0x3);  // B (N, K): box {64 k, 128 n}
+              arch::tma_load_2d_multicast(sb + rank * 16384u, &map_b, k0, n0 + 128 * static_cast<int>(rank),
+                                          fb, 0x3);  // B (N, K): box {64 k, 128 n}
             } else {
 #pragma unroll
               for (int j = 0; j < 2; ++j) {
                 const int jj = 2 * static_cast<int>(rank) + j;
-                tma_load_2d_mc(sb + jj * kBoxBytes, &map_b, n0 + 64 * jj, k0, fb, 0x3);
+                arch::tma_load_2d_multicast(sb + jj * kBoxBytes, &map_b, n0 + 64 * jj, k0, fb, 0x3);
               }
             }
           }
@@ -450,7 +259,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     // ---- consumers ----
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    arch::warpgroup_reg_alloc<232>();
     const int c = wg - 1;  // rows [64 c, 64 c + 64) of the block tile
     const int lane = tid % 32;
     const int warp = (tid % 128) / 32;
@@ -469,10 +278,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     auto release = [&](int s) {
       if (lane != 0) return;
       if (cl == 1) {
-        mbar_arrive(empty_bar + 8 * s);
+        arch::mbar_arrive(empty_bar + 8 * s);
       } else {
-        mbar_arrive_cluster(empty_bar + 8 * s, 0);
-        mbar_arrive_cluster(empty_bar + 8 * s, 1);
+        arch::mbar_arrive_cluster(empty_bar + 8 * s, 0);
+        arch::mbar_arrive_cluster(empty_bar + 8 * s, 1);
       }
     };
 
@@ -488,22 +297,22 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int i = 0; i < 128; ++i) acc[i] = 0.f;
       int prev_stage = -1;
       for (int ks = ks_begin; ks < ks_end; ++ks) {
-        mbar_wait(full_bar + 8 * stage, phase);
+        arch::mbar_wait(full_bar + 8 * stage, phase);
         const uint32_t sa = ring + stage * kStageBytes + a_off;
         const uint32_t sb = ring + stage * kStageBytes + kABytes;
-        fence_acc(acc);
-        wgmma_fence();
+        arch::fence_regs(acc);
+        arch::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {  // 4 slices of 32 bytes of K (k16 or tf32 k8)
-          const uint64_t da = make_desc(sa + kk * kSliceA, kLboA, 1024u);
-          const uint64_t db = make_desc(sb + kk * kSliceB, kLboB, 1024u);
-          wgmma_m64n256<T, kTnspA, kTnspB>(acc, da, db);
+          const uint64_t da = arch::make_smem_desc(sa + kk * kSliceA, kLboA, 1024u);
+          const uint64_t db = arch::make_smem_desc(sb + kk * kSliceB, kLboB, 1024u);
+          arch::wgmma_ss<T, 256, kTnspA, kTnspB>(acc, da, db);
         }
-        wgmma_commit();
+        arch::wgmma_commit();
         // The previous K step's wgmma group is done once at most this one is pending:
         // its stage goes back to the producer(s).
-        wgmma_wait<1>();
-        fence_acc(acc);
+        arch::wgmma_wait<1>();
+        arch::fence_regs(acc);
         if (prev_stage >= 0) release(prev_stage);
         prev_stage = stage;
         if (++stage == kStages) {
@@ -511,8 +320,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           phase ^= 1u;
         }
       }
-      wgmma_wait<0>();
-      fence_acc(acc);
+      arch::wgmma_wait<0>();
+      arch::fence_regs(acc);
       if (prev_stage >= 0) release(prev_stage);
 
       // Epilogue. Accumulator j of this thread (m64nNk16 f32 fragment layout):
@@ -530,8 +339,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         const bool leader = (tid % 128) == 0;
 #pragma unroll
         for (int pass = 0; pass < kBN / kPassCols; ++pass) {
-          if (leader) bulk_wait_read();  // the previous store has read the buffer
-          named_bar_sync(1 + c, 128);
+          if (leader) arch::bulk_wait_read();  // the previous store has read the buffer
+          arch::named_bar_sync(1 + c, 128);
 #pragma unroll
           for (int jl = 0; jl < kGroups; ++jl) {
             const int j8 = kGroups * pass + jl;
@@ -546,12 +355,12 @@ __global__ void __launch_bounds__(kThreads, 1)
               st_shared_pair<T>(addr, alpha * acc[4 * j8 + 2 * h], alpha * acc[4 * j8 + 2 * h + 1]);
             }
           }
-          fence_proxy_async();
-          named_bar_sync(1 + c, 128);
+          arch::fence_proxy_async();
+          arch::named_bar_sync(1 + c, 128);
           if (leader) {
-            tma_store_2d(&map_c, my_cstage, n0 + kPassCols * pass, m0 + 64 * c);
-            tma_store_2d(&map_c, my_cstage + kBoxBytes, n0 + kPassCols * pass + kBoxCols, m0 + 64 * c);
-            bulk_commit();
+            arch::tma_store_2d(&map_c, my_cstage, n0 + kPassCols * pass, m0 + 64 * c);
+            arch::tma_store_2d(&map_c, my_cstage + kBoxBytes, n0 + kPassCols * pass + kBoxCols, m0 + 64 * c);
+            arch::bulk_commit();
           }
         }
         continue;
@@ -616,10 +425,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
     // C written before the kernel ends (the stores are asynchronous).
-    if (tma_store && (tid % 128) == 0) bulk_wait_all();
+    if (tma_store && (tid % 128) == 0) arch::bulk_wait_all();
   }
   // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
-  if (cl > 1) cluster_sync();
+  if (cl > 1) arch::cluster_sync();
 }
 
 // Split-K's second pass: C = alpha * sum + beta * C (C read only when beta != 0, as BLAS),
@@ -637,35 +446,16 @@ __global__ void splitk_finish_kernel(const float* __restrict__ sum, T* __restric
 
 // ---- host side ------------------------------------------------------------------------------
 
-PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
-  // The driver's tensor-map encoder through the runtime, so nothing links libcuda.
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                         &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess) {
-      (void)cudaGetLastError();
-      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
-    }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
-  }();
-  return fn;
-}
-
 // Row-major (rows, cols) matrix with leading dimension `ld` elements (2 bytes each, 4 for
-// FLOAT32), boxes of {box_cols, box_rows} elements, 128B swizzle, zero fill out of bounds.
+// FLOAT32), boxes of {box_cols, box_rows} elements, 128B swizzle, zero fill out of bounds
+// (arch::encode_tensor_map: the driver's encoder through the runtime, no -lcuda).
 bool encode_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int rows, int cols,
                 int ld, int box_cols, int box_rows) {
-  const cuuint64_t elem = type == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ? 4 : 2;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * elem};  // bytes, dim 1
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  return encode_fn()(map, type, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
-                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  const std::uint64_t elem = type == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ? 4 : 2;
+  const std::uint64_t dims[2] = {static_cast<std::uint64_t>(cols), static_cast<std::uint64_t>(rows)};
+  const std::uint64_t strides[1] = {static_cast<std::uint64_t>(ld) * elem};  // bytes, dim 1
+  const std::uint32_t box[2] = {static_cast<std::uint32_t>(box_cols), static_cast<std::uint32_t>(box_rows)};
+  return arch::encode_tensor_map(map, type, 2, ptr, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 // A small host cache of encoded maps. A map is a pure function of its key (address, dims,
@@ -868,7 +658,7 @@ const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M
   }
   if (major != 9 || minor != 0)
     return "not Hopper: wgmma needs compute capability 9.0 (built for sm_90a only)";
-  if (encode_fn() == nullptr) return "cuTensorMapEncodeTiled unavailable from the driver";
+  if (arch::tensor_map_encoder() == nullptr) return "cuTensorMapEncodeTiled unavailable from the driver";
   // tf32: any operand that is not K-major with 16-byte rows is rewritten into the workspace.
   if (elem_bytes == 4) return nullptr;
   // TMA: the byte stride between stored rows must be a multiple of 16.

@@ -65,10 +65,10 @@ __global__ void softmax_rows_kernel(T* __restrict__ S, T* __restrict__ lse, std:
     T* row = S + r * N;
     T m = T(-INFINITY);
     for (int j = lane; j < N; j += 32) m = max(m, row[j]);
-    m = warp_max(m);
+    m = arch::warp_max(m);
     T sum = T(0);
     for (int j = lane; j < N; j += 32) sum += exp(row[j] - m);
-    const T l = m + log(warp_sum(sum));
+    const T l = m + log(arch::warp_sum(sum));
     for (int j = lane; j < N; j += 32) row[j] = exp(row[j] - l);
     if (lane == 0) lse[r] = l;
   }

@@ -28,13 +28,13 @@ __global__ void ln_forward_kernel(const bf16* x, const float* gamma, const float
   const bf16* xr = x + static_cast<std::size_t>(row) * cols;
   float s = 0.f;
   for (int c = lane; c < cols; c += 32) s += f(xr[c]);
-  const float mean = warp_sum(s) / static_cast<float>(cols);
+  const float mean = arch::warp_sum(s) / static_cast<float>(cols);
   float q = 0.f;
   for (int c = lane; c < cols; c += 32) {
     const float d = f(xr[c]) - mean;
     q += d * d;
   }
-  const float rstd = rsqrtf(warp_sum(q) / static_cast<float>(cols) + eps);
+  const float rstd = rsqrtf(arch::warp_sum(q) / static_cast<float>(cols) + eps);
   bf16* yr = y + static_cast<std::size_t>(row) * cols;
   for (int c = lane; c < cols; c += 32) yr[c] = __float2bfloat16_rn((f(xr[c]) - mean) * rstd * gamma[c] + beta[c]);
   if (lane == 0 && mean_out != nullptr) {
@@ -57,7 +57,7 @@ __global__ void ln_dx_kernel(const bf16* x, const float* gamma, const float* mea
     sgx += g * (f(x[base + c]) - mu) * rs;
   }
   const float inv = 1.f / static_cast<float>(cols);
-  const float mg = warp_sum(sg) * inv, mgx = warp_sum(sgx) * inv;
+  const float mg = arch::warp_sum(sg) * inv, mgx = arch::warp_sum(sgx) * inv;
   for (int c = lane; c < cols; c += 32) {
     const float g = f(dy[base + c]) * gamma[c];
     const float xhat = (f(x[base + c]) - mu) * rs;

@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(kColTile* kColRows)
   partial[ty][tx] = acc;
   __syncthreads();
   // warp ty reduces column ty of the tile: its lanes hold the 32 row-partials
-  const T total = warp_sum(partial[tx][ty]);
+  const T total = arch::warp_sum(partial[tx][ty]);
   const int oc = static_cast<int>(blockIdx.x) * kColTile + ty;
   if (tx == 0 && oc < cols) out[oc] = total;
 }

@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kRowThreads)
       total += widen<P>(sv);
     }
   }
-  const P mu = warp_sum(total) / P(cols);
+  const P mu = arch::warp_sum(total) / P(cols);
   P sq = P(0);
   if constexpr (kPer > 0) {
 #pragma unroll
@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(kRowThreads)
       sq += d * d;
     }
   }
-  const P rs = P(1) / sqrt(warp_sum(sq) / P(cols) + eps);
+  const P rs = P(1) / sqrt(arch::warp_sum(sq) / P(cols) + eps);
   if constexpr (kPer > 0) {
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {

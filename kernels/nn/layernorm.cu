@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(kRowThreads)
       for (int e = 0; e < W; ++e) sum += buf[k].v[e];
     }
   }
-  const T mu = warp_sum(sum) / T(cols);
+  const T mu = arch::warp_sum(sum) / T(cols);
   T sq = T(0);
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(kRowThreads)
       }
     }
   }
-  const T r = T(1) / sqrt(warp_sum(sq) / T(cols) + eps);
+  const T r = T(1) / sqrt(arch::warp_sum(sq) / T(cols) + eps);
   T* yr = y + static_cast<std::size_t>(row) * cols;
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
@@ -87,13 +87,13 @@ __global__ void __launch_bounds__(kRowThreads)
   const T* xr = x + static_cast<std::size_t>(row) * cols;
   T sum = T(0);
   for (int c = lane; c < cols; c += 32) sum += xr[c];
-  const T mu = warp_sum(sum) / T(cols);
+  const T mu = arch::warp_sum(sum) / T(cols);
   T sq = T(0);
   for (int c = lane; c < cols; c += 32) {
     const T dlt = xr[c] - mu;
     sq += dlt * dlt;
   }
-  const T r = T(1) / sqrt(warp_sum(sq) / T(cols) + eps);
+  const T r = T(1) / sqrt(arch::warp_sum(sq) / T(cols) + eps);
   T* yr = y + static_cast<std::size_t>(row) * cols;
   for (int c = lane; c < cols; c += 32) yr[c] = (xr[c] - mu) * r * gamma[c] + beta[c];
   if (lane == 0) {
@@ -135,8 +135,8 @@ __global__ void __launch_bounds__(kRowThreads)
       }
     }
   }
-  const T mean_g = warp_sum(sum_g) / T(cols);
-  const T mean_gx = warp_sum(sum_gx) / T(cols);
+  const T mean_g = arch::warp_sum(sum_g) / T(cols);
+  const T mean_gx = arch::warp_sum(sum_gx) / T(cols);
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
     const int v = lane + 32 * k;
@@ -168,8 +168,8 @@ __global__ void __launch_bounds__(kRowThreads)
     sum_g += g;
     sum_gx += g * (xr[c] - mu) * r;
   }
-  const T mean_g = warp_sum(sum_g) / T(cols);
-  const T mean_gx = warp_sum(sum_gx) / T(cols);
+  const T mean_g = arch::warp_sum(sum_g) / T(cols);
+  const T mean_gx = arch::warp_sum(sum_gx) / T(cols);
   T* dxr = dx + off;
   for (int c = lane; c < cols; c += 32)
     dxr[c] = r * (dyr[c] * gamma[c] - mean_g - (xr[c] - mu) * r * mean_gx);
@@ -203,8 +203,8 @@ __global__ void __launch_bounds__(kColTile* kColRows)
   part_g[ty][tx] = acc_g;
   part_b[ty][tx] = acc_b;
   __syncthreads();
-  const T g = warp_sum(part_g[tx][ty]);
-  const T b = warp_sum(part_b[tx][ty]);
+  const T g = arch::warp_sum(part_g[tx][ty]);
+  const T b = arch::warp_sum(part_b[tx][ty]);
   const int oc = static_cast<int>(blockIdx.x) * kColTile + ty;
   if (tx == 0 && oc < cols) {
     dgamma[oc] = g;

@@ -8,6 +8,8 @@
 
 #include <cuda_runtime.h>
 
+#include "arch/warp_reduce.cuh"
+
 namespace kernels::nn::detail {
 
 constexpr int kThreads = 256;  // block size of the grid-stride kernels
@@ -67,44 +69,32 @@ inline unsigned grid_for(std::size_t work, int threads = kThreads, int per_sm = 
 }
 
 // ---- reductions (fixed order: deterministic for a given launch configuration) ----------
-
-template <class T>
-__device__ __forceinline__ T warp_sum(T v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-template <class T>
-__device__ __forceinline__ T warp_max(T v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
+// Over a warp: arch::warp_sum / arch::warp_max (the same butterfly in every lane).
 
 // Sum (or max) over the block, returned to every thread. blockDim.x is a multiple of 32;
 // sh holds 32 elements. Every warp reduces the same per-warp partials in the same order,
 // so no broadcast step is needed. Safe to call repeatedly with the same sh.
 template <class T>
 __device__ __forceinline__ T block_sum(T v, T* sh) {
-  v = warp_sum(v);
+  v = arch::warp_sum(v);
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int warp = static_cast<int>(threadIdx.x) >> 5;
   __syncthreads();  // sh may still be read by a previous call
   if (lane == 0) sh[warp] = v;
   __syncthreads();
   T r = lane < static_cast<int>(blockDim.x >> 5) ? sh[lane] : T(0);
-  return warp_sum(r);
+  return arch::warp_sum(r);
 }
 template <class T>
 __device__ __forceinline__ T block_max(T v, T* sh) {
-  v = warp_max(v);
+  v = arch::warp_max(v);
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int warp = static_cast<int>(threadIdx.x) >> 5;
   __syncthreads();
   if (lane == 0) sh[warp] = v;
   __syncthreads();
   T r = lane < static_cast<int>(blockDim.x >> 5) ? sh[lane] : T(-INFINITY);
-  return warp_max(r);
+  return arch::warp_max(r);
 }
 
 }  // namespace kernels::nn::detail

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "arch/warp_reduce.cuh"
+
 namespace kernels::scan {
 namespace {
 
@@ -282,13 +284,6 @@ __device__ void publish(unsigned long long* word, unsigned long long flag, T val
 }
 
 template <class T>
-__device__ T warp_sum(T v) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;  // every lane
-}
-
-template <class T>
 struct LookBack {
   unsigned long long* status;
   unsigned tile;
@@ -325,13 +320,13 @@ struct LookBack {
       const unsigned prefixes = __ballot_sync(0xffffffffu, (w >> 32) == kPrefix);
       const T value = from_bits<T>(static_cast<unsigned>(w));
       if (prefixes == 0) {
-        exclusive += warp_sum(value);
+        exclusive += arch::warp_sum(value);
         continue;
       }
       // The prefix enters last, once: its addition chain grows by 2 per hop (here and
       // + aggregate below), not by the 5 shuffle levels (scan_problem.cpp's bound).
       const unsigned first = 31u - __clz(prefixes);  // highest lane holding a prefix
-      const T after = warp_sum(lane > first ? value : T(0));
+      const T after = arch::warp_sum(lane > first ? value : T(0));
       exclusive = __shfl_sync(0xffffffffu, value, first) + (exclusive + after);
       break;
     }

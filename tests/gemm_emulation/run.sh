@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/gemm"
+mkdir -p "$work/gemm" "$work/arch"
 python3 - "$root/kernels/gemm" "$work/gemm" <<'PY'
 import re, sys
 src, dst = sys.argv[1] + "/", sys.argv[2] + "/"
@@ -29,19 +29,24 @@ for f in ["gemm_tile.cuh", "gemm_gemv.cu", "gemm_splitk.cu", "gemm_coarsened.cu"
     s, n = launch.subn(lambda m: f"emu_launch(dim3({m.group(2)}), dim3({m.group(3)}), [&] {{ {m.group(1)}({m.group(4)}); }});", s)
     if f.endswith(".cu") and "<<<" in s:
         sys.exit(f"{f}: a launch the rewrite does not understand")
-    if f == "gemm_tile.cuh":
-        a = s.index("__device__ __forceinline__ void cp_async16")
-        b = s.index("// P(r, c .. c+3) of a row-major")
-        s = s[:a] + """inline void cp_async16(void* smem, const float* gmem, bool inside) {
-  if (inside) std::memcpy(smem, gmem, 16); else std::memset(smem, 0, 16);
-}
-inline void cp_async_commit() {}
-inline void cp_async_wait_all() {}
-
-""" + s[b:]
     if f == "common.cuh":
         s = s.replace("#include <cuda_runtime.h>", '#include "emu.hpp"')
     open(dst + f, "w").write(s)
+# kernels/arch: the warp reductions as they are (emu.hpp's __shfl_xor_sync), cp.async as a
+# synchronous copy.
+arch_src, arch_dst = src + "../arch/", dst + "../arch/"
+open(arch_dst + "warp_reduce.cuh", "w").write(open(arch_src + "warp_reduce.cuh").read())
+open(arch_dst + "sm80_cp_async.cuh", "w").write("""#pragma once
+#include <cstring>
+namespace kernels::arch {
+inline void cp_async16(void* smem, const void* gmem, bool valid = true) {
+  if (valid) std::memcpy(smem, gmem, 16); else std::memset(smem, 0, 16);
+}
+inline void cp_async_commit() {}
+template <int kPending>
+inline void cp_async_wait() {}
+}  // namespace kernels::arch
+""")
 PY
 cp "$here/emu.hpp" "$here/main.cpp" "$work/"
 flags="-std=c++20 -O1 -w -I$work -I/usr/local/cuda/include -include $work/emu.hpp"

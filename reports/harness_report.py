@@ -10,6 +10,7 @@ import argparse
 import datetime
 import json
 import math
+import re
 import sys
 
 
@@ -66,12 +67,100 @@ def cuda_torch(prog):
     return torch
 
 
+# ---- Model FLOP utilization (issue 36) --------------------------------------------------
+# The formula of models/mfu.hpp (dense_bf16_peak), for the PyTorch references and the
+# tables: dense bf16 tensor-core peak = SMs x FLOP/clk/SM x the maximum SM clock
+# (cudaDevAttrClockRate, kHz); sm_90 only (4096 FLOP/clk/SM), "peak unknown" elsewhere.
+# Keep the two in step (tests: models_cpu_test DenseBf16PeakAndModelFlopsUtilization,
+# reports_scripts_py TinyHarnessReport).
+DENSE_BF16_FLOP_PER_CLOCK_PER_SM = {(9, 0): 4096}
+
+MFU_BASIS = ("model_flops_per_step / phase_ms.step (mean CUDA-event step time) / peak_tflops (dense bf16 tensor "
+             "cores, for FP32 and bf16 runs alike)")
+
+
+def dense_bf16_peak(cc_major, cc_minor, sm_count, clock_khz, name=""):
+    """(TFLOP/s or None, source): the peak and its formula with the figures, or None and
+    why it is unknown (models::dense_bf16_peak, word for word)."""
+    arch = f"sm_{cc_major}{cc_minor}"
+    if re.search(r"\bH20\b", name or ""):
+        return None, f"peak unknown: {name} ({arch}) has cut-down tensor cores, not 4096 FLOP/clk/SM"
+    per_clock = DENSE_BF16_FLOP_PER_CLOCK_PER_SM.get((cc_major, cc_minor), 0)
+    if not per_clock:
+        return None, f"peak unknown: dense bf16 FLOP/clk/SM of {arch} is not in the table (sm_90 only)"
+    if not sm_count or sm_count <= 0 or not clock_khz or clock_khz <= 0:
+        return None, f"peak unknown: the SM count or the maximum SM clock of the {arch} device is not known"
+    return (sm_count * per_clock * clock_khz * 1e3 * 1e-12,
+            f"{arch} dense bf16 tensor cores: {sm_count} SMs x {per_clock} FLOP/clk x {clock_khz / 1000:g} MHz "
+            "(cudaDevAttrClockRate, the maximum SM clock)")
+
+
+def mfu(flops_per_step, step_s, peak_tflops):
+    """flops_per_step / step_s / the peak (a fraction), or None without a peak or a time."""
+    if not peak_tflops or not step_s or step_s <= 0:
+        return None
+    return flops_per_step / step_s / (peak_tflops * 1e12)
+
+
+def peak_of_environment(env):
+    """(TFLOP/s or None, source) from a report's environment.gpu as `harness run` writes it
+    (compute_capability "9.0", sm_count, sm_clock_max_mhz); for reports whose results
+    predate the peak fields."""
+    gpu = (env or {}).get("gpu") or {}
+    try:
+        major, minor = (int(x) for x in str(gpu.get("compute_capability", "")).split("."))
+    except ValueError:
+        return None, "peak unknown: the report names no compute capability"
+    return dense_bf16_peak(major, minor, gpu.get("sm_count"), (gpu.get("sm_clock_max_mhz") or 0) * 1000,
+                           gpu.get("name", ""))
+
+
+def max_sm_clock_khz(index=0):
+    """The maximum SM clock of CUDA device `index` in kHz, from the driver API
+    (cuDeviceGetAttribute CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13, the attribute behind
+    cudaDevAttrClockRate; torch's device properties carry no clock); None if the driver
+    cannot be asked."""
+    import ctypes
+    try:
+        cu = ctypes.CDLL("libcuda.so.1")
+        dev, khz = ctypes.c_int(), ctypes.c_int()
+        if cu.cuInit(0) != 0 or cu.cuDeviceGet(ctypes.byref(dev), index) != 0:
+            return None
+        if cu.cuDeviceGetAttribute(ctypes.byref(khz), 13, dev) != 0:
+            return None
+        return khz.value
+    except (OSError, AttributeError):
+        return None
+
+
+def device_peak(torch_module, index=0):
+    """{"peak_tflops", "peak_source"} of torch's CUDA device `index`."""
+    props = torch_module.cuda.get_device_properties(index)
+    khz = max_sm_clock_khz(index)
+    tflops, source = dense_bf16_peak(props.major, props.minor, props.multi_processor_count, khz or 0, props.name)
+    if khz is None and tflops is None and "SM clock" in source:
+        source += " (cuDeviceGetAttribute CU_DEVICE_ATTRIBUTE_CLOCK_RATE failed)"
+    return {"peak_tflops": tflops, "peak_source": source}
+
+
+def mfu_fields(flops_per_step, step_ms, peak):
+    """The extra fields of a train_transformer result, as the engine writes them:
+    model_flops_per_step, peak_tflops, peak_source, mfu (against the mean step in ms),
+    mfu_basis. peak: device_peak's dict (None: unknown, not asked)."""
+    peak = peak or {"peak_tflops": None, "peak_source": "peak unknown: not queried"}
+    return {"model_flops_per_step": flops_per_step, "peak_tflops": peak["peak_tflops"],
+            "peak_source": peak["peak_source"],
+            "mfu": mfu(flops_per_step, (step_ms or 0) * 1e-3, peak["peak_tflops"]), "mfu_basis": MFU_BASIS}
+
+
 def environment(torch_module, command_line):
     torch = torch_module
     props = torch.cuda.get_device_properties(0)
+    khz = max_sm_clock_khz(0)
     return {"gpu": {"index": 0, "name": props.name, "sm_count": props.multi_processor_count,
                     "compute_capability": f"{props.major}.{props.minor}",
-                    "memory_gib": props.total_memory / 2**30},
+                    "memory_gib": props.total_memory / 2**30,
+                    **({"sm_clock_max_mhz": khz // 1000} if khz else {})},
             "gpu_unavailable_reason": "", "cuda_driver": "", "cuda_runtime": str(torch.version.cuda),
             "host": "", "cpu": "", "cpu_threads": 0, "harness_version": "pytorch " + torch.__version__,
             "git_commit": "", "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

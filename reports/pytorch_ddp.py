@@ -17,7 +17,10 @@ mean step time. After the timed steps every rank's weights are hashed and gather
 difference is reported as a failed result. `world_size` (the torchrun size) is part of
 the result's parameters; results from `--nproc_per_node 1` give DDP's own scaling.
 Source / target lengths (src_len / tgt_len, 0 meaning seq_len) and the copy task are
-pytorch_transformer.py's.
+pytorch_transformer.py's. MFU per GPU (issue 36): model_flops_per_step (one rank's work(),
+as the engine's data-parallel results count it), peak_tflops / peak_source (the GPU's
+dense bf16 peak, harness_report.dense_bf16_peak) and mfu = the FLOPs / the mean step / the
+peak, in extra.
 PyTorch is needed only to train: --help and the argument checks work without it.
 """
 import argparse
@@ -146,6 +149,12 @@ def base_entry(p, world):
             "device": ",".join(f"cuda:{i}" for i in range(world))}
 
 
+def mfu_text(x):
+    if x.get("mfu") is None:
+        return f"MFU: {x['peak_source']}"
+    return f"MFU {x['mfu']:.1%} per GPU of {x['peak_tflops']:.1f} TFLOP/s"
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     torch = harness_report.cuda_torch("pytorch_ddp.py")
@@ -168,6 +177,7 @@ def main(argv=None):
     if world > 1:
         dist.init_process_group("nccl")
     settings = suite_settings(args.suite) if os.path.exists(args.suite) else {}
+    peak = harness_report.device_peak(torch, local)
     results = []
     for case, p in configs:
         warm, steps = settings.get(case, (3, 20))
@@ -176,7 +186,7 @@ def main(argv=None):
         entry = base_entry(p, world)
         name, w = entry["name"], entry["work"]["flops"]
         try:
-            samples, phases, peak, losses, nparams, hashes = run(torch, p, warm, steps, rank, world, local)
+            samples, phases, peak_bytes, losses, nparams, hashes = run(torch, p, warm, steps, rank, world, local)
             st = harness_report.stats(samples)
             tokens = p["batch"] * lengths(p)[1] * world
             same = len(set(hashes)) == 1
@@ -184,18 +194,20 @@ def main(argv=None):
                           "reason": "" if same else f"weights differ across ranks: {hashes}",
                           "samples_s": samples, "stats": st,
                           "rates": {"gflops": w / st["median_s"] * 1e-9, "gbytes_per_s": 0, "arithmetic_intensity": 0},
-                          "memory": {"io_device_bytes": 0, "workspace_peak_bytes": peak},
+                          "memory": {"io_device_bytes": 0, "workspace_peak_bytes": peak_bytes},
                           "extra": {"phase_ms": phases, "world_size": world,
                                     "tokens_per_s": tokens / (phases["step"] * 1e-3),
                                     "tokens_per_s_per_gpu": tokens / world / (phases["step"] * 1e-3),
                                     "weights_identical": same, "weight_hashes": hashes,
-                                    "peak_bytes_allocated": peak, "parameters": nparams, "warmup_steps": warm,
+                                    "peak_bytes_allocated": peak_bytes, "parameters": nparams, "warmup_steps": warm,
                                     "timed_steps": steps, "loss_first": losses[0], "loss_last": losses[-1],
-                                    "ddp": "torch.nn.parallel.DistributedDataParallel, bucket_cap_mb 25 (default)"}})
+                                    "ddp": "torch.nn.parallel.DistributedDataParallel, bucket_cap_mb 25 (default)",
+                                    **harness_report.mfu_fields(w, phases["step"], peak)}})
             if rank == 0:
                 print(f"{name}: {st['median_s'] * 1e3:.3f} ms/step (median of {steps}; forward {phases['forward']:.3f}, "
                       f"backward {phases['backward']:.3f}, optimizer {phases['optimizer']:.3f} ms), "
-                      f"{entry['extra']['tokens_per_s']:.0f} tokens/s (job, {world} GPU), peak {peak / 2**20:.0f} MiB, "
+                      f"{entry['extra']['tokens_per_s']:.0f} tokens/s (job, {world} GPU), {mfu_text(entry['extra'])}, "
+                      f"peak {peak_bytes / 2**20:.0f} MiB, "
                       f"weights identical: {same}, loss {losses[0]:.4f} -> {losses[-1]:.4f}", flush=True)
         except torch.cuda.OutOfMemoryError as e:
             entry.update(harness_report.skipped(f"out of memory: {first_line(e)}"))

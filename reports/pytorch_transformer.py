@@ -12,8 +12,31 @@ results. One invocation runs any of four modes, each a result (a variant) of its
 
   python3 reports/pytorch_transformer.py suites/transformer.yaml --out pytorch_transformer.json \\
       [--modes fp32,fp32-compile,bf16,bf16-compile | --modes all | --precision bf16 --compile] \\
-      [--compile-mode default|reduce-overhead|max-autotune] [--harness build/release/bin/harness] \\
+      [--compile-modes default,reduce-overhead,max-autotune-no-cudagraphs | --compile-modes all] \\
+      [--compile-timeout 600] [--harness build/release/bin/harness] \\
       [--filter REGEX] [--warmup 50 --steps 200] [--seed 42] [--kernels 5]
+
+torch.compile modes (issue 36): a compiled mode runs once per --compile-modes entry, each
+a result of its own; the variant name ends with the compile mode unless it is `default`
+(pytorch_bf16_compile, pytorch_bf16_compile_reduce_overhead,
+pytorch_bf16_compile_max_autotune_no_cudagraphs, ...) and extra.compile_mode names it.
+reports/tables.py takes the fastest PyTorch result that finished, per configuration and
+precision, as the reference. Each compiled run is a child process of its own (this
+script with --child), in a new session: the compilation and the first step must end
+within --compile-timeout seconds, and the remaining steps within as many again, else the
+child's whole process group (inductor's compile workers included) is ended and the run
+becomes a skipped result that says so; never a hung call. A child process, not a signal
+alarm: SIGALRM reaches Python only between bytecodes, so it cannot interrupt a compiler
+or autotuner blocked inside C code or waiting on its worker pool, and an interrupted
+compilation would leave dynamo's caches, CUDA graph pools and GPU memory behind for the
+next mode. --compile-timeout 0: no limit, compiled in this process (the earlier
+behaviour). --compile-mode X is --compile-modes X.
+
+MFU (issue 36): each passed result carries model_flops_per_step (work(), the harness
+plugin's count), peak_tflops and peak_source (the dense bf16 tensor-core peak of the GPU:
+SMs x 4096 FLOP/clk x the maximum SM clock on sm_90, "peak unknown" elsewhere;
+harness_report.dense_bf16_peak, the formula of models/mfu.hpp) and mfu = the FLOPs / the
+mean step time / the peak, for FP32 and bf16 alike.
 
 The model is the one of models/ (models/include/models/layers.hpp): token embeddings
 N(0, 1) for source and target plus the sinusoidal positional encoding (no sqrt(d)
@@ -56,11 +79,15 @@ PyTorch is needed only to run the modes: --help and the argument checks work wit
 import argparse
 import contextlib
 import gc
+import json
 import math
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -78,6 +105,26 @@ MODES = {
     "bf16-compile": ("pytorch_bf16_compile", "bf16", True),
 }
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+# --compile-modes all: the three of issue 36. max-autotune (the autotuned kernels replayed in
+# CUDA graphs) runs when named: its autotuning is the longest compile of all.
+ALL_COMPILE_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs")
+COMPILE_TIMEOUT_S = 600.0
+
+
+def variant_name(mode, compile_mode="default"):
+    """The result's variant: the mode's (MODES), followed by the compile mode where it is
+    not `default` (pytorch_bf16_compile_reduce_overhead)."""
+    variant, _, compiled = MODES[mode]
+    if compiled and compile_mode and compile_mode != "default":
+        return variant + "_" + compile_mode.replace("-", "_")
+    return variant
+
+
+def parse_compile_modes(text):
+    """'all' (ALL_COMPILE_MODES) or a comma-separated list of COMPILE_MODES, in order, once each."""
+    if text.strip() == "all":
+        return list(ALL_COMPILE_MODES)
+    return harness_report.parse_names(text, COMPILE_MODES, "compile mode")
 
 
 def parse_value(v):
@@ -215,20 +262,22 @@ def result_name(p, variant):
             "".join(f"/{k}:{value_text(v)}" for k, v in ENGINE_ONLY_PARAMS.items()))
 
 
-def base_entry(case, p, mode):
-    variant = MODES[mode][0]
+def base_entry(case, p, mode, compile_mode="default"):
+    variant = variant_name(mode, compile_mode)
     keys = [k for k in DEFAULTS if k in p]
     return {"name": result_name(p, variant), "case": case or "pytorch", "problem": "train_transformer",
             "variant": variant, "backend": "cuda", "params": {k: p[k] for k in keys}, "reference": "",
             "check": None, "work": {"flops": work(p), "bytes": 0}}
 
 
-def failed_entry(case, p, mode, status, reason):
-    """A result that did not run: status skipped (out of memory, torch.compile failing)
-    or error, with the reason."""
-    e = base_entry(case, p, mode)
+def failed_entry(case, p, mode, status, reason, compile_mode="default"):
+    """A result that did not run: status skipped (out of memory, torch.compile failing or
+    not finishing in time) or error, with the reason."""
+    e = base_entry(case, p, mode, compile_mode)
     e.update(harness_report.skipped(reason))
     e["status"] = status
+    if MODES[mode][2]:
+        e["extra"] = {"mode": mode, "precision": MODES[mode][1], "compiled": True, "compile_mode": compile_mode}
     return e
 
 
@@ -317,10 +366,11 @@ def kernel_breakdown(torch, step, first, n):
     return sorted(rows, key=lambda r: -r["time_s"])
 
 
-def run(torch, p, mode, warmup, steps, compile_mode="default", seed=42, kernel_steps=0):
+def run(torch, p, mode, warmup, steps, compile_mode="default", seed=42, kernel_steps=0, on_first_step=None):
     """Trains the step_plan's steps (check_steps + warmup + steps) in `mode`, then
     kernel_steps more under torch.profiler (not in the loss curve); returns the
-    measurements."""
+    measurements (plain numbers and lists: JSON from a child process). on_first_step(s)
+    is called once the first step (with torch.compile: the compilation) is done."""
     _, precision, compiled = MODES[mode]
     nn = torch.nn
     torch.manual_seed(seed)
@@ -372,6 +422,8 @@ def run(torch, p, mode, warmup, steps, compile_mode="default", seed=42, kernel_s
     step(0)
     torch.cuda.synchronize()
     first_s = time.perf_counter() - t0
+    if on_first_step:
+        on_first_step(first_s)
     timed0 = len(plan) - steps  # the first, check and warm-up steps come before
     for i in range(1, timed0):
         step(i)
@@ -391,9 +443,10 @@ def run(torch, p, mode, warmup, steps, compile_mode="default", seed=42, kernel_s
     return out
 
 
-def passed_entry(case, p, mode, m, warm, steps, compile_mode, seed=42):
+def passed_entry(case, p, mode, m, warm, steps, compile_mode, seed=42, peak=None):
+    """peak: harness_report.device_peak's dict, for the MFU fields (None: peak unknown)."""
     _, precision, compiled = MODES[mode]
-    e = base_entry(case, p, mode)
+    e = base_entry(case, p, mode, compile_mode)
     st = harness_report.stats(m["samples"])
     tokens = p["batch"] * lengths(p)[1]
     curve, stride = loss_curve(m["losses"])
@@ -411,7 +464,8 @@ def passed_entry(case, p, mode, m, warm, steps, compile_mode, seed=42):
                         "warmup_steps": warm, "timed_steps": steps, "check_steps": p.get("check_steps", 4),
                         "seed": seed,
                         "loss_first": m["losses"][0], "loss_last": m["losses"][-1],
-                        "loss_curve_stride": stride, "loss_curve": curve}})
+                        "loss_curve_stride": stride, "loss_curve": curve,
+                        **harness_report.mfu_fields(e["work"]["flops"], m["phases"]["step"], peak)}})
     if m.get("kernels") is not None:
         ks = m["kernels"]
         e["extra"]["kernels"] = ks[:40]
@@ -430,28 +484,35 @@ def print_kernels(x, top=10):
         print(f"  {k['time_s'] * 1e3:8.3f} ms {k['time_s'] / total:6.1%} {k['calls']:6.0f} calls  {k['name'][:90]}")
 
 
-def run_mode(torch, case, p, mode, warm, steps, compile_mode, seed=42, kernel_steps=0):
-    """One result: passed, or skipped / error with the reason (never raises for a failure
-    of the mode itself)."""
+def report_passed(name, e, steps):
+    st, x = e["stats"], e["extra"]
+    ph = x["phase_ms"]
+    comp = f", compile {x['compile_s']:.1f} s" if x["compiled"] else ""
+    mfu = f"MFU {x['mfu']:.1%} of {x['peak_tflops']:.1f} TFLOP/s" if x.get("mfu") is not None else \
+        f"MFU: {x.get('peak_source', 'peak unknown')}"
+    print(f"{name}: {st['median_s'] * 1e3:.3f} ms/step (median of {steps}; forward {ph['forward']:.3f}, "
+          f"backward {ph['backward']:.3f}, optimizer {ph['optimizer']:.3f} ms), "
+          f"{x['tokens_per_s']:.0f} tokens/s, {mfu}, peak {x['peak_bytes_allocated'] / 2**20:.0f} MiB, "
+          f"first step {x['first_step_s']:.2f} s{comp}, loss {x['loss_first']:.4f} -> {x['loss_last']:.4f}",
+          flush=True)
+    print_kernels(x)
+
+
+def run_mode(torch, case, p, mode, warm, steps, compile_mode, seed=42, kernel_steps=0, peak=None):
+    """One result in this process: passed, or skipped / error with the reason (never
+    raises for a failure of the mode itself)."""
     compiled = MODES[mode][2]
-    name = result_name(p, MODES[mode][0])
+    name = result_name(p, variant_name(mode, compile_mode))
     try:
         m = run(torch, p, mode, warm, steps, compile_mode, seed, kernel_steps)
-        e = passed_entry(case, p, mode, m, warm, steps, compile_mode, seed)
-        st, x = e["stats"], e["extra"]
-        ph = x["phase_ms"]
-        comp = f", compile {x['compile_s']:.1f} s" if compiled else ""
-        print(f"{name}: {st['median_s'] * 1e3:.3f} ms/step (median of {steps}; forward {ph['forward']:.3f}, "
-              f"backward {ph['backward']:.3f}, optimizer {ph['optimizer']:.3f} ms), "
-              f"{x['tokens_per_s']:.0f} tokens/s, peak {x['peak_bytes_allocated'] / 2**20:.0f} MiB, "
-              f"first step {x['first_step_s']:.2f} s{comp}, loss {x['loss_first']:.4f} -> {x['loss_last']:.4f}",
-              flush=True)
-        print_kernels(x)
+        e = passed_entry(case, p, mode, m, warm, steps, compile_mode, seed, peak)
+        report_passed(name, e, steps)
     except torch.cuda.OutOfMemoryError as exc:
-        e = failed_entry(case, p, mode, "skipped", f"out of memory: {first_line(exc)}")
+        e = failed_entry(case, p, mode, "skipped", f"out of memory: {first_line(exc)}", compile_mode)
     except Exception as exc:  # noqa: BLE001 -- a failing mode is a result, not the end of the run
         if compiled:
-            e = failed_entry(case, p, mode, "skipped", f"torch.compile (mode {compile_mode}) failed: {first_line(exc)}")
+            e = failed_entry(case, p, mode, "skipped", f"torch.compile (mode {compile_mode}) failed: {first_line(exc)}",
+                             compile_mode)
         else:
             e = failed_entry(case, p, mode, "error", first_line(exc))
     if e["status"] != "passed":
@@ -461,6 +522,134 @@ def run_mode(torch, case, p, mode, warm, steps, compile_mode, seed=42, kernel_st
             torch._dynamo.reset()
     gc.collect()
     torch.cuda.empty_cache()
+    return e
+
+
+# ---- A compiled mode in a child process, under a time limit ------------------------------
+# The parent writes DIR/spec.json and starts `python3 pytorch_transformer.py --child DIR`
+# in a new session (its own process group); the child writes DIR/first_step once the
+# first step (the compilation) is done and DIR/result.json at the end, each by an atomic
+# rename. The parent polls: no first_step within the limit, or no exit within the limit
+# after it, ends the group (SIGTERM, then SIGKILL after 5 s).
+
+def write_atomic(path, obj):
+    with open(path + ".tmp", "w") as f:
+        json.dump(obj, f)
+    os.replace(path + ".tmp", path)
+
+
+def configure(torch):
+    """The numerics of every mode: TF32 off (FP32 GEMMs and convolutions in full FP32)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+
+
+def child_main(workdir, torch=None, runner=None):
+    """The child's side: runs spec.json's mode with `runner` (run) and writes result.json:
+    {"status": "passed", "m": measurements} or {"status": "oom" | "failed", "message"}.
+    Returns the exit code (2: no PyTorch / no device, as the script)."""
+    with open(os.path.join(workdir, "spec.json")) as f:
+        spec = json.load(f)
+    if torch is None:
+        torch = harness_report.cuda_torch("pytorch_transformer.py --child")
+        if torch is None:
+            return 2
+        configure(torch)
+    runner = runner or run
+
+    def first(s):
+        write_atomic(os.path.join(workdir, "first_step"), {"first_step_s": s})
+
+    try:
+        m = runner(torch, spec["params"], spec["mode"], spec["warmup"], spec["steps"], spec["compile_mode"],
+                   spec["seed"], spec["kernel_steps"], on_first_step=first)
+        out = {"status": "passed", "m": m}
+    except torch.cuda.OutOfMemoryError as exc:
+        out = {"status": "oom", "message": first_line(exc)}
+    except Exception as exc:  # noqa: BLE001 -- reported to the parent, which makes it a result
+        out = {"status": "failed", "message": first_line(exc)}
+    write_atomic(os.path.join(workdir, "result.json"), out)
+    return 0
+
+
+def end_group(proc, grace_s=5.0):
+    """Ends the child's process group (the child and whatever it started): SIGTERM, then
+    SIGKILL if it has not exited after grace_s."""
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 30.0)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=wait_s)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # grandchildren that outlived the child
+
+
+def run_child(p, mode, warm, steps, compile_mode, seed, kernel_steps, timeout_s, child_cmd=None, poll_s=0.1):
+    """Runs one compiled mode in a child process under the time limit; returns
+    ("passed", measurements) or ("skipped", reason). child_cmd: the command before DIR
+    (default: this script with --child; tests pass a fake child)."""
+    workdir = tempfile.mkdtemp(prefix="pytorch_transformer_")
+    try:
+        write_atomic(os.path.join(workdir, "spec.json"),
+                     {"params": p, "mode": mode, "warmup": warm, "steps": steps, "compile_mode": compile_mode,
+                      "seed": seed, "kernel_steps": kernel_steps})
+        cmd = list(child_cmd or [sys.executable, os.path.abspath(__file__), "--child"]) + [workdir]
+        proc = subprocess.Popen(cmd, start_new_session=True)
+        phase, deadline = "compile", time.monotonic() + timeout_s
+        try:
+            while True:
+                try:
+                    proc.wait(timeout=poll_s)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if phase == "compile" and os.path.exists(os.path.join(workdir, "first_step")):
+                    phase, deadline = "steps", time.monotonic() + timeout_s
+                if time.monotonic() > deadline:
+                    end_group(proc)
+                    if phase == "compile":
+                        return "skipped", (f"torch.compile (mode {compile_mode}) did not compile within {timeout_s:g} "
+                                           "s (--compile-timeout: the child's start, the compilation and the first "
+                                           "step); its process group was ended")
+                    return "skipped", (f"torch.compile (mode {compile_mode}): the steps after the first did not "
+                                       f"finish within {timeout_s:g} s (--compile-timeout); its process group was "
+                                       "ended")
+        except BaseException:  # Ctrl-C here: the child is in a session of its own, end it too
+            end_group(proc)
+            raise
+        path = os.path.join(workdir, "result.json")
+        if not os.path.exists(path):
+            how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit code {proc.returncode}"
+            return "skipped", f"torch.compile (mode {compile_mode}): the mode's process ended without a result ({how})"
+        with open(path) as f:
+            out = json.load(f)
+        if out["status"] == "passed":
+            return "passed", out["m"]
+        if out["status"] == "oom":
+            return "skipped", f"out of memory: {out['message']}"
+        return "skipped", f"torch.compile (mode {compile_mode}) failed: {out['message']}"
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_mode_isolated(case, p, mode, warm, steps, compile_mode, seed=42, kernel_steps=0, peak=None,
+                      timeout_s=COMPILE_TIMEOUT_S, child_cmd=None):
+    """One compiled mode's result from a child process (run_child): passed, or skipped with
+    the reason (a compile past the time limit, a failure, out of memory, a crash)."""
+    name = result_name(p, variant_name(mode, compile_mode))
+    status, got = run_child(p, mode, warm, steps, compile_mode, seed, kernel_steps, timeout_s, child_cmd)
+    if status == "passed":
+        e = passed_entry(case, p, mode, got, warm, steps, compile_mode, seed, peak)
+        e["extra"]["compile_timeout_s"] = timeout_s
+        report_passed(name, e, steps)
+        return e
+    e = failed_entry(case, p, mode, "skipped", got, compile_mode)
+    e["extra"]["compile_timeout_s"] = timeout_s
+    print(f"{name}: skipped: {got}", flush=True)
     return e
 
 
@@ -477,7 +666,15 @@ def parser():
     ap.add_argument("--precision", choices=("fp32", "bf16"), default=None,
                     help="one mode: fp32 (TF32 off) or bf16 (autocast); not with --modes")
     ap.add_argument("--compile", action="store_true", help="one mode: torch.compile the model; not with --modes")
-    ap.add_argument("--compile-mode", choices=COMPILE_MODES, default="default", help="torch.compile's mode")
+    ap.add_argument("--compile-modes", default=None, metavar="LIST",
+                    help="torch.compile modes, comma-separated, each a result of every compiled mode: "
+                    + ", ".join(COMPILE_MODES) + "; or all (" + ",".join(ALL_COMPILE_MODES) + "); default: default")
+    ap.add_argument("--compile-mode", choices=COMPILE_MODES, default=None, help="one torch.compile mode "
+                    "(--compile-modes with one entry)")
+    ap.add_argument("--compile-timeout", type=float, default=COMPILE_TIMEOUT_S, metavar="S",
+                    help="seconds for the compilation and first step of a compiled run, and as many for the "
+                    "rest, each compiled run in a child process; past either it is a skipped result "
+                    f"(default {COMPILE_TIMEOUT_S:g}; 0: no limit, compile in this process)")
     ap.add_argument("--warmup", type=int, default=None, help="warm-up steps after the first (default: the suite's)")
     ap.add_argument("--steps", type=int, default=None, help="timed steps (default: the suite's min_samples)")
     ap.add_argument("--kernels", type=int, default=0, metavar="N",
@@ -502,6 +699,16 @@ def parse_args(argv):
         ap.error("--steps must be >= 1")
     if args.kernels < 0:
         ap.error("--kernels must be >= 0")
+    if args.compile_modes is not None and args.compile_mode is not None:
+        ap.error("--compile-mode names one mode: give --compile-modes or --compile-mode, not both")
+    try:
+        args.compile_mode_list = parse_compile_modes(args.compile_modes) if args.compile_modes is not None else \
+            [args.compile_mode or "default"]
+    except ValueError as e:
+        ap.error(f"--compile-modes: {e}")
+    args.compile_mode = args.compile_mode_list[0]
+    if not args.compile_timeout >= 0:
+        ap.error("--compile-timeout must be >= 0 (0: no limit)")
     if args.params:
         try:
             args.configs = [("", config_of(args.params))]
@@ -527,14 +734,26 @@ def config_of(text):
     return p
 
 
+def runs_of(mode_list, compile_mode_list):
+    """[(mode, compile mode)] in order: an eager mode once (compile mode "default", unused),
+    a compiled mode once per compile mode."""
+    return [(m, cm) for m in mode_list for cm in (compile_mode_list if MODES[m][2] else ["default"])]
+
+
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        if len(argv) != 2:
+            print("pytorch_transformer.py: --child DIR (started by this script for a compiled mode)", file=sys.stderr)
+            return 2
+        return child_main(argv[1])
+    args = parse_args(argv)
     torch = harness_report.cuda_torch("pytorch_transformer.py")
     if torch is None:
         return 2
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.set_float32_matmul_precision("highest")
+    configure(torch)
+    peak = harness_report.device_peak(torch)
+    print(f"peak for MFU: {peak['peak_tflops'] or 0:.1f} TFLOP/s, {peak['peak_source']}", flush=True)
     try:
         configs = args.configs or [(case, dict(DEFAULTS, **c)) for case, c in planned(args.harness, args.suite,
                                                                                       args.filter)]
@@ -548,8 +767,12 @@ def main(argv=None):
         warm, steps = settings.get(case, (50, 200))
         warm = args.warmup if args.warmup is not None else warm
         steps = args.steps if args.steps is not None else steps
-        for mode in args.mode_list:
-            results.append(run_mode(torch, case, p, mode, warm, steps, args.compile_mode, args.seed, args.kernels))
+        for mode, cm in runs_of(args.mode_list, args.compile_mode_list):
+            if MODES[mode][2] and args.compile_timeout > 0:
+                results.append(run_mode_isolated(case, p, mode, warm, steps, cm, args.seed, args.kernels, peak,
+                                                 args.compile_timeout))
+            else:
+                results.append(run_mode(torch, case, p, mode, warm, steps, cm, args.seed, args.kernels, peak))
     harness_report.write(args.out, args.suite, results, torch, " ".join(sys.argv))
     return 0
 

@@ -7,17 +7,25 @@
   python3 reports/tables.py memory REPORT.json      extra memory and the longest N per variant
   python3 reports/tables.py stream REPORT.json      STREAM bandwidth
   python3 reports/tables.py attention-summary REPORT.json   naive vs flash per shape
-  python3 reports/tables.py transformer REPORT.json [PYTORCH.json]
+  python3 reports/tables.py transformer REPORT.json [PYTORCH.json]   + MFU, PyTorch's best mode as the reference
 
 Every table starts with the GPU, the date, the commit and the command of the report.
 PyTorch's reference at an attention shape is the fastest of the SDPA variants of
 reports/pytorch_attention.py that passed at the shape's dtype: at bf16 / f16 the faster of
 the flash (FlashAttention-2) and cuDNN backends, at f32 sdpa_fp32; the table names it.
+PyTorch's reference for a Transformer configuration is, per precision, the fastest mode of
+reports/pytorch_transformer.py that finished (eager, or torch.compile in any of its
+modes); MFU = the result's model FLOPs per step / its median step / the GPU's dense bf16
+peak (docs/models.md, "Model FLOP utilization").
 """
 import argparse
 import json
+import os
 import sys
 from collections import OrderedDict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness_report  # noqa: E402
 
 
 def load(path):
@@ -174,22 +182,106 @@ def attention_summary(report):
 
 def transformer_config(p):
     """B=100 N=13, or B=100 src=64 tgt=48 where the lengths differ (src_len / tgt_len, 0 or
-    absent meaning seq_len)."""
+    absent meaning seq_len); " world=2" for a data-parallel result."""
     src, tgt = p.get("src_len") or p["seq_len"], p.get("tgt_len") or p["seq_len"]
-    return f"B={p['batch']} N={src}" if src == tgt else f"B={p['batch']} src={src} tgt={tgt}"
+    cfg = f"B={p['batch']} N={src}" if src == tgt else f"B={p['batch']} src={src} tgt={tgt}"
+    world = int(p.get("world_size") or 1)
+    return cfg + (f" world={world}" if world > 1 else "")
+
+
+def transformer_precision(r):
+    """bf16 or fp32: the engine's extra.precision (f32 / bf16) or a PyTorch result's
+    (fp32 / bf16), else the variant's name."""
+    x = r.get("extra") or {}
+    return "bf16" if "bf16" in str(x.get("precision") or r["variant"]) else "fp32"
+
+
+def is_true(v):
+    return v is True or str(v).lower() == "true"
+
+
+def engine_label(r):
+    """The engine's variant, with the execution parameters that tell rows of one
+    configuration apart (graph: true, fused: false)."""
+    p = r["params"]
+    return r["variant"] + (" graph" if is_true(p.get("graph")) else "") + \
+        (" unfused" if "fused" in p and not is_true(p["fused"]) else "")
+
+
+def pytorch_label(t):
+    """A PyTorch result's variant, with its compile mode where an older report's name does
+    not carry it (pytorch_bf16_compile measured with --compile-mode reduce-overhead)."""
+    cm = (t.get("extra") or {}).get("compile_mode")
+    suffix = "_" + cm.replace("-", "_") if cm and cm != "default" else ""
+    name = t["variant"] if not suffix or t["variant"].endswith(suffix) else f"{t['variant']} [{cm}]"
+    return f"{name} (PyTorch)"
+
+
+def result_peak(r, env_peak):
+    """(TFLOP/s or None, source): the result's own peak fields, else its report's
+    environment's (the same formula)."""
+    x = r.get("extra") or {}
+    if x.get("peak_tflops"):
+        return x["peak_tflops"], x.get("peak_source", "")
+    if x.get("peak_source"):
+        return None, x["peak_source"]
+    return env_peak
+
+
+def phases_cell(ph):
+    """forward / backward / optimizer ms, or why not (a CUDA-graph step has no phase times)."""
+    if ph.get("forward") is None:
+        return "- (graph)" if ph else "-"
+    return f"{ph['forward']:.2f} / {ph['backward']:.2f} / {ph['optimizer']:.2f}"
+
+
+def mfu_cell(r, peak):
+    m = harness_report.mfu(r["work"]["flops"], r["stats"]["median_s"], peak[0]) if r.get("work") else None
+    return f"{m:.1%}" if m is not None else "peak unknown"
+
+
+def pytorch_references(pytorch):
+    """{(config, precision): (median_s, label, result)}: the fastest PyTorch result that
+    passed, per configuration and precision."""
+    best = {}
+    for t in (pytorch or {}).get("results", []):
+        if t.get("problem") != "train_transformer" or t["status"] != "passed" or not t.get("stats"):
+            continue
+        key = (transformer_config(t["params"]), transformer_precision(t))
+        cand = (t["stats"]["median_s"], pytorch_label(t), t)
+        if key not in best or cand[0] < best[key][0]:
+            best[key] = cand
+    return best
 
 
 def transformer(report, pytorch=None, metrics_lines=None):
     """metrics_lines: the $HARNESS_TRAIN_METRICS JSON lines, for reports written before
     results carried them in `extra`. Rows are grouped by configuration: the engine's
-    variants, then every PyTorch mode of the same configuration (pytorch_eager,
-    pytorch_compile, pytorch_bf16, pytorch_bf16_compile: reports/pytorch_transformer.py)."""
+    variants, then every PyTorch result of the same configuration (the modes of
+    reports/pytorch_transformer.py, one per torch.compile mode). MFU: model FLOPs per step
+    (`work`) / the median step / the dense bf16 peak, the same for both sides and both
+    precisions. Reference: per configuration and precision, PyTorch's fastest result that
+    finished; `vs PyTorch best` = its median / the row's (above 1: the row is faster)."""
     by_variant = {}
     for m in metrics_lines or []:
         by_variant[(m["variant"], str(m["params"]["batch"]), str(m["params"]["seq_len"]))] = m
-    out = [header(report), "| config | variant | ms/step (median) | tokens/s | forward / backward / optimizer ms | peak memory | cudaMalloc after warm-up | loss first -> last |",
-           "|---|---|---|---|---|---|---|---|"]
+    refs = pytorch_references(pytorch)
+    ours_peak = harness_report.peak_of_environment(report.get("environment"))
+    theirs_peak = harness_report.peak_of_environment((pytorch or {}).get("environment"))
+    peaks = OrderedDict()
+    out = [header(report), "| config | variant | ms/step (median) | tokens/s | MFU | forward / backward / optimizer ms | "
+           "peak memory | cudaMalloc after warm-up | loss first -> last | vs PyTorch best |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     groups = {}
+
+    def versus(cfg, r):
+        ref = refs.get((cfg, transformer_precision(r)))
+        if ref is None:
+            return "-"
+        if ref[2] is r:
+            return "reference"
+        return f"{ref[0] / r['stats']['median_s']:.2f}x"
+
     for r in report["results"]:
         if r["problem"] != "train_transformer":
             continue
@@ -197,30 +289,48 @@ def transformer(report, pytorch=None, metrics_lines=None):
         cfg = transformer_config(p)
         rows = groups.setdefault(cfg, [])
         if r["status"] != "passed":
-            rows.append(f"| {cfg} | {r['variant']} | {r['status']}: {r['reason'][:60]} | | | | | |")
+            rows.append(f"| {cfg} | {engine_label(r)} | {r['status']}: {r['reason'][:100]} | | | | | | | |")
             continue
         x = r.get("extra") or by_variant.get((r["variant"], str(p["batch"]), str(p["seq_len"])), {})
         ph = x.get("phase_ms", {})
         al = x.get("allocator", {})
-        rows.append(f"| {cfg} | {r['variant']} | {r['stats']['median_s'] * 1e3:.2f} | {x.get('tokens_per_s', 0):,.0f} | "
-                    f"{ph.get('forward', 0):.2f} / {ph.get('backward', 0):.2f} / {ph.get('optimizer', 0):.2f} | "
+        peak = result_peak(dict(r, extra=x), ours_peak)
+        peaks.setdefault(peak[1], peak[0])
+        rows.append(f"| {cfg} | {engine_label(r)} | {r['stats']['median_s'] * 1e3:.2f} | {x.get('tokens_per_s', 0):,.0f} | "
+                    f"{mfu_cell(r, peak)} | "
+                    f"{phases_cell(ph)} | "
                     f"{al.get('peak_bytes_in_use', 0) / 2**20:,.0f} MiB | {al.get('cuda_malloc_calls_after_check_steps', '-')} | "
-                    f"{x.get('loss_first', 0):.3f} -> {x.get('loss_last', 0):.3f} |")
+                    f"{x.get('loss_first', 0):.3f} -> {x.get('loss_last', 0):.3f} | {versus(cfg, r)} |")
     for t in (pytorch or {}).get("results", []):
+        if t.get("problem", "train_transformer") != "train_transformer":
+            continue
         cfg = transformer_config(t["params"])
-        name = f"{t['variant']} (PyTorch, same run)"
+        name = pytorch_label(t)
         rows = groups.setdefault(cfg, [])
         if t["status"] != "passed":
-            rows.append(f"| {cfg} | {name} | {t['status']}: {t['reason'][:60]} | | | | | |")
+            rows.append(f"| {cfg} | {name} | {t['status']}: {t['reason'][:100]} | | | | | | | |")
             continue
         x = t.get("extra") or {}
         ph = x.get("phase_ms", {})
+        peak = result_peak(t, theirs_peak)
+        peaks.setdefault(peak[1], peak[0])
         comp = f" (compile {x['compile_s']:.0f} s)" if x.get("compile_s") is not None else ""
         rows.append(f"| {cfg} | {name} | {t['stats']['median_s'] * 1e3:.2f}{comp} | {x.get('tokens_per_s', 0):,.0f} | "
-                    f"{ph.get('forward', 0):.2f} / {ph.get('backward', 0):.2f} / {ph.get('optimizer', 0):.2f} | "
+                    f"{mfu_cell(t, peak)} | "
+                    f"{phases_cell(ph)} | "
                     f"{x.get('peak_bytes_allocated', 0) / 2**20:,.0f} MiB | - | "
-                    f"{x.get('loss_first', 0):.3f} -> {x.get('loss_last', 0):.3f} |")
-    return "\n".join(out + [row for rows in groups.values() for row in rows]) + "\n"
+                    f"{x.get('loss_first', 0):.3f} -> {x.get('loss_last', 0):.3f} | {versus(cfg, t)} |")
+    out += [row for rows in groups.values() for row in rows]
+    notes = ["", "MFU: model FLOPs per step (the result's `work`: GEMMs x3, attention x3.5) / the median step / the "
+             "dense bf16 tensor-core peak, for FP32 and bf16 rows alike. Peak: " +
+             "; ".join(f"{v:.1f} TFLOP/s ({k})" if v else k for k, v in peaks.items()) + "."]
+    if refs:
+        notes += ["", "PyTorch reference per configuration and precision (its fastest result that finished; "
+                  "`vs PyTorch best` = its median / the row's, above 1 the row is faster):", ""]
+        notes += [f"- {cfg} {prec}: {label} {med * 1e3:.2f} ms" for (cfg, prec), (med, label, _) in refs.items()]
+    elif pytorch is not None:
+        notes += ["", "PyTorch reference: none (no PyTorch result finished)."]
+    return "\n".join(out + notes) + "\n"
 
 
 def memory(report):

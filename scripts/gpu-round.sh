@@ -150,9 +150,13 @@ for s in $stages; do
     pytorch-transformer)
       step "the same model in PyTorch"
       # Every PyTorch mode (FP32 / bf16 autocast, eager / torch.compile): ~30 s of compilation
-      # per compiled mode and configuration. TRANSFORMER_FILTER narrows the configurations.
+      # per compiled mode and configuration. TRANSFORMER_FILTER narrows the configurations;
+      # PYTORCH_COMPILE_MODES (e.g. all: default, reduce-overhead, max-autotune-no-cudagraphs)
+      # runs each compiled mode once per torch.compile mode, each compile limited to
+      # PYTORCH_COMPILE_TIMEOUT s (a skipped result past it); raise SUITE_TIMEOUT to match.
       PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-900}" python3 reports/pytorch_transformer.py suites/transformer.yaml \
         --harness $exe --modes "${PYTORCH_MODES:-all}" ${TRANSFORMER_FILTER:+--filter "$TRANSFORMER_FILTER"} \
+        --compile-modes "${PYTORCH_COMPILE_MODES:-default}" --compile-timeout "${PYTORCH_COMPILE_TIMEOUT:-600}" \
         --out "$OUT/pytorch-transformer.json" 2>&1 | tee "$OUT/pytorch-transformer.log" | tail -20 || status=1 ;;
     kernels-transformer)
       # KT_FILTER / KT_VARIANTS choose the configuration and variants (default: the seed

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gemm/gemm_table.hpp"
@@ -16,6 +17,7 @@
 #include "models/allocator.hpp"
 #include "models/check.hpp"
 #include "models/context.hpp"
+#include "models/mfu.hpp"
 #include "models/optim.hpp"
 #include "models/trainer.hpp"
 #include "nn/nn.hpp"
@@ -118,6 +120,37 @@ TEST(ModelsCpu, TrainTransformerIsRegistered) {
   harness::Params odd = params;
   odd.set("heads", std::int64_t{7});
   EXPECT_EQ(p->reject(odd).value_or(""), "d_model (512) must be a multiple of heads (7)");
+}
+
+// The dense bf16 peak of MFU (models/mfu.hpp; reports/harness_report.py dense_bf16_peak is
+// the same formula, tests/reports_scripts_test.py checks the same figures).
+TEST(ModelsCpu, DenseBf16PeakAndModelFlopsUtilization) {
+  // An H200 / H100 SXM as the harness records them: 132 SMs, 1980 MHz maximum SM clock.
+  const models::TensorPeak h200 = models::dense_bf16_peak(9, 0, 132, 1980000, "NVIDIA H200");
+  ASSERT_TRUE(h200.known());
+  EXPECT_DOUBLE_EQ(h200.tflops, 132.0 * 4096 * 1.98e9 * 1e-12);  // 1070.5
+  EXPECT_EQ(h200.source, "sm_90 dense bf16 tensor cores: 132 SMs x 4096 FLOP/clk x 1980 MHz (cudaDevAttrClockRate, "
+                         "the maximum SM clock)");
+  // The datasheet's 989.4 TFLOP/s is the same formula at 1830 MHz.
+  EXPECT_NEAR(models::dense_bf16_peak(9, 0, 132, 1830000).tflops, 989.4, 0.1);
+  const auto mfu = models::model_flops_utilization(4.14e12, 0.0189, h200);
+  ASSERT_TRUE(mfu.has_value());
+  EXPECT_NEAR(*mfu, 4.14e12 / 0.0189 / 1070.5e12, 1e-4);
+  for (const auto& [major, minor, name] : {std::tuple{8, 0, "NVIDIA A100-SXM4-80GB"}, std::tuple{8, 9, "NVIDIA L4"},
+                                           std::tuple{10, 0, "NVIDIA B200"}, std::tuple{9, 0, "NVIDIA H20"}}) {
+    const models::TensorPeak p = models::dense_bf16_peak(major, minor, 100, 1500000, name);
+    EXPECT_FALSE(p.known()) << name;
+    EXPECT_EQ(p.source.rfind("peak unknown: ", 0), 0u) << p.source;
+    EXPECT_FALSE(models::model_flops_utilization(1e12, 0.01, p).has_value());
+  }
+  EXPECT_NE(models::dense_bf16_peak(8, 0, 108, 1410000).source.find("sm_80 is not in the table"), std::string::npos);
+  EXPECT_FALSE(models::dense_bf16_peak(9, 0, 0, 1980000).known());
+  EXPECT_FALSE(models::model_flops_utilization(1e12, 0.0, h200).has_value());
+  // Without a device the query says why instead of throwing.
+  const models::TensorPeak none = models::dense_bf16_peak_of_device(0);
+  if (!none.known()) {
+    EXPECT_EQ(none.source.rfind("peak unknown: ", 0), 0u) << none.source;
+  }
 }
 
 TEST(ModelsCpu, CheckedCudaCallThrowsWithCallSiteAndStickiness) {

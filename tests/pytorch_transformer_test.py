@@ -62,8 +62,32 @@ class Modes(unittest.TestCase):
         self.assertEqual(a.mode_list, ["bf16-compile"])
         self.assertEqual(a.compile_mode, "max-autotune")
 
+    def test_compile_modes_each_a_variant(self):
+        self.assertEqual(pt.parse_compile_modes("all"), ["default", "reduce-overhead", "max-autotune-no-cudagraphs"])
+        self.assertEqual(pt.parse_compile_modes("reduce-overhead, default,reduce-overhead"),
+                         ["reduce-overhead", "default"])
+        self.assertEqual([pt.variant_name("bf16-compile", m) for m in pt.parse_compile_modes("all")],
+                         ["pytorch_bf16_compile", "pytorch_bf16_compile_reduce_overhead",
+                          "pytorch_bf16_compile_max_autotune_no_cudagraphs"])
+        self.assertEqual(pt.variant_name("fp32-compile", "max-autotune"), "pytorch_compile_max_autotune")
+        self.assertEqual(pt.variant_name("bf16", "reduce-overhead"), "pytorch_bf16")  # eager: no compile mode
+        a = args_of(SUITE, "--out", "x.json", "--modes", "bf16,bf16-compile", "--compile-modes", "all")[0]
+        self.assertEqual(a.compile_mode_list, ["default", "reduce-overhead", "max-autotune-no-cudagraphs"])
+        self.assertEqual(a.compile_timeout, 600.0)
+        self.assertEqual(pt.runs_of(a.mode_list, a.compile_mode_list),
+                         [("bf16", "default"), ("bf16-compile", "default"), ("bf16-compile", "reduce-overhead"),
+                          ("bf16-compile", "max-autotune-no-cudagraphs")])
+        a = args_of(SUITE, "--out", "x.json", "--compile", "--compile-mode", "reduce-overhead",
+                    "--compile-timeout", "0")[0]
+        self.assertEqual((a.compile_mode_list, a.compile_timeout), (["reduce-overhead"], 0.0))
+        self.assertEqual(args_of(SUITE, "--out", "x.json")[0].compile_mode_list, ["default"])
+
     def test_bad_arguments_exit_2_with_the_reason(self):
         for argv, message in [
+            (("--compile-modes", "default,fast"), "unknown compile mode 'fast'"),
+            (("--compile-modes", "default", "--compile-mode", "default"), "not both"),
+            (("--compile-timeout", "-1"), "--compile-timeout must be >= 0"),
+            (("--compile-timeout", "nan"), "--compile-timeout must be >= 0"),
             (("--modes", "all", "--compile"), "--modes lists the modes"),
             (("--modes", "fp32,int8"), "unknown mode 'int8'"),
             (("--precision", "fp16"), "invalid choice: 'fp16'"),
@@ -229,6 +253,21 @@ class Results(unittest.TestCase):
         self.assertEqual((x["src_len"], x["tgt_len"]), (64, 48))
         self.assertEqual((x["check_steps"], x["seed"]), (4, 42))
         self.assertAlmostEqual(x["tokens_per_s"], 100 * 48 / 0.011)
+        # MFU: the plugin's FLOPs / the mean step (phase_ms.step) / the peak; unknown without one.
+        self.assertEqual(x["model_flops_per_step"], pt.work(p))
+        self.assertIsNone(x["mfu"])
+        self.assertIsNone(x["peak_tflops"])
+        self.assertTrue(x["peak_source"].startswith("peak unknown"))
+        tflops, source = harness_report.dense_bf16_peak(9, 0, 132, 1980000, "NVIDIA H200")
+        peaked = pt.passed_entry("unequal", p, "bf16-compile", m, 2, 3, "reduce-overhead",
+                                 peak={"peak_tflops": tflops, "peak_source": source})
+        y = peaked["extra"]
+        self.assertEqual(peaked["variant"], "pytorch_bf16_compile_reduce_overhead")
+        self.assertEqual(y["compile_mode"], "reduce-overhead")
+        self.assertAlmostEqual(y["peak_tflops"], 1070.53056)
+        self.assertAlmostEqual(y["mfu"], pt.work(p) / 0.011 / 1070.53056e12)
+        self.assertIn("132 SMs x 4096 FLOP/clk x 1980 MHz", y["peak_source"])
+        self.assertIn("phase_ms.step", y["mfu_basis"])
         eager = pt.passed_entry("seed", SEED, "fp32", m, 2, 3, "default")
         self.assertIsNone(eager["extra"]["compile_s"])
         self.assertEqual(eager["variant"], "pytorch_eager")
@@ -282,7 +321,8 @@ class Results(unittest.TestCase):
                               "bf16", 1, 2, "default")
         self.assertEqual(comp["status"], "skipped")
         self.assertEqual(comp["reason"], "torch.compile (mode max-autotune) failed: Boom: inductor: no working C compiler")
-        self.assertEqual(comp["variant"], "pytorch_bf16_compile")
+        self.assertEqual(comp["variant"], "pytorch_bf16_compile_max_autotune")  # the compile mode in the name
+        self.assertEqual(comp["extra"]["compile_mode"], "max-autotune")
         self.assertEqual(FakeTorch._dynamo.resets, 1)
         self.assertEqual((eager["status"], eager["reason"]), ("error", "Boom: bad"))
         self.assertEqual(oom["status"], "skipped")
@@ -296,7 +336,8 @@ class CommandLine(unittest.TestCase):
     def test_help_needs_no_torch(self):
         r = subprocess.run([sys.executable, SCRIPT, "--help"], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        for word in ("--modes", "--precision", "--compile", "--compile-mode", "pytorch_bf16_compile", "tgt_len"):
+        for word in ("--modes", "--precision", "--compile", "--compile-mode", "pytorch_bf16_compile", "tgt_len",
+                     "--compile-modes", "--compile-timeout", "pytorch_bf16_compile_reduce_overhead", "MFU"):
             self.assertIn(word, r.stdout)
 
     def test_without_torch_it_says_so(self):

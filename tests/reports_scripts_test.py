@@ -11,6 +11,13 @@ pytorch_transformer's `Model`); then each script runs on a tiny configuration th
 no GPU: the table scripts on small reports written here, the PyTorch scripts' argument
 checks, parsers, result entries and their "PyTorch is not installed" exit. The GPU
 measurements themselves run on the device machine (scripts/gpu-round.sh).
+
+pytorch_transformer.py's compiled modes run in a child process under --compile-timeout:
+here fake children (this file's FAKE_CHILD: the script's own child_main with a fake torch
+and a runner that sleeps, fails, crashes or returns measurements) show that a compilation
+past a tiny limit is a skipped result with the reason, its process group (a stand-in for
+inductor's compile workers included) ended. MFU: harness_report's dense bf16 peak (the
+figures of models_cpu_test) and the transformer table's MFU and PyTorch-best reference.
 """
 import ast
 import contextlib
@@ -19,9 +26,11 @@ import importlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import types
 import unittest
 import warnings
@@ -192,6 +201,34 @@ class TinyHarnessReport(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("--normalize", err)
 
+    def test_dense_bf16_peak_is_the_engines_formula(self):
+        # The figures of models_cpu_test DenseBf16PeakAndModelFlopsUtilization, word for word.
+        hr = importlib.import_module("harness_report")
+        tflops, source = hr.dense_bf16_peak(9, 0, 132, 1980000, "NVIDIA H200")
+        self.assertAlmostEqual(tflops, 132 * 4096 * 1.98e9 * 1e-12)
+        self.assertEqual(source, "sm_90 dense bf16 tensor cores: 132 SMs x 4096 FLOP/clk x 1980 MHz "
+                                 "(cudaDevAttrClockRate, the maximum SM clock)")
+        self.assertAlmostEqual(hr.dense_bf16_peak(9, 0, 132, 1830000)[0], 989.4, places=0)  # the datasheet's
+        for cc, name in (((8, 0), "NVIDIA A100-SXM4-80GB"), ((8, 9), "NVIDIA L4"), ((10, 0), "NVIDIA B200"),
+                         ((9, 0), "NVIDIA H20")):
+            t, why = hr.dense_bf16_peak(*cc, 100, 1500000, name)
+            self.assertIsNone(t, name)
+            self.assertTrue(why.startswith("peak unknown: "), why)
+        self.assertIn("sm_80 is not in the table", hr.dense_bf16_peak(8, 0, 108, 1410000)[1])
+        self.assertIsNone(hr.dense_bf16_peak(9, 0, 132, 0)[0])
+        self.assertAlmostEqual(hr.mfu(4.14e12, 0.0189, tflops), 4.14e12 / 0.0189 / (tflops * 1e12))
+        self.assertIsNone(hr.mfu(4.14e12, 0.0189, None))
+        self.assertIsNone(hr.mfu(4.14e12, 0, tflops))
+        # A report's environment as `harness run` writes it; one without a clock: unknown.
+        env = {"gpu": {"name": "NVIDIA H200", "compute_capability": "9.0", "sm_count": 132, "sm_clock_max_mhz": 1980}}
+        self.assertEqual(hr.peak_of_environment(env), (tflops, source))
+        self.assertIsNone(hr.peak_of_environment({"gpu": {"compute_capability": "9.0", "sm_count": 132}})[0])
+        self.assertIsNone(hr.peak_of_environment(ENV)[0])
+        x = hr.mfu_fields(4.14e12, 18.9, {"peak_tflops": tflops, "peak_source": source})
+        self.assertAlmostEqual(x["mfu"], 4.14e12 / 0.0189 / (tflops * 1e12))
+        self.assertEqual((x["model_flops_per_step"], x["peak_source"]), (4.14e12, source))
+        self.assertIsNone(hr.mfu_fields(4.14e12, 18.9, None)["mfu"])
+
 
 class TinyMergeRanks(unittest.TestCase):
     def test_two_ranks_become_one_collective_result(self):
@@ -279,6 +316,62 @@ class TinyTables(unittest.TestCase):
         self.assertIn("Longest N that ran", self.tables("memory", self.ours))
         self.assertIn("| problem | B | H |", self.tables("attention-summary", self.ours))
         self.assertIn("| config | variant |", self.tables("transformer", self.ours))
+
+    def test_transformer_mfu_and_pytorchs_best_mode_as_the_reference(self):
+        d = self.dir.name
+        params = {"batch": 4, "seq_len": 2048, "src_len": 0, "tgt_len": 0}
+        flops = 4.0e12
+        peak = {"peak_tflops": 1000.0, "peak_source": "sm_90 dense bf16 tensor cores: test figures"}
+
+        def tr(variant, med, precision, extra_params=None, status="passed", reason="", **x):
+            extra = dict(precision=precision, tokens_per_s=8192 / med if med else 0,
+                         phase_ms={"forward": 1.0, "backward": 2.0, "optimizer": 0.5}, loss_first=9.8,
+                         loss_last=8.8, **x)
+            return result("train_transformer", variant, dict(params, **(extra_params or {})), med, status, reason,
+                          work={"flops": flops, "bytes": 0}, extra=extra)
+
+        ours = write_json(d, "tr.json", {"environment": ENV, "results": [
+            tr("ours_bf16", 0.020, "bf16", {"graph": True}, **peak),
+            tr("cublas_flash", 0.050, "f32", {"graph": False, "fused": False}, **peak),
+            tr("ours", 0.040, "f32"),  # no peak fields, none in ENV: unknown
+        ]})
+        theirs = write_json(d, "pt.json", {"environment": ENV, "results": [
+            tr("pytorch_bf16", 0.030, "bf16", **peak),
+            tr("pytorch_bf16_compile", 0.024, "bf16", compile_mode="default", compile_s=50.0, **peak),
+            tr("pytorch_bf16_compile_reduce_overhead", 0.018, "bf16", compile_mode="reduce-overhead",
+               compile_s=60.0, **peak),
+            tr("pytorch_bf16_compile_max_autotune_no_cudagraphs", None, "bf16", status="skipped",
+               reason="torch.compile (mode max-autotune-no-cudagraphs) did not compile within 600 s"),
+            tr("pytorch_eager", 0.045, "fp32", **peak),
+        ]})
+        out = self.tables("transformer", ours, theirs)
+        rows = {l.split("|")[2].strip(): l for l in out.splitlines() if l.startswith("| B=4 N=2048 |")}
+        self.assertIn("| MFU |", out)
+        self.assertIn("| vs PyTorch best |", out)
+        # MFU = 4e12 FLOP / 20 ms / 1000 TFLOP/s = 20%; the reference of bf16 is the fastest
+        # mode that finished (reduce-overhead, 18 ms), of fp32 the eager 45 ms.
+        self.assertIn("| 20.00 | 409,600 | 20.0% | 1.00 / 2.00 / 0.50 |", rows["ours_bf16 graph"])
+        self.assertTrue(rows["ours_bf16 graph"].endswith("| 0.90x |"), rows["ours_bf16 graph"])
+        self.assertIn("| 8.0% |", rows["cublas_flash unfused"])
+        self.assertTrue(rows["cublas_flash unfused"].endswith("| 0.90x |"))
+        self.assertIn("| peak unknown |", rows["ours"])
+        self.assertTrue(rows["ours"].endswith("| 1.12x |"))
+        self.assertIn("| 18.00 (compile 60 s) | 455,111 | 22.2% |",
+                      rows["pytorch_bf16_compile_reduce_overhead (PyTorch)"])
+        self.assertTrue(rows["pytorch_bf16_compile_reduce_overhead (PyTorch)"].endswith("| reference |"))
+        self.assertTrue(rows["pytorch_eager (PyTorch)"].endswith("| reference |"))
+        self.assertTrue(rows["pytorch_bf16 (PyTorch)"].endswith("| 0.60x |"))
+        self.assertIn("skipped: torch.compile (mode max-autotune-no-cudagraphs) did not compile",
+                      rows["pytorch_bf16_compile_max_autotune_no_cudagraphs (PyTorch)"])
+        self.assertIn("- B=4 N=2048 bf16: pytorch_bf16_compile_reduce_overhead (PyTorch) 18.00 ms", out)
+        self.assertIn("- B=4 N=2048 fp32: pytorch_eager (PyTorch) 45.00 ms", out)
+        self.assertIn("Peak: 1000.0 TFLOP/s (sm_90 dense bf16 tensor cores: test figures)", out)
+        # An older report: the compile mode only in extra, the peak from the environment.
+        old = write_json(d, "old.json", {"environment": dict(ENV, gpu={
+            "name": "NVIDIA H200", "compute_capability": "9.0", "sm_count": 132, "sm_clock_max_mhz": 1980}),
+            "results": [tr("pytorch_bf16_compile", 0.018, "bf16", compile_mode="reduce-overhead")]})
+        out = self.tables("transformer", ours, old)
+        self.assertIn("| pytorch_bf16_compile [reduce-overhead] (PyTorch) | 18.00 | 455,111 | 20.8% |", out)
 
     def test_bad_arguments_exit_2(self):
         for argv, message in ((("attention-sdpa", "x.json"), "attention-sdpa needs the PyTorch report"),
@@ -477,20 +570,198 @@ class TinyPytorchDdp(unittest.TestCase):
             return
         self.assertEqual(self.ddp.suite_settings(suite)[case], (3, 20))
 
+    def test_mfu_per_gpu(self):
+        # extra carries harness_report.mfu_fields of one rank's work and the mean step.
+        hr = importlib.import_module("harness_report")
+        x = hr.mfu_fields(4.0e12, 40.0, {"peak_tflops": 1000.0, "peak_source": "test peak"})
+        self.assertAlmostEqual(x["mfu"], 0.1)
+        self.assertEqual(self.ddp.mfu_text(x), "MFU 10.0% per GPU of 1000.0 TFLOP/s")
+        unknown = hr.mfu_fields(4.0e12, 40.0, {"peak_tflops": None, "peak_source": "peak unknown: sm_80"})
+        self.assertEqual(self.ddp.mfu_text(unknown), "MFU: peak unknown: sm_80")
+
     def test_without_torch_it_says_so(self):
         rc, _, err = no_torch(script("pytorch_ddp"), "--out", "x.json", "--params", "batch=4,seq_len=64")
         self.assertEqual(rc, 2)
         self.assertIn("PyTorch is not installed", err)
 
 
+# A compiled mode's child process without torch or a GPU: pytorch_transformer.child_main (the
+# protocol of the real child: spec.json in, first_step and result.json out) with a fake
+# torch and a runner that behaves as BEHAVIOUR says. argv[1]: the work directory.
+FAKE_CHILD = r"""
+import os, signal, subprocess, sys, time
+sys.path.insert(0, %(reports)r)
+import pytorch_transformer as pt
+BEHAVIOUR, PIDFILE = %(behaviour)r, %(pidfile)r
+
+class FakeTorch:
+    class cuda:
+        class OutOfMemoryError(RuntimeError):
+            pass
+
+def runner(torch, p, mode, warm, steps, compile_mode, seed, kernel_steps, on_first_step=None):
+    if BEHAVIOUR == "hang_compile":  # a compiler that never returns, with a worker process of its own
+        worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        with open(PIDFILE, "w") as f:
+            f.write(str(worker.pid))
+        time.sleep(120)
+    on_first_step(12.5)
+    if BEHAVIOUR == "hang_steps":
+        time.sleep(120)
+    if BEHAVIOUR == "oom":
+        raise FakeTorch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    if BEHAVIOUR == "fail":
+        raise RuntimeError("inductor: no working C compiler\nmore")
+    if BEHAVIOUR == "crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return {"samples": [0.010, 0.012, 0.011], "phases": {"forward": 3.0, "backward": 6.0, "optimizer": 2.0,
+            "step": 11.0}, "peak": 3 << 20, "base": 1 << 20, "losses": [9.0, 8.5, 8.0], "parameters": 1000,
+            "first_s": 12.5, "kernels": None, "spec": [p["batch"], mode, warm, steps, compile_mode, seed]}
+
+sys.exit(pt.child_main(sys.argv[1], torch=FakeTorch, runner=runner))
+"""
+
+
+def gone(pid, within_s=10.0):
+    """Whether process `pid` has ended (absent, or a zombie waiting for its reaper) within within_s."""
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 class TinyPytorchTransformer(unittest.TestCase):
     # Its modes, arguments, FLOPs and entries: tests/pytorch_transformer_test.py (ctest
-    # pytorch_transformer_py). Here: the tiny run without torch.
+    # pytorch_transformer_py). Here: the tiny run without torch, and the compiled modes'
+    # child processes under --compile-timeout with fake children.
+    def setUp(self):
+        self.pt = importlib.import_module("pytorch_transformer")
+        self.p = dict(self.pt.DEFAULTS, batch=2, seq_len=8)
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def child(self, behaviour):
+        pidfile = os.path.join(self.tmp.name, "worker.pid")
+        return [sys.executable, "-c", FAKE_CHILD % {"reports": REPORTS, "behaviour": behaviour, "pidfile": pidfile}]
+
+    def isolated(self, behaviour, compile_mode="reduce-overhead", timeout_s=60.0, peak=None):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            e = self.pt.run_mode_isolated("tiny", self.p, "bf16-compile", 1, 3, compile_mode, 7, 0, peak, timeout_s,
+                                          child_cmd=self.child(behaviour))
+        return e, out.getvalue()
+
     def test_without_torch_it_says_so(self):
         rc, _, err = no_torch(script("pytorch_transformer"), "suites/transformer.yaml", "--out", "x.json",
                               "--params", "batch=2,seq_len=8", "--modes", "all")
         self.assertEqual(rc, 2)
         self.assertIn("PyTorch is not installed", err)
+
+    def test_new_options_without_torch(self):
+        # --compile-modes / --compile-timeout pass the argument checks, then the missing torch ends it.
+        rc, _, err = no_torch(script("pytorch_transformer"), "suites/transformer.yaml", "--out", "x.json",
+                              "--params", "batch=2,seq_len=8", "--modes", "bf16-compile",
+                              "--compile-modes", "all", "--compile-timeout", "0.5")
+        self.assertEqual(rc, 2)
+        self.assertIn("PyTorch is not installed", err)
+        rc, _, err = no_torch(script("pytorch_transformer"), "suites/transformer.yaml", "--out", "x.json",
+                              "--compile-modes", "default,max-autotune-no-cudagraph")
+        self.assertEqual(rc, 2)
+        self.assertIn("unknown compile mode 'max-autotune-no-cudagraph'", err)
+
+    def test_a_compile_past_the_timeout_is_skipped_with_the_reason(self):
+        start = time.monotonic()
+        e, out = self.isolated("hang_compile", "max-autotune-no-cudagraphs", timeout_s=1.0)
+        self.assertLess(time.monotonic() - start, 30)  # not the fake compiler's 120 s
+        self.assertEqual(e["status"], "skipped")
+        self.assertEqual(e["reason"], "torch.compile (mode max-autotune-no-cudagraphs) did not compile within 1 s "
+                                      "(--compile-timeout: the child's start, the compilation and the first step); "
+                                      "its process group was ended")
+        self.assertEqual(e["variant"], "pytorch_bf16_compile_max_autotune_no_cudagraphs")
+        self.assertEqual((e["extra"]["compile_mode"], e["extra"]["compile_timeout_s"]),
+                         ("max-autotune-no-cudagraphs", 1.0))
+        self.assertIn("pytorch_bf16_compile_max_autotune_no_cudagraphs/batch:2/", e["name"])
+        self.assertIn("skipped: torch.compile (mode max-autotune-no-cudagraphs) did not compile within 1 s", out)
+        # The fake compiler's worker process went with it (the child's whole process group).
+        with open(os.path.join(self.tmp.name, "worker.pid")) as f:
+            self.assertTrue(gone(int(f.read())), "the compile worker outlived the timeout")
+        json.dumps(harness_report_finish([e]))
+
+    def test_steps_past_the_timeout_after_the_compile(self):
+        e, _ = self.isolated("hang_steps", timeout_s=1.0)
+        self.assertEqual(e["status"], "skipped")
+        self.assertEqual(e["reason"], "torch.compile (mode reduce-overhead): the steps after the first did not finish "
+                                      "within 1 s (--compile-timeout); its process group was ended")
+
+    def test_a_compiled_mode_in_its_child_is_a_timed_result(self):
+        peak = {"peak_tflops": 1000.0, "peak_source": "test peak"}
+        e, out = self.isolated("pass", peak=peak)
+        self.assertEqual(e["status"], "passed", e.get("reason"))
+        self.assertEqual(e["variant"], "pytorch_bf16_compile_reduce_overhead")
+        x = e["extra"]
+        self.assertEqual((x["compile_mode"], x["compiled"], x["precision"]), ("reduce-overhead", True, "bf16"))
+        self.assertAlmostEqual(e["stats"]["median_s"], 0.011)
+        self.assertAlmostEqual(x["compile_s"], 12.5 - 0.011)
+        self.assertEqual(x["compile_timeout_s"], 60.0)
+        self.assertAlmostEqual(x["mfu"], self.pt.work(self.p) / 0.011 / 1e15)
+        self.assertEqual(x["peak_source"], "test peak")
+        self.assertIn("pytorch_bf16_compile_reduce_overhead/batch:2/", out)
+        self.assertIn("MFU ", out)
+
+    def test_the_spec_reaches_the_child(self):
+        status, m = self.pt.run_child(self.p, "fp32-compile", 4, 9, "default", 11, 0, 60.0, self.child("pass"))
+        self.assertEqual(status, "passed")
+        self.assertEqual(m["spec"], [2, "fp32-compile", 4, 9, "default", 11])
+
+    def test_failures_of_the_child_are_skipped_results(self):
+        for behaviour, reason in (
+                ("oom", "out of memory: OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"),
+                ("fail", "torch.compile (mode reduce-overhead) failed: RuntimeError: inductor: no working C compiler"),
+                ("crash", "torch.compile (mode reduce-overhead): the mode's process ended without a result "
+                          f"(signal {int(signal.SIGSEGV)})")):
+            with self.subTest(behaviour=behaviour):
+                e, _ = self.isolated(behaviour)
+                self.assertEqual((e["status"], e["reason"]), ("skipped", reason))
+
+    def test_the_real_child_without_torch(self):
+        # The script's own --child (what run_child starts by default): exit 2 without torch,
+        # which the parent reports as a skipped result.
+        with tempfile.TemporaryDirectory() as d:
+            self.pt.write_atomic(os.path.join(d, "spec.json"), {"params": self.p, "mode": "bf16-compile", "warmup": 1,
+                                                                "steps": 1, "compile_mode": "default", "seed": 42,
+                                                                "kernel_steps": 0})
+            rc, _, err = no_torch(script("pytorch_transformer"), "--child", d)
+            self.assertEqual(rc, 2)
+            self.assertIn("PyTorch is not installed", err)
+            self.assertFalse(os.path.exists(os.path.join(d, "result.json")))
+        child = [sys.executable, "-c", NO_TORCH, script("pytorch_transformer"), "--child"]
+        with contextlib.redirect_stderr(io.StringIO()):
+            status, reason = self.pt.run_child(self.p, "bf16-compile", 1, 1, "default", 42, 0, 60.0, child)
+        self.assertEqual((status, reason), ("skipped", "torch.compile (mode default): the mode's process ended "
+                                                       "without a result (exit code 2)"))
+
+    def test_end_group_escalates_to_sigkill(self):
+        proc = subprocess.Popen([sys.executable, "-c", "import signal, time\n"
+                                 "signal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\n"
+                                 "time.sleep(120)"], start_new_session=True, stdout=subprocess.PIPE, text=True)
+        self.assertEqual(proc.stdout.readline().strip(), "ready")
+        start = time.monotonic()
+        self.pt.end_group(proc, grace_s=0.3)
+        self.assertLess(time.monotonic() - start, 20)
+        self.assertEqual(proc.returncode, -signal.SIGKILL)
+        proc.stdout.close()
+
+
+def harness_report_finish(results):
+    return importlib.import_module("harness_report").finish({"results": results})
 
 
 if __name__ == "__main__":

@@ -51,7 +51,8 @@
 //
 // Extra metrics the report has no field for (phase times from CUDA events, tokens/s, peak
 // allocator memory, cudaMalloc counts in steady state, kernels per step and launch calls per
-// step, graph on/off, the loss curve) are appended, one
+// step, graph on/off, the loss curve, the model FLOPs per step and the MFU against the GPU's
+// dense bf16 peak: models/mfu.hpp) are appended, one
 // JSON object per (case, variant), to $HARNESS_TRAIN_METRICS (default
 // train_transformer_metrics.jsonl in the working directory) when the variant's model is
 // released, and summarized on stderr.
@@ -74,6 +75,7 @@
 #include <utility>
 #include <vector>
 
+#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -83,6 +85,7 @@
 #include "harness/registry.hpp"
 #include "models/check.hpp"
 #include "models/data_parallel.hpp"
+#include "models/mfu.hpp"
 #include "models/trainer.hpp"
 
 namespace {
@@ -186,6 +189,9 @@ std::string summary_line(const nlohmann::json& j, const std::string& variant, co
           ? std::string("no phase times with graph")
           : fmt::format("forward {:.3f}, backward {:.3f}, optimizer {:.3f}", phase["forward"].get<double>(),
                         phase["backward"].get<double>(), phase["optimizer"].get<double>());
+  const std::string mfu = j["mfu"].is_null() ? std::string("MFU: ") + j["peak_source"].get<std::string>()
+                                              : fmt::format("MFU {:.1f}% of {:.1f} TFLOP/s dense bf16",
+                                                            100 * j["mfu"].get<double>(), j["peak_tflops"].get<double>());
   const std::string kernels = j["kernels_per_step"].is_null()
                                   ? std::string("kernels/step unknown")
                                   : fmt::format("{} kernels/step, {} host launch calls/step",
@@ -193,10 +199,10 @@ std::string summary_line(const nlohmann::json& j, const std::string& variant, co
                                                 j["step_launches"]["host_launch_calls"].get<long long>());
   return fmt::format(
       "train_transformer/{} {}: graph {}, fused {}, {} steps, {:.3f} ms/step ({}; CUDA events, mean of {} steps), {}, "
-      "{:.0f} tokens/s, peak {:.1f} MiB in use / {:.1f} MiB reserved, cudaMalloc after the check steps: {}, "
+      "{:.0f} tokens/s, {}, peak {:.1f} MiB in use / {:.1f} MiB reserved, cudaMalloc after the check steps: {}, "
       "loss {:.4f} -> {:.4f}",
       variant, params, j["graph"].get<bool>() ? "on" : "off", j["fused"].get<bool>() ? "on" : "off", j["steps"].get<long long>(), phase["step"].get<double>(),
-      phases, j["timed_steps_in_phase_means"].get<long long>(), kernels, j["tokens_per_s"].get<double>(),
+      phases, j["timed_steps_in_phase_means"].get<long long>(), kernels, j["tokens_per_s"].get<double>(), mfu,
       alloc["peak_bytes_in_use"].get<double>() / (1 << 20), alloc["peak_bytes_reserved"].get<double>() / (1 << 20),
       alloc["cuda_malloc_calls_after_check_steps"].get<unsigned long long>(), j["loss_first"].get<double>(),
       j["loss_last"].get<double>());
@@ -337,6 +343,7 @@ class TrainInstance final : public harness::Instance {
     j["world_size"] = world;
     j["tokens_per_s"] = per_gpu * world;
     j["tokens_per_s_per_gpu"] = per_gpu;
+    add_mfu(j, phases.step * 1e-3);
     if (auto* dp = t.data_parallel()) {
       double bucket_mb = 0;
       for (const auto& b : dp->buckets()) bucket_mb = std::max(bucket_mb, static_cast<double>(b.numel) * 4 / (1 << 20));
@@ -367,6 +374,23 @@ class TrainInstance final : public harness::Instance {
     j["loss_curve_stride"] = stride;
     j["loss_curve"] = curve;
     return j;
+  }
+
+  // Model FLOP utilization (models/mfu.hpp): this problem's FLOPs per step (`work`, per rank)
+  // / the mean CUDA-event step time / the dense bf16 peak of the device the step ran on,
+  // for FP32 and bf16 variants alike; null with the reason where the peak is unknown.
+  void add_mfu(nlohmann::json& j, double step_seconds) const {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) device = 0;
+    const models::TensorPeak peak = models::dense_bf16_peak_of_device(device);
+    const double flops = step_work(params_).flops;
+    const auto mfu = models::model_flops_utilization(flops, step_seconds, peak);
+    j["model_flops_per_step"] = flops;
+    j["peak_tflops"] = peak.known() ? nlohmann::json(peak.tflops) : nlohmann::json(nullptr);
+    j["peak_source"] = peak.source;
+    j["mfu"] = mfu ? nlohmann::json(*mfu) : nlohmann::json(nullptr);
+    j["mfu_basis"] = "model_flops_per_step / phase_ms.step (mean CUDA-event step time) / peak_tflops (dense bf16 "
+                     "tensor cores, for FP32 and bf16 variants alike)";
   }
 
   // kernels_per_step and the launch breakdown (TransformerTrainer::step_launches). Eager

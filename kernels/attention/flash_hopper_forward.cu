@@ -58,8 +58,35 @@
 // Tails: TMA zero-fills rows past N of the (b, h) (3-D tensor maps (d, N, B H)); keys >= N
 // and, causal, keys > row get -inf scores in the tiles that can hold them. Causal tiles load
 // only key tiles up to their last row.
-// Measured (H200, bf16, TFLOP/s, 2026-11-26, clocks power-throttled between 1.56 and 1.98 GHz,
-// so single shapes move +-10% between runs): MEASURED_TABLE
+// Measured (H200, bf16, TFLOP/s, 2026-11-26; the SM clock is power-throttled anywhere
+// between 1.56 and 1.98 GHz, so one shape moves by up to +-10% between runs; ours from one
+// harness call (suites/attention-hopper.yaml shapes, this version), cuDNN (PyTorch 2.11 SDPA)
+// from an earlier call on the same kind of machine; ratio ours / cuDNN):
+//   d = 128:  B4 N4096 565 / 605 (0.93, run at 1.56 GHz; one CTA per tile: 648 at 1.97 GHz),
+//             B1 N16384 697 / 612 (1.14); B2: N2048 535 / 584 (0.92), GQA 635 / 607 (1.05);
+//             N8192 590 / 606 (0.97), GQA 695 / 611 (1.14).
+//     causal: B2 H32 N3000 457 / 483 (0.95); N2048 474 / 394 (1.20), GQA 499 / 402;
+//             N8192 576 / 546 (1.05), GQA 583 / 549.
+//   d = 64:   B8 N1024 385 / 401 (0.96); N2048 409 / 425 (0.96), causal 313 / 281 (1.11);
+//             N8192 457 / 456 (1.00), causal 424 / 423 (1.00); GQA within 3% of MHA.
+//   d = 256:  N2048 568 / 638 (0.89), causal 514 / 467; N8192 625 / 657, causal 698 / 603.
+//   The first version (one CTA per tile, no ping-pong, O from registers) measured 372, 315
+//   and 258 at d = 128 causal N2048, d = 64 B8 N1024 and d = 64 causal N2048.
+// Same-call comparisons that decided the design:
+//   persistent vs one CTA per tile (non-causal): d = 64 B8 N1024 385 vs 333, N2048 409 vs
+//     383; d = 128 N2048 535 vs 509, GQA 635 vs 601; N >= 8192 equal within the clock noise.
+//   Causal (one CTA per tile either way) gained from the first version's 372 -> 474 (d = 128
+//     N2048) and 258 -> 313 (d = 64 N2048) with the ping-pong and the across-heads
+//     longest-first order together; the two were not measured apart.
+//   O by TMA store vs from registers, L2 sections vs one head at a time: equal within the
+//     noise (kept: the store overlaps the next tile).
+//   Tried and dropped: 3 consumer warpgroups at d = 64 (192 rows, setmaxnreg 24 / 160):
+//     104 bytes of spills at 160 registers even without the intra-warpgroup overlap, and no
+//     faster (316 / 382 / 476 vs 317 / 383 / 477 at N = 1024 / 2048 / 8192).
+//   Not measured on its own: ping-pong (kPingPong; FA3 uses it at d = 128): every A/B above
+//     had it on; a build without it and without the persistent grid was within the clock
+//     noise of the first version. Not tried: 192-key tiles at d = 128 (S 96 + two P 48 +
+//     O 64 = 256 registers a thread with the intra-warpgroup overlap, over the 240).
 #include <cfloat>
 #include <cmath>
 #include <algorithm>
@@ -129,6 +156,7 @@ struct Bars {
 // Named barriers (0 is __syncthreads'): the warpgroup scheduler (ping-pong) barrier of
 // consumer c, and consumer c's own epilogue barrier.
 constexpr int kSchedBar = 1;  // ids 1 .. kCons
+constexpr bool kPingPong = true;  // consumers' GEMMs interleaved (false: each issues at will)
 constexpr int kEpiBar = 4;    // ids 4 .. 3 + kCons
 
 // The work list: tiles (m block, b h), L2-friendly and longest first. Heads are taken in
@@ -295,8 +323,12 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
   };
   // Ping-pong: consumer cw issues its GEMMs of a step after consumer cw - 1 issued its own
   // (named barrier: 128 threads arrive, 128 sync), then lets consumer cw + 1 go.
-  auto sched_sync = [&] { arch::named_bar_sync(kSchedBar + cw, 256); };
-  auto sched_arrive = [&] { arch::named_bar_arrive(kSchedBar + (cw + 1) % kCons, 256); };
+  auto sched_sync = [&] {
+    if constexpr (kPingPong) arch::named_bar_sync(kSchedBar + cw, 256);
+  };
+  auto sched_arrive = [&] {
+    if constexpr (kPingPong) arch::named_bar_arrive(kSchedBar + (cw + 1) % kCons, 256);
+  };
   // S = Q K_s^T over d (kD / 16 k16 slices), issued and committed (not waited for).
   auto issue_s = [&](float (&s)[kBN / 2], int stage) {
     const std::uint32_t k_smem = opaque(base + L::kK + stage * L::kKVBytes);
@@ -322,7 +354,7 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
     arch::wgmma_commit();
   };
 
-  if (cw == 0) arch::named_bar_arrive(kSchedBar, 256);  // consumer 0 goes first
+  if (kPingPong && cw == 0) arch::named_bar_arrive(kSchedBar, 256);  // consumer 0 goes first
 
   float acc[kD / 2];
   float s[kBN / 2];

@@ -622,6 +622,33 @@ TEST(AttentionGpuHopper, ScoresBeyondTwoToThe31) {
                "flash_hopper sampled rows " + p.name());
 }
 
+// More tiles than SMs (the persistent grid: each CTA runs several tiles, the K/V ring and
+// the Q and O buffers carry over from one tile to the next): B = 4, 16 heads, GQA 4:1,
+// N = 700; every 13th row of every (b, h) against the double reference.
+TEST(AttentionGpuHopper, PersistentTilesBeyondOneWave) {
+  SKIP_UNLESS_HOPPER();
+  std::uint64_t seed = 1900;
+  for (int d : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      HalfProblem p(shape(4, 16, 4, 700, d, causal), harness::DType::bf16, ++seed);
+      const Forward got = hopper_forward(p);
+      const std::int64_t total = std::int64_t{4} * 16 * 700;
+      std::vector<std::int64_t> rows;
+      for (std::int64_t r = 0; r < total; r += 13) rows.push_back(r);
+      rows.push_back(total - 1);
+      std::vector<float> o(rows.size() * d), lse(rows.size());
+      attn::forward_cpu_rows(p.s, p.q.data(), p.k.data(), p.v.data(), rows.data(), rows.size(), o.data(), lse.data());
+      std::vector<float> got_o, got_lse;
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        got_o.insert(got_o.end(), got.o.begin() + rows[i] * d, got.o.begin() + (rows[i] + 1) * d);
+        got_lse.push_back(got.lse[static_cast<std::size_t>(rows[i])]);
+      }
+      const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
+      expect_match({{"O", got_o}, {"LSE", got_lse}}, {{"O", rounded(o, p.dt)}, {"LSE", lse}}, t.abs, t.rel,
+                   "flash_hopper persistent " + p.name());
+    }
+}
+
 TEST(AttentionGpuHopper, RefusesWhatItCannotRun) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   for (int d : {32, 96, 160}) {

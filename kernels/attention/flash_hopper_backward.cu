@@ -44,6 +44,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -87,10 +88,15 @@ struct Layout {
   static constexpr int kQ = kV + kKV;                    // kStages x Q tile
   static constexpr int kDO = kQ + kStages * kQT;         // kStages x dO tile
   static constexpr int kDs = kDO + kStages * kQT;        // dS^T buffers
-  static constexpr int kLse = kDs + kDsBufs * kDsBuf;      // kStages x 64 floats (LSE log2 e)
+  // dQ of a tile, f32, per consumer 2 boxes {32 columns, 64 queries} (128B-swizzled) of 8 KB:
+  // d = 128 the consumer's columns [64 c, 64 c + 64), d = 64 its partial over its keys.
+  static constexpr int kDqBox = kBM * 128;
+  static constexpr int kDqPer = 2 * kDqBox;
+  static constexpr int kDq = kDs + kDsBufs * kDsBuf;
+  static constexpr int kLse = kDq + kConsumers * kDqPer;  // kStages x 64 floats (LSE log2 e)
   static constexpr int kDelta = kLse + kStages * kBM * 4;  // kStages x 64 floats (D)
-  static constexpr int kBars = kDelta + kStages * kBM * 4;  // kv_full, full[s], empty[s]
-  static constexpr int kSmem = kBars + 8 * (1 + 2 * kStages) + 1024;
+  static constexpr int kBars = kDelta + kStages * kBM * 4;  // kv_full, full[s], empty[s], dq_full[c], dq_empty[c]
+  static constexpr int kSmem = kBars + 8 * (1 + 2 * kStages + 2 * kConsumers + 4) + 1024;
   static constexpr int kStageBytes = 2 * kQT;  // TMA bytes per stage: Q and dO
 };
 
@@ -99,16 +105,35 @@ struct Bars {
   __device__ std::uint32_t kv_full() const { return base; }
   __device__ std::uint32_t full(int s) const { return base + 8 * (1 + s); }
   __device__ std::uint32_t empty(int s) const { return base + 8 * (1 + kStages + s); }
+  __device__ std::uint32_t dq_full(int c) const { return base + 8 * (1 + 2 * kStages + c); }
+  __device__ std::uint32_t dq_empty(int c) const { return base + 8 * (1 + 2 * kStages + kConsumers + c); }
+  // d = 128 ping-pong: dS^T buffer b written by both consumers / read by both dQ products.
+  __device__ std::uint32_t ds_ready(int b) const { return base + 8 * (1 + 2 * kStages + 2 * kConsumers + b); }
+  __device__ std::uint32_t ds_free(int b) const { return base + 8 * (3 + 2 * kStages + 2 * kConsumers + b); }
 };
 
-template <class T, int kD>
+// Turn counters of the deterministic mode (global memory, gpu scope).
+__device__ __forceinline__ int ld_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release(int* p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+
+template <class T, int kD, bool kDqTma, bool kPP>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_hopper_backward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                  const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_do,
+                                 const __grid_constant__ CUtensorMap map_dq,
                                  const float* __restrict__ lse, const float* __restrict__ delta,
-                                 float* __restrict__ dq_acc,
                                  T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ dkv_acc, int heads,
-                                 int group, int n, float c, float scale, int causal) {
+                                 int group, int n, float c, float scale, int causal, int* __restrict__ dq_count,
+                                 int* __restrict__ dkv_count, float* __restrict__ dq_acc) {
   using L = Layout<kD>;
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t base = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -124,12 +149,28 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int bkv = b * (heads / group) + h / group;
   const int n_qtiles = (n + kBM - 1) / kBM;
   const int first_tile = causal ? k0 / kBM : 0;  // causal: queries >= k0 see the block
+  const int n_steps = n_qtiles - first_tile;
+  // Deterministic (dq_count != nullptr): the key blocks of a (b, h) add their dQ of query tile
+  // i in the order kb = 0, 1, ... (a counter per tile; block kb waits until it reads kb). So
+  // that all of them reach a tile at about the same step, causal runs the tiles backwards
+  // (non-causal: every block starts at tile 0); lower kb are launched first, so no deadlock.
+  const bool det = dq_count != nullptr;
+  const bool reverse = det && causal;
+  auto tile_of = [&](int it) { return reverse ? n_qtiles - 1 - it : first_tile + it; };
 
   if (tid == 0) {
     arch::mbar_init(bars.kv_full(), 1);
     for (int s = 0; s < kStages; ++s) {
       arch::mbar_init(bars.full(s), 1 + 32);  // the expect_tx arrive and the LSE/D lanes
       arch::mbar_init(bars.empty(s), kConsumers * 4);  // one arrive per consumer warp
+    }
+    for (int cc = 0; cc < kConsumers; ++cc) {
+      arch::mbar_init(bars.dq_full(cc), 4);  // one arrive per warp of consumer cc
+      arch::mbar_init(bars.dq_empty(cc), 1);  // the dQ warp, once the reduce has read the buffer
+    }
+    for (int bf = 0; bf < 2; ++bf) {
+      arch::mbar_init(bars.ds_ready(bf), 8);  // one arrive per consumer warp
+      arch::mbar_init(bars.ds_free(bf), 8);
     }
     arch::mbar_fence_init();
   }
@@ -147,7 +188,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           arch::tma_load_3d(base + L::kV + bx * L::kKBox, &map_v, kBoxCols * bx, k0, bkv, bars.kv_full());
         }
       }
-      for (int i = first_tile, it = 0; i < n_qtiles; ++i, ++it) {
+      for (int it = 0; it < n_steps; ++it) {
+        const int i = tile_of(it);
         const int s = it % kStages;
         arch::mbar_wait(bars.empty(s), ((it / kStages) & 1) ^ 1u);
         const int q0 = i * kBM;
@@ -170,6 +212,37 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         arch::mbar_arrive(bars.full(s));
       }
+    } else if (kDqTma && tid == 32) {
+      // The dQ warp: per tile, once both consumers have written their dQ boxes, adds them into
+      // dQacc with TMA reduce-adds (f32 in L2) and frees the buffers when they are read.
+      const int kb = static_cast<int>(blockIdx.x);
+      for (int it = 0; it < n_steps; ++it) {
+        const int i = tile_of(it), q0 = i * kBM;
+        int* const turn = det ? dq_count + static_cast<std::int64_t>(bh) * n_qtiles + i : nullptr;
+        for (int cc = 0; cc < kConsumers; ++cc) arch::mbar_wait(bars.dq_full(cc), it & 1);
+        if (det) {
+          while (ld_acquire(turn) != kb) __nanosleep(64);
+          fence_proxy_async_global();
+        }
+        for (int cc = 0; cc < kConsumers; ++cc) {
+#pragma unroll
+          for (int bx = 0; bx < 2; ++bx)
+            arch::tma_reduce_add_3d(&map_dq, base + L::kDq + cc * L::kDqPer + bx * L::kDqBox,
+                                    (kD == 128 ? 64 * cc : 0) + 32 * bx, q0, bh);
+          arch::bulk_commit();
+          // d = 64 deterministic: the two consumers' partials hit the same elements; in order.
+          if (kD == 64 && det && cc == 0) arch::bulk_wait_all();
+        }
+        arch::bulk_wait_read();
+        for (int cc = 0; cc < kConsumers; ++cc) arch::mbar_arrive(bars.dq_empty(cc));
+        if (det) {
+          arch::bulk_wait_all();
+          fence_proxy_async_global();
+          __threadfence();
+          st_release(turn, kb + 1);
+        }
+      }
+      arch::bulk_wait_all();
     }
     return;
   }
@@ -186,8 +259,70 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
   for (int i = 0; i < kD / 2; ++i) dv_acc[i] = dk_acc[i] = 0.0f;
 
+  // dQ of step e (query tile tile_of(e)) -> this consumer's 2 swizzled f32 boxes for the dQ
+  // warp (accumulator j: query row 16 warp + g + 8 ((j / 2) % 2), column 8 (j / 4) + 2t + j % 2
+  // of the consumer's 64: box j / 16, 16-byte chunk 2 ((j / 4) % 4) + t / 2 at chunk ^ g,
+  // 8 (t % 2) bytes in).
+  auto emit_dq = [&](int e, float (&dq)[32]) {
+    if constexpr (!kDqTma) {  // (experiment) the float2 atomics of the first version
+      const int col0 = kD == 128 ? 64 * cw : 0;
+      const int q0 = tile_of(e) * kBM;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int q = q0 + 16 * warp + lane / 4 + 8 * r;
+        if (q >= n) continue;
+        float* row = dq_acc + (static_cast<std::int64_t>(bh) * n + q) * kD + col0 + 2 * t;
+#pragma unroll
+        for (int j = 2 * r; j < 32; j += 4)
+          atomicAdd(reinterpret_cast<float2*>(row + 8 * (j / 4)), make_float2(dq[j], dq[j + 1]));
+      }
+    } else {
+      arch::mbar_wait(bars.dq_empty(cw), (e & 1) ^ 1);
+      const int g = lane / 4;
+      const std::uint32_t dq_buf = base + L::kDq + cw * L::kDqPer;
+#pragma unroll
+      for (int j = 0; j < 32; j += 2) {
+        const int row = 16 * warp + g + 8 * ((j / 2) % 2);
+        const int chunk = 2 * ((j / 4) % 4) + t / 2;
+        const std::uint32_t addr = dq_buf + (j / 16) * L::kDqBox + row * 128 + ((chunk ^ g) * 16) + 8 * (t % 2);
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(dq[j]), "f"(dq[j + 1]) : "memory");
+      }
+      arch::fence_proxy_async();
+      __syncwarp();
+      if (lane == 0) arch::mbar_arrive(bars.dq_full(cw));
+    }
+  };
+  // dQ partial: d = 128, columns [64 cw, +64) over all 128 keys (both halves of dS^T in
+  // ds_buf); d = 64, all columns over this consumer's 64 keys.
+  constexpr bool kSplitN = kD == 128;
+  auto issue_dq = [&](float (&dq)[32], std::uint32_t ds_buf) {
+    arch::wgmma_fence();
+    if constexpr (kSplitN) {
+#pragma unroll
+      for (int kk = 0; kk < kBN / 16; ++kk)
+        arch::wgmma_ss<T, 64, 1, 1>(dq, arch::make_smem_desc(ds_buf + kk * 2048, 8192, 1024),
+                                    arch::make_smem_desc(base + L::kK + cw * L::kKBox + kk * 2048, L::kKBox, 1024),
+                                    kk > 0 ? 1 : 0);
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        arch::wgmma_ss<T, 64, 1, 1>(dq, arch::make_smem_desc(ds_buf + cw * 8192 + kk * 2048, 8192, 1024),
+                                    arch::make_smem_desc(k_slab + kk * 2048, L::kKBox, 1024), kk > 0 ? 1 : 0);
+    }
+    arch::wgmma_commit();
+  };
+  // Ping-pong (kPP): the consumers take turns issuing their products (named barriers
+  // kTurn + c: S/dP of tile i by 0 then 1, dV/dK/dQ by 0 then 1), so that one's element-wise
+  // work overlaps the other's products. d = 128 then adds the dQ of tile i - 1 (both dS^T
+  // halves ready, mbarrier ds_ready) after tile i's dV/dK rather than waiting for the other
+  // consumer's half of tile i.
+  constexpr int kTurn = 4;
+  constexpr bool kDelayDq = kPP && kSplitN;
+  if (kPP && cw == 1) arch::named_bar_arrive(kTurn, 256);
+
   arch::mbar_wait(bars.kv_full(), 0);
-  for (int i = first_tile, it = 0; i < n_qtiles; ++i, ++it) {
+  for (int it = 0; it < n_steps; ++it) {
+    const int i = tile_of(it);
     const int st = it % kStages;
     const int q0 = i * kBM;
     arch::mbar_wait(bars.full(st), (it / kStages) & 1);
@@ -195,6 +330,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     // S^T = K_c Q^T and dP^T = V_c dO^T over d.
     float s[32], dp[32];
+    if (kPP) arch::named_bar_sync(kTurn + cw, 256);
     arch::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
@@ -209,6 +345,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                                   arch::make_smem_desc(do_tile + qoff, 16, 1024), kk > 0 ? 1 : 0);
     }
     arch::wgmma_commit();
+    if (kPP) arch::named_bar_arrive(kTurn + 1 - cw, 256);
     arch::wgmma_wait<0>();
     arch::fence_regs(s);
     arch::fence_regs(dp);
@@ -221,11 +358,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     std::uint32_t p[4][4], ds[4][4];
 #pragma unroll
     for (int jj = 0; jj < 8; ++jj) {  // 8-query column groups
+      const float2 l2 = *reinterpret_cast<const float2*>(lse2 + 8 * jj + 2 * t);
+      const float2 d2 = *reinterpret_cast<const float2*>(dl + 8 * jj + 2 * t);
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int j = 4 * jj + 2 * r;
-        const float2 l2 = *reinterpret_cast<const float2*>(lse2 + 8 * jj + 2 * t);
-        const float2 d2 = *reinterpret_cast<const float2*>(dl + 8 * jj + 2 * t);
         float p0 = arch::fast_exp2(fmaf(s[j], c, -l2.x));
         float p1 = arch::fast_exp2(fmaf(s[j + 1], c, -l2.y));
         if (mask) {
@@ -242,6 +379,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     // dV += P^T dO, dK += dS^T Q (B operands MN-major: k16 slice kk = queries 16 kk.. at
     // +2048 kk bytes, the next 64 d at the next box).
+    if (kPP) arch::named_bar_sync(kTurn + cw, 256);
     arch::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
@@ -255,6 +393,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // 16-byte chunk jj at chunk jj ^ (row % 8) (the 128B swizzle the descriptor expects).
     const int buf = L::kDsBufs == 2 ? (it & 1) : 0;
     const std::uint32_t ds_buf = base + L::kDs + buf * L::kDsBuf;
+    if (kDelayDq) arch::mbar_wait(bars.ds_free(buf), ((it >> 1) & 1) ^ 1);  // dQ of step it - 2 read it
 #pragma unroll
     for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
@@ -264,51 +403,61 @@ __global__ void __launch_bounds__(kThreads, 1)
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(ds[jj / 2][r + 2 * (jj % 2)]) : "memory");
       }
     arch::fence_proxy_async();
-    // dQ partial: d = 128, columns [64 cw, +64) over all 128 keys (both halves of dS^T);
-    // d = 64, all columns over this consumer's 64 keys.
-    constexpr bool kSplitN = kD == 128;
-    if constexpr (kSplitN) {
-      arch::named_bar_sync(1, 256);
-    } else if (cw == 0) {
-      arch::named_bar_sync(1, 128);
-    } else {
-      arch::named_bar_sync(2, 128);
-    }
     float dq[32];
-    arch::wgmma_fence();
-    if constexpr (kSplitN) {
-#pragma unroll
-      for (int kk = 0; kk < kBN / 16; ++kk)
-        arch::wgmma_ss<T, 64, 1, 1>(dq, arch::make_smem_desc(ds_buf + kk * 2048, 8192, 1024),
-                                    arch::make_smem_desc(base + L::kK + cw * L::kKBox + kk * 2048, L::kKBox, 1024),
-                                    kk > 0 ? 1 : 0);
+    if constexpr (kDelayDq) {
+      __syncwarp();
+      if (lane == 0) arch::mbar_arrive(bars.ds_ready(buf));
+      // dQ of step it - 1 from the other buffer (issued at it = 0 too, on whatever the buffer
+      // holds, and dropped: a wgmma under a branch would be serialized).
+      if (it > 0) arch::mbar_wait(bars.ds_ready(buf ^ 1), ((it - 1) >> 1) & 1);
+      issue_dq(dq, base + L::kDs + (buf ^ 1) * L::kDsBuf);
     } else {
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        arch::wgmma_ss<T, 64, 1, 1>(dq, arch::make_smem_desc(ds_buf + cw * 8192 + kk * 2048, 8192, 1024),
-                                    arch::make_smem_desc(k_slab + kk * 2048, L::kKBox, 1024), kk > 0 ? 1 : 0);
+      if constexpr (kSplitN) {
+        arch::named_bar_sync(1, 256);
+      } else if (cw == 0) {
+        arch::named_bar_sync(1, 128);
+      } else {
+        arch::named_bar_sync(2, 128);
+      }
+      issue_dq(dq, ds_buf);
     }
-    arch::wgmma_commit();
-    arch::wgmma_wait<0>();  // dV, dK and dQ products of this tile done: the stage is free
+    if (kPP && !(cw == 1 && it == n_steps - 1)) arch::named_bar_arrive(kTurn + 1 - cw, 256);
+    arch::wgmma_wait<0>();  // dV, dK (and dQ) products done: the stage is free
     arch::fence_regs(dq);
     arch::fence_regs(dv_acc);
     arch::fence_regs(dk_acc);
-    if (lane == 0) arch::mbar_arrive(bars.empty(st));
-
-    // dQacc += dq (accumulator j: query row 16 warp + g + 8 ((j / 2) % 2), column
-    // 8 (j / 4) + 2t + j % 2 of this consumer's 64).
-    const int col0 = kSplitN ? 64 * cw : 0;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int q = q0 + 16 * warp + lane / 4 + 8 * r;
-      if (q >= n) continue;
-      float* row = dq_acc + (static_cast<std::int64_t>(bh) * n + q) * kD + col0 + 2 * t;
-#pragma unroll
-      for (int j = 2 * r; j < 32; j += 4) atomicAdd(reinterpret_cast<float2*>(row + 8 * (j / 4)), make_float2(dq[j], dq[j + 1]));
+    __syncwarp();
+    if (lane == 0) {
+      arch::mbar_arrive(bars.empty(st));
+      if (kDelayDq && it > 0) arch::mbar_arrive(bars.ds_free(buf ^ 1));
     }
+    if (!kDelayDq) {
+      emit_dq(it, dq);
+    } else if (it > 0) {
+      emit_dq(it - 1, dq);
+    }
+  }
+  if constexpr (kDelayDq) {  // the last step's dQ
+    const int e = n_steps - 1, buf = e & 1;
+    float dq[32];
+    arch::mbar_wait(bars.ds_ready(buf), (e >> 1) & 1);
+    issue_dq(dq, base + L::kDs + buf * L::kDsBuf);
+    arch::wgmma_wait<0>();
+    arch::fence_regs(dq);
+    emit_dq(e, dq);
   }
 
   // dK = scale dK, dV: this thread's key rows, pairs of columns (accumulator j as above).
+  // GQA deterministic: the group's heads add into the sums in the order h % group (a counter
+  // per (b, kv head, key block); lower heads are launched first).
+  int* const dkv_turn = dkv_acc != nullptr && dkv_count != nullptr
+                            ? dkv_count + static_cast<std::int64_t>(bkv) * gridDim.x + blockIdx.x
+                            : nullptr;
+  if (dkv_turn != nullptr) {
+    if (tid == 128)
+      while (ld_acquire(dkv_turn) != h % group) __nanosleep(64);
+    arch::named_bar_sync(3, 256);
+  }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int key = k0 + 64 * cw + key_row + 8 * r;
@@ -327,6 +476,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   }
+  if (dkv_turn != nullptr) {
+    __threadfence();
+    arch::named_bar_sync(3, 256);
+    if (tid == 128) st_release(dkv_turn, h % group + 1);
+  }
 }
 
 // (d, N, heads) tensor of 16-bit elements, boxes {64 d, rows, 1}, 128B swizzle.
@@ -340,7 +494,7 @@ bool head_map(CUtensorMap* map, CUtensorMapDataType type, const void* p, int d, 
 template <class T, int kD>
 cudaError_t launch(const Shape& s, Precision precision, const void* q, const void* k, const void* v, const void* o,
                    const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* workspace,
-                   cudaStream_t stream) {
+                   bool deterministic, cudaStream_t stream) {
   using L = Layout<kD>;
   // Workspace (flash_hopper_backward_workspace_bytes): dQacc (B, H, N, d), with GQA the dK
   // and dV sums (B, kv heads, N, d) x 2, then D (B, H, N).
@@ -348,6 +502,14 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   float* dq_acc = static_cast<float*>(workspace);
   float* dkv_acc = gqa ? dq_acc + s.q_elements() : nullptr;
   float* delta = dq_acc + s.q_elements() + (gqa ? 2 * s.kv_elements() : 0);
+  // Deterministic: turn counters, one per (b, h, query tile) and per (b, kv head, key block).
+  const std::int64_t q_tiles = (s.seq_len + kBM - 1) / kBM, k_blocks = (s.seq_len + kBN - 1) / kBN;
+  int* dq_count = deterministic ? reinterpret_cast<int*>(delta + s.lse_elements()) : nullptr;
+  int* dkv_count = deterministic && gqa ? dq_count + static_cast<std::int64_t>(s.batch) * s.heads * q_tiles : nullptr;
+  if (deterministic) {
+    const std::int64_t counters = static_cast<std::int64_t>(s.batch) * (s.heads * q_tiles + s.kv_heads * k_blocks);
+    if (cudaError_t e = cudaMemsetAsync(dq_count, 0, counters * sizeof(int), stream); e != cudaSuccess) return e;
+  }
   if (gqa) {
     if (cudaError_t e = cudaMemsetAsync(dkv_acc, 0, 2 * s.kv_elements() * sizeof(float), stream); e != cudaSuccess)
       return e;
@@ -359,20 +521,36 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   const CUtensorMapDataType type =
       std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
-  CUtensorMap mq, mk, mv, mdo;
+  CUtensorMap mq, mk, mv, mdo, mdq;
   if (!head_map(&mq, type, q, kD, s.seq_len, bh, kBM) || !head_map(&mdo, type, d_o, kD, s.seq_len, bh, kBM) ||
       !head_map(&mk, type, k, kD, s.seq_len, bkv, kBN) || !head_map(&mv, type, v, kD, s.seq_len, bkv, kBN))
     return cudaErrorInvalidValue;
-  auto* kernel = flash_hopper_backward_kernel<T, kD>;
-  static const cudaError_t attr =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
-  if (attr != cudaSuccess) return attr;
+  {  // dQacc (d, N, B*H) f32, boxes {32 floats = 128 bytes, 64 queries}, 128B swizzle
+    const std::uint64_t dims[3] = {static_cast<std::uint64_t>(kD), static_cast<std::uint64_t>(s.seq_len),
+                                   static_cast<std::uint64_t>(bh)};
+    const std::uint64_t strides[2] = {static_cast<std::uint64_t>(kD) * 4,
+                                      static_cast<std::uint64_t>(s.seq_len) * kD * 4};
+    const std::uint32_t box[3] = {32, static_cast<std::uint32_t>(kBM), 1};
+    if (!arch::encode_tensor_map(&mdq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, dq_acc, dims, strides, box))
+      return cudaErrorInvalidValue;
+  }
+  // (experiments) HARNESS_BWD_DQ_ATOMICS: dQ by float2 atomics (first version);
+  // HARNESS_BWD_PINGPONG=0: no ping-pong.
+  static const bool dq_atomics = std::getenv("HARNESS_BWD_DQ_ATOMICS") != nullptr;
+  static const bool pp = std::getenv("HARNESS_BWD_PINGPONG") == nullptr || std::getenv("HARNESS_BWD_PINGPONG")[0] != '0';
+  const bool tma = !dq_atomics || deterministic;
+  auto* kernel = tma ? (pp ? flash_hopper_backward_kernel<T, kD, true, true> : flash_hopper_backward_kernel<T, kD, true, false>)
+                     : (pp ? flash_hopper_backward_kernel<T, kD, false, true>
+                           : flash_hopper_backward_kernel<T, kD, false, false>);
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
+      e != cudaSuccess)
+    return e;
   const float scale = s.effective_scale();
   const dim3 grid(static_cast<unsigned>((s.seq_len + kBN - 1) / kBN), static_cast<unsigned>(s.heads),
                   static_cast<unsigned>(s.batch));
-  kernel<<<grid, kThreads, L::kSmem, stream>>>(mq, mk, mv, mdo, lse, delta, dq_acc, static_cast<T*>(dk),
+  kernel<<<grid, kThreads, L::kSmem, stream>>>(mq, mk, mv, mdo, mdq, lse, delta, static_cast<T*>(dk),
                                                static_cast<T*>(dv), dkv_acc, s.heads, s.group(), s.seq_len,
-                                               scale * kLog2e, scale, s.causal ? 1 : 0);
+                                               scale * kLog2e, scale, s.causal ? 1 : 0, dq_count, dkv_count, dq_acc);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (cudaError_t e = detail::tc_round(precision, dq_acc, dq, s.q_elements(), scale, stream); e != cudaSuccess)
     return e;
@@ -384,10 +562,11 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
 
 template <class T>
 cudaError_t dispatch(const Shape& s, Precision precision, const void* q, const void* k, const void* v, const void* o,
-                     const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* ws, cudaStream_t stream) {
+                     const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* ws, bool det,
+                     cudaStream_t stream) {
   switch (s.head_dim) {
-    case 64: return launch<T, 64>(s, precision, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
-    case 128: return launch<T, 128>(s, precision, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+    case 64: return launch<T, 64>(s, precision, q, k, v, o, lse, d_o, dq, dk, dv, ws, det, stream);
+    case 128: return launch<T, 128>(s, precision, q, k, v, o, lse, d_o, dq, dk, dv, ws, det, stream);
     default:
       throw std::invalid_argument("attention: the Hopper flash backward supports head_dim 64, 128, not " +
                                   std::to_string(s.head_dim));
@@ -413,12 +592,15 @@ const char* flash_hopper_backward_unsupported(const Shape& shape) {
 
 std::size_t flash_hopper_backward_workspace_bytes(const Shape& shape) {
   const std::int64_t dkv_sums = shape.group() > 1 ? 2 * shape.kv_elements() : 0;
-  return static_cast<std::size_t>(shape.q_elements() + dkv_sums + shape.lse_elements()) * sizeof(float);
+  const std::int64_t counters = static_cast<std::int64_t>(shape.batch) *
+                                (static_cast<std::int64_t>(shape.heads) * ((shape.seq_len + kBM - 1) / kBM) +
+                                 static_cast<std::int64_t>(shape.kv_heads) * ((shape.seq_len + kBN - 1) / kBN));
+  return static_cast<std::size_t>(shape.q_elements() + dkv_sums + shape.lse_elements() + counters) * sizeof(float);
 }
 
 cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const void* q, const void* k,
                                   const void* v, const void* o, const float* lse, const void* d_o, void* dq, void* dk,
-                                  void* dv, void* workspace, cudaStream_t stream) {
+                                  void* dv, void* workspace, cudaStream_t stream, bool deterministic) {
   const std::string why = shape_error(shape);
   if (!why.empty()) throw std::invalid_argument("attention: " + why);
   if (const char* reason = flash_hopper_backward_unsupported(shape))
@@ -427,8 +609,9 @@ cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const
        reinterpret_cast<std::uintptr_t>(d_o) | reinterpret_cast<std::uintptr_t>(workspace)) % 16 != 0)
     return cudaErrorMisalignedAddress;
   return precision == Precision::bf16
-             ? dispatch<__nv_bfloat16>(shape, precision, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream)
-             : dispatch<__half>(shape, precision, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream);
+             ? dispatch<__nv_bfloat16>(shape, precision, q, k, v, o, lse, d_o, dq, dk, dv, workspace, deterministic,
+                                       stream)
+             : dispatch<__half>(shape, precision, q, k, v, o, lse, d_o, dq, dk, dv, workspace, deterministic, stream);
 }
 
 }  // namespace kernels::attention

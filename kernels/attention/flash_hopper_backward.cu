@@ -70,11 +70,11 @@ constexpr int kBN = 128;  // keys per CTA: 2 consumer warpgroups x 64
 constexpr int kBM = 64;   // queries per step
 constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (1 + kConsumers);
-constexpr int kStages = 2;
 constexpr int kBoxCols = 64;  // 16-bit elements per 128-byte swizzled row
 constexpr float kLog2e = 1.4426950408889634f;
 
-template <int kD>
+// kStages: Q/dO ring stages (d = 64: 3, d = 128: 2, as shared memory allows).
+template <int kD, int kStages>
 struct Layout {
   static constexpr int kBoxes = kD / kBoxCols;
   static constexpr int kKBox = kBN * 128;  // one {64 d, 128 keys} box of K or V
@@ -100,6 +100,7 @@ struct Layout {
   static constexpr int kStageBytes = 2 * kQT;  // TMA bytes per stage: Q and dO
 };
 
+template <int kStages>
 struct Bars {
   std::uint32_t base;
   __device__ std::uint32_t kv_full() const { return base; }
@@ -125,7 +126,7 @@ __device__ __forceinline__ void fence_proxy_async_global() {
   asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
 
-template <class T, int kD, bool kDqTma, bool kPP>
+template <class T, int kD, bool kPP, int kStages>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_hopper_backward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                  const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_do,
@@ -133,11 +134,11 @@ __global__ void __launch_bounds__(kThreads, 1)
                                  const float* __restrict__ lse, const float* __restrict__ delta,
                                  T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ dkv_acc, int heads,
                                  int group, int n, float c, float scale, int causal, int* __restrict__ dq_count,
-                                 int* __restrict__ dkv_count, float* __restrict__ dq_acc) {
-  using L = Layout<kD>;
+                                 int* __restrict__ dkv_count) {
+  using L = Layout<kD, kStages>;
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t base = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
-  const Bars bars{base + L::kBars};
+  const Bars<kStages> bars{base + L::kBars};
   float* const lse_smem = reinterpret_cast<float*>(smem_raw + (base - arch::smem_u32(smem_raw)) + L::kLse);
   float* const delta_smem = reinterpret_cast<float*>(smem_raw + (base - arch::smem_u32(smem_raw)) + L::kDelta);
 
@@ -212,7 +213,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         arch::mbar_arrive(bars.full(s));
       }
-    } else if (kDqTma && tid == 32) {
+    } else if (tid == 32) {
       // The dQ warp: per tile, once both consumers have written their dQ boxes, adds them into
       // dQacc with TMA reduce-adds (f32 in L2) and frees the buffers when they are read.
       const int kb = static_cast<int>(blockIdx.x);
@@ -264,19 +265,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // of the consumer's 64: box j / 16, 16-byte chunk 2 ((j / 4) % 4) + t / 2 at chunk ^ g,
   // 8 (t % 2) bytes in).
   auto emit_dq = [&](int e, float (&dq)[32]) {
-    if constexpr (!kDqTma) {  // (experiment) the float2 atomics of the first version
-      const int col0 = kD == 128 ? 64 * cw : 0;
-      const int q0 = tile_of(e) * kBM;
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int q = q0 + 16 * warp + lane / 4 + 8 * r;
-        if (q >= n) continue;
-        float* row = dq_acc + (static_cast<std::int64_t>(bh) * n + q) * kD + col0 + 2 * t;
-#pragma unroll
-        for (int j = 2 * r; j < 32; j += 4)
-          atomicAdd(reinterpret_cast<float2*>(row + 8 * (j / 4)), make_float2(dq[j], dq[j + 1]));
-      }
-    } else {
+    {
       arch::mbar_wait(bars.dq_empty(cw), (e & 1) ^ 1);
       const int g = lane / 4;
       const std::uint32_t dq_buf = base + L::kDq + cw * L::kDqPer;
@@ -483,6 +472,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
+// The kernel's dynamic shared-memory limit, set once per kernel.
+template <auto kKernel, int kSmem>
+cudaError_t smem_attr() {
+  static const cudaError_t e = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  return e;
+}
+
 // (d, N, heads) tensor of 16-bit elements, boxes {64 d, rows, 1}, 128B swizzle.
 bool head_map(CUtensorMap* map, CUtensorMapDataType type, const void* p, int d, int n, long long heads, int rows) {
   const std::uint64_t dims[3] = {static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(n),
@@ -495,7 +491,6 @@ template <class T, int kD>
 cudaError_t launch(const Shape& s, Precision precision, const void* q, const void* k, const void* v, const void* o,
                    const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* workspace,
                    bool deterministic, cudaStream_t stream) {
-  using L = Layout<kD>;
   // Workspace (flash_hopper_backward_workspace_bytes): dQacc (B, H, N, d), with GQA the dK
   // and dV sums (B, kv heads, N, d) x 2, then D (B, H, N).
   const bool gqa = s.group() > 1;
@@ -534,23 +529,37 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
     if (!arch::encode_tensor_map(&mdq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, dq_acc, dims, strides, box))
       return cudaErrorInvalidValue;
   }
-  // (experiments) HARNESS_BWD_DQ_ATOMICS: dQ by float2 atomics (first version);
-  // HARNESS_BWD_PINGPONG=0: no ping-pong.
-  static const bool dq_atomics = std::getenv("HARNESS_BWD_DQ_ATOMICS") != nullptr;
-  static const bool pp = std::getenv("HARNESS_BWD_PINGPONG") == nullptr || std::getenv("HARNESS_BWD_PINGPONG")[0] != '0';
-  const bool tma = !dq_atomics || deterministic;
-  auto* kernel = tma ? (pp ? flash_hopper_backward_kernel<T, kD, true, true> : flash_hopper_backward_kernel<T, kD, true, false>)
-                     : (pp ? flash_hopper_backward_kernel<T, kD, false, true>
-                           : flash_hopper_backward_kernel<T, kD, false, false>);
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
-      e != cudaSuccess)
-    return e;
+  // Ping-pong and stages by head size (measured, H200: d = 64 gains 1-2% from the ping-pong,
+  // d = 128 loses 2-4%); HARNESS_BWD_PINGPONG=0/1 and HARNESS_BWD_STAGES=2/3 (d = 64) override
+  // them for experiments.
+  const char* pp_env = std::getenv("HARNESS_BWD_PINGPONG");
+  const char* st_env = std::getenv("HARNESS_BWD_STAGES");
+  const bool pp = pp_env != nullptr ? pp_env[0] != '0' : kD == 64;
+  const int stages = kD == 64 && !(st_env != nullptr && st_env[0] == '2') ? 3 : 2;
   const float scale = s.effective_scale();
   const dim3 grid(static_cast<unsigned>((s.seq_len + kBN - 1) / kBN), static_cast<unsigned>(s.heads),
                   static_cast<unsigned>(s.batch));
-  kernel<<<grid, kThreads, L::kSmem, stream>>>(mq, mk, mv, mdo, mdq, lse, delta, static_cast<T*>(dk),
-                                               static_cast<T*>(dv), dkv_acc, s.heads, s.group(), s.seq_len,
-                                               scale * kLog2e, scale, s.causal ? 1 : 0, dq_count, dkv_count, dq_acc);
+  auto run = [&](auto* kernel, int smem, cudaError_t attr) {
+    if (attr != cudaSuccess) return attr;
+    kernel<<<grid, kThreads, smem, stream>>>(mq, mk, mv, mdo, mdq, lse, delta, static_cast<T*>(dk),
+                                             static_cast<T*>(dv), dkv_acc, s.heads, s.group(), s.seq_len,
+                                             scale * kLog2e, scale, s.causal ? 1 : 0, dq_count, dkv_count);
+    return cudaSuccess;
+  };
+  cudaError_t launched = cudaErrorInvalidValue;
+  constexpr int kS64 = kD == 64 ? 3 : 2;  // (d = 128 has no room for 3)
+  if (stages == 3) {
+    constexpr auto k1 = flash_hopper_backward_kernel<T, kD, true, kS64>;
+    constexpr auto k0 = flash_hopper_backward_kernel<T, kD, false, kS64>;
+    constexpr int smem = Layout<kD, kS64>::kSmem;
+    launched = pp ? run(k1, smem, smem_attr<k1, smem>()) : run(k0, smem, smem_attr<k0, smem>());
+  } else {
+    constexpr auto k1 = flash_hopper_backward_kernel<T, kD, true, 2>;
+    constexpr auto k0 = flash_hopper_backward_kernel<T, kD, false, 2>;
+    constexpr int smem = Layout<kD, 2>::kSmem;
+    launched = pp ? run(k1, smem, smem_attr<k1, smem>()) : run(k0, smem, smem_attr<k0, smem>());
+  }
+  if (launched != cudaSuccess) return launched;
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (cudaError_t e = detail::tc_round(precision, dq_acc, dq, s.q_elements(), scale, stream); e != cudaSuccess)
     return e;

@@ -662,6 +662,17 @@ HalfGradients hopper_backward_bits(HalfProblem& p, DeviceBuffer<std::uint16_t>& 
   return {download16(dq), download16(dk), download16(dv)};
 }
 
+// Hopper gradients against the double reference (recomputed from p's inputs).
+void expect_hopper_matches_cpu(HalfProblem& p, const HalfGradients& got, const std::string& what) {
+  Backward want{std::vector<float>(p.q.size()), std::vector<float>(p.k.size()), std::vector<float>(p.v.size())};
+  attn::backward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), p.d_o.data(), want.dq.data(), want.dk.data(),
+                     want.dv.data());
+  const harness::Tolerance t = plugins::attention::tolerance(p.s, true, p.dt);
+  expect_match({{"dQ", floats_of(got.dq, p.dt)}, {"dK", floats_of(got.dk, p.dt)}, {"dV", floats_of(got.dv, p.dt)}},
+               {{"dQ", rounded(want.dq, p.dt)}, {"dK", rounded(want.dk, p.dt)}, {"dV", rounded(want.dv, p.dt)}},
+               t.abs, t.rel, what);
+}
+
 // Deterministic mode: two runs on the same inputs give the same bits (memcmp) for dQ, dK and
 // dV; `reference`: and they match the double reference.
 void expect_hopper_backward_deterministic(HalfProblem& p, bool reference) {
@@ -676,17 +687,10 @@ void expect_hopper_backward_deterministic(HalfProblem& p, bool reference) {
   EXPECT_TRUE(same(a.dq, b.dq)) << "dQ differs between two deterministic runs, " << p.name();
   EXPECT_TRUE(same(a.dk, b.dk)) << "dK differs between two deterministic runs, " << p.name();
   EXPECT_TRUE(same(a.dv, b.dv)) << "dV differs between two deterministic runs, " << p.name();
-  const HalfGradients c = hopper_backward_bits(p, o, lse, false);  // informative: atomics order
+  const HalfGradients c = hopper_backward_bits(p, o, lse, false);  // informative: sums in arrival order
   std::printf("[ deterministic ] %s: default mode %s the deterministic bits (dQ)\n", p.name().c_str(),
               same(a.dq, c.dq) ? "matched" : "differed from");
-  if (!reference) return;
-  Backward want{std::vector<float>(p.q.size()), std::vector<float>(p.k.size()), std::vector<float>(p.v.size())};
-  attn::backward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), p.d_o.data(), want.dq.data(), want.dk.data(),
-                     want.dv.data());
-  const harness::Tolerance t = plugins::attention::tolerance(p.s, true, p.dt);
-  expect_match({{"dQ", floats_of(a.dq, p.dt)}, {"dK", floats_of(a.dk, p.dt)}, {"dV", floats_of(a.dv, p.dt)}},
-               {{"dQ", rounded(want.dq, p.dt)}, {"dK", rounded(want.dk, p.dt)}, {"dV", rounded(want.dv, p.dt)}},
-               t.abs, t.rel, "flash_hopper bwd deterministic " + p.name());
+  if (reference) expect_hopper_matches_cpu(p, a, "flash_hopper bwd deterministic " + p.name());
 }
 
 // The Hopper backward against the double reference (O and LSE from the FA2 forward).
@@ -694,25 +698,7 @@ void expect_hopper_backward(HalfProblem& p) {
   DeviceBuffer<std::uint16_t> o;
   DeviceBuffer<float> lse;
   tc_forward(p, o, lse);
-  Backward want{std::vector<float>(p.q.size()), std::vector<float>(p.k.size()), std::vector<float>(p.v.size())};
-  attn::backward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), p.d_o.data(), want.dq.data(), want.dk.data(),
-                     want.dv.data());
-  const harness::Tolerance t = plugins::attention::tolerance(p.s, true, p.dt);
-  DeviceBuffer<std::uint16_t> dq(p.q.size()), dk(p.k.size()), dv(p.v.size());
-  dq.poison(nullptr);
-  dk.poison(nullptr);
-  dv.poison(nullptr);
-  DeviceBuffer<float> ws(attn::flash_hopper_backward_workspace_bytes(p.s) / sizeof(float));
-  ws.poison(nullptr);
-  EXPECT_EQ(attn::flash_hopper_backward(p.s, p.precision, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
-                                        lse.data(), p.do_dev.data(), dq.data(), dk.data(), dv.data(), ws.data(),
-                                        nullptr),
-            cudaSuccess);
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  expect_match({{"dQ", floats_of(download16(dq), p.dt)}, {"dK", floats_of(download16(dk), p.dt)},
-                {"dV", floats_of(download16(dv), p.dt)}},
-               {{"dQ", rounded(want.dq, p.dt)}, {"dK", rounded(want.dk, p.dt)}, {"dV", rounded(want.dv, p.dt)}},
-               t.abs, t.rel, "flash_hopper bwd " + p.name());
+  expect_hopper_matches_cpu(p, hopper_backward_bits(p, o, lse, false), "flash_hopper bwd " + p.name());
 }
 
 TEST(AttentionGpuHopper, BackwardMatchesCpuAtOddSizes) {

@@ -73,7 +73,8 @@ constexpr int kThreads = 128 * (1 + kConsumers);
 constexpr int kBoxCols = 64;  // 16-bit elements per 128-byte swizzled row
 constexpr float kLog2e = 1.4426950408889634f;
 
-// kStages: Q/dO ring stages (d = 64: 3, d = 128: 2, as shared memory allows).
+constexpr int kStages = 2;  // Q/dO ring stages
+
 template <int kD, int kStages>
 struct Layout {
   static constexpr int kBoxes = kD / kBoxCols;
@@ -88,8 +89,9 @@ struct Layout {
   static constexpr int kQ = kV + kKV;                    // kStages x Q tile
   static constexpr int kDO = kQ + kStages * kQT;         // kStages x dO tile
   static constexpr int kDs = kDO + kStages * kQT;        // dS^T buffers
-  // dQ of a tile, f32, per consumer 2 boxes {32 columns, 64 queries} (128B-swizzled) of 8 KB:
-  // d = 128 the consumer's columns [64 c, 64 c + 64), d = 64 its partial over its keys.
+  // dQ of a tile, f32, 2 boxes {32 columns, 64 queries} (128B-swizzled) of 8 KB per consumer:
+  // d = 128 its columns [64 c, 64 c + 64), d = 64 its partial over its keys (deterministic:
+  // buffer 0 holds the sum of both).
   static constexpr int kDqBox = kBM * 128;
   static constexpr int kDqPer = 2 * kDqBox;
   static constexpr int kDq = kDs + kDsBufs * kDsBuf;
@@ -220,22 +222,27 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int it = 0; it < n_steps; ++it) {
         const int i = tile_of(it), q0 = i * kBM;
         int* const turn = det ? dq_count + static_cast<std::int64_t>(bh) * n_qtiles + i : nullptr;
-        for (int cc = 0; cc < kConsumers; ++cc) arch::mbar_wait(bars.dq_full(cc), it & 1);
+        // d = 64 deterministic: consumer 1 arrives once the sum of both partials is in buffer 0.
+        const bool sum = kD == 64 && det;
+        const int bufs = sum ? 1 : kConsumers;
+        if (sum) {
+          arch::mbar_wait(bars.dq_full(1), it & 1);
+        } else {
+          for (int cc = 0; cc < kConsumers; ++cc) arch::mbar_wait(bars.dq_full(cc), it & 1);
+        }
         if (det) {
           while (ld_acquire(turn) != kb) __nanosleep(64);
           fence_proxy_async_global();
         }
-        for (int cc = 0; cc < kConsumers; ++cc) {
+        for (int cc = 0; cc < bufs; ++cc) {
 #pragma unroll
           for (int bx = 0; bx < 2; ++bx)
             arch::tma_reduce_add_3d(&map_dq, base + L::kDq + cc * L::kDqPer + bx * L::kDqBox,
                                     (kD == 128 ? 64 * cc : 0) + 32 * bx, q0, bh);
-          arch::bulk_commit();
-          // d = 64 deterministic: the two consumers' partials hit the same elements; in order.
-          if (kD == 64 && det && cc == 0) arch::bulk_wait_all();
         }
+        arch::bulk_commit();
         arch::bulk_wait_read();
-        for (int cc = 0; cc < kConsumers; ++cc) arch::mbar_arrive(bars.dq_empty(cc));
+        for (int cc = 0; cc < bufs; ++cc) arch::mbar_arrive(bars.dq_empty(cc));
         if (det) {
           arch::bulk_wait_all();
           fence_proxy_async_global();
@@ -263,23 +270,43 @@ __global__ void __launch_bounds__(kThreads, 1)
   // dQ of step e (query tile tile_of(e)) -> this consumer's 2 swizzled f32 boxes for the dQ
   // warp (accumulator j: query row 16 warp + g + 8 ((j / 2) % 2), column 8 (j / 4) + 2t + j % 2
   // of the consumer's 64: box j / 16, 16-byte chunk 2 ((j / 4) % 4) + t / 2 at chunk ^ g,
-  // 8 (t % 2) bytes in).
+  // 8 (t % 2) bytes in). Lanes with t / 2 = 1 store pair j ^ 8 when the others store j, so
+  // that a half-warp's 8 16-byte chunks are distinct (no bank conflict).
+  // d = 64 deterministic (sum): the two consumers' partials cover the same 64 x 64 elements:
+  // consumer 0 stores its own, consumer 1 adds its own to them in shared memory (same fragment
+  // layout: each thread rewrites what its twin wrote; a fixed order), and the dQ warp reduces
+  // one buffer (dq_full(1) says the sum is there; dq_empty(0) frees it). Otherwise each
+  // consumer has its buffer (d = 64: two reduce-adds per tile, cheaper than the hand-over).
   auto emit_dq = [&](int e, float (&dq)[32]) {
-    {
+    const bool sum = kD == 64 && det;
+    const bool add = sum && cw == 1;
+    if (add) {
+      arch::named_bar_sync(6, 256);  // consumer 0's partial is stored
+    } else {
       arch::mbar_wait(bars.dq_empty(cw), (e & 1) ^ 1);
-      const int g = lane / 4;
-      const std::uint32_t dq_buf = base + L::kDq + cw * L::kDqPer;
-#pragma unroll
-      for (int j = 0; j < 32; j += 2) {
-        const int row = 16 * warp + g + 8 * ((j / 2) % 2);
-        const int chunk = 2 * ((j / 4) % 4) + t / 2;
-        const std::uint32_t addr = dq_buf + (j / 16) * L::kDqBox + row * 128 + ((chunk ^ g) * 16) + 8 * (t % 2);
-        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(dq[j]), "f"(dq[j + 1]) : "memory");
-      }
-      arch::fence_proxy_async();
-      __syncwarp();
-      if (lane == 0) arch::mbar_arrive(bars.dq_full(cw));
     }
+    const int g = lane / 4;
+    const bool swap = (t & 2) != 0;
+    const std::uint32_t dq_buf = base + L::kDq + (sum ? 0 : cw * L::kDqPer);
+#pragma unroll
+    for (int j0 = 0; j0 < 32; j0 += 2) {
+      const int j = swap ? j0 ^ 8 : j0;
+      const int row = 16 * warp + g + 8 * ((j / 2) % 2);
+      const int chunk = 2 * ((j / 4) % 4) + t / 2;
+      const std::uint32_t addr = dq_buf + (j / 16) * L::kDqBox + row * 128 + ((chunk ^ g) * 16) + 8 * (t % 2);
+      float x = swap ? dq[j0 ^ 8] : dq[j0], y = swap ? dq[(j0 ^ 8) + 1] : dq[j0 + 1];
+      if (add) {
+        float a, b;
+        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(a), "=f"(b) : "r"(addr) : "memory");
+        x = a + x;
+        y = b + y;
+      }
+      asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
+    }
+    if (sum && cw == 0) arch::named_bar_arrive(6, 256);
+    arch::fence_proxy_async();
+    __syncwarp();
+    if (lane == 0) arch::mbar_arrive(bars.dq_full(cw));
   };
   // dQ partial: d = 128, columns [64 cw, +64) over all 128 keys (both halves of dS^T in
   // ds_buf); d = 64, all columns over this consumer's 64 keys.
@@ -529,13 +556,11 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
     if (!arch::encode_tensor_map(&mdq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, dq_acc, dims, strides, box))
       return cudaErrorInvalidValue;
   }
-  // Ping-pong and stages by head size (measured, H200: d = 64 gains 1-2% from the ping-pong,
-  // d = 128 loses 2-4%); HARNESS_BWD_PINGPONG=0/1 and HARNESS_BWD_STAGES=2/3 (d = 64) override
-  // them for experiments.
+  // Ping-pong by head size (measured, H200: d = 64 gains 1-2%, d = 128 loses 2-4%);
+  // HARNESS_BWD_PINGPONG=0/1 overrides it for experiments. (3 ring stages at d = 64 measured
+  // 1-2% slower than 2.)
   const char* pp_env = std::getenv("HARNESS_BWD_PINGPONG");
-  const char* st_env = std::getenv("HARNESS_BWD_STAGES");
   const bool pp = pp_env != nullptr ? pp_env[0] != '0' : kD == 64;
-  const int stages = kD == 64 && !(st_env != nullptr && st_env[0] == '2') ? 3 : 2;
   const float scale = s.effective_scale();
   const dim3 grid(static_cast<unsigned>((s.seq_len + kBN - 1) / kBN), static_cast<unsigned>(s.heads),
                   static_cast<unsigned>(s.batch));
@@ -546,19 +571,10 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
                                              scale * kLog2e, scale, s.causal ? 1 : 0, dq_count, dkv_count);
     return cudaSuccess;
   };
-  cudaError_t launched = cudaErrorInvalidValue;
-  constexpr int kS64 = kD == 64 ? 3 : 2;  // (d = 128 has no room for 3)
-  if (stages == 3) {
-    constexpr auto k1 = flash_hopper_backward_kernel<T, kD, true, kS64>;
-    constexpr auto k0 = flash_hopper_backward_kernel<T, kD, false, kS64>;
-    constexpr int smem = Layout<kD, kS64>::kSmem;
-    launched = pp ? run(k1, smem, smem_attr<k1, smem>()) : run(k0, smem, smem_attr<k0, smem>());
-  } else {
-    constexpr auto k1 = flash_hopper_backward_kernel<T, kD, true, 2>;
-    constexpr auto k0 = flash_hopper_backward_kernel<T, kD, false, 2>;
-    constexpr int smem = Layout<kD, 2>::kSmem;
-    launched = pp ? run(k1, smem, smem_attr<k1, smem>()) : run(k0, smem, smem_attr<k0, smem>());
-  }
+  constexpr auto k1 = flash_hopper_backward_kernel<T, kD, true, kStages>;
+  constexpr auto k0 = flash_hopper_backward_kernel<T, kD, false, kStages>;
+  constexpr int smem = Layout<kD, kStages>::kSmem;
+  const cudaError_t launched = pp ? run(k1, smem, smem_attr<k1, smem>()) : run(k0, smem, smem_attr<k0, smem>());
   if (launched != cudaSuccess) return launched;
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (cudaError_t e = detail::tc_round(precision, dq_acc, dq, s.q_elements(), scale, stream); e != cudaSuccess)

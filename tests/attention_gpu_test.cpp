@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -668,15 +669,12 @@ TEST(AttentionGpuHopper, RefusesWhatItCannotRun) {
                std::invalid_argument);
 }
 
-// The Hopper backward against the double reference (O and LSE from the FA2 forward).
-void expect_hopper_backward(HalfProblem& p) {
-  DeviceBuffer<std::uint16_t> o;
-  DeviceBuffer<float> lse;
-  tc_forward(p, o, lse);
-  Backward want{std::vector<float>(p.q.size()), std::vector<float>(p.k.size()), std::vector<float>(p.v.size())};
-  attn::backward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), p.d_o.data(), want.dq.data(), want.dk.data(),
-                     want.dv.data());
-  const harness::Tolerance t = plugins::attention::tolerance(p.s, true, p.dt);
+// One Hopper backward on poisoned outputs and workspace; dQ, dK, dV as 16-bit patterns.
+struct HalfGradients {
+  std::vector<std::uint16_t> dq, dk, dv;
+};
+HalfGradients hopper_backward_bits(HalfProblem& p, DeviceBuffer<std::uint16_t>& o, DeviceBuffer<float>& lse,
+                                   bool deterministic) {
   DeviceBuffer<std::uint16_t> dq(p.q.size()), dk(p.k.size()), dv(p.v.size());
   dq.poison(nullptr);
   dk.poison(nullptr);
@@ -685,13 +683,49 @@ void expect_hopper_backward(HalfProblem& p) {
   ws.poison(nullptr);
   EXPECT_EQ(attn::flash_hopper_backward(p.s, p.precision, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
                                         lse.data(), p.do_dev.data(), dq.data(), dk.data(), dv.data(), ws.data(),
-                                        nullptr),
+                                        nullptr, deterministic),
             cudaSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  expect_match({{"dQ", floats_of(download16(dq), p.dt)}, {"dK", floats_of(download16(dk), p.dt)},
-                {"dV", floats_of(download16(dv), p.dt)}},
+  return {download16(dq), download16(dk), download16(dv)};
+}
+
+// Hopper gradients against the double reference (recomputed from p's inputs).
+void expect_hopper_matches_cpu(HalfProblem& p, const HalfGradients& got, const std::string& what) {
+  Backward want{std::vector<float>(p.q.size()), std::vector<float>(p.k.size()), std::vector<float>(p.v.size())};
+  attn::backward_cpu(p.s, p.q.data(), p.k.data(), p.v.data(), p.d_o.data(), want.dq.data(), want.dk.data(),
+                     want.dv.data());
+  const harness::Tolerance t = plugins::attention::tolerance(p.s, true, p.dt);
+  expect_match({{"dQ", floats_of(got.dq, p.dt)}, {"dK", floats_of(got.dk, p.dt)}, {"dV", floats_of(got.dv, p.dt)}},
                {{"dQ", rounded(want.dq, p.dt)}, {"dK", rounded(want.dk, p.dt)}, {"dV", rounded(want.dv, p.dt)}},
-               t.abs, t.rel, "flash_hopper bwd " + p.name());
+               t.abs, t.rel, what);
+}
+
+// Deterministic mode: two runs on the same inputs give the same bits (memcmp) for dQ, dK and
+// dV; `reference`: and they match the double reference.
+void expect_hopper_backward_deterministic(HalfProblem& p, bool reference) {
+  DeviceBuffer<std::uint16_t> o;
+  DeviceBuffer<float> lse;
+  tc_forward(p, o, lse);
+  const HalfGradients a = hopper_backward_bits(p, o, lse, true);
+  const HalfGradients b = hopper_backward_bits(p, o, lse, true);
+  auto same = [](const std::vector<std::uint16_t>& x, const std::vector<std::uint16_t>& y) {
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(std::uint16_t)) == 0;
+  };
+  EXPECT_TRUE(same(a.dq, b.dq)) << "dQ differs between two deterministic runs, " << p.name();
+  EXPECT_TRUE(same(a.dk, b.dk)) << "dK differs between two deterministic runs, " << p.name();
+  EXPECT_TRUE(same(a.dv, b.dv)) << "dV differs between two deterministic runs, " << p.name();
+  const HalfGradients c = hopper_backward_bits(p, o, lse, false);  // informative: sums in arrival order
+  std::printf("[ deterministic ] %s: default mode %s the deterministic bits (dQ)\n", p.name().c_str(),
+              same(a.dq, c.dq) ? "matched" : "differed from");
+  if (reference) expect_hopper_matches_cpu(p, a, "flash_hopper bwd deterministic " + p.name());
+}
+
+// The Hopper backward against the double reference (O and LSE from the FA2 forward).
+void expect_hopper_backward(HalfProblem& p) {
+  DeviceBuffer<std::uint16_t> o;
+  DeviceBuffer<float> lse;
+  tc_forward(p, o, lse);
+  expect_hopper_matches_cpu(p, hopper_backward_bits(p, o, lse, false), "flash_hopper bwd " + p.name());
 }
 
 TEST(AttentionGpuHopper, BackwardMatchesCpuAtOddSizes) {
@@ -720,6 +754,26 @@ TEST(AttentionGpuHopper, BackwardMatchesCpuAtLongerRows) {
       for (bool causal : {false, true}) {
         HalfProblem p(shape(1, 2, 1, n, d, causal), harness::DType::bf16, ++seed);
         expect_hopper_backward(p);
+      }
+}
+
+// Deterministic mode: bitwise equal twice (MHA, GQA 4:1, MQA; causal and not; both head
+// sizes), against the reference at N = 397 (ragged tiles), bits alone at N = 2048 with 8 heads
+// (many key blocks per tile racing for the turn).
+TEST(AttentionGpuHopper, BackwardDeterministic) {
+  SKIP_UNLESS_HOPPER();
+  std::uint64_t seed = 2100;
+  for (int d : {64, 128})
+    for (bool causal : {false, true})
+      for (int hkv : {4, 1}) {
+        HalfProblem p(shape(1, 4, hkv, 397, d, causal), harness::DType::bf16, ++seed);
+        expect_hopper_backward_deterministic(p, true);
+      }
+  for (int d : {64, 128})
+    for (bool causal : {false, true})
+      for (int hkv : {8, 2}) {
+        HalfProblem p(shape(2, 8, hkv, 2048, d, causal), harness::DType::bf16, ++seed);
+        expect_hopper_backward_deterministic(p, false);
       }
 }
 

@@ -57,6 +57,15 @@ __device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, std::uint32
                "r"(src), "r"(c0), "r"(c1), "r"(c2)
                : "memory");
 }
+// 3-D reduce-add shared `src` into the box at (c0, c1, c2) of global memory (element type
+// and swizzle from the map; f32 adds are performed in L2, element-wise atomic), in the
+// issuing thread's bulk group; rows outside the tensor are not written.
+__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, std::uint32_t src, int c0, int c1, int c2) {
+  asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                   map_ptr(map)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // The issued bulk stores have finished reading shared memory (the buffer may be reused).
 __device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }

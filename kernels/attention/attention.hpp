@@ -149,14 +149,16 @@ cudaError_t flash_hopper_forward(const Shape& shape, Precision precision, const 
 // specialization), same math and layouts as flash_tc_backward. nullptr when it can run
 // `shape` on the current device (head_dim 64 or 128, sm_90), else why not.
 const char* flash_hopper_backward_unsupported(const Shape& shape);
-// Scratch bytes: the f32 dQ accumulator, with GQA the f32 dK and dV sums, and D (as
-// flash_tc_backward_workspace_bytes).
+// Scratch bytes: the f32 dQ accumulator, with GQA the f32 dK and dV sums, D (as
+// flash_tc_backward_workspace_bytes) and the deterministic mode's turn counters.
 std::size_t flash_hopper_backward_workspace_bytes(const Shape& shape);
 // o, lse: the forward's outputs for these q, k, v. dq, dk, dv are overwritten. q, k, v, dO
 // and the workspace must be 16-byte aligned (TMA), else cudaErrorMisalignedAddress.
+// deterministic: dQ (and with GQA dK, dV) summed in a fixed order, so that equal inputs give
+// equal bits (the key blocks of a query tile take turns by counters in the workspace).
 cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const void* q, const void* k,
                                   const void* v, const void* o, const float* lse, const void* d_o, void* dq, void* dk,
-                                  void* dv, void* workspace, cudaStream_t stream);
+                                  void* dv, void* workspace, cudaStream_t stream, bool deterministic = false);
 
 // ---- CPU references: double accumulation, multithreaded (std::thread) ----
 // Host pointers, same layouts. `threads` 0 means std::thread::hardware_concurrency().

@@ -14,6 +14,10 @@
 //       loads and stores (rows of N floats have no 16-byte pitch for TMA at odd N) and each
 //       lane arrives on the stage's full barrier (count 1 + 32: the TMA's expect_tx arrive
 //       and the 32 lanes).
+//     the producer's second warp, the dQ warp (one lane): per tile, once the consumers have
+//       stored their dQ parts in shared memory (dq_full), adds them into dQacc with TMA
+//       reduce-adds (cp.reduce.async.bulk.tensor .add, f32, performed in L2; rows >= N are
+//       clipped) and frees the buffers once read (dq_empty).
 //     warpgroups 1, 2, the consumers (setmaxnreg.inc 240): consumer c owns keys
 //       [64 c, 64 c + 64) of the block; per query tile:
 //         S^T  = K_c Q_i^T        wgmma m64n64k16 SS (both K-major)        32 f32 a thread
@@ -22,28 +26,41 @@
 //         dS^T = P^T (dP^T - D_q), rounded to T; both stay in registers as RS A fragments
 //         dV  += P^T dO_i         wgmma m64n{d}k16 RS, B = dO_i MN-major   d/2 f32 (whole block)
 //         dK  += dS^T Q_i         wgmma m64n{d}k16 RS, B = Q_i MN-major    d/2 f32
-//         dQacc += dS K           dS^T goes to shared memory (rows = keys, 128 bytes of 64
+//         dQ   = dS K             dS^T goes to shared memory (rows = keys, 128 bytes of 64
 //                                 queries each, 128B-swizzled), A = dS (M-major, transposed
-//                                 descriptor), B = K (MN-major); f32 float2 atomics.
-//                                 d = 128: consumer c computes dQ columns [64 c, 64 c + 64)
-//                                 over all 128 keys (one set of atomics per tile; the two
-//                                 consumers meet at a named barrier once their dS^T halves
-//                                 are written, dS double-buffered); d = 64: each consumer
-//                                 over its own 64 keys, all 64 columns (no barrier, two sets).
-//     dQ by atomics into an f32 workspace rather than a second pass: a pass per query block
-//     would recompute S and dP (2 of the 5 products); float2 atomics resolve in L2.
+//                                 descriptor), B = K (MN-major); 32 f32 a thread, stored to
+//                                 two swizzled f32 boxes {32 columns, 64 queries} for the dQ
+//                                 warp. d = 128: consumer c computes dQ columns
+//                                 [64 c, 64 c + 64) over all 128 keys (the two consumers meet
+//                                 at a named barrier once their dS^T halves are written, dS
+//                                 double-buffered); d = 64: each consumer over its own 64
+//                                 keys, all 64 columns (two partials, two reduce-adds).
+//       d = 64: the consumers ping-pong (kPP): named barriers make them take turns issuing
+//       S/dP and dV/dK/dQ, so one's element-wise work overlaps the other's products (+1-2%;
+//       at d = 128 it needs the dQ of tile i - 1 issued after tile i's dV/dK, kDelayDq, and
+//       measured 2-4% slower, so d = 128 runs without).
+//     dQ in an f32 workspace rather than a second pass: a pass per query block would
+//     recompute S and dP (2 of the 5 products). The TMA reduce-adds replaced float2 atomics
+//     from the consumers (B=4 H=16 N=4096 d=128 on H200: 4.18 -> 2.66 ms).
 //     End: dK = scale dK, dV rounded to T and stored (keys < N); GQA: added into f32 sums
 //     by float2 atomics (the heads of a group run in their own CTAs), rounded by pass 3.
 //  3. round: dQ = scale dQacc (and the GQA sums) to T.
+// Deterministic mode (counters in the workspace): the key blocks of a (b, h) add their dQ of
+// a query tile in the order kb = 0, 1, ... (the dQ warp waits until the tile's counter reads
+// kb, reduce-adds, waits for completion, bumps it); causal runs the tiles backwards so that
+// all key blocks reach a tile at about the same step; d = 64 sums the two consumers' partials
+// in shared memory first (a fixed order); GQA dK/dV are added in the order h % group (a
+// counter per (b, kv head, key block)). Lower blocks are launched first, so no deadlock.
 // Shared memory (d = 128, 2 stages): K 32 KB + V 32 KB + 2 x (Q 16 KB + dO 16 KB + 512 B)
-// + dS 2 x 16 KB = 161 KB; d = 64: 81 KB.
+// + dS 2 x 16 KB + dQ 2 x 16 KB = 194 KB; d = 64 (one dS buffer): 114 KB.
 // Tails: TMA zero-fills rows past N (3-D maps (d, N, heads) for Q, K, V, dO); LSE and D of a
-// query >= N are stored as 0. Such a query has Q = dO = 0 and LSE = D = 0: P = 1 there but dP = 0, so dS = 0
-// and P dO = 0: it adds nothing, and its dQ row is not written; keys >= N have K = V = 0 and
+// query >= N are stored as 0. Such a query has Q = dO = 0 and LSE = D = 0: P = 1 there but dP = 0, so
+// dS = 0 and P dO = 0: it adds nothing, and its dQ row is not written (the reduce clips it); keys >= N have K = V = 0 and
 // are not stored. Causal needs the only mask.
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -69,11 +86,12 @@ constexpr int kBN = 128;  // keys per CTA: 2 consumer warpgroups x 64
 constexpr int kBM = 64;   // queries per step
 constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (1 + kConsumers);
-constexpr int kStages = 2;
 constexpr int kBoxCols = 64;  // 16-bit elements per 128-byte swizzled row
 constexpr float kLog2e = 1.4426950408889634f;
 
-template <int kD>
+constexpr int kStages = 2;  // Q/dO ring stages
+
+template <int kD, int kStages>
 struct Layout {
   static constexpr int kBoxes = kD / kBoxCols;
   static constexpr int kKBox = kBN * 128;  // one {64 d, 128 keys} box of K or V
@@ -87,32 +105,58 @@ struct Layout {
   static constexpr int kQ = kV + kKV;                    // kStages x Q tile
   static constexpr int kDO = kQ + kStages * kQT;         // kStages x dO tile
   static constexpr int kDs = kDO + kStages * kQT;        // dS^T buffers
-  static constexpr int kLse = kDs + kDsBufs * kDsBuf;      // kStages x 64 floats (LSE log2 e)
+  // dQ of a tile, f32, 2 boxes {32 columns, 64 queries} (128B-swizzled) of 8 KB per consumer:
+  // d = 128 its columns [64 c, 64 c + 64), d = 64 its partial over its keys (deterministic:
+  // buffer 0 holds the sum of both).
+  static constexpr int kDqBox = kBM * 128;
+  static constexpr int kDqPer = 2 * kDqBox;
+  static constexpr int kDq = kDs + kDsBufs * kDsBuf;
+  static constexpr int kLse = kDq + kConsumers * kDqPer;  // kStages x 64 floats (LSE log2 e)
   static constexpr int kDelta = kLse + kStages * kBM * 4;  // kStages x 64 floats (D)
-  static constexpr int kBars = kDelta + kStages * kBM * 4;  // kv_full, full[s], empty[s]
-  static constexpr int kSmem = kBars + 8 * (1 + 2 * kStages) + 1024;
+  static constexpr int kBars = kDelta + kStages * kBM * 4;  // kv_full, full[s], empty[s], dq_full[c], dq_empty[c]
+  static constexpr int kSmem = kBars + 8 * (1 + 2 * kStages + 2 * kConsumers + 4) + 1024;
   static constexpr int kStageBytes = 2 * kQT;  // TMA bytes per stage: Q and dO
 };
 
+template <int kStages>
 struct Bars {
   std::uint32_t base;
   __device__ std::uint32_t kv_full() const { return base; }
   __device__ std::uint32_t full(int s) const { return base + 8 * (1 + s); }
   __device__ std::uint32_t empty(int s) const { return base + 8 * (1 + kStages + s); }
+  __device__ std::uint32_t dq_full(int c) const { return base + 8 * (1 + 2 * kStages + c); }
+  __device__ std::uint32_t dq_empty(int c) const { return base + 8 * (1 + 2 * kStages + kConsumers + c); }
+  // d = 128 ping-pong: dS^T buffer b written by both consumers / read by both dQ products.
+  __device__ std::uint32_t ds_ready(int b) const { return base + 8 * (1 + 2 * kStages + 2 * kConsumers + b); }
+  __device__ std::uint32_t ds_free(int b) const { return base + 8 * (3 + 2 * kStages + 2 * kConsumers + b); }
 };
 
-template <class T, int kD>
+// Turn counters of the deterministic mode (global memory, gpu scope).
+__device__ __forceinline__ int ld_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release(int* p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+
+template <class T, int kD, bool kPP, int kStages>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_hopper_backward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                  const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_do,
+                                 const __grid_constant__ CUtensorMap map_dq,
                                  const float* __restrict__ lse, const float* __restrict__ delta,
-                                 float* __restrict__ dq_acc,
                                  T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ dkv_acc, int heads,
-                                 int group, int n, float c, float scale, int causal) {
-  using L = Layout<kD>;
+                                 int group, int n, float c, float scale, int causal, int* __restrict__ dq_count,
+                                 int* __restrict__ dkv_count) {
+  using L = Layout<kD, kStages>;
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t base = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
-  const Bars bars{base + L::kBars};
+  const Bars<kStages> bars{base + L::kBars};
   float* const lse_smem = reinterpret_cast<float*>(smem_raw + (base - arch::smem_u32(smem_raw)) + L::kLse);
   float* const delta_smem = reinterpret_cast<float*>(smem_raw + (base - arch::smem_u32(smem_raw)) + L::kDelta);
 
@@ -124,12 +168,28 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int bkv = b * (heads / group) + h / group;
   const int n_qtiles = (n + kBM - 1) / kBM;
   const int first_tile = causal ? k0 / kBM : 0;  // causal: queries >= k0 see the block
+  const int n_steps = n_qtiles - first_tile;
+  // Deterministic (dq_count != nullptr): the key blocks of a (b, h) add their dQ of query tile
+  // i in the order kb = 0, 1, ... (a counter per tile; block kb waits until it reads kb). So
+  // that all of them reach a tile at about the same step, causal runs the tiles backwards
+  // (non-causal: every block starts at tile 0); lower kb are launched first, so no deadlock.
+  const bool det = dq_count != nullptr;
+  const bool reverse = det && causal;
+  auto tile_of = [&](int it) { return reverse ? n_qtiles - 1 - it : first_tile + it; };
 
   if (tid == 0) {
     arch::mbar_init(bars.kv_full(), 1);
     for (int s = 0; s < kStages; ++s) {
       arch::mbar_init(bars.full(s), 1 + 32);  // the expect_tx arrive and the LSE/D lanes
       arch::mbar_init(bars.empty(s), kConsumers * 4);  // one arrive per consumer warp
+    }
+    for (int cc = 0; cc < kConsumers; ++cc) {
+      arch::mbar_init(bars.dq_full(cc), 4);  // one arrive per warp of consumer cc
+      arch::mbar_init(bars.dq_empty(cc), 1);  // the dQ warp, once the reduce has read the buffer
+    }
+    for (int bf = 0; bf < 2; ++bf) {
+      arch::mbar_init(bars.ds_ready(bf), 8);  // one arrive per consumer warp
+      arch::mbar_init(bars.ds_free(bf), 8);
     }
     arch::mbar_fence_init();
   }
@@ -147,7 +207,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           arch::tma_load_3d(base + L::kV + bx * L::kKBox, &map_v, kBoxCols * bx, k0, bkv, bars.kv_full());
         }
       }
-      for (int i = first_tile, it = 0; i < n_qtiles; ++i, ++it) {
+      for (int it = 0; it < n_steps; ++it) {
+        const int i = tile_of(it);
         const int s = it % kStages;
         arch::mbar_wait(bars.empty(s), ((it / kStages) & 1) ^ 1u);
         const int q0 = i * kBM;
@@ -170,6 +231,42 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         arch::mbar_arrive(bars.full(s));
       }
+    } else if (tid == 32) {
+      // The dQ warp: per tile, once both consumers have written their dQ boxes, adds them into
+      // dQacc with TMA reduce-adds (f32 in L2) and frees the buffers when they are read.
+      const int kb = static_cast<int>(blockIdx.x);
+      for (int it = 0; it < n_steps; ++it) {
+        const int i = tile_of(it), q0 = i * kBM;
+        int* const turn = det ? dq_count + static_cast<std::int64_t>(bh) * n_qtiles + i : nullptr;
+        // d = 64 deterministic: consumer 1 arrives once the sum of both partials is in buffer 0.
+        const bool sum = kD == 64 && det;
+        const int bufs = sum ? 1 : kConsumers;
+        if (sum) {
+          arch::mbar_wait(bars.dq_full(1), it & 1);
+        } else {
+          for (int cc = 0; cc < kConsumers; ++cc) arch::mbar_wait(bars.dq_full(cc), it & 1);
+        }
+        if (det) {
+          while (ld_acquire(turn) != kb) __nanosleep(64);
+          fence_proxy_async_global();
+        }
+        for (int cc = 0; cc < bufs; ++cc) {
+#pragma unroll
+          for (int bx = 0; bx < 2; ++bx)
+            arch::tma_reduce_add_3d(&map_dq, base + L::kDq + cc * L::kDqPer + bx * L::kDqBox,
+                                    (kD == 128 ? 64 * cc : 0) + 32 * bx, q0, bh);
+        }
+        arch::bulk_commit();
+        arch::bulk_wait_read();
+        for (int cc = 0; cc < bufs; ++cc) arch::mbar_arrive(bars.dq_empty(cc));
+        if (det) {
+          arch::bulk_wait_all();
+          fence_proxy_async_global();
+          __threadfence();
+          st_release(turn, kb + 1);
+        }
+      }
+      arch::bulk_wait_all();
     }
     return;
   }
@@ -186,8 +283,78 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
   for (int i = 0; i < kD / 2; ++i) dv_acc[i] = dk_acc[i] = 0.0f;
 
+  // dQ of step e (query tile tile_of(e)) -> this consumer's 2 swizzled f32 boxes for the dQ
+  // warp (accumulator j: query row 16 warp + g + 8 ((j / 2) % 2), column 8 (j / 4) + 2t + j % 2
+  // of the consumer's 64: box j / 16, 16-byte chunk 2 ((j / 4) % 4) + t / 2 at chunk ^ g,
+  // 8 (t % 2) bytes in). Lanes with t / 2 = 1 store pair j ^ 8 when the others store j, so
+  // that a half-warp's 8 16-byte chunks are distinct (no bank conflict).
+  // d = 64 deterministic (sum): the two consumers' partials cover the same 64 x 64 elements:
+  // consumer 0 stores its own, consumer 1 adds its own to them in shared memory (same fragment
+  // layout: each thread rewrites what its twin wrote; a fixed order), and the dQ warp reduces
+  // one buffer (dq_full(1) says the sum is there; dq_empty(0) frees it). Otherwise each
+  // consumer has its buffer (d = 64: two reduce-adds per tile, cheaper than the hand-over).
+  auto emit_dq = [&](int e, float (&dq)[32]) {
+    const bool sum = kD == 64 && det;
+    const bool add = sum && cw == 1;
+    if (add) {
+      arch::named_bar_sync(6, 256);  // consumer 0's partial is stored
+    } else {
+      arch::mbar_wait(bars.dq_empty(cw), (e & 1) ^ 1);
+    }
+    const int g = lane / 4;
+    const bool swap = (t & 2) != 0;
+    const std::uint32_t dq_buf = base + L::kDq + (sum ? 0 : cw * L::kDqPer);
+#pragma unroll
+    for (int j0 = 0; j0 < 32; j0 += 2) {
+      const int j = swap ? j0 ^ 8 : j0;
+      const int row = 16 * warp + g + 8 * ((j / 2) % 2);
+      const int chunk = 2 * ((j / 4) % 4) + t / 2;
+      const std::uint32_t addr = dq_buf + (j / 16) * L::kDqBox + row * 128 + ((chunk ^ g) * 16) + 8 * (t % 2);
+      float x = swap ? dq[j0 ^ 8] : dq[j0], y = swap ? dq[(j0 ^ 8) + 1] : dq[j0 + 1];
+      if (add) {
+        float a, b;
+        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(a), "=f"(b) : "r"(addr) : "memory");
+        x = a + x;
+        y = b + y;
+      }
+      asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
+    }
+    if (sum && cw == 0) arch::named_bar_arrive(6, 256);
+    arch::fence_proxy_async();
+    __syncwarp();
+    if (lane == 0) arch::mbar_arrive(bars.dq_full(cw));
+  };
+  // dQ partial: d = 128, columns [64 cw, +64) over all 128 keys (both halves of dS^T in
+  // ds_buf); d = 64, all columns over this consumer's 64 keys.
+  constexpr bool kSplitN = kD == 128;
+  auto issue_dq = [&](float (&dq)[32], std::uint32_t ds_buf) {
+    arch::wgmma_fence();
+    if constexpr (kSplitN) {
+#pragma unroll
+      for (int kk = 0; kk < kBN / 16; ++kk)
+        arch::wgmma_ss<T, 64, 1, 1>(dq, arch::make_smem_desc(ds_buf + kk * 2048, 8192, 1024),
+                                    arch::make_smem_desc(base + L::kK + cw * L::kKBox + kk * 2048, L::kKBox, 1024),
+                                    kk > 0 ? 1 : 0);
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        arch::wgmma_ss<T, 64, 1, 1>(dq, arch::make_smem_desc(ds_buf + cw * 8192 + kk * 2048, 8192, 1024),
+                                    arch::make_smem_desc(k_slab + kk * 2048, L::kKBox, 1024), kk > 0 ? 1 : 0);
+    }
+    arch::wgmma_commit();
+  };
+  // Ping-pong (kPP): the consumers take turns issuing their products (named barriers
+  // kTurn + c: S/dP of tile i by 0 then 1, dV/dK/dQ by 0 then 1), so that one's element-wise
+  // work overlaps the other's products. d = 128 then adds the dQ of tile i - 1 (both dS^T
+  // halves ready, mbarrier ds_ready) after tile i's dV/dK rather than waiting for the other
+  // consumer's half of tile i.
+  constexpr int kTurn = 4;
+  constexpr bool kDelayDq = kPP && kSplitN;
+  if (kPP && cw == 1) arch::named_bar_arrive(kTurn, 256);
+
   arch::mbar_wait(bars.kv_full(), 0);
-  for (int i = first_tile, it = 0; i < n_qtiles; ++i, ++it) {
+  for (int it = 0; it < n_steps; ++it) {
+    const int i = tile_of(it);
     const int st = it % kStages;
     const int q0 = i * kBM;
     arch::mbar_wait(bars.full(st), (it / kStages) & 1);
@@ -195,6 +362,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     // S^T = K_c Q^T and dP^T = V_c dO^T over d.
     float s[32], dp[32];
+    if (kPP) arch::named_bar_sync(kTurn + cw, 256);
     arch::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
@@ -209,6 +377,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                                   arch::make_smem_desc(do_tile + qoff, 16, 1024), kk > 0 ? 1 : 0);
     }
     arch::wgmma_commit();
+    if (kPP) arch::named_bar_arrive(kTurn + 1 - cw, 256);
     arch::wgmma_wait<0>();
     arch::fence_regs(s);
     arch::fence_regs(dp);
@@ -221,11 +390,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     std::uint32_t p[4][4], ds[4][4];
 #pragma unroll
     for (int jj = 0; jj < 8; ++jj) {  // 8-query column groups
+      const float2 l2 = *reinterpret_cast<const float2*>(lse2 + 8 * jj + 2 * t);
+      const float2 d2 = *reinterpret_cast<const float2*>(dl + 8 * jj + 2 * t);
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int j = 4 * jj + 2 * r;
-        const float2 l2 = *reinterpret_cast<const float2*>(lse2 + 8 * jj + 2 * t);
-        const float2 d2 = *reinterpret_cast<const float2*>(dl + 8 * jj + 2 * t);
         float p0 = arch::fast_exp2(fmaf(s[j], c, -l2.x));
         float p1 = arch::fast_exp2(fmaf(s[j + 1], c, -l2.y));
         if (mask) {
@@ -242,6 +411,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     // dV += P^T dO, dK += dS^T Q (B operands MN-major: k16 slice kk = queries 16 kk.. at
     // +2048 kk bytes, the next 64 d at the next box).
+    if (kPP) arch::named_bar_sync(kTurn + cw, 256);
     arch::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
@@ -255,6 +425,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // 16-byte chunk jj at chunk jj ^ (row % 8) (the 128B swizzle the descriptor expects).
     const int buf = L::kDsBufs == 2 ? (it & 1) : 0;
     const std::uint32_t ds_buf = base + L::kDs + buf * L::kDsBuf;
+    if (kDelayDq) arch::mbar_wait(bars.ds_free(buf), ((it >> 1) & 1) ^ 1);  // dQ of step it - 2 read it
 #pragma unroll
     for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
@@ -264,51 +435,61 @@ __global__ void __launch_bounds__(kThreads, 1)
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(ds[jj / 2][r + 2 * (jj % 2)]) : "memory");
       }
     arch::fence_proxy_async();
-    // dQ partial: d = 128, columns [64 cw, +64) over all 128 keys (both halves of dS^T);
-    // d = 64, all columns over this consumer's 64 keys.
-    constexpr bool kSplitN = kD == 128;
-    if constexpr (kSplitN) {
-      arch::named_bar_sync(1, 256);
-    } else if (cw == 0) {
-      arch::named_bar_sync(1, 128);
-    } else {
-      arch::named_bar_sync(2, 128);
-    }
     float dq[32];
-    arch::wgmma_fence();
-    if constexpr (kSplitN) {
-#pragma unroll
-      for (int kk = 0; kk < kBN / 16; ++kk)
-        arch::wgmma_ss<T, 64, 1, 1>(dq, arch::make_smem_desc(ds_buf + kk * 2048, 8192, 1024),
-                                    arch::make_smem_desc(base + L::kK + cw * L::kKBox + kk * 2048, L::kKBox, 1024),
-                                    kk > 0 ? 1 : 0);
+    if constexpr (kDelayDq) {
+      __syncwarp();
+      if (lane == 0) arch::mbar_arrive(bars.ds_ready(buf));
+      // dQ of step it - 1 from the other buffer (issued at it = 0 too, on whatever the buffer
+      // holds, and dropped: a wgmma under a branch would be serialized).
+      if (it > 0) arch::mbar_wait(bars.ds_ready(buf ^ 1), ((it - 1) >> 1) & 1);
+      issue_dq(dq, base + L::kDs + (buf ^ 1) * L::kDsBuf);
     } else {
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        arch::wgmma_ss<T, 64, 1, 1>(dq, arch::make_smem_desc(ds_buf + cw * 8192 + kk * 2048, 8192, 1024),
-                                    arch::make_smem_desc(k_slab + kk * 2048, L::kKBox, 1024), kk > 0 ? 1 : 0);
+      if constexpr (kSplitN) {
+        arch::named_bar_sync(1, 256);
+      } else if (cw == 0) {
+        arch::named_bar_sync(1, 128);
+      } else {
+        arch::named_bar_sync(2, 128);
+      }
+      issue_dq(dq, ds_buf);
     }
-    arch::wgmma_commit();
-    arch::wgmma_wait<0>();  // dV, dK and dQ products of this tile done: the stage is free
+    if (kPP && !(cw == 1 && it == n_steps - 1)) arch::named_bar_arrive(kTurn + 1 - cw, 256);
+    arch::wgmma_wait<0>();  // dV, dK (and dQ) products done: the stage is free
     arch::fence_regs(dq);
     arch::fence_regs(dv_acc);
     arch::fence_regs(dk_acc);
-    if (lane == 0) arch::mbar_arrive(bars.empty(st));
-
-    // dQacc += dq (accumulator j: query row 16 warp + g + 8 ((j / 2) % 2), column
-    // 8 (j / 4) + 2t + j % 2 of this consumer's 64).
-    const int col0 = kSplitN ? 64 * cw : 0;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int q = q0 + 16 * warp + lane / 4 + 8 * r;
-      if (q >= n) continue;
-      float* row = dq_acc + (static_cast<std::int64_t>(bh) * n + q) * kD + col0 + 2 * t;
-#pragma unroll
-      for (int j = 2 * r; j < 32; j += 4) atomicAdd(reinterpret_cast<float2*>(row + 8 * (j / 4)), make_float2(dq[j], dq[j + 1]));
+    __syncwarp();
+    if (lane == 0) {
+      arch::mbar_arrive(bars.empty(st));
+      if (kDelayDq && it > 0) arch::mbar_arrive(bars.ds_free(buf ^ 1));
     }
+    if (!kDelayDq) {
+      emit_dq(it, dq);
+    } else if (it > 0) {
+      emit_dq(it - 1, dq);
+    }
+  }
+  if constexpr (kDelayDq) {  // the last step's dQ
+    const int e = n_steps - 1, buf = e & 1;
+    float dq[32];
+    arch::mbar_wait(bars.ds_ready(buf), (e >> 1) & 1);
+    issue_dq(dq, base + L::kDs + buf * L::kDsBuf);
+    arch::wgmma_wait<0>();
+    arch::fence_regs(dq);
+    emit_dq(e, dq);
   }
 
   // dK = scale dK, dV: this thread's key rows, pairs of columns (accumulator j as above).
+  // GQA deterministic: the group's heads add into the sums in the order h % group (a counter
+  // per (b, kv head, key block); lower heads are launched first).
+  int* const dkv_turn = dkv_acc != nullptr && dkv_count != nullptr
+                            ? dkv_count + static_cast<std::int64_t>(bkv) * gridDim.x + blockIdx.x
+                            : nullptr;
+  if (dkv_turn != nullptr) {
+    if (tid == 128)
+      while (ld_acquire(dkv_turn) != h % group) __nanosleep(64);
+    arch::named_bar_sync(3, 256);
+  }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int key = k0 + 64 * cw + key_row + 8 * r;
@@ -327,6 +508,18 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   }
+  if (dkv_turn != nullptr) {
+    __threadfence();
+    arch::named_bar_sync(3, 256);
+    if (tid == 128) st_release(dkv_turn, h % group + 1);
+  }
+}
+
+// The kernel's dynamic shared-memory limit, set once per kernel.
+template <auto kKernel, int kSmem>
+cudaError_t smem_attr() {
+  static const cudaError_t e = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  return e;
 }
 
 // (d, N, heads) tensor of 16-bit elements, boxes {64 d, rows, 1}, 128B swizzle.
@@ -340,14 +533,21 @@ bool head_map(CUtensorMap* map, CUtensorMapDataType type, const void* p, int d, 
 template <class T, int kD>
 cudaError_t launch(const Shape& s, Precision precision, const void* q, const void* k, const void* v, const void* o,
                    const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* workspace,
-                   cudaStream_t stream) {
-  using L = Layout<kD>;
+                   bool deterministic, cudaStream_t stream) {
   // Workspace (flash_hopper_backward_workspace_bytes): dQacc (B, H, N, d), with GQA the dK
   // and dV sums (B, kv heads, N, d) x 2, then D (B, H, N).
   const bool gqa = s.group() > 1;
   float* dq_acc = static_cast<float*>(workspace);
   float* dkv_acc = gqa ? dq_acc + s.q_elements() : nullptr;
   float* delta = dq_acc + s.q_elements() + (gqa ? 2 * s.kv_elements() : 0);
+  // Deterministic: turn counters, one per (b, h, query tile) and per (b, kv head, key block).
+  const std::int64_t q_tiles = (s.seq_len + kBM - 1) / kBM, k_blocks = (s.seq_len + kBN - 1) / kBN;
+  int* dq_count = deterministic ? reinterpret_cast<int*>(delta + s.lse_elements()) : nullptr;
+  int* dkv_count = deterministic && gqa ? dq_count + static_cast<std::int64_t>(s.batch) * s.heads * q_tiles : nullptr;
+  if (deterministic) {
+    const std::int64_t counters = static_cast<std::int64_t>(s.batch) * (s.heads * q_tiles + s.kv_heads * k_blocks);
+    if (cudaError_t e = cudaMemsetAsync(dq_count, 0, counters * sizeof(int), stream); e != cudaSuccess) return e;
+  }
   if (gqa) {
     if (cudaError_t e = cudaMemsetAsync(dkv_acc, 0, 2 * s.kv_elements() * sizeof(float), stream); e != cudaSuccess)
       return e;
@@ -359,20 +559,39 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   const CUtensorMapDataType type =
       std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
-  CUtensorMap mq, mk, mv, mdo;
+  CUtensorMap mq, mk, mv, mdo, mdq;
   if (!head_map(&mq, type, q, kD, s.seq_len, bh, kBM) || !head_map(&mdo, type, d_o, kD, s.seq_len, bh, kBM) ||
       !head_map(&mk, type, k, kD, s.seq_len, bkv, kBN) || !head_map(&mv, type, v, kD, s.seq_len, bkv, kBN))
     return cudaErrorInvalidValue;
-  auto* kernel = flash_hopper_backward_kernel<T, kD>;
-  static const cudaError_t attr =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
-  if (attr != cudaSuccess) return attr;
+  {  // dQacc (d, N, B*H) f32, boxes {32 floats = 128 bytes, 64 queries}, 128B swizzle
+    const std::uint64_t dims[3] = {static_cast<std::uint64_t>(kD), static_cast<std::uint64_t>(s.seq_len),
+                                   static_cast<std::uint64_t>(bh)};
+    const std::uint64_t strides[2] = {static_cast<std::uint64_t>(kD) * 4,
+                                      static_cast<std::uint64_t>(s.seq_len) * kD * 4};
+    const std::uint32_t box[3] = {32, static_cast<std::uint32_t>(kBM), 1};
+    if (!arch::encode_tensor_map(&mdq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, dq_acc, dims, strides, box))
+      return cudaErrorInvalidValue;
+  }
+  // Ping-pong by head size (measured, H200: d = 64 gains 1-2%, d = 128 loses 2-4%);
+  // HARNESS_BWD_PINGPONG=0/1 overrides it for experiments. (3 ring stages at d = 64 measured
+  // 1-2% slower than 2.)
+  const char* pp_env = std::getenv("HARNESS_BWD_PINGPONG");
+  const bool pp = pp_env != nullptr ? pp_env[0] != '0' : kD == 64;
   const float scale = s.effective_scale();
   const dim3 grid(static_cast<unsigned>((s.seq_len + kBN - 1) / kBN), static_cast<unsigned>(s.heads),
                   static_cast<unsigned>(s.batch));
-  kernel<<<grid, kThreads, L::kSmem, stream>>>(mq, mk, mv, mdo, lse, delta, dq_acc, static_cast<T*>(dk),
-                                               static_cast<T*>(dv), dkv_acc, s.heads, s.group(), s.seq_len,
-                                               scale * kLog2e, scale, s.causal ? 1 : 0);
+  auto run = [&](auto* kernel, int smem, cudaError_t attr) {
+    if (attr != cudaSuccess) return attr;
+    kernel<<<grid, kThreads, smem, stream>>>(mq, mk, mv, mdo, mdq, lse, delta, static_cast<T*>(dk),
+                                             static_cast<T*>(dv), dkv_acc, s.heads, s.group(), s.seq_len,
+                                             scale * kLog2e, scale, s.causal ? 1 : 0, dq_count, dkv_count);
+    return cudaSuccess;
+  };
+  constexpr auto k1 = flash_hopper_backward_kernel<T, kD, true, kStages>;
+  constexpr auto k0 = flash_hopper_backward_kernel<T, kD, false, kStages>;
+  constexpr int smem = Layout<kD, kStages>::kSmem;
+  const cudaError_t launched = pp ? run(k1, smem, smem_attr<k1, smem>()) : run(k0, smem, smem_attr<k0, smem>());
+  if (launched != cudaSuccess) return launched;
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (cudaError_t e = detail::tc_round(precision, dq_acc, dq, s.q_elements(), scale, stream); e != cudaSuccess)
     return e;
@@ -384,10 +603,11 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
 
 template <class T>
 cudaError_t dispatch(const Shape& s, Precision precision, const void* q, const void* k, const void* v, const void* o,
-                     const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* ws, cudaStream_t stream) {
+                     const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* ws, bool det,
+                     cudaStream_t stream) {
   switch (s.head_dim) {
-    case 64: return launch<T, 64>(s, precision, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
-    case 128: return launch<T, 128>(s, precision, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
+    case 64: return launch<T, 64>(s, precision, q, k, v, o, lse, d_o, dq, dk, dv, ws, det, stream);
+    case 128: return launch<T, 128>(s, precision, q, k, v, o, lse, d_o, dq, dk, dv, ws, det, stream);
     default:
       throw std::invalid_argument("attention: the Hopper flash backward supports head_dim 64, 128, not " +
                                   std::to_string(s.head_dim));
@@ -413,12 +633,15 @@ const char* flash_hopper_backward_unsupported(const Shape& shape) {
 
 std::size_t flash_hopper_backward_workspace_bytes(const Shape& shape) {
   const std::int64_t dkv_sums = shape.group() > 1 ? 2 * shape.kv_elements() : 0;
-  return static_cast<std::size_t>(shape.q_elements() + dkv_sums + shape.lse_elements()) * sizeof(float);
+  const std::int64_t counters = static_cast<std::int64_t>(shape.batch) *
+                                (static_cast<std::int64_t>(shape.heads) * ((shape.seq_len + kBM - 1) / kBM) +
+                                 static_cast<std::int64_t>(shape.kv_heads) * ((shape.seq_len + kBN - 1) / kBN));
+  return static_cast<std::size_t>(shape.q_elements() + dkv_sums + shape.lse_elements() + counters) * sizeof(float);
 }
 
 cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const void* q, const void* k,
                                   const void* v, const void* o, const float* lse, const void* d_o, void* dq, void* dk,
-                                  void* dv, void* workspace, cudaStream_t stream) {
+                                  void* dv, void* workspace, cudaStream_t stream, bool deterministic) {
   const std::string why = shape_error(shape);
   if (!why.empty()) throw std::invalid_argument("attention: " + why);
   if (const char* reason = flash_hopper_backward_unsupported(shape))
@@ -427,8 +650,9 @@ cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const
        reinterpret_cast<std::uintptr_t>(d_o) | reinterpret_cast<std::uintptr_t>(workspace)) % 16 != 0)
     return cudaErrorMisalignedAddress;
   return precision == Precision::bf16
-             ? dispatch<__nv_bfloat16>(shape, precision, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream)
-             : dispatch<__half>(shape, precision, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream);
+             ? dispatch<__nv_bfloat16>(shape, precision, q, k, v, o, lse, d_o, dq, dk, dv, workspace, deterministic,
+                                       stream)
+             : dispatch<__half>(shape, precision, q, k, v, o, lse, d_o, dq, dk, dv, workspace, deterministic, stream);
 }
 
 }  // namespace kernels::attention

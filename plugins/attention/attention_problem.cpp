@@ -211,7 +211,15 @@ std::vector<unsigned char> download(const void* dev, std::size_t n, DType dt) {
 class AttentionProblemBase : public harness::Problem {
  public:
   explicit AttentionProblemBase(bool backward) : backward_(backward) {}
-  std::vector<harness::ParamSpec> params() const override { return attention_params(); }
+  std::vector<harness::ParamSpec> params() const override {
+    std::vector<harness::ParamSpec> specs = attention_params();
+    if (backward_)
+      specs.push_back(harness::bool_param(
+          "deterministic", false,
+          "backward: dQ (and GQA dK, dV) summed in a fixed order, equal bits run to run (flash_wgmma, flash on "
+          "sm_90 bf16/f16, naive, cpu; the atomics-order kernels skip it)"));
+    return specs;
+  }
   std::optional<std::string> reject(const harness::Params& p) const override {
     const attn::Shape s = shape_of(p);
     if (std::string why = attn::shape_error(s); !why.empty()) return why;
@@ -404,7 +412,8 @@ void backward_flash(harness::LaunchContext& ctx) {
   if (attn::flash_hopper_backward_unsupported(t.s) == nullptr) {
     float* ws = workspace_floats(ctx, attn::flash_hopper_backward_workspace_bytes(t.s));
     HARNESS_CUDA(attn::flash_hopper_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"),
-                                             ctx.in<float>("LSE"), in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream));
+                                             ctx.in<float>("LSE"), in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream,
+                                             ctx.params->get_bool("deterministic")));
     return;
   }
   float* ws = workspace_floats(ctx, attn::flash_tc_backward_workspace_bytes(t.s));
@@ -424,7 +433,8 @@ void backward_flash_wgmma(harness::LaunchContext& ctx) {
   const Gradients g(ctx);
   float* ws = workspace_floats(ctx, attn::flash_hopper_backward_workspace_bytes(t.s));
   HARNESS_CUDA(attn::flash_hopper_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"),
-                                           ctx.in<float>("LSE"), in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream));
+                                           ctx.in<float>("LSE"), in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream,
+                                           ctx.params->get_bool("deterministic")));
 }
 void backward_flash_3xtf32(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
@@ -512,6 +522,23 @@ std::optional<std::string> flash_wgmma_backward_constraint(const harness::Params
   return std::nullopt;
 }
 
+// deterministic: true only where the sums have a fixed order: flash_wgmma (turn counters),
+// naive and the host references (no atomics). The other backward kernels add dQ (and GQA dK,
+// dV) by atomics in arrival order; `flash` is the Hopper kernel only on sm_90 at bf16/f16.
+template <auto kConstraint>
+std::optional<std::string> nondeterministic(const harness::Params& p) {
+  if (p.get_bool("deterministic"))
+    return std::string("deterministic: this kernel sums dQ (and GQA dK, dV) by atomics in arrival order");
+  return kConstraint(p);
+}
+std::optional<std::string> flash_backward_det_constraint(const harness::Params& p) {
+  if (p.get_bool("deterministic") &&
+      (dtype_of(p) == DType::f32 || attn::flash_hopper_backward_unsupported(shape_of(p)) != nullptr))
+    return std::string("deterministic: here flash is a kernel that sums dQ by atomics in arrival order (the Hopper "
+                       "kernel, deterministic, runs bf16/f16 on sm_90)");
+  return flash_backward_constraint(p);
+}
+
 // flash_tc_*: the tensor-core kernels only; the backward has no 2-m-tile shape at d = 128.
 template <bool kBackward, attn::TcTiles kTiles>
 std::optional<std::string> flash_tiles_constraint(const harness::Params& p) {
@@ -575,7 +602,8 @@ std::size_t flash_backward_ws(const harness::Params& p) {
   if (dtype_of(p) != DType::f32) {  // the f32 dQ accumulator and D
     (void)harness::size_product("flash attention backward workspace (B*H*N*(d+1) floats)", s.batch, s.heads,
                                 s.seq_len, s.head_dim + 1, sizeof(float));
-    return attn::flash_tc_backward_workspace_bytes(s);
+    // the Hopper kernel's (a superset: the same sums and D, and its turn counters)
+    return std::max(attn::flash_tc_backward_workspace_bytes(s), attn::flash_hopper_backward_workspace_bytes(s));
   }
   (void)harness::size_product("flash attention backward workspace (B*H*N floats)", s.batch, s.heads, s.seq_len,
                               sizeof(float));
@@ -648,38 +676,42 @@ HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash, cuda,
                               "(flash_wgmma), elsewhere flash_fa2: tensor cores, "
                               "128-key blocks (d=64: 4 warps x 32 keys; d=128: 8 warps x 16), GQA summed in registers, dQ by "
                               "f32 float2 atomics; 64-key blocks: flash_tc_r64",
-                              backward_flash, flash_backward_constraint, flash_backward_ws);
+                              backward_flash, flash_backward_det_constraint, flash_backward_ws);
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_fa2, cuda,
                               "bf16/f16 FlashAttention-2 backward on mma.sync tensor cores (the `flash` of sm_80+ "
                               "other than sm_90): 128-key blocks, dQ by f32 float2 atomics",
-                              backward_flash_fa2, flash_fa2_constraint, flash_backward_ws);
+                              backward_flash_fa2, nondeterministic<flash_fa2_constraint>, flash_backward_ws);
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_wgmma, cuda,
                               "bf16/f16 Hopper flash backward (sm_90a): K, V of 128 keys once, Q/dO tiles of 64 "
                               "queries by TMA into an mbarrier ring, producer warp + 2 consumer warpgroups "
                               "(setmaxnreg), S^T, dP^T, dV, dK, dQ on wgmma (P^T, dS^T from registers; dS^T via "
-                              "swizzled smem for dQ), dQ by f32 float2 atomics",
+                              "swizzled smem for dQ), dQ through swizzled smem and TMA reduce-adds (f32) by a "
+                              "producer warp; deterministic: key blocks take turns per query tile (counters)",
                               backward_flash_wgmma, flash_wgmma_backward_constraint, flash_backward_ws);
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_3xtf32, cuda,
                               "f32 FlashAttention-2 backward in 3xTF32 on tensor cores: 64-key blocks (4 warps x 16), "
                               "64 (d=128: 32) queries per step, GQA summed in registers, dQ by float2 atomics",
-                              backward_flash_3xtf32, flash_3xtf32_constraint, flash_backward_ws);
+                              backward_flash_3xtf32, nondeterministic<flash_3xtf32_constraint>, flash_backward_ws);
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_tc_r64, cuda,
                               "bf16/f16 flash backward, fixed shape (tuning): 64-key blocks, 4 warps x 16 keys",
                               backward_flash_tiles<attn::TcTiles::rows64>,
-                              (flash_tiles_constraint<true, attn::TcTiles::rows64>), flash_backward_ws);
+                              (nondeterministic<flash_tiles_constraint<true, attn::TcTiles::rows64>>),
+                              flash_backward_ws);
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_tc_r128, cuda,
                               "bf16/f16 flash backward, fixed shape (tuning): 128-key blocks, 4 warps x 32 keys, "
                               "32 queries per step (d=64 only)",
                               backward_flash_tiles<attn::TcTiles::rows128>,
-                              (flash_tiles_constraint<true, attn::TcTiles::rows128>), flash_backward_ws);
+                              (nondeterministic<flash_tiles_constraint<true, attn::TcTiles::rows128>>),
+                              flash_backward_ws);
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_tc_w8, cuda,
                               "bf16/f16 flash backward, fixed shape (tuning): 128-key blocks, 8 warps x 16 keys",
                               backward_flash_tiles<attn::TcTiles::rows128_w8>,
-                              (flash_tiles_constraint<true, attn::TcTiles::rows128_w8>), flash_backward_ws);
+                              (nondeterministic<flash_tiles_constraint<true, attn::TcTiles::rows128_w8>>),
+                              flash_backward_ws);
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_tc_deep, cuda,
                               "bf16/f16 flash backward, fixed shape (tuning): 128-key blocks of 8 warps x 16 keys, "
                               "64 queries per step at d=128 (32 in flash_tc_w8); d=128 only",
-                              backward_flash_tiles<attn::TcTiles::rows128_deep>, flash_deep_constraint<true>,
+                              backward_flash_tiles<attn::TcTiles::rows128_deep>, nondeterministic<flash_deep_constraint<true>>,
                               flash_backward_ws);
 HARNESS_REGISTER_VARIANT_IF(attention_backward, cpu, cpu,
                             "host reference: forward and backward in double, all threads", backward_cpu,

@@ -10,7 +10,7 @@
 
 #include "harness/registry.hpp"
 #include "plugin/plugin_loader.hpp"
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "run/runner.hpp"
 #include "suite/suite.hpp"
 #include "test_support.hpp"

@@ -3,7 +3,7 @@
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
 #include "plugin/plugin_loader.hpp"
-#include "suite/suggest.hpp"
+#include "core/suggest.hpp"
 
 namespace harness {
 namespace {

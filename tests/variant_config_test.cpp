@@ -9,7 +9,7 @@
 
 #include "harness/registry.hpp"
 #include "report/report.hpp"
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "run/runner.hpp"
 #include "suite/suite.hpp"
 

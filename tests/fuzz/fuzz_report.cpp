@@ -22,7 +22,7 @@
 #include "compare/compare.hpp"
 #include "harness/error.hpp"
 #include "report/report.hpp"
-#include "report/report_render.hpp"
+#include "render/report_render.hpp"
 #include "report/schema_validate.hpp"
 
 namespace {

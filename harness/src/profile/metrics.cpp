@@ -17,7 +17,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/error.hpp"
-#include "suite/suggest.hpp"
+#include "core/suggest.hpp"
 
 namespace harness {
 

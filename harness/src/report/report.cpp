@@ -14,8 +14,9 @@
 
 #include <fmt/format.h>
 
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "harness/error.hpp"
+#include "measure/measure.hpp"
 #include "measure/stats.hpp"
 #include "report/json_get.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run/result.hpp"
+#include "types/result.hpp"
 #include "suite/suite.hpp"
 
 namespace harness {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "run/result.hpp"
+#include "types/result.hpp"
 
 namespace harness {
 

@@ -23,7 +23,7 @@
 #include "harness/error.hpp"
 #include "report/report.hpp"
 #include "run/child_output.hpp"
-#include "suite/suggest.hpp"
+#include "core/suggest.hpp"
 
 namespace harness {
 

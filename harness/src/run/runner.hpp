@@ -8,10 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "measure/measure.hpp"
 #include "profile/device_peaks.hpp"
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "profile/metrics.hpp"
-#include "run/result.hpp"
+#include "types/result.hpp"
 #include "suite/suite.hpp"
 
 namespace harness {

@@ -26,11 +26,11 @@
 #include "report/report.hpp"
 #include "run/console.hpp"
 #include "run/devices.hpp"
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "run/isolation.hpp"
 #include "run/options_text.hpp"
 #include "run/runner.hpp"
-#include "suite/suggest.hpp"
+#include "core/suggest.hpp"
 
 namespace harness {
 namespace {

@@ -1,4 +1,4 @@
-#include "report/report_history.hpp"
+#include "render/report_history.hpp"
 
 #include <algorithm>
 #include <map>
@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "harness/error.hpp"
-#include "report/report_curves.hpp"
-#include "report/report_html.hpp"
-#include "report/report_svg.hpp"
+#include "render/report_curves.hpp"
+#include "render/report_html.hpp"
+#include "render/report_svg.hpp"
 
 namespace harness {
 

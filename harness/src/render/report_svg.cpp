@@ -1,4 +1,4 @@
-#include "report/report_svg.hpp"
+#include "render/report_svg.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,10 +1,10 @@
-#include "report/report_html.hpp"
+#include "render/report_html.hpp"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "report/report_svg.hpp"
+#include "render/report_svg.hpp"
 
 namespace harness::html {
 

@@ -1,4 +1,4 @@
-#include "report/report_speedup.hpp"
+#include "render/report_speedup.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "report/report_html.hpp"
+#include "render/report_html.hpp"
 
 namespace harness {
 

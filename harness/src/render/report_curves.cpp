@@ -1,4 +1,4 @@
-#include "report/report_curves.hpp"
+#include "render/report_curves.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "report/report_html.hpp"
-#include "report/report_render.hpp"
+#include "render/report_html.hpp"
+#include "render/report_render.hpp"
 
 namespace harness {
 

@@ -1,4 +1,4 @@
-#include "report/report_render.hpp"
+#include "render/report_render.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,15 +9,15 @@
 
 #include <fmt/format.h>
 
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "harness/error.hpp"
 #include "report/report.hpp"
-#include "report/report_curves.hpp"
-#include "report/report_html.hpp"
+#include "render/report_curves.hpp"
+#include "render/report_html.hpp"
 #include "report/report_model.hpp"
-#include "report/report_speedup.hpp"
-#include "report/report_svg.hpp"
-#include "report/report_timeline.hpp"
+#include "render/report_speedup.hpp"
+#include "render/report_svg.hpp"
+#include "render/report_timeline.hpp"
 
 namespace harness {
 

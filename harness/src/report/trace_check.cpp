@@ -1,4 +1,4 @@
-#include "profile/trace_check.hpp"
+#include "report/trace_check.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "compare/compare_html.hpp"
+#include "render/compare_html.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "report/report_html.hpp"
-#include "report/report_svg.hpp"
+#include "render/report_html.hpp"
+#include "render/report_svg.hpp"
 
 namespace harness {
 

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "compare/compare.hpp"
+#include "render/compare_text.hpp"
 #include "render/compare_html.hpp"
 #include "report/report.hpp"
 #include "harness/error.hpp"

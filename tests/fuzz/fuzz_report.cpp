@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/compare.hpp"
+#include "render/compare_text.hpp"
 #include "harness/error.hpp"
 #include "report/report.hpp"
 #include "render/report_render.hpp"

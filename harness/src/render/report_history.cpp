@@ -9,6 +9,7 @@
 #include "render/report_curves.hpp"
 #include "render/report_html.hpp"
 #include "render/report_svg.hpp"
+#include "core/units.hpp"
 
 namespace harness {
 
@@ -120,7 +121,7 @@ std::string render_history_html(const std::vector<Report>& runs) {
       o += fmt::format("<tr class=\"slower\"><td>{}</td><td class=\"name\">{}</td><td class=\"verdict\">{}</td>"
                        "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
                        escape(h->label), escape(h->result), escape(h->verdict),
-                       h->median ? html::fmt_seconds(*h->median) : "-", prev ? html::fmt_seconds(*prev) : "-");
+                       h->median ? format_seconds(*h->median) : "-", prev ? format_seconds(*prev) : "-");
     }
     o += "</tbody></table>\n";
   }
@@ -157,8 +158,8 @@ std::string render_history_html(const std::vector<Report>& runs) {
       p.lo = *h.q1 / base;
       p.hi = *h.q3 / base;
       p.flagged = h.verdict == "slower" || h.verdict == "failed";
-      p.tip = fmt::format("{} in {}: median {} (quartiles {} to {}){}", h.result, h.label, html::fmt_seconds(*h.median),
-                          html::fmt_seconds(*h.q1), html::fmt_seconds(*h.q3),
+      p.tip = fmt::format("{} in {}: median {} (quartiles {} to {}){}", h.result, h.label, format_seconds(*h.median),
+                          format_seconds(*h.q1), format_seconds(*h.q3),
                           h.verdict.empty() ? "" : "; vs previous: " + h.verdict);
       it->points.push_back(p);
       ys.push_back(p.y);

@@ -9,6 +9,7 @@
 #include "harness/error.hpp"
 #include "render/report_html.hpp"
 #include "render/report_svg.hpp"
+#include "core/units.hpp"
 
 namespace harness {
 
@@ -49,10 +50,10 @@ std::string result_rows_svg(const std::vector<const Result*>& rows, std::size_t 
       const double w = std::max(1.0, span > 0 ? d / span * track_w : track_w);
       o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
                        "<title>{}: {} at +{}</title></rect>\n",
-                       x, y + 3, w, row_h - 6, svg::color(ni), escape(name), html::fmt_seconds(d), html::fmt_seconds(s));
+                       x, y + 3, w, row_h - 6, svg::color(ni), escape(name), format_seconds(d), format_seconds(s));
     }
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">{}{}</text>\n", label_w + track_w + 6, y + 14,
-                     html::fmt_seconds(span), tl.contains("truncated") ? "+" : "");
+                     format_seconds(span), tl.contains("truncated") ? "+" : "");
     y += row_h;
   }
   return o + "</svg>\n";
@@ -79,7 +80,7 @@ struct Track {
   int pid, tid, depth;  // depth: -1 = every event of (pid, tid) on one row
 };
 
-std::string fmt_us(double us) { return html::fmt_seconds(us * 1e-6); }
+std::string fmt_us(double us) { return format_seconds(us * 1e-6); }
 
 std::string window_svg(const std::string& id, const std::string& title, const std::vector<Ev>& evs,
                        const std::vector<std::pair<Flow, Flow>>& flows, const std::vector<Track>& tracks, double t0,

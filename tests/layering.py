@@ -125,12 +125,17 @@ def cmd_check(root):
     return 1 if bad else 0
 
 
-FUNC_START = re.compile(r"^[A-Za-z_].*\)\s*(const\s*)?(noexcept\s*)?(->\s*[^{]*)?(\{)?\s*$")
+def strip_code(line):
+    """A line without its comments, string and character literals."""
+    code = re.sub(r'"(\\.|[^"\\])*"', '""', line)
+    code = re.sub(r"'(\\.|[^'\\])*'", "''", code)
+    return code.split("//")[0]
 
 
 def functions(root):
-    """(lines, file:line, first line) for every top-level function body (brace at depth 0
-    or inside a namespace) in the .cpp/.cu files."""
+    """(lines, file:line, header) for every function body at namespace level in the
+    .cpp/.cu files: a '{' at namespace depth whose statement so far looks like a
+    signature (has a ')' and is no class, struct, enum, namespace or initialiser)."""
     found = []
     for dirpath, _, files in os.walk(root):
         for name in sorted(files):
@@ -139,40 +144,49 @@ def functions(root):
             path = os.path.join(dirpath, name)
             with open(path, encoding="utf-8") as f:
                 lines = f.read().split("\n")
-            depth, ns_depth, start, header = 0, 0, None, None
-            pending = None
+            depth, ns, start, stmt, stmt_line = 0, [], None, "", None
+            in_block_comment = False
             for i, line in enumerate(lines):
-                code = re.sub(r'"(\\.|[^"\\])*"', '""', line)
-                code = re.sub(r"'(\\.|[^'\\])*'", "''", code)
-                code = code.split("//")[0]
-                stripped = code.strip()
-                if start is None and depth == ns_depth:
-                    if re.match(r"^(inline\s+)?namespace\b", stripped) or stripped.startswith('extern "C"') \
-                            or stripped.startswith('extern ""'):
-                        if "{" in stripped and "}" not in stripped:
-                            ns_depth += 1
-                            depth += 1
+                code = strip_code(line)
+                if in_block_comment:
+                    if "*/" not in code:
                         continue
-                    if FUNC_START.match(line) or (pending is not None and stripped.startswith(("{", ":"))):
-                        if pending is None:
-                            pending = i
-                    elif pending is not None and not stripped.endswith((",", "(")) and stripped:
-                        if not re.match(r"^[\w:&*<>, ]*[),]\s*(const)?\s*(\{)?$", stripped):
-                            pending = None
+                    code, in_block_comment = code.split("*/", 1)[1], False
+                if "/*" in code and "*/" not in code:
+                    code, in_block_comment = code.split("/*", 1)[0], True
+                if code.lstrip().startswith("#"):
+                    continue
                 for ch in code:
+                    top = depth == len(ns)
                     if ch == "{":
+                        if top:
+                            head = stmt.strip()
+                            if re.match(r"^(inline\s+)?namespace\b|^extern\s", head) or head == "":
+                                ns.append(depth)
+                            elif start is None and ")" in head and not re.match(
+                                    r"^(template\s*<[^>]*>\s*)?(class|struct|enum|union)\b", head) \
+                                    and "=" not in head.split("(")[0]:
+                                start = stmt_line
                         depth += 1
-                        if depth == ns_depth + 1 and start is None and pending is not None:
-                            start, header = pending, lines[pending].strip()
+                        stmt, stmt_line = "", None
                     elif ch == "}":
                         depth -= 1
-                        if depth < ns_depth:
-                            ns_depth = depth
-                        if depth == ns_depth and start is not None:
-                            found.append((i - start + 1, f"{os.path.relpath(path, root)}:{start + 1}", header))
-                            start, pending = None, None
-                if start is None and stripped.endswith(";"):
-                    pending = None
+                        if ns and depth == ns[-1]:
+                            ns.pop()
+                        elif depth == len(ns) and start is not None:
+                            found.append((i - start + 1, f"{os.path.relpath(path, root)}:{start + 1}",
+                                          lines[start].strip()))
+                            start = None
+                        stmt, stmt_line = "", None
+                    elif ch == ";":
+                        if depth == len(ns):
+                            stmt, stmt_line = "", None
+                    elif depth == len(ns):
+                        if stmt_line is None and not ch.isspace():
+                            stmt_line = i
+                        stmt += ch
+                if depth == len(ns) and stmt:
+                    stmt += " "
     found.sort(key=lambda x: -x[0])
     return found
 

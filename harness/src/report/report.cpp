@@ -393,6 +393,35 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+std::vector<Result> read_journal(const std::string& path, bool strict) {
+  std::vector<Result> out;
+  std::ifstream in(path);
+  if (!in) {
+    if (strict) throw InputError(fmt::format("{}: cannot open the journal to resume: {}", path, std::strerror(errno)));
+    return out;
+  }
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      if (in.peek() == EOF) break;  // the last line was cut by the kill
+      if (!strict) continue;
+      throw InputError(fmt::format("{}:{}: not a journal line (invalid JSON)", path, number));
+    }
+    const bool event = j.is_object() && j.contains("event");
+    if (event && (j.value("event", "") != "result" || !j.contains("result"))) continue;
+    try {
+      out.push_back(result_from_json(event ? j["result"] : j));
+    } catch (const nlohmann::json::exception& e) {
+      if (strict) throw InputError(fmt::format("{}:{}: not a journal entry: {}", path, number, e.what()));
+    }
+  }
+  return out;
+}
+
 Journal::Journal(std::string path) : path_(std::move(path)) {
   namespace fs = std::filesystem;
   const fs::path p(path_);

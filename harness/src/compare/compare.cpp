@@ -176,30 +176,15 @@ bool is_failed(const Result& r) {
 }
 
 
-Pair judge(const Entry* be, const Entry* ce, const CompareOptions& o) {
-  const Entry& any = ce ? *ce : *be;
-  const Result* b = be ? be->result : nullptr;
-  const Result* c = ce ? ce->result : nullptr;
-  Pair p;
-  p.key = any.key;
-  p.name = (be ? *be : *ce).name;
-  p.problem = any.result->problem;
-  p.variant = any.result->variant;
-  p.params = params_json(any.result->params);
-  std::optional<double> b_median, c_median;
-  if (b) {
-    p.base_median = b_median = median_of(*b);
-    p.base_n = samples_of(*b);
-  }
-  if (c) {
-    p.cand_median = c_median = median_of(*c);
-    p.cand_n = samples_of(*c);
-  }
+// The verdicts that need no timing comparison: missing, failed, new, skipped. False when
+// both sides have a median to compare.
+bool judge_unpaired(Pair& p, const Result* b, const Result* c, std::optional<double> b_median,
+                    std::optional<double> c_median, const CompareOptions& o) {
   if (!c) {
     p.verdict = Verdict::missing;
     p.note = "not in the candidate";
     p.regression = o.fail_on_missing;
-    return p;
+    return true;
   }
   if (is_failed(*c)) {
     p.verdict = Verdict::failed;
@@ -208,12 +193,12 @@ Pair judge(const Entry* be, const Entry* ce, const CompareOptions& o) {
     std::string why = c->reason.empty() ? (check_failed(*c) ? "check failed" : status) : c->reason;
     p.note = fmt::format("{} in the candidate: {}", status, why);
     if (b && is_failed(*b)) p.note += " (failed in the baseline too)";
-    return p;
+    return true;
   }
   if (!b) {
     p.verdict = Verdict::new_;
     p.note = "not in the baseline";
-    return p;
+    return true;
   }
   if (!c_median) {
     if (b_median) {
@@ -224,21 +209,25 @@ Pair judge(const Entry* be, const Entry* ce, const CompareOptions& o) {
       p.verdict = Verdict::skipped;
       p.note = c->reason;
     }
-    return p;
+    return true;
   }
   if (!b_median) {
     p.verdict = Verdict::new_;
     p.note = fmt::format("{} in the baseline: {}", to_string(b->status), b->reason);
-    return p;
+    return true;
   }
-  const double bm = *b_median, cm = *c_median;
+  return false;
+}
+
+// Two medians: the change, the U test on the samples where it can decide, the verdict.
+void judge_times(Pair& p, const Result& b, const Result& c, double bm, double cm, const CompareOptions& o) {
   static const std::vector<double> kNone;
-  const std::vector<double>& bs = b->timing ? b->timing->samples : kNone;
-  const std::vector<double>& cs = c->timing ? c->timing->samples : kNone;
+  const std::vector<double>& bs = b.timing ? b.timing->samples : kNone;
+  const std::vector<double>& cs = c.timing ? c.timing->samples : kNone;
   if (!(bm > 0) || !(cm > 0)) {
     p.verdict = Verdict::same;
     p.note = "a median time is zero: not compared";
-    return p;
+    return;
   }
   p.change = cm / bm - 1;
   bool use_test = true;
@@ -263,19 +252,39 @@ Pair judge(const Entry* be, const Entry* ce, const CompareOptions& o) {
   if (large && significant && separated) {
     p.verdict = *p.change > 0 ? Verdict::slower : Verdict::faster;
     p.regression = p.verdict == Verdict::slower;
-  } else {
-    p.verdict = Verdict::same;
-    if (large && p.note.empty()) {
-      if (!significant)
-        p.note = fmt::format("change not significant (p = {})", format_p_value(*p.p_value));
-      else if (*p.effect_size * *p.change <= 0)
-        p.note = fmt::format("the median moved {} but the ranks the other way (effect size {:+.2f})",
-                             *p.change > 0 ? "up" : "down", *p.effect_size);
-      else
-        p.note = fmt::format("samples overlap: effect size {:+.2f} is below {:g}", *p.effect_size,
-                             o.min_effect_size);
-    }
+    return;
   }
+  p.verdict = Verdict::same;
+  if (!large || !p.note.empty()) return;
+  if (!significant)
+    p.note = fmt::format("change not significant (p = {})", format_p_value(*p.p_value));
+  else if (*p.effect_size * *p.change <= 0)
+    p.note = fmt::format("the median moved {} but the ranks the other way (effect size {:+.2f})",
+                         *p.change > 0 ? "up" : "down", *p.effect_size);
+  else
+    p.note = fmt::format("samples overlap: effect size {:+.2f} is below {:g}", *p.effect_size, o.min_effect_size);
+}
+
+Pair judge(const Entry* be, const Entry* ce, const CompareOptions& o) {
+  const Entry& any = ce ? *ce : *be;
+  const Result* b = be ? be->result : nullptr;
+  const Result* c = ce ? ce->result : nullptr;
+  Pair p;
+  p.key = any.key;
+  p.name = (be ? *be : *ce).name;
+  p.problem = any.result->problem;
+  p.variant = any.result->variant;
+  p.params = params_json(any.result->params);
+  std::optional<double> b_median, c_median;
+  if (b) {
+    p.base_median = b_median = median_of(*b);
+    p.base_n = samples_of(*b);
+  }
+  if (c) {
+    p.cand_median = c_median = median_of(*c);
+    p.cand_n = samples_of(*c);
+  }
+  if (!judge_unpaired(p, b, c, b_median, c_median, o)) judge_times(p, *b, *c, *b_median, *c_median, o);
   return p;
 }
 

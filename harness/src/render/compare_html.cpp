@@ -117,27 +117,10 @@ std::string geomean_bars(const std::vector<GeoRow>& rows) {
 
 int comparison_exit_code(const Comparison& c) { return c.regression ? 1 : 0; }
 
-std::string render_comparison_html(const Comparison& c, const Report& base, const Report& cand) {
-  std::string o = html::page_head("harness compare: " + base.suite.name.value_or("?") +
-                                  (cand.suite.name.value_or("?") != base.suite.name.value_or("?")
-                                       ? " vs " + cand.suite.name.value_or("?")
-                                       : ""));
-  o += fmt::format("<p>Baseline: {}<br>Candidate: {}</p>\n", escape(c.base_label), escape(c.cand_label));
-  const int code = comparison_exit_code(c);
-  o += fmt::format("<p class=\"exit {}\">harness compare exits <b>{}</b>: {}</p>\n", code ? "fail" : "ok", code,
-                   code ? "a regression (a result slower, or a check failing in the candidate)" : "no regression");
-  const auto& t = c.total;
-  o += fmt::format("<p class=\"summary\">{} results: {} slower, {} faster, {} same, {} failed, {} new, {} missing, {} "
-                   "skipped; geometric mean candidate/baseline time {}x over {} compared</p>\n",
-                   c.pairs.size(), t.slower, t.faster, t.same, t.failed, t.new_, t.missing, t.skipped,
-                   format_3sig(t.geomean_ratio), t.compared);
-  o += fmt::format("<p>Baseline <code>{}</code>, candidate <code>{}</code>. A change counts when the median moves by "
-                   "at least {}%, |Cliff's delta| is at least {} and the two-sided Mann-Whitney U test gives p &lt; {}."
-                   "</p>\n",
-                   escape(c.base_path), escape(c.cand_path), format_3sig(c.options.threshold * 100),
-                   format_3sig(c.options.min_effect_size), format_3sig(c.options.alpha));
-  for (const auto& w : c.warnings) o += fmt::format("<p class=\"note\">{}</p>\n", escape(w));
+namespace {
 
+std::string problems_section(const Comparison& c) {
+  std::string o;
   o += "<h2>Per problem</h2>\n";
   o += geomean_bars(geo_rows(c));
   o += "<table><thead><tr><th>problem</th><th>fixed parameters</th><th>geometric mean (cand/base time)</th>"
@@ -154,6 +137,11 @@ std::string render_comparison_html(const Comparison& c, const Report& base, cons
                      format_3sig(p.geomean_ratio), p.compared, p.slower, p.faster, p.same, p.failed, p.new_, p.missing);
   o += "</tbody></table>\n";
 
+  return o;
+}
+
+std::string results_section(const Comparison& c) {
+  std::string o;
   o += "<h2>Results, by effect</h2>\n";
   std::vector<const Pair*> sorted;
   for (const auto& p : c.pairs) sorted.push_back(&p);
@@ -179,6 +167,11 @@ std::string render_comparison_html(const Comparison& c, const Report& base, cons
   }
   o += "</tbody></table>\n";
 
+  return o;
+}
+
+std::string environments_section(const Comparison& c, const Report& base, const Report& cand) {
+  std::string o;
   o += "<h2>Environments</h2>\n";
   std::map<std::string, std::string> eb, ec;
   flatten(base.environment.raw, "", eb);
@@ -200,6 +193,35 @@ std::string render_comparison_html(const Comparison& c, const Report& base, cons
   o += fmt::format("<table class=\"env\"><thead><tr><th></th><th>baseline: {}</th><th>candidate: {}</th></tr></thead>"
                    "<tbody>\n{}</tbody></table>\n",
                    escape(c.base_label), escape(c.cand_label), rows);
+  return o;
+}
+
+}  // namespace
+
+std::string render_comparison_html(const Comparison& c, const Report& base, const Report& cand) {
+  std::string o = html::page_head("harness compare: " + base.suite.name.value_or("?") +
+                                  (cand.suite.name.value_or("?") != base.suite.name.value_or("?")
+                                       ? " vs " + cand.suite.name.value_or("?")
+                                       : ""));
+  o += fmt::format("<p>Baseline: {}<br>Candidate: {}</p>\n", escape(c.base_label), escape(c.cand_label));
+  const int code = comparison_exit_code(c);
+  o += fmt::format("<p class=\"exit {}\">harness compare exits <b>{}</b>: {}</p>\n", code ? "fail" : "ok", code,
+                   code ? "a regression (a result slower, or a check failing in the candidate)" : "no regression");
+  const auto& t = c.total;
+  o += fmt::format("<p class=\"summary\">{} results: {} slower, {} faster, {} same, {} failed, {} new, {} missing, {} "
+                   "skipped; geometric mean candidate/baseline time {}x over {} compared</p>\n",
+                   c.pairs.size(), t.slower, t.faster, t.same, t.failed, t.new_, t.missing, t.skipped,
+                   format_3sig(t.geomean_ratio), t.compared);
+  o += fmt::format("<p>Baseline <code>{}</code>, candidate <code>{}</code>. A change counts when the median moves by "
+                   "at least {}%, |Cliff's delta| is at least {} and the two-sided Mann-Whitney U test gives p &lt; {}."
+                   "</p>\n",
+                   escape(c.base_path), escape(c.cand_path), format_3sig(c.options.threshold * 100),
+                   format_3sig(c.options.min_effect_size), format_3sig(c.options.alpha));
+  for (const auto& w : c.warnings) o += fmt::format("<p class=\"note\">{}</p>\n", escape(w));
+
+  o += problems_section(c);
+  o += results_section(c);
+  o += environments_section(c, base, cand);
   return o + html::page_tail("Rendered by harness compare --format html.");
 }
 

@@ -56,5 +56,10 @@ std::string format_p_value(double p) {
   if (p >= 0.001) return fmt::format("{:.3f}", p);
   return p < 1e-16 ? std::string("<1e-16") : fmt::format("{:.1e}", p);
 }
+std::string format_curve_value(double v) {
+  if (!std::isfinite(v)) return "-";
+  const double a = std::fabs(v);
+  return a >= 0.01 && a < 1e4 ? fmt::format("{:.3f}", v) : fmt::format("{:.4g}", v);
+}
 
 }  // namespace harness

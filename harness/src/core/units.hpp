@@ -26,5 +26,8 @@ std::string format_3sig(double v);
 std::string format_change(double fraction);
 // A p-value: 3 decimals, or scientific below 0.001, "<1e-16" at the bottom.
 std::string format_p_value(double p);
+// A value of a per-step curve (a loss): 3 decimals in [0.01, 1e4), else 4 significant
+// figures; "-" when not finite.
+std::string format_curve_value(double v);
 
 }  // namespace harness

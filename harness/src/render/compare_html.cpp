@@ -162,7 +162,7 @@ std::string results_section(const Comparison& c) {
                      "<td class=\"num\">{3}</td><td class=\"num\">{4}</td><td>{5}</td><td class=\"num\">{6} / {7}</td>"
                      "<td>{8}</td></tr>\n",
                      escape(verdict), escape(p->display), time_text(p->base_median),
-                     time_text(p->cand_median), p->change ? fmt::format("{:+.1f}%", *p->change * 100) : "-",
+                     time_text(p->cand_median), p->change ? format_change(*p->change) : "-",
                      escape(confidence), p->base_n, p->cand_n, escape(p->note));
   }
   o += "</tbody></table>\n";

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "types/environment.hpp"
+#include "types/events.hpp"
 #include "harness/error.hpp"
 #include "measure/measure.hpp"
 #include "measure/stats.hpp"
@@ -412,7 +413,7 @@ std::vector<Result> read_journal(const std::string& path, bool strict) {
       throw InputError(fmt::format("{}:{}: not a journal line (invalid JSON)", path, number));
     }
     const bool event = j.is_object() && j.contains("event");
-    if (event && (j.value("event", "") != "result" || !j.contains("result"))) continue;
+    if (event && (events::kind(j) != events::kResult || !j.contains("result"))) continue;
     try {
       out.push_back(result_from_json(event ? j["result"] : j));
     } catch (const nlohmann::json::exception& e) {

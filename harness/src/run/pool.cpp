@@ -17,6 +17,7 @@
 
 #include "harness/error.hpp"
 #include "report/report.hpp"
+#include "types/events.hpp"
 
 namespace harness {
 
@@ -110,11 +111,11 @@ void EventReader::read(const EventHandlers& h) {
   for (const auto& line : follow_.new_lines()) {
     auto ev = nlohmann::json::parse(line, nullptr, false);
     if (ev.is_discarded()) continue;
-    const std::string kind = ev.value("event", "");
-    if (kind == "environment" && h.on_environment) h.on_environment(std::move(ev["environment"]));
-    else if (kind == "start" && h.on_start) h.on_start(ev.value("name", ""));
-    else if (kind == "result" && h.on_result) h.on_result(result_from_json(ev["result"]));
-    else if (kind == "idle" && h.on_idle) h.on_idle();
+    const std::string kind = events::kind(ev);
+    if (kind == events::kEnvironment && h.on_environment) h.on_environment(std::move(ev["environment"]));
+    else if (kind == events::kStart && h.on_start) h.on_start(ev.value("name", ""));
+    else if (kind == events::kResult && h.on_result) h.on_result(result_from_json(ev["result"]));
+    else if (kind == events::kIdle && h.on_idle) h.on_idle();
   }
 }
 
@@ -146,17 +147,17 @@ int die_at_result() {
 
 int run_pool_child(Runner& runner, const std::vector<PlannedResult>& planned, const std::string& events_path,
                    const nlohmann::json& environment) {
-  Journal events(events_path);
-  events.append({{"event", "environment"}, {"environment", environment}});
+  Journal out(events_path);
+  out.append(events::environment(environment));
   const int die_at = die_at_result();
   int started = 0;
   RunObserver observer;
   observer.on_start = [&](const std::string& name, std::size_t, std::size_t) {
-    events.append({{"event", "start"}, {"name", name}});
+    out.append(events::start(name));
     if (++started == die_at) raise(SIGKILL);
   };
   observer.on_result = [&](const Result& r, std::size_t, std::size_t) {
-    events.append({{"event", "result"}, {"result", result_to_json(r)}});
+    out.append(events::result(result_to_json(r)));
   };
   std::map<std::string, const PlannedResult*> by_name;
   for (const auto& p : planned) by_name[p.name] = &p;
@@ -167,7 +168,7 @@ int run_pool_child(Runner& runner, const std::vector<PlannedResult>& planned, co
     for (const auto& name : split_tabs(line))
       if (auto it = by_name.find(name); it != by_name.end()) batch.push_back(*it->second);
     runner.run(batch, observer);
-    events.append({{"event", "idle"}});
+    out.append(events::idle());
     if (runner.fatal_cuda_error()) return device_worker ? kExitFailure : kExitOk;
   }
   return kExitOk;

@@ -6,11 +6,8 @@
 //
 //   parent -> child: stdin, one line per batch: result names separated by tabs; the end
 //                    of stdin ends the child.
-//   child -> parent: JSON lines appended to its events file
-//     {"event":"environment","environment":{...}}   once, at start
-//     {"event":"start","name":R}                     before each result
-//     {"event":"result","result":{...}}              after it (the report's result object)
-//     {"event":"idle"}                               after each batch
+//   child -> parent: JSON lines appended to its events file (types/events.hpp):
+//     environment once, then start and result per result, idle after each batch
 //
 // Here: starting a child, the child's side (run_pool_child), following its events file
 // (EventReader), and what is left when it ends (the last line of its stderr, how it ended).

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/compare.hpp"
+#include "render/compare_text.hpp"
 #include "harness/error.hpp"
 #include "compare/mann_whitney.hpp"
 

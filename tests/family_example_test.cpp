@@ -10,7 +10,7 @@
 
 #include "harness/registry.hpp"
 #include "plugin/plugin_loader.hpp"
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "run/runner.hpp"
 #include "suite/suite.hpp"
 #include "test_support.hpp"
@@ -48,9 +48,9 @@ class RowSum : public ::testing::Test {
     Registry& reg = Registry::instance();
     if (reg.find_problem("row_sum")) return;
     load_plugin(kPlugin, reg);
-    reg.add_variant({"row_sum", "int_off_by_one", Backend::cpu, "test: isum[0] + 1", off_by_one_integer, nullptr, nullptr});
-    reg.add_variant({"row_sum", "bf16_accumulation", Backend::cpu, "test: sums rounded to bf16 per add",
-                     bf16_accumulation, nullptr, nullptr});
+    reg.add_variant(make_variant("row_sum", "int_off_by_one", Backend::cpu, off_by_one_integer).description("test: isum[0] + 1"));
+    reg.add_variant(make_variant("row_sum", "bf16_accumulation", Backend::cpu, bf16_accumulation)
+                        .description("test: sums rounded to bf16 per add"));
   }
 
   static std::vector<Result> run(const std::string& variants) {

@@ -7,7 +7,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
 #include "run/runner.hpp"

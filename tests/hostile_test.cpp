@@ -17,7 +17,7 @@
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
 #include "report/report.hpp"
-#include "report/report_render.hpp"
+#include "render/report_render.hpp"
 #include "report/schema_validate.hpp"
 #include "suite/suite.hpp"
 #include "test_support.hpp"

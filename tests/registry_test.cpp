@@ -3,7 +3,7 @@
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
 #include "plugin/plugin_loader.hpp"
-#include "suite/suggest.hpp"
+#include "core/suggest.hpp"
 
 namespace harness {
 namespace {
@@ -19,8 +19,26 @@ TEST(Registry, BuiltInStreamFamilyIsRegistered) {
 }
 
 TEST(Registry, DuplicatesAreRejected) {
-  Variant v{"stream", "cpu", Backend::cpu, "dup", [](Instance&, LaunchContext&) {}, nullptr, nullptr};
+  const Variant v = make_variant("stream", "cpu", Backend::cpu, [](Instance&, LaunchContext&) {}).description("dup");
   EXPECT_THROW(Registry::instance().add_variant(v), InputError);
+}
+
+TEST(Registry, VariantBuilderFillsFieldsByName) {
+  const Variant v = make_variant("p", "v", Backend::cpu, [](LaunchContext&) {})
+                        .description("d")
+                        .constraint([](const Params&) { return std::optional<std::string>("no"); })
+                        .config([](const Params&) { return std::string("cfg"); })
+                        .reference_only();
+  EXPECT_EQ(v.full_name(), "p/v");
+  EXPECT_EQ(v.backend, Backend::cpu);
+  EXPECT_EQ(v.description, "d");
+  EXPECT_TRUE(v.launch);
+  const Params none;
+  EXPECT_EQ(v.constraint(none).value_or(""), "no");
+  EXPECT_EQ(v.config(none), "cfg");
+  EXPECT_FALSE(v.workspace_bytes);
+  EXPECT_TRUE(v.reference_only);
+  EXPECT_EQ(v.origin, "built-in");
 }
 
 TEST(Plugin, ExampleLoadsAndRegistersItsProblemAndVariants) {

@@ -15,9 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/error.hpp"
-#include "report/report_curves.hpp"
-#include "report/report_history.hpp"
-#include "report/report_render.hpp"
+#include "render/report_curves.hpp"
+#include "render/report_history.hpp"
+#include "render/report_render.hpp"
 #include "test_support.hpp"
 
 namespace harness {

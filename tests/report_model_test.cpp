@@ -10,7 +10,7 @@
 #include "compare/compare.hpp"
 #include "report/report.hpp"
 #include "report/report_model.hpp"
-#include "report/report_render.hpp"
+#include "render/report_render.hpp"
 #include "test_support.hpp"
 
 namespace harness {

@@ -7,14 +7,14 @@
 #include <cmath>
 #include <regex>
 
-#include "compare/compare_html.hpp"
+#include "render/compare_html.hpp"
 #include "harness/error.hpp"
 #include "measure/stats.hpp"
-#include "report/report_history.hpp"
-#include "report/report_html.hpp"
-#include "report/report_render.hpp"
-#include "report/report_speedup.hpp"
-#include "report/report_timeline.hpp"
+#include "render/report_history.hpp"
+#include "render/report_html.hpp"
+#include "render/report_render.hpp"
+#include "render/report_speedup.hpp"
+#include "render/report_timeline.hpp"
 #include "test_support.hpp"
 
 namespace harness {

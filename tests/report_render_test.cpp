@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/error.hpp"
-#include "report/report_render.hpp"
-#include "report/report_svg.hpp"
+#include "render/report_render.hpp"
+#include "render/report_svg.hpp"
 #include "test_support.hpp"
 
 namespace harness {

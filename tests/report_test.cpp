@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/error.hpp"
+#include "measure/stats.hpp"
 #include "report/report.hpp"
 #include "test_support.hpp"
 

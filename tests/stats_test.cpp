@@ -6,6 +6,7 @@
 
 #include "measure/measure.hpp"
 #include "measure/stats.hpp"
+#include "measure/stopping.hpp"
 
 namespace harness {
 namespace {

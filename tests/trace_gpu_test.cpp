@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "profile/trace_check.hpp"
+#include "report/trace_check.hpp"
 #include "report/report_model.hpp"
 #include "test_support.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "profile/nvtx.hpp"
 #include "profile/timeline.hpp"
-#include "profile/trace_check.hpp"
+#include "report/trace_check.hpp"
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
 #include "report/report_model.hpp"

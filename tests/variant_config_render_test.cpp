@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/report_model.hpp"
-#include "report/report_render.hpp"
+#include "render/report_render.hpp"
 #include "test_support.hpp"
 
 namespace {

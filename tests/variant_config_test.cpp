@@ -9,7 +9,7 @@
 
 #include "harness/registry.hpp"
 #include "report/report.hpp"
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "run/runner.hpp"
 #include "suite/suite.hpp"
 
@@ -22,10 +22,9 @@ using namespace harness;
 const Variant& configured_variant() {
   static const bool added = [] {
     const Variant* cpu = Registry::instance().find_variant("stream", "cpu");
-    Variant v{"stream", "cpu_configured", Backend::cpu, "test: stream/cpu with a config", cpu->launch,
-              nullptr, nullptr};
-    v.config = [](const Params& p) { return "chunk=" + std::to_string(p.get_int("n") / 4); };
-    Registry::instance().add_variant(std::move(v));
+    Registry::instance().add_variant(make_variant("stream", "cpu_configured", Backend::cpu, cpu->launch)
+                                         .description("test: stream/cpu with a config")
+                                         .config([](const Params& p) { return "chunk=" + std::to_string(p.get_int("n") / 4); }));
     return true;
   }();
   (void)added;

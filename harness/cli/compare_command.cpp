@@ -6,7 +6,8 @@
 
 #include "commands.hpp"
 #include "compare/compare.hpp"
-#include "compare/compare_html.hpp"
+#include "render/compare_text.hpp"
+#include "render/compare_html.hpp"
 #include "report/report.hpp"
 #include "harness/error.hpp"
 #include "report/report_model.hpp"

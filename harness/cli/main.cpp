@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "harness/error.hpp"
 
 int main(int argc, char** argv) {

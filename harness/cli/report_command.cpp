@@ -11,9 +11,9 @@
 #include "harness/error.hpp"
 #include "report/report.hpp"
 #include "report/report_model.hpp"
-#include "report/report_history.hpp"
-#include "report/report_render.hpp"
-#include "report/report_timeline.hpp"
+#include "render/report_history.hpp"
+#include "render/report_render.hpp"
+#include "render/report_timeline.hpp"
 
 namespace harness::cli {
 

@@ -5,8 +5,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "run/devices.hpp"
-#include "run/isolation.hpp"
+#include "run/pool.hpp"
 #include "run/session.hpp"
 #include "harness/error.hpp"
 
@@ -116,9 +115,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "collective cases (nccl) run on every device at once")
       ->excludes("--device");
   cmd->add_flag("--allow-mixed", args->allow_mixed, "With --devices: allow GPUs of different models (timings not comparable)");
-  cmd->add_option(kWorkerEventsOption, args->worker_events)->group("");  // hidden: set by --devices
-  cmd->add_option(kChildEventsOption, args->child_events)->group("");  // hidden: set by --isolate
-  cmd->add_option(kChildOnlyOption, args->child_only)->group("");
+  cmd->add_option(kPoolChildOption, args->pool_child)->group("");  // hidden: set by --isolate and --devices
   cmd->callback([args, &exit_code] {
     args->command_line = command_line();
     args->child_argv = child_argv();

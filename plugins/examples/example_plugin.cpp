@@ -61,8 +61,9 @@ void unfused(harness::LaunchContext& ctx) {
 
 void register_all(harness::Registry& registry) {
   registry.add_problem(std::make_unique<SaxpyProblem>());
-  registry.add_variant({"saxpy", "fused", harness::Backend::cpu, "std::fma per element", fused, nullptr, nullptr});
-  registry.add_variant({"saxpy", "unfused", harness::Backend::cpu, "multiply, then add", unfused, nullptr, nullptr});
+  using harness::make_variant, harness::Backend;
+  registry.add_variant(make_variant("saxpy", "fused", Backend::cpu, fused).description("std::fma per element"));
+  registry.add_variant(make_variant("saxpy", "unfused", Backend::cpu, unfused).description("multiply, then add"));
   examples::register_row_sum(registry);
 }
 

@@ -101,10 +101,11 @@ void cuda(harness::LaunchContext& ctx) {
 
 void register_row_sum(harness::Registry& registry) {
   registry.add_problem(std::make_unique<RowSumProblem>());
-  registry.add_variant({"row_sum", "cpu", harness::Backend::cpu, "host loop, exact sums rounded once", cpu, nullptr, nullptr});
-  registry.add_variant({"row_sum", "cpu_reversed", harness::Backend::cpu, "host loop backwards, f32 accumulation",
-                        cpu_reversed, nullptr, nullptr});
-  registry.add_variant({"row_sum", "cuda", harness::Backend::cuda, "a warp per row, shuffle reduction", cuda, nullptr, nullptr});
+  using harness::make_variant, harness::Backend;
+  registry.add_variant(make_variant("row_sum", "cpu", Backend::cpu, cpu).description("host loop, exact sums rounded once"));
+  registry.add_variant(make_variant("row_sum", "cpu_reversed", Backend::cpu, cpu_reversed)
+                           .description("host loop backwards, f32 accumulation"));
+  registry.add_variant(make_variant("row_sum", "cuda", Backend::cuda, cuda).description("a warp per row, shuffle reduction"));
 }
 
 }  // namespace examples

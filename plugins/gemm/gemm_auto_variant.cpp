@@ -61,21 +61,19 @@ void launch_with(ChooseFn choose, harness::LaunchContext& ctx) {
 }
 
 void add(const char* name, const char* description, ChooseFn choose, harness::ConstraintFn constraint) {
-  harness::Variant v{"gemm",
-                     name,
-                     harness::Backend::cuda,
-                     description,
-                     [choose](harness::LaunchContext& ctx) { launch_with(choose, ctx); },
-                     std::move(constraint),
-                     [choose](const harness::Params& p) {
-                       const Dims d(p);
-                       return kg::auto_workspace_bytes(choice_at(choose, p), d.M, d.N, d.K);
-                     }};
-  // Without a device the choice would be made for a guessed SM count: say nothing then.
-  v.config = [choose](const harness::Params& p) {
-    return kg::current_sm_count() > 0 ? kg::describe(choice_at(choose, p)) : std::string();
-  };
-  harness::Registry::instance().add_variant(std::move(v));
+  harness::Registry::instance().add_variant(
+      harness::make_variant("gemm", name, harness::Backend::cuda,
+                            [choose](harness::LaunchContext& ctx) { launch_with(choose, ctx); })
+          .description(description)
+          .constraint(std::move(constraint))
+          .workspace([choose](const harness::Params& p) {
+            const Dims d(p);
+            return kg::auto_workspace_bytes(choice_at(choose, p), d.M, d.N, d.K);
+          })
+          // Without a device the choice would be made for a guessed SM count: say nothing then.
+          .config([choose](const harness::Params& p) {
+            return kg::current_sm_count() > 0 ? kg::describe(choice_at(choose, p)) : std::string();
+          }));
 }
 
 const bool kRegistered = [] {

@@ -272,12 +272,14 @@ std::size_t cublas_workspace(const harness::Params&) { return kernels::gemm::kCu
 // Every kernel of kernels/gemm's table is a cuda variant of the same name.
 const bool kTableRegistered = [] {
   for (const auto& k : kernels::gemm::fp32_kernels())
-    harness::Registry::instance().add_variant({"gemm", std::string(k.name), harness::Backend::cuda,
-                                            std::string(k.description), [launch = k.launch](harness::LaunchContext& ctx) {
-                                              const Args a(ctx);
-                                              HARNESS_CUDA(launch(a.M, a.N, a.K, a.alpha, a.A, a.B, a.beta, a.C, ctx.stream));
-                                            },
-                                            plugins::gemm::fp32_nn_only, nullptr});
+    harness::Registry::instance().add_variant(
+        harness::make_variant("gemm", std::string(k.name), harness::Backend::cuda,
+                              [launch = k.launch](harness::LaunchContext& ctx) {
+                                const Args a(ctx);
+                                HARNESS_CUDA(launch(a.M, a.N, a.K, a.alpha, a.A, a.B, a.beta, a.C, ctx.stream));
+                              })
+            .description(std::string(k.description))
+            .constraint(plugins::gemm::fp32_nn_only));
   return true;
 }();
 

@@ -200,10 +200,12 @@ bool register_collective() {
   auto& registry = harness::Registry::instance();
   registry.add_problem(std::make_unique<CollectiveProblem<C>>());
   const std::string problem = std::string("nccl_") + kn::to_string(C);
-  registry.add_variant({problem, "nccl", harness::Backend::cuda, "NCCL on the job's communicator", launch_nccl,
-                        nccl_constraint<C>, nullptr});
-  registry.add_variant({problem, "cpu", harness::Backend::cpu, "this rank's expected output, on the host",
-                        launch_expected, nullptr, nullptr, "built-in", true});
+  registry.add_variant(harness::make_variant(problem, "nccl", harness::Backend::cuda, launch_nccl)
+                           .description("NCCL on the job's communicator")
+                           .constraint(nccl_constraint<C>));
+  registry.add_variant(harness::make_variant(problem, "cpu", harness::Backend::cpu, launch_expected)
+                           .description("this rank's expected output, on the host")
+                           .reference_only());
   return true;
 }
 

@@ -614,8 +614,11 @@ const bool kVariantsRegistered = [] {
                    precision = v.precision](harness::Instance& i, harness::LaunchContext& ctx) {
       as_train(i).run(name, gemm, attention, precision, ctx);
     };
-    harness::Registry::instance().add_variant({"train_transformer", v.name, harness::Backend::cuda, v.description,
-                                               std::move(launch), v.constraint, v.workspace});
+    harness::Registry::instance().add_variant(
+        harness::make_variant("train_transformer", v.name, harness::Backend::cuda, std::move(launch))
+            .description(v.description)
+            .constraint(v.constraint)
+            .workspace(v.workspace));
   }
   return true;
 }();

@@ -56,20 +56,12 @@ void cuda(harness::LaunchContext& ctx) {
                                        ctx.in<float>("x"), ctx.in<float>("y"), ctx.out<float>("out"), ctx.stream));
 }
 
-harness::Variant variant(const char* name, harness::Backend backend, const char* description, harness::LaunchFn fn) {
-  harness::Variant v;
-  v.problem = "my_axpy";
-  v.name = name;
-  v.backend = backend;
-  v.description = description;
-  v.launch = std::move(fn);
-  return v;
-}
 
 void register_all(harness::Registry& registry) {
   registry.add_problem(std::make_unique<MyAxpy>());
-  registry.add_variant(variant("cpu", harness::Backend::cpu, "host loop in double (reference)", cpu));
-  registry.add_variant(variant("cuda", harness::Backend::cuda, "grid-stride fmaf kernel", cuda));
+  using harness::make_variant, harness::Backend;
+  registry.add_variant(make_variant("my_axpy", "cpu", Backend::cpu, cpu).description("host loop in double (reference)"));
+  registry.add_variant(make_variant("my_axpy", "cuda", Backend::cuda, cuda).description("grid-stride fmaf kernel"));
 }
 
 }  // namespace

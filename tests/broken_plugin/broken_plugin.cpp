@@ -72,7 +72,7 @@ void check(cudaError_t e) {
 }
 
 void add(harness::Registry& reg, const char* name, Backend b, const char* what, harness::LaunchFn fn) {
-  reg.add_variant({"broken", name, b, what, std::move(fn), nullptr, nullptr});
+  reg.add_variant(harness::make_variant("broken", name, b, std::move(fn)).description(what));
 }
 
 void register_all(harness::Registry& reg) {

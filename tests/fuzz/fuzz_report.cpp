@@ -20,9 +20,10 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/compare.hpp"
+#include "render/compare_text.hpp"
 #include "harness/error.hpp"
 #include "report/report.hpp"
-#include "report/report_render.hpp"
+#include "render/report_render.hpp"
 #include "report/schema_validate.hpp"
 
 namespace {

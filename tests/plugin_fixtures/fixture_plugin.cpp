@@ -45,13 +45,7 @@ void copy(harness::LaunchContext& ctx) {
 }
 
 harness::Variant cpu_variant(const char* problem) {
-  harness::Variant v;
-  v.problem = problem;
-  v.name = "cpu";
-  v.backend = harness::Backend::cpu;
-  v.description = "memcpy";
-  v.launch = copy;
-  return v;
+  return harness::make_variant(problem, "cpu", harness::Backend::cpu, copy).description("memcpy");
 }
 
 [[maybe_unused]] void register_all(harness::Registry& registry) {

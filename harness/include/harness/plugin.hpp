@@ -4,7 +4,8 @@
 //
 //   static void register_all(harness::Registry& registry) {
 //     registry.add_problem(std::make_unique<MyProblem>());
-//     registry.add_variant({"mine", "cpu", harness::Backend::cpu, "...", launch_cpu});
+//     registry.add_variant(harness::make_variant("mine", "cpu", harness::Backend::cpu, launch_cpu)
+//                              .description("..."));
 //   }
 //   HARNESS_PLUGIN(register_all)
 //

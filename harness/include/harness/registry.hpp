@@ -5,6 +5,9 @@
 //   HARNESS_REGISTER_PROBLEM(GemmProblem);
 //   HARNESS_REGISTER_VARIANT(gemm, tiled, cuda, "shared-memory tiling", launch_tiled);
 //   HARNESS_REGISTER_VARIANT_IF(gemm, vectorized, cuda, "...", launch_vec, vec_constraint);
+//   registry.add_variant(harness::make_variant("gemm", "auto", harness::Backend::cuda, launch)
+//                            .description("...").config(describe_choice));   // at run time
+// All of them build the Variant through make_variant (harness/variant.hpp).
 #include <memory>
 #include <string>
 #include <string_view>
@@ -76,17 +79,29 @@ struct Registrar {
   static const ::harness::detail::Registrar HARNESS_CONCAT(harness_problem_, __LINE__){ \
       std::unique_ptr<::harness::Problem>(new Type())}
 
-#define HARNESS_REGISTER_VARIANT_FULL(problem_, name_, backend_, description_, launch_,  \
-                                      constraint_, workspace_)                            \
-  static const ::harness::detail::Registrar HARNESS_CONCAT(harness_variant_, __LINE__){   \
-      ::harness::Variant{#problem_, #name_, ::harness::Backend::backend_, description_,    \
-                         launch_, constraint_, workspace_}}
+// Every variant macro registers a make_variant(...) builder (harness/variant.hpp), as the
+// direct Registry::add_variant calls do: HARNESS_REGISTER_VARIANT_WITH takes any builder,
+//   HARNESS_REGISTER_VARIANT_WITH(harness::make_variant("gemm", "auto", harness::Backend::cuda, launch)
+//                                     .description("...").config(describe_choice));
+// and the short forms below fill the common cases.
+#define HARNESS_REGISTER_VARIANT_WITH(builder_)                                         \
+  static const ::harness::detail::Registrar HARNESS_CONCAT(harness_variant_, __LINE__) { \
+    ::harness::Variant(builder_)                                                        \
+  }
+
+#define HARNESS_REGISTER_VARIANT_FULL(problem_, name_, backend_, description_, launch_, constraint_, workspace_) \
+  HARNESS_REGISTER_VARIANT_WITH(                                                                                \
+      ::harness::make_variant(#problem_, #name_, ::harness::Backend::backend_, launch_)                         \
+          .description(description_)                                                                            \
+          .constraint(constraint_)                                                                              \
+          .workspace(workspace_))
 
 // A variant that only serves as a reference (left out of `variants: all`).
 #define HARNESS_REGISTER_REFERENCE_VARIANT(problem_, name_, backend_, description_, launch_, constraint_) \
-  static const ::harness::detail::Registrar HARNESS_CONCAT(harness_variant_, __LINE__){                  \
-      ::harness::Variant{#problem_, #name_, ::harness::Backend::backend_, description_, launch_,         \
-                         constraint_, nullptr, "built-in", true}}
+  HARNESS_REGISTER_VARIANT_WITH(::harness::make_variant(#problem_, #name_, ::harness::Backend::backend_, launch_) \
+                                    .description(description_)                                              \
+                                    .constraint(constraint_)                                                \
+                                    .reference_only())
 
 #define HARNESS_REGISTER_VARIANT(problem_, name_, backend_, description_, launch_) \
   HARNESS_REGISTER_VARIANT_FULL(problem_, name_, backend_, description_, launch_, nullptr, nullptr)

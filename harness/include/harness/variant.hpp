@@ -94,6 +94,41 @@ struct Variant {
   std::string full_name() const { return problem + "/" + name; }
 };
 
+// The one way to describe a variant, for the registration macros and for direct
+// Registry::add_variant calls alike: the problem, name, backend and launch, then only what
+// it needs, by name:
+//
+//   registry.add_variant(harness::make_variant("gemm", "tiled", harness::Backend::cuda, launch_tiled)
+//                            .description("shared-memory tiling")
+//                            .constraint(tiled_constraint)     // optional: a skip reason
+//                            .workspace(tiled_workspace)       // optional: scratch bytes
+//                            .config(tiled_config));           // optional: the chosen config
+class VariantBuilder {
+ public:
+  VariantBuilder(std::string problem, std::string name, Backend backend, LaunchFn launch) {
+    v_.problem = std::move(problem);
+    v_.name = std::move(name);
+    v_.backend = backend;
+    v_.launch = std::move(launch);
+  }
+  VariantBuilder& description(std::string text) { v_.description = std::move(text); return *this; }
+  VariantBuilder& constraint(ConstraintFn fn) { v_.constraint = std::move(fn); return *this; }
+  VariantBuilder& workspace(WorkspaceFn fn) { v_.workspace_bytes = std::move(fn); return *this; }
+  VariantBuilder& config(ConfigFn fn) { v_.config = std::move(fn); return *this; }
+  // A reference for checks only: not part of `variants: all`.
+  VariantBuilder& reference_only(bool on = true) { v_.reference_only = on; return *this; }
+
+  const Variant& variant() const { return v_; }
+  operator Variant() const { return v_; }  // NOLINT: add_variant(make_variant(...)...)
+
+ private:
+  Variant v_;
+};
+
+inline VariantBuilder make_variant(std::string problem, std::string name, Backend backend, LaunchFn launch) {
+  return VariantBuilder(std::move(problem), std::move(name), backend, std::move(launch));
+}
+
 // Runs `variant` once on `instance` (already prepared for the variant's backend), as the
 // runner does between reset_outputs and read_outputs. For tests and tools.
 inline void launch_on(const Variant& variant, Instance& instance, LaunchContext ctx) {

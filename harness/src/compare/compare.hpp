@@ -74,8 +74,4 @@ struct Comparison {
 // that could not be decoded (Report::errors).
 Comparison compare(const Report& base, const Report& cand, const CompareOptions& options);
 
-// Renderings; `format` is text, md or json.
-std::string render_comparison(const Comparison& c, const std::string& format);
-nlohmann::json comparison_to_json(const Comparison& c);
-
 }  // namespace harness

@@ -1,4 +1,5 @@
 #include "measure/measure.hpp"
+#include "measure/stopping.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -14,21 +14,6 @@ constexpr std::size_t kMaxSamples = 10000;    // more only costs memory
 constexpr std::size_t kEntropyWindow = 300;   // entropies the line is fitted to
 }  // namespace
 
-std::string_view to_string(StoppingRule rule) {
-  switch (rule) {
-    case StoppingRule::noise: return "noise";
-    case StoppingRule::entropy: return "entropy";
-    case StoppingRule::samples: return "samples";
-  }
-  return "?";
-}
-
-std::optional<StoppingRule> stopping_rule_from_string(std::string_view name) {
-  for (StoppingRule r : {StoppingRule::noise, StoppingRule::entropy, StoppingRule::samples})
-    if (to_string(r) == name) return r;
-  return std::nullopt;
-}
-
 LineFit fit_line(const std::deque<double>& y) {
   LineFit f;
   const double n = static_cast<double>(y.size());

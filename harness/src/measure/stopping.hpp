@@ -23,20 +23,9 @@
 #include <utility>
 #include <vector>
 
+#include "types/settings.hpp"
+
 namespace harness {
-
-enum class StoppingRule { noise, entropy, samples };
-std::string_view to_string(StoppingRule rule);
-std::optional<StoppingRule> stopping_rule_from_string(std::string_view name);
-
-struct StoppingSettings {
-  StoppingRule rule = StoppingRule::noise;
-  int samples = 100;         // rule samples: the count
-  double max_angle = 0.048;  // rule entropy: degrees
-  double min_r2 = 0.36;      // rule entropy
-};
-
-struct MeasureSettings;
 
 // Fed one sample at a time; says when to stop and why.
 class StoppingCriterion {

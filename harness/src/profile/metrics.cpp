@@ -17,7 +17,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/error.hpp"
-#include "suite/suggest.hpp"
+#include "core/suggest.hpp"
 
 namespace harness {
 
@@ -551,6 +551,52 @@ std::optional<std::string> MetricCollector::unavailable_reason(int device) {
   return probe_device_locked(device).error;
 }
 
+namespace {
+
+// User replay: the same run once per pass, until CUPTI has every pass it needs. Returns
+// the passes taken.
+std::size_t replay(RangeSession& session, const std::function<void()>& launch_once, cudaStream_t stream,
+                   const std::function<void()>& before_pass, std::size_t expected) {
+  const std::size_t max_passes = std::max<std::size_t>(expected, 1) * 2 + 2;
+  std::size_t passes = 0;
+  bool done = false;
+  while (!done) {
+    if (passes >= max_passes)
+      throw CuptiFailure(fmt::format("the range profiler still wanted passes after {} (expected {})", passes, expected), false);
+    if (before_pass) before_pass();
+    HARNESS_CUDA(cudaStreamSynchronize(stream));
+    session.start_and_push("harness");
+    launch_once();
+    HARNESS_CUDA(cudaGetLastError());
+    HARNESS_CUDA(cudaStreamSynchronize(stream));
+    done = session.pop_and_stop();
+    ++passes;
+  }
+  return passes;
+}
+
+// The metrics' values from the decoded counter data of the one range.
+std::vector<double> evaluate(HostObject& host, std::vector<std::uint8_t>& data, std::vector<const char*>& ptrs) {
+  auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+  info.pCounterDataImage = data.data();
+  info.counterDataImageSize = data.size();
+  check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+  if (info.numTotalRanges < 1) throw CuptiFailure("the range profiler recorded no range", false);
+  std::vector<double> values(ptrs.size(), 0.0);
+  auto ev = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+  ev.pHostObject = host.get();
+  ev.pCounterDataImage = data.data();
+  ev.counterDataImageSize = data.size();
+  ev.rangeIndex = 0;
+  ev.ppMetricNames = ptrs.data();
+  ev.numMetrics = ptrs.size();
+  ev.pMetricValues = values.data();
+  check(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
+  return values;
+}
+
+}  // namespace
+
 MetricsResult MetricCollector::collect(const std::function<void()>& launch_once, cudaStream_t stream,
                                        const std::vector<std::string>& names_in,
                                        const std::function<void()>& before_pass) {
@@ -592,39 +638,9 @@ MetricsResult MetricCollector::collect(const std::function<void()>& launch_once,
     data = session.counter_data(ptrs);
     session.set_config(config, data);
 
-    // User replay: the same run once per pass, until CUPTI has every pass it needs.
-    const std::size_t max_passes = std::max<std::size_t>(expected, 1) * 2 + 2;
-    bool done = false;
-    while (!done) {
-      if (res.passes >= max_passes)
-        throw CuptiFailure(fmt::format("the range profiler still wanted passes after {} (expected {})", res.passes, expected), false);
-      if (before_pass) before_pass();
-      HARNESS_CUDA(cudaStreamSynchronize(stream));
-      session.start_and_push("harness");
-      launch_once();
-      HARNESS_CUDA(cudaGetLastError());
-      HARNESS_CUDA(cudaStreamSynchronize(stream));
-      done = session.pop_and_stop();
-      ++res.passes;
-    }
+    res.passes = replay(session, launch_once, stream, before_pass, expected);
     session.decode();
-
-    auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
-    info.pCounterDataImage = data.data();
-    info.counterDataImageSize = data.size();
-    check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
-    if (info.numTotalRanges < 1) throw CuptiFailure("the range profiler recorded no range", false);
-
-    std::vector<double> values(names.size(), 0.0);
-    auto ev = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
-    ev.pHostObject = host.get();
-    ev.pCounterDataImage = data.data();
-    ev.counterDataImageSize = data.size();
-    ev.rangeIndex = 0;
-    ev.ppMetricNames = ptrs.data();
-    ev.numMetrics = ptrs.size();
-    ev.pMetricValues = values.data();
-    check(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
+    const std::vector<double> values = evaluate(host, data, ptrs);
     for (std::size_t i = 0; i < names.size(); ++i) res.values.push_back({names[i], values[i], units[i]});
   } catch (const CuptiFailure& e) {
     res.values.clear();

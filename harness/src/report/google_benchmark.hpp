@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run/result.hpp"
+#include "types/result.hpp"
 
 namespace harness {
 

@@ -14,8 +14,10 @@
 
 #include <fmt/format.h>
 
-#include "run/environment.hpp"
+#include "types/environment.hpp"
+#include "types/events.hpp"
 #include "harness/error.hpp"
+#include "measure/measure.hpp"
 #include "measure/stats.hpp"
 #include "report/json_get.hpp"
 
@@ -390,6 +392,35 @@ void write_file_atomically(const std::string& path, const std::string& text) {
     ::unlink(tmp.c_str());
     throw InputError(fmt::format("{}: cannot write the report: {}", path, std::strerror(err)));
   }
+}
+
+std::vector<Result> read_journal(const std::string& path, bool strict) {
+  std::vector<Result> out;
+  std::ifstream in(path);
+  if (!in) {
+    if (strict) throw InputError(fmt::format("{}: cannot open the journal to resume: {}", path, std::strerror(errno)));
+    return out;
+  }
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      if (in.peek() == EOF) break;  // the last line was cut by the kill
+      if (!strict) continue;
+      throw InputError(fmt::format("{}:{}: not a journal line (invalid JSON)", path, number));
+    }
+    const bool event = j.is_object() && j.contains("event");
+    if (event && (events::kind(j) != events::kResult || !j.contains("result"))) continue;
+    try {
+      out.push_back(result_from_json(event ? j["result"] : j));
+    } catch (const nlohmann::json::exception& e) {
+      if (strict) throw InputError(fmt::format("{}:{}: not a journal entry: {}", path, number, e.what()));
+    }
+  }
+  return out;
 }
 
 Journal::Journal(std::string path) : path_(std::move(path)) {

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run/result.hpp"
+#include "types/result.hpp"
 #include "suite/suite.hpp"
 
 namespace harness {
@@ -44,6 +44,13 @@ void write_file_atomically(const std::string& path, const std::string& text);
 
 // Appends one JSON line per finished result and flushes it, so a crash or a kill loses
 // nothing already measured.
+// The results in a journal file, in file order: the run's journal (one result per line)
+// or a pool child's events file ({"event":"result","result":{...}} lines; other events are
+// skipped). A torn last line (the kill came mid-write) is ignored. strict (--resume of the
+// run's journal): a file that cannot be opened, a line that is not JSON or not a result is
+// an InputError naming path:line; otherwise they are skipped.
+std::vector<Result> read_journal(const std::string& path, bool strict);
+
 class Journal {
  public:
   explicit Journal(std::string path);

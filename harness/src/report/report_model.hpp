@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "measure/measure.hpp"
-#include "run/result.hpp"
+#include "types/result.hpp"
 
 namespace harness {
 

@@ -8,25 +8,6 @@
 
 namespace harness {
 
-std::string format_seconds(double s) {
-  if (s >= 1) return fmt::format("{:.3f} s", s);
-  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
-  if (s >= 1e-6) return fmt::format("{:.2f} us", s * 1e6);
-  return fmt::format("{:.0f} ns", s * 1e9);
-}
-
-std::string format_rate(double gflops) {
-  if (gflops >= 1000) return fmt::format("{:.1f} TFLOP/s", gflops / 1000);
-  return fmt::format("{:.1f} GFLOP/s", gflops);
-}
-
-std::string format_bytes(double bytes) {
-  if (bytes >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
-  if (bytes >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
-  if (bytes >= 1024.0) return fmt::format("{:.1f} KiB", bytes / 1024.0);
-  return fmt::format("{:.0f} B", bytes);
-}
-
 std::string display_name(const Result& r) {
   return fmt::format("{}/{} {}", r.problem, r.variant, r.params.describe());
 }

@@ -5,7 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "run/result.hpp"
+#include "core/units.hpp"  // format_seconds, format_rate, format_bytes
+#include "types/result.hpp"
 
 namespace harness {
 
@@ -24,9 +25,6 @@ class Console {
   bool pending_line_ = false;
 };
 
-std::string format_seconds(double s);   // "1.234 ms"
-std::string format_rate(double gflops); // "45.2 TFLOP/s"
-std::string format_bytes(double bytes); // "1.50 GiB"
 // "gemm/tiled M=4096 N=4096 K=4096"
 std::string display_name(const Result& r);
 

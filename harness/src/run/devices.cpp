@@ -22,8 +22,8 @@
 
 #include "harness/error.hpp"
 #include "report/report.hpp"
-#include "run/child_output.hpp"
-#include "suite/suggest.hpp"
+#include "run/pool.hpp"
+#include "core/suggest.hpp"
 
 namespace harness {
 
@@ -52,10 +52,9 @@ std::vector<WorkerDevice> cpu_workers(int n) {
 struct Worker {
   WorkerDevice device;
   int rank = 0;
-  pid_t pid = -1;
-  int stdin_fd = -1;
+  ChildProcess proc;
   std::string events_path, stderr_path;
-  std::unique_ptr<Follower> follow;
+  std::unique_ptr<EventReader> events;
   bool alive = false, idle = false, started_env = false;
   bool stopped_by_us = false;  // killed because a peer left the collective it was in
   int restarts = 0;
@@ -188,299 +187,277 @@ std::vector<std::string> worker_journals(const std::string& journal_path) {
   return out;
 }
 
-int run_device_worker(Runner& runner, const std::vector<PlannedResult>& planned, const std::string& events_path,
-                      const nlohmann::json& environment) {
-  Journal events(events_path);
-  events.append({{"event", "environment"}, {"environment", environment}});
-  // Test hook: HARNESS_TEST_WORKER_DIE=<label>:<n> kills this worker (SIGKILL) as its
-  // n-th result starts, as an outside kill would (the first worker of that device only).
-  int die_at = -1;
-  if (const char* die = std::getenv("HARNESS_TEST_WORKER_DIE")) {
-    const std::string spec = die;
-    const char* label = std::getenv("HARNESS_DEVICE_LABEL");
-    const auto colon = spec.rfind(':');
-    const char* generation = std::getenv("HARNESS_WORKER_GENERATION");  // a restarted worker lives
-    if (label && colon != std::string::npos && spec.substr(0, colon) == label && generation && std::string(generation) == "0") die_at = std::atoi(spec.c_str() + colon + 1);
-  }
-  int started = 0;
-  RunObserver observer;
-  observer.on_start = [&](const std::string& name, std::size_t, std::size_t) {
-    events.append({{"event", "start"}, {"name", name}});
-    if (++started == die_at) raise(SIGKILL);
-  };
-  observer.on_result = [&](const Result& r, std::size_t, std::size_t) {
-    events.append({{"event", "result"}, {"result", result_to_json(r)}});
-  };
-  std::map<std::string, const PlannedResult*> by_name;
-  for (const auto& p : planned) by_name[p.name] = &p;
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    std::vector<PlannedResult> batch;
-    for (const auto& name : split(line, '\t'))
-      if (auto it = by_name.find(name); it != by_name.end()) batch.push_back(*it->second);
-    runner.run(batch, observer);
-    events.append({{"event", "idle"}});
-    if (runner.fatal_cuda_error()) return kExitFailure;  // a fresh worker takes the rest
-  }
-  return kExitOk;
-}
+namespace {
 
-LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std::vector<PlannedResult>& planned,
-                             const LaunchOptions& options, const RunObserver& observer) {
-  LaunchOutcome out;
-  const int world = static_cast<int>(devices.size());
-  const std::string id_file = options.journal_path + ".ncclid";
-  std::vector<Worker> workers(devices.size());
-  for (int i = 0; i < world; ++i) {
-    workers[i].device = devices[i];
-    workers[i].rank = i;
+bool is_collective(const PlannedResult* p) { return p->c->problem->collective_at(p->c->params); }
+bool batch_is_collective(const Worker& w) { return !w.batch.empty() && is_collective(w.batch.front()); }
+
+// The launcher's state: its workers, the queue of cases, the collective results being
+// gathered, and what it tells the caller.
+class Launcher {
+ public:
+  Launcher(const std::vector<WorkerDevice>& devices, const std::vector<PlannedResult>& planned,
+           const LaunchOptions& options, const RunObserver& observer);
+  LaunchOutcome run();
+
+ private:
+  void spawn(Worker& w);
+  void send(Worker& w, const std::vector<const PlannedResult*>& batch);
+  void deliver(Result r);
+  void gather(const Worker& w, Result r);
+  void drain(Worker& w);
+  void bury(Worker& w, int status, bool timed_out);
+  void check(Worker& w);
+  void drop_collectives();
+  void hand_out();
+  double limit_of(const PlannedResult* p) const {
+    return options_.timeout_override > 0 ? options_.timeout_override : p->c->settings.timeout;
+  }
+
+  const std::vector<PlannedResult>& planned_;
+  const LaunchOptions& options_;
+  const RunObserver& observer_;
+  LaunchOutcome out_;
+  std::vector<Worker> workers_;
+  std::string id_file_;
+  std::size_t index_ = 0;
+  std::vector<std::vector<const PlannedResult*>> groups_;
+  std::size_t next_ = 0;
+  std::map<std::string, const PlannedResult*> by_name_;
+  // Collective results in flight: name -> result per rank.
+  std::map<std::string, std::vector<std::optional<Result>>> gathered_;
+  bool collective_phase_broken_ = false;
+};
+
+Launcher::Launcher(const std::vector<WorkerDevice>& devices, const std::vector<PlannedResult>& planned,
+                   const LaunchOptions& options, const RunObserver& observer)
+    : planned_(planned), options_(options), observer_(observer), workers_(devices.size()),
+      id_file_(options.journal_path + ".ncclid") {
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    workers_[i].device = devices[i];
+    workers_[i].rank = static_cast<int>(i);
     std::string tag = devices[i].label;
     std::replace(tag.begin(), tag.end(), ':', '-');
-    workers[i].events_path = options.journal_path + "." + tag;
-    workers[i].stderr_path = workers[i].events_path + ".stderr";
+    workers_[i].events_path = options.journal_path + "." + tag;
+    workers_[i].stderr_path = workers_[i].events_path + ".stderr";
   }
-  std::size_t index = 0;
-  const std::size_t total = planned.size();
+  groups_ = shard_order(planned);
+  for (const auto& p : planned) by_name_[p.name] = &p;
+}
 
-  auto spawn = [&](Worker& w) {
-    { std::ofstream touch(w.events_path, std::ios::app); }
-    { std::ofstream truncate(w.stderr_path, std::ios::trunc); }
-    int fds[2];
-    if (pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe failed: {}", std::strerror(errno)));
-    std::vector<std::string> argv = options.argv;
-    argv.insert(argv.end(), {kWorkerEventsOption, w.events_path, "--quiet"});
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
-    if (pid == 0) {
-      dup2(fds[0], STDIN_FILENO);
-      close(fds[0]);
-      close(fds[1]);
-      const int devnull = open("/dev/null", O_WRONLY);
-      const int err = open(w.stderr_path.c_str(), O_WRONLY | O_TRUNC);
-      if (devnull >= 0) dup2(devnull, STDOUT_FILENO);
-      if (err >= 0) dup2(err, STDERR_FILENO);
-      setenv("CUDA_VISIBLE_DEVICES", w.device.visible.c_str(), 1);
-      setenv("HARNESS_DEVICE_LABEL", w.device.label.c_str(), 1);
-      setenv("HARNESS_WORKER_GENERATION", std::to_string(w.restarts).c_str(), 1);
-      setenv("HARNESS_RANK", std::to_string(w.rank).c_str(), 1);
-      setenv("HARNESS_WORLD_SIZE", std::to_string(world).c_str(), 1);
-      setenv("HARNESS_NCCL_ID_FILE", id_file.c_str(), 1);
-      execv("/proc/self/exe", args.data());
-      _exit(127);
-    }
-    close(fds[0]);
-    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-    w.pid = pid;
-    w.stdin_fd = fds[1];
-    w.alive = true;
-    w.idle = true;
-    w.stopped_by_us = false;
-    w.running = nullptr;
-    w.batch.clear();
-    w.follow = std::make_unique<Follower>(w.events_path);
-    w.follow->skip_to_end();  // earlier lines belong to an earlier worker (or run) on this device
+void Launcher::spawn(Worker& w) {
+  { std::ofstream touch(w.events_path, std::ios::app); }
+  const std::vector<std::pair<std::string, std::string>> env = {
+      {"CUDA_VISIBLE_DEVICES", w.device.visible},
+      {"HARNESS_DEVICE_LABEL", w.device.label},
+      {"HARNESS_WORKER_GENERATION", std::to_string(w.restarts)},
+      {"HARNESS_RANK", std::to_string(w.rank)},
+      {"HARNESS_WORLD_SIZE", std::to_string(workers_.size())},
+      {"HARNESS_NCCL_ID_FILE", id_file_}};
+  w.proc = spawn_child(options_.argv, w.events_path, w.stderr_path, env);
+  w.alive = true;
+  w.idle = true;
+  w.stopped_by_us = false;
+  w.running = nullptr;
+  w.batch.clear();
+  w.events = std::make_unique<EventReader>(w.events_path);
+  w.events->skip_to_end();  // earlier lines belong to an earlier worker (or run) on this device
+}
+
+void Launcher::send(Worker& w, const std::vector<const PlannedResult*>& batch) {
+  w.batch = batch;
+  w.idle = false;
+  w.started = Clock::now();
+  if (!send_batch(w.proc, batch))
+    out_.messages.push_back(fmt::format("{}: could not hand out work: {}", w.device.label, std::strerror(errno)));
+}
+
+void Launcher::deliver(Result r) {
+  ++index_;
+  if (observer_.on_result) observer_.on_result(r, index_, planned_.size());
+  out_.results.push_back(std::move(r));
+}
+
+// A rank's result of a collective waits for every rank's, then they merge into one.
+void Launcher::gather(const Worker& w, Result r) {
+  auto& slot = gathered_[r.name];
+  slot.resize(workers_.size());
+  slot[w.rank] = std::move(r);
+  if (!std::all_of(slot.begin(), slot.end(), [](const auto& x) { return x.has_value(); })) return;
+  std::vector<Result> ranks;
+  std::vector<std::string> labels;
+  for (std::size_t k = 0; k < slot.size(); ++k) {
+    ranks.push_back(*slot[k]);
+    labels.push_back(workers_[k].device.label);
+  }
+  gathered_.erase(ranks.front().name);
+  deliver(merge_collective(ranks, labels));
+}
+
+// Reads a worker's new events.
+void Launcher::drain(Worker& w) {
+  EventHandlers h;
+  h.on_environment = [&](nlohmann::json env) {
+    env["device"] = w.device.label;
+    env["rank"] = w.rank;
+    if (!w.started_env) out_.environments.push_back(std::move(env));
+    w.started_env = true;
   };
-  auto send = [&](Worker& w, const std::vector<const PlannedResult*>& batch) {
-    std::string line;
-    for (const auto* p : batch) line += (line.empty() ? "" : "\t") + p->name;
-    line += '\n';
-    w.batch = batch;
-    w.idle = false;
+  h.on_start = [&](const std::string& name) {
+    for (const auto* p : w.batch)
+      if (p->name == name) w.running = p;
     w.started = Clock::now();
-    if (write(w.stdin_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
-      out.messages.push_back(fmt::format("{}: could not hand out work: {}", w.device.label, std::strerror(errno)));
+    if (w.running && observer_.on_start)
+      observer_.on_start(fmt::format("{} [{}]", w.running->name, w.device.label), index_ + 1, planned_.size());
   };
-  auto stop = [&](Worker& w) {
-    if (w.stdin_fd >= 0) close(w.stdin_fd);
-    w.stdin_fd = -1;
+  h.on_result = [&](Result r) {
+    r.device = w.device.label;
+    std::erase_if(w.batch, [&](const PlannedResult* p) { return p->name == r.name; });
+    w.running = nullptr;
+    const auto found = by_name_.find(r.name);
+    if (found != by_name_.end() && is_collective(found->second)) gather(w, std::move(r));
+    else deliver(std::move(r));
   };
-
-  std::remove(id_file.c_str());
-  for (auto& w : workers) spawn(w);
-
-  auto groups = shard_order(planned);
-  std::map<std::string, const PlannedResult*> by_name;
-  for (const auto& p : planned) by_name[p.name] = &p;
-  std::size_t next = 0;
-  // Collective results in flight: name -> result per rank.
-  std::map<std::string, std::vector<std::optional<Result>>> gathered;
-  auto deliver = [&](Result r) {
-    ++index;
-    if (observer.on_result) observer.on_result(r, index, total);
-    out.results.push_back(std::move(r));
+  h.on_idle = [&] {
+    w.idle = true;
+    w.running = nullptr;
   };
-  auto limit_of = [&](const PlannedResult* p) { return options.timeout_override > 0 ? options.timeout_override : p->c->settings.timeout; };
+  w.events->read(h);
+}
 
-  // Reads a worker's new events; returns false when nothing changed.
-  auto drain = [&](Worker& w) {
-    for (const auto& line : w.follow->new_lines()) {
-      const auto ev = nlohmann::json::parse(line, nullptr, false);
-      if (ev.is_discarded()) continue;
-      const std::string kind = ev.value("event", "");
-      if (kind == "environment") {
-        nlohmann::json env = ev["environment"];
-        env["device"] = w.device.label;
-        env["rank"] = w.rank;
-        if (!w.started_env) out.environments.push_back(std::move(env));
-        w.started_env = true;
-      } else if (kind == "start") {
-        for (const auto* p : w.batch)
-          if (p->name == ev.value("name", "")) w.running = p;
-        w.started = Clock::now();
-        if (w.running && observer.on_start) observer.on_start(fmt::format("{} [{}]", w.running->name, w.device.label), index + 1, total);
-      } else if (kind == "result") {
-        Result r = result_from_json(ev["result"]);
-        r.device = w.device.label;
-        std::erase_if(w.batch, [&](const PlannedResult* p) { return p->name == r.name; });
-        w.running = nullptr;
-        {
-          const auto found = by_name.find(r.name);
-          const PlannedResult* p = found == by_name.end() ? nullptr : found->second;
-          if (p && p->c->problem->collective_at(p->c->params)) {
-            auto& slot = gathered[r.name];
-            slot.resize(workers.size());
-            slot[w.rank] = std::move(r);
-            if (std::all_of(slot.begin(), slot.end(), [](const auto& x) { return x.has_value(); })) {
-              std::vector<Result> ranks;
-              std::vector<std::string> labels;
-              for (std::size_t k = 0; k < slot.size(); ++k) {
-                ranks.push_back(*slot[k]);
-                labels.push_back(workers[k].device.label);
-              }
-              const std::string name = ranks.front().name;
-              gathered.erase(name);
-              deliver(merge_collective(ranks, labels));
-            }
-            continue;
-          }
-        }
-        deliver(std::move(r));
-      } else if (kind == "idle") {
-        w.idle = true;
-        w.running = nullptr;
-      }
+// A worker ended or was killed: account for the result it was running (the rest of its
+// batch stays in w.batch for the caller to requeue or give up).
+void Launcher::bury(Worker& w, int status, bool timed_out) {
+  w.alive = false;
+  close_input(w.proc);
+  drain(w);
+  const std::string err = last_line(w.stderr_path);
+  std::string how = timed_out        ? "killed after the time limit"
+                    : w.stopped_by_us ? "stopped by the launcher: a peer left the collective it was in"
+                                      : describe_status(status);
+  if (w.running) {
+    Result r = unfinished_result(*w.running);
+    r.device = w.device.label;
+    // Killed from outside (or by us): the result is not its fault; left for --resume. So is
+    // a collective's: its peers' results are lost with it, and it runs again as a whole.
+    const bool outside_kill = !timed_out && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    if (outside_kill || is_collective(w.running)) {
+      out_.lost.push_back(w.running->name);
+    } else {
+      r.status = timed_out ? Status::timeout : Status::crashed;
+      r.reason = timed_out ? fmt::format("timeout: still running after {:g} s (worker on {} killed)", limit_of(w.running), w.device.label)
+                           : fmt::format("crashed: the worker on {} ended: {}", w.device.label, how);
+      if (!timed_out && !err.empty()) r.reason += ": " + err;
+      deliver(std::move(r));
     }
-  };
+    std::erase_if(w.batch, [&](const PlannedResult* p) { return p == w.running; });
+    w.running = nullptr;
+  }
+  const bool quiet_end = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && w.batch.empty();
+  if (!quiet_end)
+    out_.messages.push_back(fmt::format("worker on {} (pid {}) ended: {}{}", w.device.label, w.proc.pid, how,
+                                        err.empty() ? "" : ": " + err));
+}
 
-  // A worker ended or was killed: account for the result it was running (the rest of its
-  // batch stays in w.batch for the caller to requeue or give up).
-  auto bury = [&](Worker& w, int status, bool timed_out) {
-    w.alive = false;
-    stop(w);
-    drain(w);
-    const std::string err = last_line(w.stderr_path);
-    std::string how = timed_out        ? "killed after the time limit"
-                      : w.stopped_by_us ? "stopped by the launcher: a peer left the collective it was in"
-                                        : describe_status(status);
-    if (w.running) {
-      Result r = unfinished_result(*w.running);
-      r.device = w.device.label;
-      // Killed from outside (or by us): the result is not its fault; left for --resume. So is
-      // a collective's: its peers' results are lost with it, and it runs again as a whole.
-      const bool outside_kill = !timed_out && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-      if (outside_kill || w.running->c->problem->collective_at(w.running->c->params)) {
-        out.lost.push_back(w.running->name);
-      } else {
-        r.status = timed_out ? Status::timeout : Status::crashed;
-        r.reason = timed_out ? fmt::format("timeout: still running after {:g} s (worker on {} killed)", limit_of(w.running), w.device.label)
-                             : fmt::format("crashed: the worker on {} ended: {}", w.device.label, how);
-        if (!timed_out && !err.empty()) r.reason += ": " + err;
-        deliver(std::move(r));
-      }
-      std::erase_if(w.batch, [&](const PlannedResult* p) { return p == w.running; });
-      w.running = nullptr;
+// Whether a live worker ended or outlived its limit; if so its leftovers are requeued (or
+// lost, inside a collective) and a fresh worker takes its device.
+void Launcher::check(Worker& w) {
+  int status = 0;
+  const pid_t got = waitpid(w.proc.pid, &status, WNOHANG);
+  drain(w);
+  bool timed_out = false;
+  if (got != w.proc.pid && w.running) {
+    const double limit = limit_of(w.running);
+    if (limit > 0 && std::chrono::duration<double>(Clock::now() - w.started).count() > limit) {
+      kill(w.proc.pid, SIGKILL);
+      waitpid(w.proc.pid, &status, 0);
+      timed_out = true;
     }
-    const bool quiet_end = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && w.batch.empty();
-    if (!quiet_end)
-      out.messages.push_back(fmt::format("worker on {} (pid {}) ended: {}{}", w.device.label, w.pid, how,
-                                         err.empty() ? "" : ": " + err));
-  };
+  }
+  if (got != w.proc.pid && !timed_out) return;
+  const bool in_collective = batch_is_collective(w);
+  bury(w, status, timed_out);
+  std::vector<const PlannedResult*> left = w.batch;
+  w.batch.clear();
+  if (in_collective || collective_phase_broken_) {
+    // The other ranks cannot finish a collective without this one: the case's remaining
+    // results are left for --resume, and every worker restarts (a new communicator) once
+    // the others notice.
+    for (const auto* p : left) out_.lost.push_back(p->name);
+    collective_phase_broken_ = true;
+  } else if (!left.empty()) {
+    groups_.insert(groups_.begin() + static_cast<std::ptrdiff_t>(next_), left);  // back to the queue's head
+  }
+  if (w.started_env && w.restarts < 2 && next_ < groups_.size()) {
+    ++w.restarts;
+    out_.messages.push_back(fmt::format("a fresh worker takes {}", w.device.label));
+    spawn(w);
+  }
+}
 
-  bool collective_phase_broken = false;
+// Drop the collective cases still queued or gathered; the sharded ones go on.
+void Launcher::drop_collectives() {
+  for (auto& [name, slot] : gathered_) out_.lost.push_back(name);
+  gathered_.clear();
+  while (next_ < groups_.size() && is_collective(groups_[next_].front())) {
+    for (const auto* p : groups_[next_]) out_.lost.push_back(p->name);
+    ++next_;
+  }
+  for (auto& w : workers_)
+    if (w.alive && batch_is_collective(w)) {
+      kill(w.proc.pid, SIGKILL);  // stuck in a collective its peer left
+      w.stopped_by_us = true;
+    }
+}
+
+// Hands out work to idle workers: a collective case to all at once, else a case each.
+void Launcher::hand_out() {
+  const bool all_idle = std::all_of(workers_.begin(), workers_.end(), [](const Worker& w) { return !w.alive || w.idle; });
+  if (next_ < groups_.size() && is_collective(groups_[next_].front())) {
+    const bool everyone = std::all_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.alive; });
+    if (all_idle && everyone) {
+      for (auto& w : workers_) send(w, groups_[next_]);
+      ++next_;
+    } else if (all_idle && !everyone) {
+      collective_phase_broken_ = true;
+    }
+  } else {
+    for (auto& w : workers_)
+      if (w.alive && w.idle && next_ < groups_.size()) send(w, groups_[next_++]);
+  }
+  if (next_ >= groups_.size())
+    for (auto& w : workers_)
+      if (w.alive && w.idle && w.batch.empty()) close_input(w.proc);  // end of stdin: it exits
+}
+
+LaunchOutcome Launcher::run() {
+  std::remove(id_file_.c_str());
+  for (auto& w : workers_) spawn(w);
   for (;;) {
     bool any_alive = false;
-    for (auto& w : workers) {
-      if (!w.alive) continue;
-      int status = 0;
-      const pid_t got = waitpid(w.pid, &status, WNOHANG);
-      drain(w);
-      bool timed_out = false;
-      if (got != w.pid && w.running) {
-        const double limit = limit_of(w.running);
-        if (limit > 0 && std::chrono::duration<double>(Clock::now() - w.started).count() > limit) {
-          kill(w.pid, SIGKILL);
-          waitpid(w.pid, &status, 0);
-          timed_out = true;
-        }
-      }
-      if (got == w.pid || timed_out) {
-        const bool in_collective = !w.batch.empty() && w.batch.front()->c->problem->collective_at(w.batch.front()->c->params);
-        std::vector<const PlannedResult*> left;
-        bury(w, status, timed_out);
-        left = w.batch;
-        w.batch.clear();
-        if (in_collective || collective_phase_broken) {
-          // The other ranks cannot finish a collective without this one: the case's
-          // remaining results are left for --resume, and every worker restarts (a new
-          // communicator) once the others notice.
-          for (const auto* p : left) out.lost.push_back(p->name);
-          collective_phase_broken = true;
-        } else if (!left.empty()) {
-          groups.insert(groups.begin() + static_cast<std::ptrdiff_t>(next), left);  // back to the queue's head
-        }
-        const bool restartable = w.started_env && w.restarts < 2 && next < groups.size();
-        if (restartable) {
-          ++w.restarts;
-          out.messages.push_back(fmt::format("a fresh worker takes {}", w.device.label));
-          spawn(w);
-        }
-      }
+    for (auto& w : workers_) {
+      if (w.alive) check(w);
       any_alive |= w.alive;
     }
-    if (collective_phase_broken) {
-      // Drop the collective cases still queued or gathered; the sharded ones go on.
-      for (auto& [name, slot] : gathered) out.lost.push_back(name);
-      gathered.clear();
-      while (next < groups.size() && groups[next].front()->c->problem->collective_at(groups[next].front()->c->params)) {
-        for (const auto* p : groups[next]) out.lost.push_back(p->name);
-        ++next;
-      }
-      for (auto& w : workers)
-        if (w.alive && !w.batch.empty() && w.batch.front()->c->problem->collective_at(w.batch.front()->c->params)) {
-          kill(w.pid, SIGKILL);  // stuck in a collective its peer left
-          w.stopped_by_us = true;
-        }
-    }
+    if (collective_phase_broken_) drop_collectives();
     if (!any_alive) break;
-    // Hand out work to idle workers.
-    const bool all_idle = std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return !w.alive || w.idle; });
-    if (next < groups.size() && groups[next].front()->c->problem->collective_at(groups[next].front()->c->params)) {
-      const bool everyone = std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return w.alive; });
-      if (all_idle && everyone) {
-        for (auto& w : workers) send(w, groups[next]);
-        ++next;
-      } else if (all_idle && !everyone) {
-        collective_phase_broken = true;
-      }
-    } else {
-      for (auto& w : workers)
-        if (w.alive && w.idle && next < groups.size()) send(w, groups[next++]);
-    }
-    if (next >= groups.size())
-      for (auto& w : workers)
-        if (w.alive && w.idle && w.batch.empty()) stop(w);  // end of stdin: it exits
+    hand_out();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   // Anything still queued when every worker is gone was never run.
-  for (; next < groups.size(); ++next)
-    for (const auto* p : groups[next]) out.lost.push_back(p->name);
-  std::remove(id_file.c_str());
-  std::sort(out.lost.begin(), out.lost.end());
-  out.lost.erase(std::unique(out.lost.begin(), out.lost.end()), out.lost.end());
-  return out;
+  for (; next_ < groups_.size(); ++next_)
+    for (const auto* p : groups_[next_]) out_.lost.push_back(p->name);
+  std::remove(id_file_.c_str());
+  std::sort(out_.lost.begin(), out_.lost.end());
+  out_.lost.erase(std::unique(out_.lost.begin(), out_.lost.end()), out_.lost.end());
+  return std::move(out_);
+}
+
+}  // namespace
+
+LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std::vector<PlannedResult>& planned,
+                             const LaunchOptions& options, const RunObserver& observer) {
+  return Launcher(devices, planned, options, observer).run();
 }
 
 }  // namespace harness

@@ -15,12 +15,8 @@
 // recorded as crashed (killed by SIGKILL: left for --resume instead), the rest of its case
 // goes back to the queue, and a fresh worker takes its device (up to 2 restarts).
 //
-// Protocol, worker side: it reads batches from stdin, one line per batch (result names
-// separated by tabs), and appends to its events file
-//   {"event":"environment","environment":{...}}   once, at start
-//   {"event":"start","name":R} / {"event":"result","result":{...}}   per result
-//   {"event":"idle"}                                  after each batch
-// End of stdin ends it.
+// The workers are the process pool's children (run/pool.hpp: the protocol, the child's
+// side, the event reader); here is the launcher's policy.
 #include <string>
 #include <vector>
 
@@ -73,11 +69,6 @@ struct LaunchOutcome {
 
 LaunchOutcome launch_workers(const std::vector<WorkerDevice>& devices, const std::vector<PlannedResult>& planned,
                              const LaunchOptions& options, const RunObserver& observer);
-
-// The worker side (hidden option --devices-worker EVENTS).
-inline constexpr const char* kWorkerEventsOption = "--devices-worker";
-int run_device_worker(Runner& runner, const std::vector<PlannedResult>& planned, const std::string& events_path,
-                      const nlohmann::json& environment);
 
 // Results journaled by the workers of a run (<journal>.<label> files), for --resume.
 std::vector<std::string> worker_journals(const std::string& journal_path);

@@ -16,7 +16,7 @@
 #include "measure/l2_flush.hpp"
 #include "plugin/plugin_loader.hpp"
 #include "profile/nvtx.hpp"
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "run/options_text.hpp"
 #include "run/runner.hpp"
 

@@ -5,10 +5,9 @@
 // result it was working on, recorded as `crashed: <reason>` or `timeout`; a fresh child
 // takes the remaining variants of the case.
 //
-// Protocol: the child appends JSON lines to an events file,
-//   {"event":"start","name":R}            before each result
-//   {"event":"result","result":{...}}     after it (the report's result object)
-// and the parent follows the file while it waits.
+// The children are the process pool's (run/pool.hpp): the case's remaining results go to
+// the child as one batch on its stdin, and the parent follows its events file.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,23 +20,24 @@ struct IsolationOptions {
   double timeout_override = 0;     // --timeout: seconds per result, over the suite's
 };
 
+struct ChildRun;
+
 class IsolatedRunner {
  public:
   explicit IsolatedRunner(IsolationOptions options) : options_(std::move(options)) {}
   std::vector<Result> run(const std::vector<PlannedResult>& planned, const RunObserver& observer);
 
  private:
+  struct Sink {
+    std::function<void(const std::string& name)> start;
+    std::function<void(Result)> result;
+  };
+  // One child for what is left of a case; the results it produced leave `remaining`.
+  ChildRun run_child(std::vector<const PlannedResult*>& remaining, const Sink& deliver);
+  double limit_of(const PlannedResult& p) const;
+
   IsolationOptions options_;
+  std::string events_path_, stderr_path_;
 };
-
-// In the child: the hidden options that select its work.
-inline constexpr const char* kChildEventsOption = "--isolate-child";
-inline constexpr const char* kChildOnlyOption = "--isolate-only";
-
-// Runs `planned` (already narrowed to the names in the --isolate-only file), writing events.
-int run_isolated_child(Runner& runner, const std::vector<PlannedResult>& planned, const std::string& events_path);
-
-// The names listed (one per line) in an --isolate-only file.
-std::vector<std::string> read_name_list(const std::string& path);
 
 }  // namespace harness

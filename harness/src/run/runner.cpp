@@ -205,124 +205,28 @@ void Runner::run_case(const Case& c, const std::vector<const Variant*>& variants
   }
 }
 
+std::optional<std::string> Runner::skip_reason(const Case& c, const Variant& v) {
+  if (v.backend == Backend::cuda && !device_.available) return device_.unavailable_reason;
+  if (v.backend == Backend::cuda && fatal_)
+    return std::string("not run: an earlier CUDA error corrupted the context (rerun with --isolate)");
+  if (v.constraint)
+    if (auto why = v.constraint(c.params)) return why;
+  return std::nullopt;
+}
+
 Result Runner::run_variant(CaseState& state, const Variant& v) {
   const Case& c = state.c;
   NvtxRange variant_range(nvtx_variant_name(c.problem->name(), v.name, c.params), NvtxPhase::variant);
   Result r = base_result(c, v);
   r.reference = state.reference_name;
-  if (v.backend == Backend::cuda && !device_.available) {
+  if (auto why = skip_reason(c, v)) {
     r.status = Status::skipped;
-    r.reason = device_.unavailable_reason;
+    r.reason = *why;
     return r;
   }
-  if (v.backend == Backend::cuda && fatal_) {
-    r.status = Status::skipped;
-    r.reason = "not run: an earlier CUDA error corrupted the context (rerun with --isolate)";
-    return r;
-  }
-  if (v.constraint)
-    if (auto why = v.constraint(c.params)) {
-      r.status = Status::skipped;
-      r.reason = *why;
-      return r;
-    }
   Workspace ws;
   try {
-    if (v.backend == Backend::cuda) {
-      ensure_stream();
-      if (v.workspace_bytes) {
-        const std::size_t need = v.workspace_bytes(c.params);
-        std::size_t free_b = 0, total_b = 0;
-        HARNESS_CUDA(cudaMemGetInfo(&free_b, &total_b));
-        if (need > free_b) {
-          r.status = Status::skipped;
-          r.reason = fmt::format("out of memory (needs {:.2f} GiB, free {:.2f} GiB)",
-                                 static_cast<double>(need) / kGiB, static_cast<double>(free_b) / kGiB);
-          return r;
-        }
-      }
-    }
-    Instance& inst = *state.instance;
-    inst.prepare(v.backend);
-    LaunchContext ctx{stream_, &ws, &c.params, inst.operands(v.backend), &inst};
-    r.io_device_bytes = inst.device_bytes();
-
-    // Checked run: poisoned outputs, one launch, compare.
-    {
-      NvtxRange check_range("check", NvtxPhase::check);
-      inst.reset_outputs(v.backend, stream_);
-      v.launch(ctx);
-      if (v.backend == Backend::cuda) {
-        HARNESS_CUDA(cudaGetLastError());
-        HARNESS_CUDA(cudaStreamSynchronize(stream_));
-      }
-      r.check = compare_outputs(inst.read_outputs(v.backend), state.reference_outputs, state.tolerance);
-    }
-    // A collective's ranks launch in step: a rank whose check failed still takes part in
-    // the timed launches (its peers would wait for it) and is reported failed after them.
-    if (!r.check->passed && !c.problem->collective_at(c.params)) {
-      r.status = Status::failed;
-      r.reason = "check failed: " + r.check->summary();
-      r.workspace_peak_bytes = ws.peak_bytes();
-      return r;
-    }
-
-    if (options_.check_only) {
-      r.status = r.check->passed ? Status::passed : Status::failed;
-      if (!r.check->passed) r.reason = "check failed: " + r.check->summary();
-      r.workspace_peak_bytes = ws.peak_bytes();
-      return r;
-    }
-    // Timed runs. Outputs are left as the runs leave them (in/out operands accumulate,
-    // which changes values, not the work).
-    if (v.backend == Backend::cuda) {
-      // A collective runs in step on every rank: the same number of launches everywhere
-      // (a fixed sample count, no time cap) and no L2 flush between them (a rank flushing
-      // while its peers wait inside the collective would time their waiting).
-      MeasureSettings settings = c.settings;
-      if (c.problem->collective_at(c.params)) {
-        settings.stopping.rule = StoppingRule::samples;
-        settings.fixed_launches = true;
-        settings.max_time = 1e9;
-        settings.cache = CacheMode::hot;
-        settings.timing = TimingMode::events;  // graph timing sizes its replay from a timing
-      }
-      r.timing = time_cuda([&] { v.launch(ctx); }, stream_, settings, flusher_.get());
-      HARNESS_CUDA(cudaGetLastError());
-    } else {
-      r.timing = time_cpu([&] { v.launch(ctx); }, c.settings);
-    }
-    r.workspace_peak_bytes = ws.peak_bytes();
-    r.extra = inst.extra();
-    r.status = Status::passed;
-    if (!r.check->passed) {
-      r.status = Status::failed;
-      r.reason = "check failed: " + r.check->summary();
-    }
-    derive_rates(r);
-    r.throttled = r.timing && r.timing->clocks && r.timing->clocks->throttled();
-    // Profiling: its own pass after timing (kernel trace, counters with replay), so it
-    // never perturbs the timed samples.
-    // Not for a collective: a counter replay of one rank's kernel would wait for its peers.
-    if (v.backend == Backend::cuda && options_.profile && !c.problem->collective_at(c.params)) {
-      NvtxRange profile_range("profile", NvtxPhase::profile);
-      try {
-        if (!collector_) collector_ = std::make_unique<MetricCollector>(device_.index);
-        if (!peaks_) peaks_ = measure_device_peaks(device_.index);
-        std::function<void()> before;
-        if (c.settings.cache == CacheMode::cold) {
-          before = [&] { flusher_->flush(stream_); };
-        }
-        ProfileOptions po;
-        po.metrics = !options_.metrics.empty() ? options_.metrics : c.metrics;
-        po.counters = options_.counters;
-        r.profile = to_json(profile_pass(*collector_, [&] { v.launch(ctx); }, stream_, po, r.work,
-                                         r.timing->stats.median, peaks_->measured() ? &*peaks_ : nullptr, before));
-      } catch (const CudaError& e) {
-        if (e.sticky()) throw;
-        r.profile = {{"error", e.what()}};
-      }
-    }
+    check_time_profile(state, v, ws, r);
   } catch (const OutOfMemory& e) {
     r.status = Status::skipped;
     r.reason = e.what();
@@ -342,6 +246,104 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     r.reason = e.what();
   }
   return r;
+}
+
+void Runner::check_time_profile(CaseState& state, const Variant& v, Workspace& ws, Result& r) {
+  const Case& c = state.c;
+  if (v.backend == Backend::cuda) {
+    ensure_stream();
+    if (v.workspace_bytes) {
+      const std::size_t need = v.workspace_bytes(c.params);
+      std::size_t free_b = 0, total_b = 0;
+      HARNESS_CUDA(cudaMemGetInfo(&free_b, &total_b));
+      if (need > free_b) {
+        r.status = Status::skipped;
+        r.reason = fmt::format("out of memory (needs {:.2f} GiB, free {:.2f} GiB)",
+                               static_cast<double>(need) / kGiB, static_cast<double>(free_b) / kGiB);
+        return;
+      }
+    }
+  }
+  Instance& inst = *state.instance;
+  inst.prepare(v.backend);
+  LaunchContext ctx{stream_, &ws, &c.params, inst.operands(v.backend), &inst};
+  r.io_device_bytes = inst.device_bytes();
+
+  // Checked run: poisoned outputs, one launch, compare.
+  {
+    NvtxRange check_range("check", NvtxPhase::check);
+    inst.reset_outputs(v.backend, stream_);
+    v.launch(ctx);
+    if (v.backend == Backend::cuda) {
+      HARNESS_CUDA(cudaGetLastError());
+      HARNESS_CUDA(cudaStreamSynchronize(stream_));
+    }
+    r.check = compare_outputs(inst.read_outputs(v.backend), state.reference_outputs, state.tolerance);
+  }
+  // A collective's ranks launch in step: a rank whose check failed still takes part in
+  // the timed launches (its peers would wait for it) and is reported failed after them.
+  if ((!r.check->passed && !c.problem->collective_at(c.params)) || options_.check_only) {
+    r.status = r.check->passed ? Status::passed : Status::failed;
+    if (!r.check->passed) r.reason = "check failed: " + r.check->summary();
+    r.workspace_peak_bytes = ws.peak_bytes();
+    return;
+  }
+  time_variant(c, v, ctx, r);
+  r.workspace_peak_bytes = ws.peak_bytes();
+  r.extra = inst.extra();
+  r.status = Status::passed;
+  if (!r.check->passed) {
+    r.status = Status::failed;
+    r.reason = "check failed: " + r.check->summary();
+  }
+  derive_rates(r);
+  r.throttled = r.timing && r.timing->clocks && r.timing->clocks->throttled();
+  // Not for a collective: a counter replay of one rank's kernel would wait for its peers.
+  if (v.backend == Backend::cuda && options_.profile && !c.problem->collective_at(c.params)) profile_variant(c, v, ctx, r);
+}
+
+// Timed runs. Outputs are left as the runs leave them (in/out operands accumulate, which
+// changes values, not the work).
+void Runner::time_variant(const Case& c, const Variant& v, LaunchContext& ctx, Result& r) {
+  if (v.backend != Backend::cuda) {
+    r.timing = time_cpu([&] { v.launch(ctx); }, c.settings);
+    return;
+  }
+  // A collective runs in step on every rank: the same number of launches everywhere (a
+  // fixed sample count, no time cap) and no L2 flush between them (a rank flushing while
+  // its peers wait inside the collective would time their waiting).
+  MeasureSettings settings = c.settings;
+  if (c.problem->collective_at(c.params)) {
+    settings.stopping.rule = StoppingRule::samples;
+    settings.fixed_launches = true;
+    settings.max_time = 1e9;
+    settings.cache = CacheMode::hot;
+    settings.timing = TimingMode::events;  // graph timing sizes its replay from a timing
+  }
+  r.timing = time_cuda([&] { v.launch(ctx); }, stream_, settings, flusher_.get());
+  HARNESS_CUDA(cudaGetLastError());
+}
+
+// Profiling: its own pass after timing (kernel trace, counters with replay), so it never
+// perturbs the timed samples.
+void Runner::profile_variant(const Case& c, const Variant& v, LaunchContext& ctx, Result& r) {
+  NvtxRange profile_range("profile", NvtxPhase::profile);
+  try {
+    if (!collector_) collector_ = std::make_unique<MetricCollector>(device_.index);
+    if (!peaks_) peaks_ = measure_device_peaks(device_.index);
+    std::function<void()> before;
+    if (c.settings.cache == CacheMode::cold) {
+      before = [&] { flusher_->flush(stream_); };
+    }
+    ProfileOptions po;
+    po.metrics = !options_.metrics.empty() ? options_.metrics : c.metrics;
+    po.counters = options_.counters;
+    r.profile = to_json(profile_pass(*collector_, [&] { v.launch(ctx); }, stream_, po, r.work,
+                                     r.timing->stats.median, peaks_->measured() ? &*peaks_ : nullptr, before));
+  } catch (const CudaError& e) {
+    if (e.sticky()) throw;
+    r.profile = {{"error", e.what()}};
+  }
 }
 
 }  // namespace harness

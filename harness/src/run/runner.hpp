@@ -8,10 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "measure/measure.hpp"
 #include "profile/device_peaks.hpp"
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "profile/metrics.hpp"
-#include "run/result.hpp"
+#include "types/result.hpp"
 #include "suite/suite.hpp"
 
 namespace harness {
@@ -66,6 +67,13 @@ class Runner {
   void run_case(const Case& c, const std::vector<const Variant*>& variants, std::vector<Result>& out,
                 const RunObserver& observer, std::size_t& index, std::size_t total);
   Result run_variant(CaseState& state, const Variant& v);
+  // Why the variant cannot run here (no device, a lost context, its constraint, too
+  // little free memory for its workspace), or nothing.
+  std::optional<std::string> skip_reason(const Case& c, const Variant& v);
+  // The checked run, then (if it passed) the timed runs and the profiling pass.
+  void check_time_profile(CaseState& state, const Variant& v, Workspace& ws, Result& r);
+  void time_variant(const Case& c, const Variant& v, LaunchContext& ctx, Result& r);
+  void profile_variant(const Case& c, const Variant& v, LaunchContext& ctx, Result& r);
   void ensure_stream();
 
   RunOptions options_;

@@ -26,62 +26,30 @@
 #include "report/report.hpp"
 #include "run/console.hpp"
 #include "run/devices.hpp"
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 #include "run/isolation.hpp"
+#include "run/pool.hpp"
 #include "run/options_text.hpp"
 #include "run/runner.hpp"
-#include "suite/suggest.hpp"
+#include "core/suggest.hpp"
 
 namespace harness {
 namespace {
 
-
-
-// Results already in a journal (from an interrupted run), by name; a later line for the
-// same name wins. A torn last line (the kill came mid-write) is ignored.
-std::map<std::string, Result> read_journal(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open the journal to resume: {}", path, std::strerror(errno)));
+// What --resume finds done: the run's journal (a later line for the same name wins), then
+// what the --devices workers of the interrupted run journaled for results the run's
+// journal lacks (the launcher died before copying them). Per-rank results of a collective
+// are not kept: the collective runs again.
+std::map<std::string, Result> read_resumed(const std::string& journal) {
   std::map<std::string, Result> done;
-  std::string line;
-  std::size_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded()) {
-      if (in.peek() == EOF) break;  // the last line was cut by the kill
-      throw InputError(fmt::format("{}:{}: not a journal line (invalid JSON)", path, number));
+  for (Result& r : read_journal(journal, true)) done[r.name] = std::move(r);
+  for (const auto& path : worker_journals(journal))
+    for (Result& r : read_journal(path, false)) {
+      const Problem* problem = Registry::instance().find_problem(r.problem);
+      if (problem && problem->collective_at(r.params)) continue;
+      if (!done.count(r.name)) done[r.name] = std::move(r);
     }
-    try {
-      Result r = result_from_json(j);
-      done[r.name] = std::move(r);
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError(fmt::format("{}:{}: not a journal entry: {}", path, number, e.what()));
-    }
-  }
   return done;
-}
-
-// What the --devices workers of an interrupted run journaled (event lines), for results
-// the run's journal lacks (the launcher died before copying them). Per-rank results of a
-// collective are not kept: the collective runs again.
-void read_worker_journals(const std::string& journal, std::map<std::string, Result>& done) {
-  for (const auto& path : worker_journals(journal)) {
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-      const auto j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.is_object() || j.value("event", "") != "result" || !j.contains("result")) continue;
-      try {
-        Result r = result_from_json(j["result"]);
-        const Problem* problem = Registry::instance().find_problem(r.problem);
-        if (problem && problem->collective_at(r.params)) continue;
-        if (!done.count(r.name)) done[r.name] = std::move(r);
-      } catch (const nlohmann::json::exception&) {
-      }
-    }
-  }
 }
 
 // A rank started by mpirun or srun (not by our launcher): its rank, its rank on this host
@@ -173,41 +141,18 @@ void apply_overrides(const SessionOptions& args, Suite& suite) {
   }
 }
 
-}  // namespace
-
-int run_session(const SessionOptions& args) {
-  Registry& registry = Registry::instance();
-  load_plugins(args.plugins, args.plugin_dirs, registry);
-
-  Suite suite = load_suites(args.suites, registry);
-  apply_overrides(args, suite);
-
-  RunOptions options;
-  options.suite_name = suite.name;
-  options.seed = args.seed;
-  options.device = args.device;
-  // mpirun / srun without per-rank GPU pinning: the ranks of a host take its GPUs in turn
-  // (with --gpus-per-task=1 or a pinned CUDA_VISIBLE_DEVICES each rank sees one: device 0).
-  const std::optional<ExternalRank> ext = external_rank();
-  if (ext && args.device == 0 && args.child_events.empty()) {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
-      (void)cudaGetLastError();
-      count = 0;
-    }
-    if (count > 1) options.device = ext->local % count;
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    count = 0;
   }
-  options.filter = result_filter(args.filter, "--filter");
-  options.variants = split_list(args.variants);
-  options.profile = !args.no_profile;
-  options.metrics = split_list(args.metrics);
-  if (options.metrics == std::vector<std::string>{"none"}) {
-    options.metrics.clear();
-    options.counters = false;  // kernel breakdown only: no counter replay passes
-  }
-  if (auto why = MetricCollector::validate(options.metrics)) throw InputError("--metrics: " + *why);
-  // A --variants name that no case of the suite has is a typo, not an empty selection.
-  for (const auto& name : options.variants) {
+  return count;
+}
+
+// A --variants name that no case of the suite has is a typo, not an empty selection.
+void check_variant_names(const std::vector<std::string>& names, const Suite& suite) {
+  for (const auto& name : names) {
     bool known = false;
     std::vector<std::string> all;
     for (const auto& c : suite.cases)
@@ -218,215 +163,308 @@ int run_session(const SessionOptions& args) {
     if (!known)
       throw InputError(fmt::format("--variants: no case of the suite has a variant '{}'{}", name, did_you_mean(name, all)));
   }
+}
 
-  const std::string trace_path = !args.trace.empty() ? args.trace : suite.trace;
-  if (!trace_path.empty() && args.child_events.empty()) {
+// What every way of running shares: the suite (loaded and validated), the options of its
+// runner, the plan.
+struct Plan {
+  Suite suite;
+  RunOptions options;
+  std::optional<ExternalRank> ext;
+  std::string trace_path;
+  std::vector<PlannedResult> planned;
+};
+
+void make_plan(const SessionOptions& args, Plan& p) {
+  Registry& registry = Registry::instance();
+  load_plugins(args.plugins, args.plugin_dirs, registry);
+  p.suite = load_suites(args.suites, registry);
+  apply_overrides(args, p.suite);
+  RunOptions& options = p.options;
+  options.suite_name = p.suite.name;
+  options.seed = args.seed;
+  options.device = args.device;
+  // mpirun / srun without per-rank GPU pinning: the ranks of a host take its GPUs in turn
+  // (with --gpus-per-task=1 or a pinned CUDA_VISIBLE_DEVICES each rank sees one: device 0).
+  p.ext = external_rank();
+  if (p.ext && args.device == 0 && args.pool_child.empty()) {
+    const int count = cuda_device_count();
+    if (count > 1) options.device = p.ext->local % count;
+  }
+  options.filter = result_filter(args.filter, "--filter");
+  options.variants = split_list(args.variants);
+  options.profile = !args.no_profile;
+  options.metrics = split_list(args.metrics);
+  if (options.metrics == std::vector<std::string>{"none"}) {
+    options.metrics.clear();
+    options.counters = false;  // kernel breakdown only: no counter replay passes
+  }
+  if (auto why = MetricCollector::validate(options.metrics)) throw InputError("--metrics: " + *why);
+  check_variant_names(options.variants, p.suite);
+  p.trace_path = !args.trace.empty() ? args.trace : p.suite.trace;
+  if (!p.trace_path.empty() && args.pool_child.empty()) {
     if (args.isolate) throw InputError("--trace: the timeline is recorded in one process; it cannot go with --isolate");
     if (args.no_profile) throw InputError("--trace records the profiling pass; it cannot go with --no-profile");
   }
+  p.planned = plan(p.suite, options);
+  if (p.planned.empty()) throw InputError("nothing to run: the filter and --variants select no result");
+}
 
-  std::vector<PlannedResult> planned = plan(suite, options);
-  if (planned.empty()) throw InputError("nothing to run: the filter and --variants select no result");
+// A child of the process pool (--isolate or --devices): its work comes on stdin.
+int run_child(const SessionOptions& args, const Plan& p) {
+  const DeviceInfo device = probe_device(args.device);
+  Runner runner(p.options, device);
+  nlohmann::json environment = environment_json(device, args.command_line);
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) environment["cuda_visible_devices"] = visible;
+  return run_pool_child(runner, p.planned, args.pool_child, environment);
+}
 
-  if (!args.child_events.empty()) {
-    // An isolated child: run exactly the listed results, report through the events file.
-    const auto names = read_name_list(args.child_only);
-    std::erase_if(planned, [&](const PlannedResult& p) { return std::find(names.begin(), names.end(), p.name) == names.end(); });
-    Runner runner(options, probe_device(args.device));
-    return run_isolated_child(runner, planned, args.child_events);
+// --devices: the workers, one GPU model only unless --allow-mixed.
+std::vector<WorkerDevice> choose_workers(const SessionOptions& args, const Plan& p) {
+  if (args.isolate) throw InputError("--devices runs every device's work in its own worker process; it cannot go with --isolate");
+  if (!p.trace_path.empty()) throw InputError("--trace: the timeline is recorded in one process; it cannot go with --devices");
+  std::vector<WorkerDevice> workers = parse_devices(args.devices, cuda_device_count());
+  // Timings are compared across results: one GPU model only, unless asked.
+  std::map<std::string, std::vector<std::string>> models;
+  for (const auto& w : workers)
+    if (w.index >= 0) models[probe_device(w.index).name].push_back(w.label);
+  if (models.size() > 1 && !args.allow_mixed) {
+    std::string list;
+    for (const auto& [name, labels] : models) list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", name, fmt::join(labels, ", "));
+    throw InputError(fmt::format("--devices {}: the devices are of different models: {}; their timings are not comparable "
+                                 "(pass --allow-mixed to run anyway)", args.devices, list));
   }
+  return workers;
+}
 
-  if (!args.worker_events.empty()) {
-    // A --devices worker: pinned to its device (CUDA_VISIBLE_DEVICES), so it is device 0.
-    const DeviceInfo device = probe_device(0);
-    Runner runner(options, device);
-    nlohmann::json environment = environment_json(device, args.command_line);
-    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) environment["cuda_visible_devices"] = visible;
-    return run_device_worker(runner, planned, args.worker_events, environment);
-  }
+int dry_run(const Plan& p) {
+  for (const auto& r : p.planned) fmt::print("{:<20} {}  ({})\n", r.c->name, r.name, r.c->location);
+  fmt::print("{} results in {} cases (dry run: nothing was executed)\n", p.planned.size(), p.suite.cases.size());
+  return kExitOk;
+}
 
-  std::vector<WorkerDevice> workers;
-  if (!args.devices.empty()) {
-    if (args.isolate) throw InputError("--devices runs every device's work in its own worker process; it cannot go with --isolate");
-    if (!trace_path.empty()) throw InputError("--trace: the timeline is recorded in one process; it cannot go with --devices");
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
-      (void)cudaGetLastError();
-      count = 0;
-    }
-    workers = parse_devices(args.devices, count);
-    // Timings are compared across results: one GPU model only, unless asked.
-    std::map<std::string, std::vector<std::string>> models;
-    for (const auto& w : workers)
-      if (w.index >= 0) models[probe_device(w.index).name].push_back(w.label);
-    if (models.size() > 1 && !args.allow_mixed) {
-      std::string list;
-      for (const auto& [name, labels] : models) list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", name, fmt::join(labels, ", "));
-      throw InputError(fmt::format("--devices {}: the devices are of different models: {}; their timings are not comparable "
-                                   "(pass --allow-mixed to run anyway)", args.devices, list));
-    }
-  }
-
-  if (args.dry_run) {
-    for (const auto& p : planned)
-      fmt::print("{:<20} {}  ({})\n", p.c->name, p.name, p.c->location);
-    fmt::print("{} results in {} cases (dry run: nothing was executed)\n", planned.size(), suite.cases.size());
-    return kExitOk;
-  }
-
-  // --resume: keep what the journal holds, run the rest, report everything.
-  std::map<std::string, Result> resumed;
-  std::string journal_path;
+// Where the report and the journal go: --out, or next to the --resume journal, or the
+// default; one report per rank under mpirun / srun ({rank} in --out, else .rank<r>).
+std::string report_path(const SessionOptions& args, const Plan& p) {
   std::string out_path = args.out;
-  if (!args.resume.empty()) {
-    resumed = read_journal(args.resume);
-    read_worker_journals(args.resume, resumed);
-    journal_path = args.resume;
-    const std::string suffix = ".journal.jsonl";
-    if (out_path.empty() && args.resume.size() > suffix.size() &&
-        args.resume.compare(args.resume.size() - suffix.size(), suffix.size(), suffix) == 0)
-      out_path = args.resume.substr(0, args.resume.size() - suffix.size());
-  }
-  if (out_path.empty()) out_path = default_report_path(suite.name);
-  // One report per rank under mpirun / srun: {rank} in --out, else .rank<r> before .json.
-  if (ext && args.resume.empty()) {
+  const std::string suffix = ".journal.jsonl";
+  if (!args.resume.empty() && out_path.empty() && args.resume.size() > suffix.size() &&
+      args.resume.compare(args.resume.size() - suffix.size(), suffix.size(), suffix) == 0)
+    out_path = args.resume.substr(0, args.resume.size() - suffix.size());
+  if (out_path.empty()) out_path = default_report_path(p.suite.name);
+  if (p.ext && args.resume.empty()) {
     if (const auto at = out_path.find("{rank}"); at != std::string::npos) {
-      out_path.replace(at, 6, std::to_string(ext->rank));
+      out_path.replace(at, 6, std::to_string(p.ext->rank));
     } else {
       const auto dot = out_path.rfind(".json");
-      const std::string tag = fmt::format(".rank{}", ext->rank);
+      const std::string tag = fmt::format(".rank{}", p.ext->rank);
       if (dot != std::string::npos && dot + 5 == out_path.size()) out_path.insert(dot, tag);
       else out_path += tag;
     }
   }
-  if (journal_path.empty()) journal_path = out_path + ".journal.jsonl";
-  std::vector<PlannedResult> todo;
-  for (const auto& p : planned)
-    if (!resumed.count(p.name)) todo.push_back(p);
+  return out_path;
+}
 
+// A parent run (plain, --isolate or --devices): resumes, journals, reports.
+class Session {
+ public:
+  Session(const SessionOptions& args, const Plan& p, std::vector<WorkerDevice> workers);
+  int run();
+
+ private:
+  void print_banner() const;
+  void observe();
+  void run_workers();
+  void run_isolated();
+  void run_plain();
+  [[noreturn]] void timed_out(const PlannedResult& p, double limit);
+  std::vector<Result> assemble() const;
+  int finish();
+  void report_lost() const;
+
+  const SessionOptions& args_;
+  const Plan& p_;
+  std::vector<WorkerDevice> workers_;
+  std::map<std::string, Result> resumed_;  // --resume: kept from the journal
+  std::string out_path_, journal_path_;
+  std::vector<PlannedResult> todo_;
+  std::unique_ptr<Journal> journal_;
+  DeviceInfo device_;
+  Console console_;
+  nlohmann::json environment_;
+  std::mutex results_mutex_;
+  std::vector<Result> fresh_;
+  RunObserver observer_;
+  std::unique_ptr<Watchdog> watchdog_;
+  std::optional<std::string> fatal_;
+  std::vector<std::string> lost_;
+};
+
+Session::Session(const SessionOptions& args, const Plan& p, std::vector<WorkerDevice> workers)
+    : args_(args), p_(p), workers_(std::move(workers)), console_(stdout, args.quiet) {
+  // --resume: keep what the journal holds, run the rest, report everything.
+  if (!args.resume.empty()) resumed_ = read_resumed(args.resume);
+  out_path_ = report_path(args, p);
+  journal_path_ = args.resume.empty() ? out_path_ + ".journal.jsonl" : args.resume;
+  for (const auto& r : p.planned)
+    if (!resumed_.count(r.name)) todo_.push_back(r);
   // Fail on an unwritable output before measuring anything.
-  Journal journal(journal_path);
+  journal_ = std::make_unique<Journal>(journal_path_);
+  device_ = probe_device(workers_.empty() ? p.options.device : std::max(workers_.front().index, 0));
+}
 
-  const DeviceInfo device = probe_device(workers.empty() ? options.device : std::max(workers.front().index, 0));
-  Console console(stdout, args.quiet);
-  if (!args.quiet) {
-    if (!workers.empty()) {
-      std::vector<std::string> labels;
-      for (const auto& w : workers) labels.push_back(w.label);
-      fmt::print("harness {} | {} | {} workers: {}{} | seed {}\n", harness_version(), suite.name, workers.size(),
-                 fmt::join(labels, " "), device.available && workers.front().index >= 0 ? " (" + device.name + ")" : "", args.seed);
-    } else if (device.available)
-      fmt::print("harness {} | {} | {} ({} SMs, {:.0f} GiB) | seed {}{}\n", harness_version(), suite.name, device.name,
-                 device.sm_count, device.memory_gib, args.seed, args.isolate ? " | isolated" : "");
-    else
-      fmt::print("harness {} | {} | {}: cuda variants will be skipped | seed {}{}\n", harness_version(), suite.name,
-                 device.unavailable_reason, args.seed, args.isolate ? " | isolated" : "");
-    if (options.profile && device.available)
-      if (auto tool = outside_profiler())
-        fmt::print("note: CUPTI is held by {}; the harness skips its own kernel trace and counters\n", *tool);
-    if (!resumed.empty())
-      fmt::print("resuming {}: {} of {} results already done\n", args.resume, planned.size() - todo.size(), planned.size());
+void Session::print_banner() const {
+  if (args_.quiet) return;
+  const std::string& suite = p_.suite.name;
+  if (!workers_.empty()) {
+    std::vector<std::string> labels;
+    for (const auto& w : workers_) labels.push_back(w.label);
+    fmt::print("harness {} | {} | {} workers: {}{} | seed {}\n", harness_version(), suite, workers_.size(),
+               fmt::join(labels, " "), device_.available && workers_.front().index >= 0 ? " (" + device_.name + ")" : "", args_.seed);
+  } else if (device_.available)
+    fmt::print("harness {} | {} | {} ({} SMs, {:.0f} GiB) | seed {}{}\n", harness_version(), suite, device_.name,
+               device_.sm_count, device_.memory_gib, args_.seed, args_.isolate ? " | isolated" : "");
+  else
+    fmt::print("harness {} | {} | {}: cuda variants will be skipped | seed {}{}\n", harness_version(), suite,
+               device_.unavailable_reason, args_.seed, args_.isolate ? " | isolated" : "");
+  if (p_.options.profile && device_.available)
+    if (auto tool = outside_profiler())
+      fmt::print("note: CUPTI is held by {}; the harness skips its own kernel trace and counters\n", *tool);
+  if (!resumed_.empty())
+    fmt::print("resuming {}: {} of {} results already done\n", args_.resume, p_.planned.size() - todo_.size(), p_.planned.size());
+}
+
+// Every result is journaled and printed as it finishes.
+void Session::observe() {
+  const std::size_t offset = p_.planned.size() - todo_.size();
+  observer_.on_start = [this, offset](const std::string& name, std::size_t i, std::size_t) {
+    console_.start(name, offset + i, p_.planned.size());
+    if (watchdog_)
+      for (const auto& p : todo_)
+        if (p.name == name) watchdog_->arm(&p, args_.timeout > 0 ? args_.timeout : p.c->settings.timeout);
+  };
+  observer_.on_result = [this, offset](const Result& r, std::size_t i, std::size_t) {
+    if (watchdog_) watchdog_->disarm();
+    journal_->append(result_to_json(r));
+    console_.result(r, offset + i, p_.planned.size());
+    std::lock_guard lock(results_mutex_);
+    fresh_.push_back(r);
+  };
+}
+
+int Session::run() {
+  print_banner();
+  environment_ = environment_json(device_, args_.command_line);
+  observe();
+  if (!workers_.empty()) run_workers();
+  else if (args_.isolate) run_isolated();
+  else run_plain();
+  return finish();
+}
+
+void Session::run_workers() {
+  LaunchOptions launch{args_.worker_argv, args_.timeout, journal_path_, args_.quiet};
+  LaunchOutcome outcome = launch_workers(workers_, todo_, launch, observer_);
+  environment_["devices"] = outcome.environments;
+  if (!outcome.environments.empty() && outcome.environments.front().contains("gpu"))
+    environment_["gpu"] = outcome.environments.front()["gpu"];
+  for (const auto& m : outcome.messages) fmt::print(stderr, "harness: {}\n", m);
+  lost_ = std::move(outcome.lost);
+}
+
+void Session::run_isolated() {
+  IsolatedRunner runner({args_.child_argv, args_.timeout});
+  runner.run(todo_, observer_);
+}
+
+// Without --isolate a hung variant cannot be interrupted: the watchdog writes the report
+// of everything finished (the hung result as `timeout`) and ends the process.
+void Session::timed_out(const PlannedResult& p, double limit) {
+  Result r = unfinished_result(p);
+  r.status = Status::timeout;
+  r.reason = fmt::format("timeout: still running after {:g} s; the run ends here (use --isolate to kill only the variant and go on)", limit);
+  std::lock_guard lock(results_mutex_);
+  journal_->append(result_to_json(r));
+  console_.result(r, p_.planned.size() - todo_.size() + fresh_.size() + 1, p_.planned.size());
+  fresh_.push_back(r);
+  write_file_atomically(out_path_, report_text(make_report(environment_, p_.suite, assemble())));
+  fmt::print(stderr, "harness: {} timed out; report with the finished results: {}\n", p.name, out_path_);
+  std::fflush(nullptr);
+  std::_Exit(kExitFailure);
+}
+
+void Session::run_plain() {
+  watchdog_ = std::make_unique<Watchdog>([this](const PlannedResult& p, double limit) { timed_out(p, limit); });
+  Runner runner(p_.options, device_);
+  const std::string& trace_path = p_.trace_path;
+  if (!trace_path.empty()) Timeline::global().enable();
+  runner.run(todo_, observer_);
+  if (!trace_path.empty()) {
+    Timeline::global().disable();
+    write_file_atomically(trace_path, Timeline::global().to_chrome_trace().dump());
+    if (!args_.quiet) fmt::print("trace: {} (open in https://ui.perfetto.dev or `harness report {} --format trace-html`)\n", trace_path, trace_path);
   }
+  fatal_ = runner.fatal_cuda_error();
+  if (runner.device_peaks()) environment_["device_peaks"] = to_json(*runner.device_peaks());
+  watchdog_.reset();
+}
 
-  nlohmann::json environment = environment_json(device, args.command_line);
-  // Every result of the plan in plan order: resumed ones and new ones.
-  auto assemble = [&](const std::vector<Result>& fresh) {
-    std::map<std::string, const Result*> by_name;
-    for (const auto& [n, r] : resumed) by_name[n] = &r;
-    for (const auto& r : fresh) by_name[r.name] = &r;
-    std::vector<Result> all;
-    for (const auto& p : planned)
-      if (auto it = by_name.find(p.name); it != by_name.end()) all.push_back(*it->second);
-    return all;
-  };
+// Every result of the plan in plan order: resumed ones and new ones.
+std::vector<Result> Session::assemble() const {
+  std::map<std::string, const Result*> by_name;
+  for (const auto& [n, r] : resumed_) by_name[n] = &r;
+  for (const auto& r : fresh_) by_name[r.name] = &r;
+  std::vector<Result> all;
+  for (const auto& p : p_.planned)
+    if (auto it = by_name.find(p.name); it != by_name.end()) all.push_back(*it->second);
+  return all;
+}
 
-  std::mutex results_mutex;
-  std::vector<Result> fresh;
-  std::size_t offset = planned.size() - todo.size();
-  RunObserver observer;
-  std::unique_ptr<Watchdog> watchdog;
-  observer.on_start = [&](const std::string& name, std::size_t i, std::size_t) {
-    console.start(name, offset + i, planned.size());
-    if (watchdog)
-      for (const auto& p : todo)
-        if (p.name == name) watchdog->arm(&p, args.timeout > 0 ? args.timeout : p.c->settings.timeout);
-  };
-  observer.on_result = [&](const Result& r, std::size_t i, std::size_t) {
-    if (watchdog) watchdog->disarm();
-    journal.append(result_to_json(r));
-    console.result(r, offset + i, planned.size());
-    std::lock_guard lock(results_mutex);
-    fresh.push_back(r);
-  };
-
-  std::optional<std::string> fatal;
-  std::vector<std::string> lost;
-  if (!workers.empty()) {
-    LaunchOptions launch{args.worker_argv, args.timeout, journal_path, args.quiet};
-    LaunchOutcome outcome = launch_workers(workers, todo, launch, observer);
-    environment["devices"] = outcome.environments;
-    if (!outcome.environments.empty() && outcome.environments.front().contains("gpu"))
-      environment["gpu"] = outcome.environments.front()["gpu"];
-    for (const auto& m : outcome.messages) fmt::print(stderr, "harness: {}\n", m);
-    lost = std::move(outcome.lost);
-  } else if (args.isolate) {
-    IsolatedRunner runner({args.child_argv, args.timeout});
-    runner.run(todo, observer);
-  } else {
-    watchdog = std::make_unique<Watchdog>([&](const PlannedResult& p, double limit) {
-      Result r = unfinished_result(p);
-      r.status = Status::timeout;
-      r.reason = fmt::format("timeout: still running after {:g} s; the run ends here (use --isolate to kill only the variant and go on)", limit);
-      std::lock_guard lock(results_mutex);
-      journal.append(result_to_json(r));
-      console.result(r, offset + fresh.size() + 1, planned.size());
-      fresh.push_back(r);
-      write_file_atomically(out_path, report_text(make_report(environment, suite, assemble(fresh))));
-      fmt::print(stderr, "harness: {} timed out; report with the finished results: {}\n", p.name, out_path);
-      std::fflush(nullptr);
-      std::_Exit(kExitFailure);
-    });
-    Runner runner(options, device);
-    if (!trace_path.empty()) Timeline::global().enable();
-    runner.run(todo, observer);
-    if (!trace_path.empty()) {
-      Timeline::global().disable();
-      write_file_atomically(trace_path, Timeline::global().to_chrome_trace().dump());
-      if (!args.quiet) fmt::print("trace: {} (open in https://ui.perfetto.dev or `harness report {} --format trace-html`)\n", trace_path, trace_path);
-    }
-    fatal = runner.fatal_cuda_error();
-    if (runner.device_peaks()) environment["device_peaks"] = to_json(*runner.device_peaks());
-    watchdog.reset();
-  }
-
-  const std::vector<Result> results = assemble(fresh);
-  write_file_atomically(out_path, report_text(make_report(environment, suite, results)));
-  console.summary(results);
-  fmt::print("report: {}\n", out_path);
-  if (fatal)
-    fmt::print(stderr, "harness: a CUDA error corrupted the context and ended the run early: {}\n"
-                       "harness: the report holds every result finished before it; rerun with --isolate to contain the failing variant\n",
-               *fatal);
-
-  if (!lost.empty()) {
+void Session::report_lost() const {
+  if (!lost_.empty()) {
     fmt::print(stderr, "harness: {} result{} not run (a worker was lost): {}{}\n"
                        "harness: complete the run with: harness run --resume {} --devices {} {}\n",
-               lost.size(), lost.size() == 1 ? "" : "s", fmt::join(lost.begin(), lost.begin() + std::min<std::size_t>(lost.size(), 5), ", "),
-               lost.size() > 5 ? ", ..." : "", journal_path, args.devices, fmt::join(args.suites, " "));
-  } else if (!workers.empty()) {
+               lost_.size(), lost_.size() == 1 ? "" : "s", fmt::join(lost_.begin(), lost_.begin() + std::min<std::size_t>(lost_.size(), 5), ", "),
+               lost_.size() > 5 ? ", ..." : "", journal_path_, args_.devices, fmt::join(args_.suites, " "));
+  } else if (!workers_.empty()) {
     // Complete: the workers' own journals are no longer needed.
-    for (const auto& path : worker_journals(journal_path)) std::remove(path.c_str());
-    for (const auto& w : workers) {
+    for (const auto& path : worker_journals(journal_path_)) std::remove(path.c_str());
+    for (const auto& w : workers_) {
       std::string tag = w.label;
       std::replace(tag.begin(), tag.end(), ':', '-');
-      std::remove((journal_path + "." + tag + ".stderr").c_str());
+      std::remove((journal_path_ + "." + tag + ".stderr").c_str());
     }
   }
+}
 
-  bool ok = !fatal && lost.empty();
+int Session::finish() {
+  const std::vector<Result> results = assemble();
+  write_file_atomically(out_path_, report_text(make_report(environment_, p_.suite, results)));
+  console_.summary(results);
+  fmt::print("report: {}\n", out_path_);
+  if (fatal_)
+    fmt::print(stderr, "harness: a CUDA error corrupted the context and ended the run early: {}\n"
+                       "harness: the report holds every result finished before it; rerun with --isolate to contain the failing variant\n",
+               *fatal_);
+  report_lost();
+  bool ok = !fatal_ && lost_.empty();
   for (const auto& r : results) ok &= r.status == Status::passed || r.status == Status::skipped;
   return ok ? kExitOk : kExitFailure;
 }
 
+}  // namespace
+
+// Decides how to run (a pool child, a dry run, --devices workers, --isolate children or
+// in process) and hands over.
+int run_session(const SessionOptions& args) {
+  Plan p;
+  make_plan(args, p);
+  if (!args.pool_child.empty()) return run_child(args, p);
+  std::vector<WorkerDevice> workers;
+  if (!args.devices.empty()) workers = choose_workers(args, p);
+  if (args.dry_run) return dry_run(p);
+  Session session(args, p, std::move(workers));
+  return session.run();
+}
 
 }  // namespace harness

@@ -1,7 +1,8 @@
 #pragma once
 // A whole `harness run`: load and validate every suite (all input errors before any
-// work), plan, resume from a journal, run in-process (with a watchdog) or in isolated
-// children, journal every result, write the report, print the summary. The CLI parses
+// work), plan, resume from a journal, run in-process (with a watchdog), in isolated
+// children or in --devices workers (both the process pool's, run/pool.hpp), journal every
+// result, write the report, print the summary. run_session only decides which. The CLI parses
 // the command line into SessionOptions and calls run_session.
 #include <cstdint>
 #include <optional>
@@ -35,10 +36,8 @@ struct SessionOptions {
   std::string devices;               // --devices all|0,1|cpu:N: one worker process per device
   bool allow_mixed = false;          // --allow-mixed: devices of different models
   std::vector<std::string> worker_argv;  // how a --devices worker re-runs this command
-  std::string worker_events;         // set by the --devices launcher for its workers
-  // Set by an --isolate parent for its children.
-  std::string child_events;
-  std::string child_only;
+  // Set by the process pool (--isolate, --devices) for its children: their events file.
+  std::string pool_child;
 };
 
 // Runs it; returns an ExitCode. Input errors throw InputError before any work.

@@ -13,12 +13,9 @@
 
 #include "harness/error.hpp"
 #include "profile/metrics.hpp"
-#include "suite/suggest.hpp"
+#include "core/suggest.hpp"
 
 namespace harness {
-
-std::string_view to_string(CacheMode mode) { return mode == CacheMode::hot ? "hot" : "cold"; }
-std::string_view to_string(TimingMode mode) { return mode == TimingMode::graph ? "graph" : "events"; }
 
 std::string Case::id() const {
   std::string out = problem->name();

@@ -1,10 +1,10 @@
-#include "report/report_html.hpp"
+#include "render/report_html.hpp"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "report/report_svg.hpp"
+#include "render/report_svg.hpp"
 
 namespace harness::html {
 
@@ -53,21 +53,6 @@ std::string page_head(const std::string& title) {
 
 std::string page_tail(const std::string& footer) {
   return fmt::format("<footer>{}</footer>\n</body>\n</html>\n", svg::escape(footer));
-}
-
-std::string fmt_seconds(double s) {
-  if (s >= 1) return fmt::format("{:.3f} s", s);
-  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
-  if (s >= 1e-6) return fmt::format("{:.2f} us", s * 1e6);
-  return fmt::format("{:.0f} ns", s * 1e9);
-}
-
-std::string fmt_3(double v) {
-  const double a = std::fabs(v);
-  if (a >= 100) return fmt::format("{:.0f}", v);
-  if (a >= 10) return fmt::format("{:.1f}", v);
-  if (a >= 1) return fmt::format("{:.2f}", v);
-  return fmt::format("{:.3g}", v);
 }
 
 std::string vendor_variant(const std::vector<const Result*>& rows) {

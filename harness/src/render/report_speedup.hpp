@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "report/report_model.hpp"
-#include "report/report_svg.hpp"
+#include "render/report_svg.hpp"
 
 namespace harness {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "report/report_svg.hpp"
-#include "run/result.hpp"
+#include "render/report_svg.hpp"
+#include "types/result.hpp"
 
 namespace harness {
 

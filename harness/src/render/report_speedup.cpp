@@ -1,4 +1,4 @@
-#include "report/report_speedup.hpp"
+#include "render/report_speedup.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "report/report_html.hpp"
+#include "render/report_html.hpp"
+#include "core/units.hpp"
 
 namespace harness {
 
@@ -124,7 +125,7 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
     o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#e3e3e3\"/>\n", px(t), top,
                      top + plot_h);
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"middle\">{}x</text>\n", px(t),
-                     top + plot_h + 14, html::fmt_3(t));
+                     top + plot_h + 14, format_3sig(t));
   }
   o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"middle\">speed relative to {} (x)</text>\n",
                    label_w + plot_w / 2, top + plot_h + 34, escape(reference));
@@ -138,7 +139,7 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
       o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.0f}\" fill=\"{}\"><title>{}</title></rect>\n",
                        x0, y, std::max(1.0, x1 - x0), bar_h, colors(b.variant), escape(b.tip));
       o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" fill=\"#333\">{}</text>\n", x1 + 3, y + bar_h - 1,
-                       html::fmt_3(b.share));
+                       format_3sig(b.share));
       y += bar_h + gap;
     }
     y += group_gap;
@@ -209,8 +210,8 @@ std::string speedup_section_html(const Report& report, const std::string& refere
     o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num {}\">{}x</td><td class=\"num\">{}x</td>"
                      "<td class=\"num\">{}x</td><td class=\"num\">{}</td></tr>\n",
                      escape(g.problem), escape(g.reference), escape(g.variant),
-                     g.variant == g.reference ? "" : g.geomean >= 1 ? "good" : "", html::fmt_3(g.geomean),
-                     html::fmt_3(g.min), html::fmt_3(g.max), g.shapes);
+                     g.variant == g.reference ? "" : g.geomean >= 1 ? "good" : "", format_3sig(g.geomean),
+                     format_3sig(g.min), format_3sig(g.max), g.shapes);
   o += "</tbody>\n</table>\n";
   std::size_t index = 0;
   for (const auto& problem : problems(report)) {
@@ -240,8 +241,8 @@ std::string speedup_section_html(const Report& report, const std::string& refere
           if (g->label == html::params_text(*r)) g->label = shape_label(*r, rows);
         }
         g->bars.push_back({r->variant, share,
-                           fmt::format("{} {}: {}x of {} ({} vs {})", r->variant, shape, html::fmt_3(share), ref,
-                                       html::fmt_seconds(median(*r)), html::fmt_seconds(it->second))});
+                           fmt::format("{} {}: {}x of {} ({} vs {})", r->variant, shape, format_3sig(share), ref,
+                                       format_seconds(median(*r)), format_seconds(it->second))});
       }
       if (groups.empty()) continue;
       o += bar_chart(fmt::format("speedup-{}", index++),

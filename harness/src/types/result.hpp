@@ -10,7 +10,8 @@
 #include "harness/check.hpp"
 #include "harness/params.hpp"
 #include "harness/problem.hpp"
-#include "measure/measure.hpp"
+#include "types/settings.hpp"
+#include "types/timing.hpp"
 
 namespace harness {
 

@@ -1,4 +1,4 @@
-#include "report/report_svg.hpp"
+#include "render/report_svg.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -166,15 +166,37 @@ Scale make_scale(const Axis& axis, double dmin, double dmax) {
 
 }  // namespace
 
-std::string render(const Chart& c) {
-  // Layout: title band, plot, x label band; legend to the right of the plot.
-  const double left = 78, top = c.subtitle.empty() ? 46 : 62, legend_w = 230, bottom = 58;
-  const double plot_w = c.width - left - legend_w - 16;
-  double height = c.height;
+namespace {
+
+// Where a chart's parts go: title band, plot, x label band; legend to the right.
+struct Plot {
+  const Chart& c;
+  double left = 78, top = 0, legend_w = 230, bottom = 58, plot_w = 0, height = 0, plot_h = 0;
+  Scale sx, sy;
+  // Points at the ends of the range stay whole: the data area is inset from the frame.
+  static constexpr double inset = 10;
+
+  explicit Plot(const Chart& chart);
+  double px(double x) const { return left + inset + sx.frac(x) * (plot_w - 2 * inset); }
+  double py(double y) const { return top + inset + (1 - sy.frac(y)) * (plot_h - 2 * inset); }
+  bool visible(double x, double y) const {
+    return std::isfinite(x) && std::isfinite(y) && (!c.x.log || x > 0) && (!c.y.log || y > 0);
+  }
+  std::string series_color(std::size_t i) const { return c.series[i].color.empty() ? color(i) : c.series[i].color; }
+  std::string x_tick_text(double t) const {
+    for (const auto& [x, label] : c.x.categories)
+      if (x == t) return label;
+    return tick_label(t, c.x.ticks);
+  }
+};
+
+Plot::Plot(const Chart& chart) : c(chart) {
+  top = c.subtitle.empty() ? 46 : 62;
+  plot_w = c.width - left - legend_w - 16;
   const double legend_rows =
       static_cast<double>(c.series.size() + c.refs.size() + (c.edge_markers.empty() ? 0 : 1));
-  height = std::max(height, top + legend_rows * 20 + 30);
-  const double plot_h = height - top - bottom;
+  height = std::max(static_cast<double>(c.height), top + legend_rows * 20 + 30);
+  plot_h = height - top - bottom;
 
   // Data extents (only values a log axis can show).
   double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin, ymin = xmin, ymax = -xmin;
@@ -200,33 +222,25 @@ std::string render(const Chart& c) {
       if (std::isfinite(p.lo)) take(p.x, p.lo, true);
       if (std::isfinite(p.hi)) take(p.x, p.hi, true);
     }
-  Scale sx = make_scale(c.x, xmin, xmax);
-  const Scale sy = make_scale(c.y, ymin, ymax);
+  sx = make_scale(c.x, xmin, xmax);
+  sy = make_scale(c.y, ymin, ymax);
   if (!c.x.categories.empty()) {
     sx.ticks.clear();
     for (const auto& [x, label] : c.x.categories) sx.ticks.push_back(x);
   }
-  auto x_tick_text = [&](double t) {
-    for (const auto& [x, label] : c.x.categories)
-      if (x == t) return label;
-    return tick_label(t, c.x.ticks);
-  };
-  auto series_color = [&](std::size_t i) { return c.series[i].color.empty() ? color(i) : c.series[i].color; };
-  // Points at the ends of the range stay whole: the data area is inset from the frame.
-  const double inset = 10;
-  auto px = [&](double x) { return left + inset + sx.frac(x) * (plot_w - 2 * inset); };
-  auto py = [&](double y) { return top + inset + (1 - sy.frac(y)) * (plot_h - 2 * inset); };
-  auto visible = [&](double x, double y) {
-    return std::isfinite(x) && std::isfinite(y) && (!c.x.log || x > 0) && (!c.y.log || y > 0);
-  };
+}
 
+// The svg element's head, the titles, the grid, the ticks and the axis labels.
+std::string frame(const Plot& g) {
+  const Chart& c = g.c;
+  const double left = g.left, top = g.top, plot_w = g.plot_w, plot_h = g.plot_h;
   std::string o;
   o += fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"{}\" class=\"chart\" viewBox=\"0 0 {} {:.0f}\" "
       "width=\"{}\" height=\"{:.0f}\" role=\"img\" aria-label=\"{}\" font-family=\"Helvetica, Arial, sans-serif\">\n",
-      escape(c.id), c.width, height, c.width, height, escape(c.title));
+      escape(c.id), c.width, g.height, c.width, g.height, escape(c.title));
   o += fmt::format("<title>{}</title>\n", escape(c.title));
-  o += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{:.0f}\" fill=\"#ffffff\"/>\n", c.width, height);
+  o += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{:.0f}\" fill=\"#ffffff\"/>\n", c.width, g.height);
   o += fmt::format("<text x=\"{:.1f}\" y=\"24\" font-size=\"16\" font-weight=\"bold\" fill=\"#222\">{}</text>\n", left,
                    escape(c.title));
   if (!c.subtitle.empty())
@@ -235,19 +249,19 @@ std::string render(const Chart& c) {
 
   // Grid and ticks.
   o += "<g class=\"grid\" stroke=\"#e3e3e3\" stroke-width=\"1\">\n";
-  for (double t : sx.ticks)
-    o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>\n", px(t), top, top + plot_h);
-  for (double t : sy.ticks)
-    o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\"/>\n", left, py(t), left + plot_w);
+  for (double t : g.sx.ticks)
+    o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>\n", g.px(t), top, top + plot_h);
+  for (double t : g.sy.ticks)
+    o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\"/>\n", left, g.py(t), left + plot_w);
   o += "</g>\n";
   o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" stroke=\"#888\"/>\n",
                    left, top, plot_w, plot_h);
   o += "<g class=\"ticks\" font-size=\"11\" fill=\"#333\">\n";
-  for (double t : sx.ticks)
-    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(t), top + plot_h + 16,
-                     escape(x_tick_text(t)));
-  for (double t : sy.ticks)
-    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6, py(t) + 4,
+  for (double t : g.sx.ticks)
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", g.px(t), top + plot_h + 16,
+                     escape(g.x_tick_text(t)));
+  for (double t : g.sy.ticks)
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6, g.py(t) + 4,
                      escape(tick_label(t, c.y.ticks)));
   o += "</g>\n";
   o += fmt::format("<text class=\"xlabel\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n",
@@ -256,78 +270,88 @@ std::string render(const Chart& c) {
       "<text class=\"ylabel\" x=\"0\" y=\"0\" font-size=\"13\" text-anchor=\"middle\" fill=\"#222\" "
       "transform=\"translate({:.1f} {:.1f}) rotate(-90)\">{}</text>\n",
       18.0, top + plot_h / 2, escape(c.y.label));
+  return o;
+}
 
-  // Everything in data coordinates is clipped to the plot.
+// One series: its band (a polygon, or a line per point), its line, markers and flags.
+std::string series_svg(const Plot& g, std::size_t i) {
+  const auto& s = g.c.series[i];
+  std::vector<Point> pts;
+  for (const auto& p : s.points)
+    if (g.visible(p.x, p.y)) pts.push_back(p);
+  std::stable_sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+  const std::string col = g.series_color(i);
+  std::string o = fmt::format("<g class=\"series\" data-label=\"{}\">\n", escape(s.label));
+  bool all_banded = s.line && pts.size() > 1;
+  for (const auto& p : pts) all_banded = all_banded && std::isfinite(p.lo) && std::isfinite(p.hi) && g.visible(p.x, p.lo) && g.visible(p.x, p.hi);
+  if (all_banded) {
+    std::string poly;
+    for (const auto& p : pts) poly += fmt::format("{:.1f},{:.1f} ", g.px(p.x), g.py(p.hi));
+    for (auto it = pts.rbegin(); it != pts.rend(); ++it) poly += fmt::format("{:.1f},{:.1f} ", g.px(it->x), g.py(it->lo));
+    o += fmt::format("<polygon class=\"band\" points=\"{}\" fill=\"{}\" fill-opacity=\"0.18\" stroke=\"none\"/>\n", poly, col);
+  } else {
+    for (const auto& p : pts)
+      if (std::isfinite(p.lo) && std::isfinite(p.hi) && g.visible(p.x, p.lo) && g.visible(p.x, p.hi))
+        o += fmt::format("<line class=\"band\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" stroke-width=\"2\" stroke-opacity=\"0.5\"/>\n",
+                         g.px(p.x), g.py(p.lo), g.py(p.hi), col);
+  }
+  const bool markers = s.markers || pts.size() == 1 || !s.line;
+  if (s.line && pts.size() > 1) {
+    std::string line;
+    for (const auto& p : pts) line += fmt::format("{:.1f},{:.1f} ", g.px(p.x), g.py(p.y));
+    if (markers)
+      o += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", line, col);
+    else
+      o += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\" "
+                       "stroke-linejoin=\"round\"><title>{}</title></polyline>\n",
+                       line, col, escape(s.label));
+  }
+  if (markers)
+    for (const auto& p : pts)
+      o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"1\">"
+                       "<title>{}</title></circle>\n",
+                       g.px(p.x), g.py(p.y), col, escape(p.tip));
+  for (const auto& p : pts)
+    if (p.flagged)
+      o += fmt::format("<circle class=\"flag\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"9\" fill=\"none\" stroke=\"#d00000\" "
+                       "stroke-width=\"2.5\"><title>{}</title></circle>\n",
+                       g.px(p.x), g.py(p.y), escape(p.tip));
+  return o + "</g>\n";
+}
+
+// Everything in data coordinates, clipped to the plot, then the edge markers.
+std::string data_svg(const Plot& g) {
+  const Chart& c = g.c;
   const std::string clip = c.id + "-clip";
-  o += fmt::format("<clipPath id=\"{}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/></clipPath>\n",
-                   escape(clip), left, top, plot_w, plot_h);
+  std::string o = fmt::format("<clipPath id=\"{}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/></clipPath>\n",
+                              escape(clip), g.left, g.top, g.plot_w, g.plot_h);
   o += fmt::format("<g clip-path=\"url(#{})\">\n", escape(clip));
   for (const auto& r : c.refs) {
     if (r.color == "none") continue;
     std::string pts;
     for (const auto& [x, y] : r.points)
-      if (visible(x, y)) pts += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
+      if (g.visible(x, y)) pts += fmt::format("{:.1f},{:.1f} ", g.px(x), g.py(y));
     o += fmt::format("<polyline class=\"ref\" points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
                      "stroke-dasharray=\"7 4\"><title>{}</title></polyline>\n",
                      pts, r.color, escape(r.label));
   }
-  for (std::size_t i = 0; i < c.series.size(); ++i) {
-    const auto& s = c.series[i];
-    std::vector<Point> pts;
-    for (const auto& p : s.points)
-      if (visible(p.x, p.y)) pts.push_back(p);
-    std::stable_sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
-    const std::string col = series_color(i);
-    o += fmt::format("<g class=\"series\" data-label=\"{}\">\n", escape(s.label));
-    bool all_banded = s.line && pts.size() > 1;
-    for (const auto& p : pts) all_banded = all_banded && std::isfinite(p.lo) && std::isfinite(p.hi) && visible(p.x, p.lo) && visible(p.x, p.hi);
-    if (all_banded) {
-      std::string poly;
-      for (const auto& p : pts) poly += fmt::format("{:.1f},{:.1f} ", px(p.x), py(p.hi));
-      for (auto it = pts.rbegin(); it != pts.rend(); ++it) poly += fmt::format("{:.1f},{:.1f} ", px(it->x), py(it->lo));
-      o += fmt::format("<polygon class=\"band\" points=\"{}\" fill=\"{}\" fill-opacity=\"0.18\" stroke=\"none\"/>\n", poly, col);
-    } else {
-      for (const auto& p : pts)
-        if (std::isfinite(p.lo) && std::isfinite(p.hi) && visible(p.x, p.lo) && visible(p.x, p.hi))
-          o += fmt::format("<line class=\"band\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" stroke-width=\"2\" stroke-opacity=\"0.5\"/>\n",
-                           px(p.x), py(p.lo), py(p.hi), col);
-    }
-    const bool markers = s.markers || pts.size() == 1 || !s.line;
-    if (s.line && pts.size() > 1) {
-      std::string line;
-      for (const auto& p : pts) line += fmt::format("{:.1f},{:.1f} ", px(p.x), py(p.y));
-      if (markers)
-        o += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", line, col);
-      else
-        o += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\" "
-                         "stroke-linejoin=\"round\"><title>{}</title></polyline>\n",
-                         line, col, escape(s.label));
-    }
-    if (markers)
-      for (const auto& p : pts)
-        o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"1\">"
-                         "<title>{}</title></circle>\n",
-                         px(p.x), py(p.y), col, escape(p.tip));
-    for (const auto& p : pts)
-      if (p.flagged)
-        o += fmt::format("<circle class=\"flag\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"9\" fill=\"none\" stroke=\"#d00000\" "
-                         "stroke-width=\"2.5\"><title>{}</title></circle>\n",
-                         px(p.x), py(p.y), escape(p.tip));
-    o += "</g>\n";
-  }
+  for (std::size_t i = 0; i < c.series.size(); ++i) o += series_svg(g, i);
   o += "</g>\n";
   for (const auto& m : c.edge_markers) {
     if (c.x.log && !(m.x > 0)) continue;
-    const double x = px(m.x), y = top + 10;
+    const double x = g.px(m.x), y = g.top + 10;
     o += fmt::format(
         "<g class=\"edge-marker\"><path d=\"M{0:.1f},{1:.1f} l8,8 m0,-8 l-8,8\" transform=\"translate(-4 -4)\" "
         "stroke=\"{2}\" stroke-width=\"3\"/><title>{3}</title></g>\n",
-        x, y, m.series < c.series.size() ? series_color(m.series) : color(m.series), escape(m.tip));
+        x, y, m.series < c.series.size() ? g.series_color(m.series) : color(m.series), escape(m.tip));
   }
+  return o;
+}
 
-  // Legend.
-  const double lx = left + plot_w + 16;
-  double ly = top + 6;
+std::string legend_svg(const Plot& g) {
+  const Chart& c = g.c;
+  const double lx = g.left + g.plot_w + 16;
+  double ly = g.top + 6;
   // Long labels are shortened to fit; the whole label is the tooltip.
   auto legend_text = [&](const std::string& label) {
     constexpr std::size_t kMax = 30;
@@ -336,12 +360,12 @@ std::string render(const Chart& c) {
     return fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}...<title>{}</title></text>", lx + 30, ly + 4,
                        escape(label.substr(0, kMax - 3)), escape(label));
   };
-  o += "<g class=\"legend\" font-size=\"12\" fill=\"#222\">\n";
+  std::string o = "<g class=\"legend\" font-size=\"12\" fill=\"#222\">\n";
   for (std::size_t i = 0; i < c.series.size(); ++i) {
     o += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"/>",
-                     lx, ly, lx + 22, ly, c.series[i].line ? series_color(i) : "none");
+                     lx, ly, lx + 22, ly, c.series[i].line ? g.series_color(i) : "none");
     if (c.series[i].markers || !c.series[i].line)
-      o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\"/>", lx + 11, ly, series_color(i));
+      o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\"/>", lx + 11, ly, g.series_color(i));
     o += legend_text(c.series[i].label) + "\n";
     ly += 20;
   }
@@ -357,8 +381,14 @@ std::string render(const Chart& c) {
     o += fmt::format("<path d=\"M{:.1f},{:.1f} l8,8 m0,-8 l-8,8\" stroke=\"#333\" stroke-width=\"3\"/>", lx + 7, ly - 4);
     o += legend_text(c.edge_marker_label) + "\n";
   }
-  o += "</g>\n</svg>\n";
-  return o;
+  return o + "</g>\n";
+}
+
+}  // namespace
+
+std::string render(const Chart& c) {
+  const Plot g(c);
+  return frame(g) + data_svg(g) + legend_svg(g) + "</svg>\n";
 }
 
 }  // namespace harness::svg

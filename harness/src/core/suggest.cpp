@@ -1,4 +1,4 @@
-#include "suite/suggest.hpp"
+#include "core/suggest.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "report/report_timeline.hpp"
+#include "render/report_timeline.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,9 @@
 #include <fmt/format.h>
 
 #include "harness/error.hpp"
-#include "report/report_html.hpp"
-#include "report/report_svg.hpp"
+#include "render/report_html.hpp"
+#include "render/report_svg.hpp"
+#include "core/units.hpp"
 
 namespace harness {
 
@@ -49,10 +50,10 @@ std::string result_rows_svg(const std::vector<const Result*>& rows, std::size_t 
       const double w = std::max(1.0, span > 0 ? d / span * track_w : track_w);
       o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
                        "<title>{}: {} at +{}</title></rect>\n",
-                       x, y + 3, w, row_h - 6, svg::color(ni), escape(name), html::fmt_seconds(d), html::fmt_seconds(s));
+                       x, y + 3, w, row_h - 6, svg::color(ni), escape(name), format_seconds(d), format_seconds(s));
     }
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">{}{}</text>\n", label_w + track_w + 6, y + 14,
-                     html::fmt_seconds(span), tl.contains("truncated") ? "+" : "");
+                     format_seconds(span), tl.contains("truncated") ? "+" : "");
     y += row_h;
   }
   return o + "</svg>\n";
@@ -79,7 +80,7 @@ struct Track {
   int pid, tid, depth;  // depth: -1 = every event of (pid, tid) on one row
 };
 
-std::string fmt_us(double us) { return html::fmt_seconds(us * 1e-6); }
+std::string fmt_us(double us) { return format_seconds(us * 1e-6); }
 
 std::string window_svg(const std::string& id, const std::string& title, const std::vector<Ev>& evs,
                        const std::vector<std::pair<Flow, Flow>>& flows, const std::vector<Track>& tracks, double t0,
@@ -183,10 +184,17 @@ std::string kernel_timelines_html(const Report& report) {
   return o;
 }
 
-std::string render_trace_html(const json& trace, const std::string& path) {
-  if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array())
-    throw InputError(fmt::format("{}: not a Chrome trace (no traceEvents array)", path));
+namespace {
+
+// A trace's complete events, the launch arrows (flow start -> end) and the tracks to draw.
+struct TraceData {
   std::vector<Ev> evs;
+  std::vector<std::pair<Flow, Flow>> flows;
+  std::vector<Track> tracks;
+};
+
+TraceData read_trace(const json& trace) {
+  TraceData t;
   std::map<double, Flow> starts, ends;
   std::map<std::pair<int, int>, std::string> thread_names;
   int max_depth = 0;
@@ -201,19 +209,74 @@ std::string render_trace_html(const json& trace, const std::string& path) {
     Ev v{e.value("name", ""), e.value("cat", ""), pid, tid, e.value("ts", 0.0), e.value("dur", 0.0),
          e.contains("args") ? e["args"] : json::object()};
     if (pid == 1 && tid == 1) max_depth = std::max(max_depth, v.args.value("depth", 0));
-    evs.push_back(std::move(v));
+    t.evs.push_back(std::move(v));
   }
-  std::vector<std::pair<Flow, Flow>> flows;
   for (const auto& [id, f] : ends)
-    if (auto it = starts.find(id); it != starts.end()) flows.emplace_back(it->second, f);
-  std::vector<Track> tracks;
+    if (auto it = starts.find(id); it != starts.end()) t.flows.emplace_back(it->second, f);
   const char* const kDepthNames[] = {"suite", "case", "variant", "phase", "sub-phase", "deeper"};
   for (int d = 0; d <= max_depth; ++d)
-    tracks.push_back({fmt::format("NVTX: {}", kDepthNames[std::min(d, 5)]), 1, 1, d});
-  tracks.push_back({"CUDA API (launches)", 1, 2, -1});
+    t.tracks.push_back({fmt::format("NVTX: {}", kDepthNames[std::min(d, 5)]), 1, 1, d});
+  t.tracks.push_back({"CUDA API (launches)", 1, 2, -1});
   for (const auto& [key, name] : thread_names)
-    if (key.first == 2) tracks.push_back({"GPU " + name, 2, key.second, -1});
+    if (key.first == 2) t.tracks.push_back({"GPU " + name, 2, key.second, -1});
+  return t;
+}
 
+// Zoom: per variant range that has GPU work, the span of that work and its launches, and
+// a table of its kernels.
+std::string variant_zooms(const TraceData& t, svg::ColorMap& kernel_colors) {
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<double, double>> span;
+  std::map<std::string, std::vector<const Ev*>> kernels_of;
+  for (const Ev& e : t.evs) {
+    if (e.pid != 2) continue;
+    const std::string v = e.args.value("variant", "");
+    if (!span.count(v)) order.push_back(v), span[v] = {e.ts, e.end()};
+    span[v].first = std::min(span[v].first, e.ts);
+    span[v].second = std::max(span[v].second, e.end());
+    if (e.cat == "kernel") kernels_of[v].push_back(&e);
+  }
+  for (const auto& [s, f] : t.flows)
+    for (const Ev& e : t.evs)
+      if (e.pid == 2 && e.ts == f.ts && e.tid == f.tid) {
+        auto& sp = span[e.args.value("variant", "")];
+        sp.first = std::min(sp.first, s.ts);
+        break;
+      }
+  std::string o = "<h2>Profiling pass per variant</h2>\n";
+  constexpr std::size_t kMaxZoom = 60;
+  std::size_t i = 0;
+  for (const auto& v : order) {
+    if (i == kMaxZoom) {
+      o += fmt::format("<p class=\"note\">{} more variants not drawn (the first {} are).</p>\n", order.size() - kMaxZoom,
+                       kMaxZoom);
+      break;
+    }
+    const auto [a, b] = span[v];
+    const double pad = (b - a) * 0.04 + 0.5;
+    o += fmt::format("<h3>{}</h3>\n", escape(v.empty() ? "(outside a variant range)" : v));
+    o += window_svg(fmt::format("trace-{}", i++), v, t.evs, t.flows, t.tracks, a - pad, b + pad, kernel_colors);
+    o += "<details><summary>kernels</summary>\n<table><thead><tr><th>kernel</th><th>start</th><th>duration</th>"
+         "<th>grid</th><th>block</th><th>registers</th><th>shared memory</th><th>stream</th></tr></thead><tbody>\n";
+    for (const Ev* k : kernels_of[v])
+      o += fmt::format("<tr><td class=\"name\">{}</td><td class=\"num\">+{}</td><td class=\"num\">{}</td><td>{}</td>"
+                       "<td>{}</td><td class=\"num\">{}</td><td class=\"num\">{} B + {} B</td><td class=\"num\">{}</td></tr>\n",
+                       escape(k->name), fmt_us(k->ts - a), fmt_us(k->dur), escape(k->args.value("grid", json()).dump()),
+                       escape(k->args.value("block", json()).dump()), k->args.value("registers_per_thread", 0),
+                       k->args.value("static_smem_bytes", 0), k->args.value("dynamic_smem_bytes", 0), k->tid);
+    o += "</tbody></table>\n</details>\n";
+  }
+  if (order.empty()) o += "<p class=\"nochart\">The trace has no GPU activity.</p>\n";
+  return o;
+}
+
+}  // namespace
+
+std::string render_trace_html(const json& trace, const std::string& path) {
+  if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array())
+    throw InputError(fmt::format("{}: not a Chrome trace (no traceEvents array)", path));
+  const TraceData t = read_trace(trace);
+  const std::vector<Ev>& evs = t.evs;
   double t0 = std::numeric_limits<double>::infinity(), t1 = 0;
   std::size_t kernels = 0, copies = 0, fills = 0;
   for (const Ev& e : evs) {
@@ -227,57 +290,14 @@ std::string render_trace_html(const json& trace, const std::string& path) {
   std::string o = html::page_head("harness timeline: " + path);
   o += fmt::format("<p class=\"summary\">{} NVTX ranges, {} kernels, {} copies, {} fills, {} launch arrows over {}</p>\n",
                    std::count_if(evs.begin(), evs.end(), [](const Ev& e) { return e.pid == 1 && e.tid == 1; }), kernels,
-                   copies, fills, flows.size(), fmt_us(t1 - t0));
+                   copies, fills, t.flows.size(), fmt_us(t1 - t0));
   o += "<p>The whole run first (the timed phases dominate it), then each variant's profiling pass, zoomed in: the "
        "kernel trace's runs with an arrow from each launch call to its GPU work. Hover for names, durations and kernel "
        "arguments. The same file opens in <code>https://ui.perfetto.dev</code> or <code>chrome://tracing</code>.</p>\n";
   svg::ColorMap kernel_colors;
   o += "<h2>The whole run</h2>\n";
-  o += window_svg("trace-all", "whole run", evs, flows, tracks, t0, t1, kernel_colors);
-
-  // Zoom: per variant range that has GPU work, the span of that work and its launches.
-  std::vector<std::string> order;
-  std::map<std::string, std::pair<double, double>> span;
-  std::map<std::string, std::vector<const Ev*>> kernels_of;
-  for (const Ev& e : evs) {
-    if (e.pid != 2) continue;
-    const std::string v = e.args.value("variant", "");
-    if (!span.count(v)) order.push_back(v), span[v] = {e.ts, e.end()};
-    span[v].first = std::min(span[v].first, e.ts);
-    span[v].second = std::max(span[v].second, e.end());
-    if (e.cat == "kernel") kernels_of[v].push_back(&e);
-  }
-  for (const auto& [s, f] : flows)
-    for (const Ev& e : evs)
-      if (e.pid == 2 && e.ts == f.ts && e.tid == f.tid) {
-        auto& sp = span[e.args.value("variant", "")];
-        sp.first = std::min(sp.first, s.ts);
-        break;
-      }
-  o += "<h2>Profiling pass per variant</h2>\n";
-  constexpr std::size_t kMaxZoom = 60;
-  std::size_t i = 0;
-  for (const auto& v : order) {
-    if (i == kMaxZoom) {
-      o += fmt::format("<p class=\"note\">{} more variants not drawn (the first {} are).</p>\n", order.size() - kMaxZoom,
-                       kMaxZoom);
-      break;
-    }
-    const auto [a, b] = span[v];
-    const double pad = (b - a) * 0.04 + 0.5;
-    o += fmt::format("<h3>{}</h3>\n", escape(v.empty() ? "(outside a variant range)" : v));
-    o += window_svg(fmt::format("trace-{}", i++), v, evs, flows, tracks, a - pad, b + pad, kernel_colors);
-    o += "<details><summary>kernels</summary>\n<table><thead><tr><th>kernel</th><th>start</th><th>duration</th>"
-         "<th>grid</th><th>block</th><th>registers</th><th>shared memory</th><th>stream</th></tr></thead><tbody>\n";
-    for (const Ev* k : kernels_of[v])
-      o += fmt::format("<tr><td class=\"name\">{}</td><td class=\"num\">+{}</td><td class=\"num\">{}</td><td>{}</td>"
-                       "<td>{}</td><td class=\"num\">{}</td><td class=\"num\">{} B + {} B</td><td class=\"num\">{}</td></tr>\n",
-                       escape(k->name), fmt_us(k->ts - a), fmt_us(k->dur), escape(k->args.value("grid", json()).dump()),
-                       escape(k->args.value("block", json()).dump()), k->args.value("registers_per_thread", 0),
-                       k->args.value("static_smem_bytes", 0), k->args.value("dynamic_smem_bytes", 0), k->tid);
-    o += "</tbody></table>\n</details>\n";
-  }
-  if (order.empty()) o += "<p class=\"nochart\">The trace has no GPU activity.</p>\n";
+  o += window_svg("trace-all", "whole run", evs, t.flows, t.tracks, t0, t1, kernel_colors);
+  o += variant_zooms(t, kernel_colors);
   return o + html::page_tail("Drawn by harness report --format trace-html from a harness run --trace file.");
 }
 

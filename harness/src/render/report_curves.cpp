@@ -1,4 +1,4 @@
-#include "report/report_curves.hpp"
+#include "render/report_curves.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "report/report_html.hpp"
-#include "report/report_render.hpp"
+#include "core/units.hpp"
+#include "render/report_html.hpp"
+#include "render/report_render.hpp"
 
 namespace harness {
 
@@ -60,12 +61,6 @@ std::string config_key(const Result& r) {
   return key;
 }
 
-// Three decimals in the usual range of a loss (columns line up), else 4 significant digits.
-std::string fmt_value(double v) {
-  if (!std::isfinite(v)) return "-";
-  const double a = std::fabs(v);
-  return a >= 0.01 && a < 1e4 ? fmt::format("{:.3f}", v) : fmt::format("{:.4g}", v);
-}
 
 }  // namespace
 
@@ -181,16 +176,16 @@ CurveTable curve_table(const CurveGroup& group) {
     for (double s : at_steps) {
       // The recorded step at or before s.
       const auto i = static_cast<std::size_t>(s / static_cast<double>(c.stride));
-      cells.push_back(s <= c.last_step() && i < c.values.size() ? fmt_value(c.values[i]) : "-");
+      cells.push_back(s <= c.last_step() && i < c.values.size() ? format_curve_value(c.values[i]) : "-");
     }
-    cells.push_back(fmt_value(c.values.back()));
+    cells.push_back(format_curve_value(c.values.back()));
     cells.push_back(fmt::format("{}", c.last_step()));
     const std::size_t tail = std::max<std::size_t>(1, (c.values.size() + 9) / 10);
     double sum = 0;
     std::size_t n = 0;
     for (std::size_t i = c.values.size() - tail; i < c.values.size(); ++i)
       if (std::isfinite(c.values[i])) sum += c.values[i], ++n;
-    cells.push_back(n ? fmt_value(sum / static_cast<double>(n)) : "-");
+    cells.push_back(n ? format_curve_value(sum / static_cast<double>(n)) : "-");
     t.rows.emplace_back(m.label, std::move(cells));
   }
   return t;
@@ -259,7 +254,7 @@ std::string curve_section_html(const std::vector<const Result*>& rows, svg::Colo
       for (const std::size_t i : shown) {
         const double v = m.curve.values[i];
         if (!std::isfinite(v)) continue;
-        s.points.push_back({m.curve.step(i), v, fmt::format("{}: {} {} at step {}", m.label, g.name, fmt_value(v), m.curve.step(i))});
+        s.points.push_back({m.curve.step(i), v, fmt::format("{}: {} {} at step {}", m.label, g.name, format_curve_value(v), m.curve.step(i))});
         lo = std::min(lo, v);
         hi = std::max(hi, v);
       }

@@ -1,4 +1,4 @@
-#include "report/report_history.hpp"
+#include "render/report_history.hpp"
 
 #include <algorithm>
 #include <map>
@@ -6,9 +6,10 @@
 #include <fmt/format.h>
 
 #include "harness/error.hpp"
-#include "report/report_curves.hpp"
-#include "report/report_html.hpp"
-#include "report/report_svg.hpp"
+#include "render/report_curves.hpp"
+#include "render/report_html.hpp"
+#include "render/report_svg.hpp"
+#include "core/units.hpp"
 
 namespace harness {
 
@@ -92,6 +93,69 @@ std::string render_history_csv(const std::vector<Report>& runs) {
   return o;
 }
 
+namespace {
+
+// The steps harness compare calls a regression (slower or failing), with the median before.
+std::string flagged_table(const std::vector<HistoryRow>& rows) {
+  std::vector<const HistoryRow*> flagged;
+  for (const auto& h : rows)
+    if (h.verdict == "slower" || h.verdict == "failed") flagged.push_back(&h);
+  std::string o = fmt::format("<p class=\"summary\">{} step(s) that harness compare calls a regression (slower or failing), "
+                              "ringed in red below</p>\n",
+                              flagged.size());
+  if (flagged.empty()) return o;
+  o += "<table><thead><tr><th>run</th><th>result</th><th>verdict</th><th>median</th><th>previous median</th>"
+       "</tr></thead><tbody>\n";
+  for (const HistoryRow* h : flagged) {
+    std::optional<double> prev;
+    for (const auto& x : rows)
+      if (x.result == h->result && x.run < h->run && x.median) prev = x.median;
+    o += fmt::format("<tr class=\"slower\"><td>{}</td><td class=\"name\">{}</td><td class=\"verdict\">{}</td>"
+                     "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                     escape(h->label), escape(h->result), escape(h->verdict),
+                     h->median ? format_seconds(*h->median) : "-", prev ? format_seconds(*prev) : "-");
+  }
+  return o + "</tbody></table>\n";
+}
+
+// One case's chart: every result's median relative to its first timed run, with its
+// quartiles as a band; one series per result, colored by variant.
+svg::Chart case_chart(const std::vector<Report>& runs, const std::vector<HistoryRow>& rows, const std::string& problem,
+                      const std::string& cname, std::size_t index, svg::ColorMap& colors) {
+  svg::Chart c;
+  c.id = fmt::format("history-{}", index);
+  c.title = fmt::format("{}{}: median time relative to the first run", problem, cname.empty() ? "" : " / " + cname);
+  c.subtitle = "band: quartiles of the samples; red ring: a step harness compare calls slower or failed";
+  c.x.label = "run (date, commit)";
+  c.y.label = "median time / first run's median";
+  for (std::size_t i = 0; i < runs.size(); ++i) c.x.categories.emplace_back(static_cast<double>(i + 1), run_label(runs[i], i));
+  std::map<std::string, double> first;
+  for (const auto& h : rows) {
+    if (h.problem != problem || h.case_name != cname || !h.median) continue;
+    const double base = first.emplace(h.result, *h.median).first->second;
+    const std::string label = h.variant + (h.shape.empty() ? "" : " " + h.shape);
+    auto it = std::find_if(c.series.begin(), c.series.end(), [&](const svg::Series& s) { return s.label == label; });
+    if (it == c.series.end()) {
+      c.series.push_back({label, {}, true, colors(h.variant)});
+      it = c.series.end() - 1;
+    }
+    svg::Point p;
+    p.x = static_cast<double>(h.run + 1);
+    p.y = *h.median / base;
+    p.lo = *h.q1 / base;
+    p.hi = *h.q3 / base;
+    p.flagged = h.verdict == "slower" || h.verdict == "failed";
+    p.tip = fmt::format("{} in {}: median {} (quartiles {} to {}){}", h.result, h.label, format_seconds(*h.median),
+                        format_seconds(*h.q1), format_seconds(*h.q3),
+                        h.verdict.empty() ? "" : "; vs previous: " + h.verdict);
+    it->points.push_back(p);
+  }
+  c.height = 360;
+  return c;
+}
+
+}  // namespace
+
 std::string render_history_html(const std::vector<Report>& runs) {
   const auto rows = history_rows(runs);
   const std::string suite = runs.front().suite.name.value_or("?");
@@ -104,28 +168,7 @@ std::string render_history_html(const std::vector<Report>& runs) {
                      escape(env.gpu && env.gpu->name ? *env.gpu->name : "none"), escape(runs[i].path));
   }
   o += "</tbody></table>\n";
-  std::vector<const HistoryRow*> flagged;
-  for (const auto& h : rows)
-    if (h.verdict == "slower" || h.verdict == "failed") flagged.push_back(&h);
-  o += fmt::format("<p class=\"summary\">{} step(s) that harness compare calls a regression (slower or failing), "
-                   "ringed in red below</p>\n",
-                   flagged.size());
-  if (!flagged.empty()) {
-    o += "<table><thead><tr><th>run</th><th>result</th><th>verdict</th><th>median</th><th>previous median</th>"
-         "</tr></thead><tbody>\n";
-    for (const HistoryRow* h : flagged) {
-      std::optional<double> prev;
-      for (const auto& x : rows)
-        if (x.result == h->result && x.run < h->run && x.median) prev = x.median;
-      o += fmt::format("<tr class=\"slower\"><td>{}</td><td class=\"name\">{}</td><td class=\"verdict\">{}</td>"
-                       "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
-                       escape(h->label), escape(h->result), escape(h->verdict),
-                       h->median ? html::fmt_seconds(*h->median) : "-", prev ? html::fmt_seconds(*prev) : "-");
-    }
-    o += "</tbody></table>\n";
-  }
-  // One chart per case: every result's median relative to its first timed run, with its
-  // quartiles as a band; one series per result, colored by variant.
+  o += flagged_table(rows);
   svg::ColorMap colors;
   std::vector<std::pair<std::string, std::string>> cases;
   for (const auto& h : rows)
@@ -133,39 +176,8 @@ std::string render_history_html(const std::vector<Report>& runs) {
       cases.emplace_back(h.problem, h.case_name);
   std::size_t index = 0;
   for (const auto& [problem, cname] : cases) {
-    svg::Chart c;
-    c.id = fmt::format("history-{}", index++);
-    c.title = fmt::format("{}{}: median time relative to the first run", problem, cname.empty() ? "" : " / " + cname);
-    c.subtitle = "band: quartiles of the samples; red ring: a step harness compare calls slower or failed";
-    c.x.label = "run (date, commit)";
-    c.y.label = "median time / first run's median";
-    for (std::size_t i = 0; i < runs.size(); ++i) c.x.categories.emplace_back(static_cast<double>(i + 1), run_label(runs[i], i));
-    std::map<std::string, double> first;
-    std::vector<double> ys;
-    for (const auto& h : rows) {
-      if (h.problem != problem || h.case_name != cname || !h.median) continue;
-      const double base = first.emplace(h.result, *h.median).first->second;
-      const std::string label = h.variant + (h.shape.empty() ? "" : " " + h.shape);
-      auto it = std::find_if(c.series.begin(), c.series.end(), [&](const svg::Series& s) { return s.label == label; });
-      if (it == c.series.end()) {
-        c.series.push_back({label, {}, true, colors(h.variant)});
-        it = c.series.end() - 1;
-      }
-      svg::Point p;
-      p.x = static_cast<double>(h.run + 1);
-      p.y = *h.median / base;
-      p.lo = *h.q1 / base;
-      p.hi = *h.q3 / base;
-      p.flagged = h.verdict == "slower" || h.verdict == "failed";
-      p.tip = fmt::format("{} in {}: median {} (quartiles {} to {}){}", h.result, h.label, html::fmt_seconds(*h.median),
-                          html::fmt_seconds(*h.q1), html::fmt_seconds(*h.q3),
-                          h.verdict.empty() ? "" : "; vs previous: " + h.verdict);
-      it->points.push_back(p);
-      ys.push_back(p.y);
-    }
-    if (c.series.empty()) continue;
-    c.height = 360;
-    o += svg::render(c);
+    const svg::Chart c = case_chart(runs, rows, problem, cname, index++, colors);
+    if (!c.series.empty()) o += svg::render(c);
   }
   // Curves per step (loss curves) of every run: one line per variant, and per run where
   // a variant is in several runs.

@@ -1,7 +1,6 @@
 #pragma once
 // Shared pieces of the self-contained HTML pages (report, speedup, history, comparison,
-// timeline): the page frame with its one stylesheet and no scripts, number formatting,
-// and which variant a problem measures itself against.
+// timeline): the page frame with its one stylesheet and no scripts, and which variant a problem measures itself against.
 #include <string>
 #include <vector>
 
@@ -15,11 +14,6 @@ std::string page_head(const std::string& title);
 // The one stylesheet of every page (the report's own head uses it too).
 const char* stylesheet();
 std::string page_tail(const std::string& footer);
-
-// 1.23 ms, 45.6 us, 789 ns.
-std::string fmt_seconds(double s);
-// 3 significant figures: 0.123, 1.23, 12.3, 123.
-std::string fmt_3(double v);
 
 // The vendor library variant a problem's results compare against: the first variant
 // named cublas, cub, cudnn or cusparse (also "cublas_lt", "cub_sort": the name up to an

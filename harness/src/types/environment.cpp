@@ -1,4 +1,4 @@
-#include "run/environment.hpp"
+#include "types/environment.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "compare/compare_html.hpp"
+#include "render/compare_html.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "report/report_html.hpp"
-#include "report/report_svg.hpp"
+#include "render/report_html.hpp"
+#include "render/report_svg.hpp"
+#include "core/units.hpp"
 
 namespace harness {
 
@@ -30,7 +31,7 @@ int verdict_rank(Verdict v) {
   return 7;
 }
 
-std::string time_text(const std::optional<double>& s) { return s ? html::fmt_seconds(*s) : "-"; }
+std::string time_text(const std::optional<double>& s) { return s ? format_seconds(*s) : "-"; }
 
 // The environment as "gpu.name" -> value lines (nested objects flattened, arrays dumped).
 void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
@@ -97,9 +98,9 @@ std::string geomean_bars(const std::vector<GeoRow>& rows) {
       o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"14\" fill=\"{}\"><title>{}: {}x "
                        "over {} results</title></rect>\n",
                        std::min(a, b), y + 4, std::max(1.0, std::fabs(b - a)), svg::color(0), escape(r.label),
-                       html::fmt_3(r.ratio), r.n);
+                       format_3sig(r.ratio), r.n);
       o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">{}x</text>\n", std::max(a, b) + 4, y + 15,
-                       html::fmt_3(r.ratio));
+                       format_3sig(r.ratio));
     }
     y += row_h;
   }
@@ -108,7 +109,7 @@ std::string geomean_bars(const std::vector<GeoRow>& rows) {
                    px(1), top, y);
   for (double t : {1 / m, 1.0, m})
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"middle\">{}x</text>\n", px(t),
-                     y + 16, html::fmt_3(t));
+                     y + 16, format_3sig(t));
   return o + "</svg>\n";
 }
 
@@ -116,27 +117,10 @@ std::string geomean_bars(const std::vector<GeoRow>& rows) {
 
 int comparison_exit_code(const Comparison& c) { return c.regression ? 1 : 0; }
 
-std::string render_comparison_html(const Comparison& c, const Report& base, const Report& cand) {
-  std::string o = html::page_head("harness compare: " + base.suite.name.value_or("?") +
-                                  (cand.suite.name.value_or("?") != base.suite.name.value_or("?")
-                                       ? " vs " + cand.suite.name.value_or("?")
-                                       : ""));
-  o += fmt::format("<p>Baseline: {}<br>Candidate: {}</p>\n", escape(c.base_label), escape(c.cand_label));
-  const int code = comparison_exit_code(c);
-  o += fmt::format("<p class=\"exit {}\">harness compare exits <b>{}</b>: {}</p>\n", code ? "fail" : "ok", code,
-                   code ? "a regression (a result slower, or a check failing in the candidate)" : "no regression");
-  const auto& t = c.total;
-  o += fmt::format("<p class=\"summary\">{} results: {} slower, {} faster, {} same, {} failed, {} new, {} missing, {} "
-                   "skipped; geometric mean candidate/baseline time {}x over {} compared</p>\n",
-                   c.pairs.size(), t.slower, t.faster, t.same, t.failed, t.new_, t.missing, t.skipped,
-                   html::fmt_3(t.geomean_ratio), t.compared);
-  o += fmt::format("<p>Baseline <code>{}</code>, candidate <code>{}</code>. A change counts when the median moves by "
-                   "at least {}%, |Cliff's delta| is at least {} and the two-sided Mann-Whitney U test gives p &lt; {}."
-                   "</p>\n",
-                   escape(c.base_path), escape(c.cand_path), html::fmt_3(c.options.threshold * 100),
-                   html::fmt_3(c.options.min_effect_size), html::fmt_3(c.options.alpha));
-  for (const auto& w : c.warnings) o += fmt::format("<p class=\"note\">{}</p>\n", escape(w));
+namespace {
 
+std::string problems_section(const Comparison& c) {
+  std::string o;
   o += "<h2>Per problem</h2>\n";
   o += geomean_bars(geo_rows(c));
   o += "<table><thead><tr><th>problem</th><th>fixed parameters</th><th>geometric mean (cand/base time)</th>"
@@ -150,9 +134,14 @@ std::string render_comparison_html(const Comparison& c, const Report& base, cons
                      p.geomean_ratio > 1 + c.options.threshold   ? "bad"
                      : p.geomean_ratio < 1 - c.options.threshold ? "good"
                                                                   : "",
-                     html::fmt_3(p.geomean_ratio), p.compared, p.slower, p.faster, p.same, p.failed, p.new_, p.missing);
+                     format_3sig(p.geomean_ratio), p.compared, p.slower, p.faster, p.same, p.failed, p.new_, p.missing);
   o += "</tbody></table>\n";
 
+  return o;
+}
+
+std::string results_section(const Comparison& c) {
+  std::string o;
   o += "<h2>Results, by effect</h2>\n";
   std::vector<const Pair*> sorted;
   for (const auto& p : c.pairs) sorted.push_back(&p);
@@ -173,11 +162,16 @@ std::string render_comparison_html(const Comparison& c, const Report& base, cons
                      "<td class=\"num\">{3}</td><td class=\"num\">{4}</td><td>{5}</td><td class=\"num\">{6} / {7}</td>"
                      "<td>{8}</td></tr>\n",
                      escape(verdict), escape(p->display), time_text(p->base_median),
-                     time_text(p->cand_median), p->change ? fmt::format("{:+.1f}%", *p->change * 100) : "-",
+                     time_text(p->cand_median), p->change ? format_change(*p->change) : "-",
                      escape(confidence), p->base_n, p->cand_n, escape(p->note));
   }
   o += "</tbody></table>\n";
 
+  return o;
+}
+
+std::string environments_section(const Comparison& c, const Report& base, const Report& cand) {
+  std::string o;
   o += "<h2>Environments</h2>\n";
   std::map<std::string, std::string> eb, ec;
   flatten(base.environment.raw, "", eb);
@@ -199,6 +193,35 @@ std::string render_comparison_html(const Comparison& c, const Report& base, cons
   o += fmt::format("<table class=\"env\"><thead><tr><th></th><th>baseline: {}</th><th>candidate: {}</th></tr></thead>"
                    "<tbody>\n{}</tbody></table>\n",
                    escape(c.base_label), escape(c.cand_label), rows);
+  return o;
+}
+
+}  // namespace
+
+std::string render_comparison_html(const Comparison& c, const Report& base, const Report& cand) {
+  std::string o = html::page_head("harness compare: " + base.suite.name.value_or("?") +
+                                  (cand.suite.name.value_or("?") != base.suite.name.value_or("?")
+                                       ? " vs " + cand.suite.name.value_or("?")
+                                       : ""));
+  o += fmt::format("<p>Baseline: {}<br>Candidate: {}</p>\n", escape(c.base_label), escape(c.cand_label));
+  const int code = comparison_exit_code(c);
+  o += fmt::format("<p class=\"exit {}\">harness compare exits <b>{}</b>: {}</p>\n", code ? "fail" : "ok", code,
+                   code ? "a regression (a result slower, or a check failing in the candidate)" : "no regression");
+  const auto& t = c.total;
+  o += fmt::format("<p class=\"summary\">{} results: {} slower, {} faster, {} same, {} failed, {} new, {} missing, {} "
+                   "skipped; geometric mean candidate/baseline time {}x over {} compared</p>\n",
+                   c.pairs.size(), t.slower, t.faster, t.same, t.failed, t.new_, t.missing, t.skipped,
+                   format_3sig(t.geomean_ratio), t.compared);
+  o += fmt::format("<p>Baseline <code>{}</code>, candidate <code>{}</code>. A change counts when the median moves by "
+                   "at least {}%, |Cliff's delta| is at least {} and the two-sided Mann-Whitney U test gives p &lt; {}."
+                   "</p>\n",
+                   escape(c.base_path), escape(c.cand_path), format_3sig(c.options.threshold * 100),
+                   format_3sig(c.options.min_effect_size), format_3sig(c.options.alpha));
+  for (const auto& w : c.warnings) o += fmt::format("<p class=\"note\">{}</p>\n", escape(w));
+
+  o += problems_section(c);
+  o += results_section(c);
+  o += environments_section(c, base, cand);
   return o + html::page_tail("Rendered by harness compare --format html.");
 }
 

@@ -1,4 +1,4 @@
-#include "profile/trace_check.hpp"
+#include "report/trace_check.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -36,31 +36,34 @@ double num(const json& e, const char* key) {
   return it != e.end() && it->is_number() ? it->get<double>() : std::nan("");
 }
 
-}  // namespace
-
-TraceCheck check_trace(const json& trace, const Report& report) {
-  TraceCheck out;
-  auto problem = [&](std::string text) {
+// Where check_trace records what it finds (the first 50).
+struct Problems {
+  TraceCheck& out;
+  void operator()(std::string text) const {
     if (out.problems.size() < 50) out.problems.push_back(std::move(text));
-  };
-  if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array()) {
-    problem("not a Chrome trace: no traceEvents array");
-    return out;
   }
+};
+
+// The trace's events sorted by kind.
+struct Scan {
   std::vector<Slice> ranges;
   std::map<std::string, std::vector<Slice>> variant_ranges;  // by name
   std::map<std::string, std::size_t> kernels_by_variant;
   std::set<double> flow_starts;
   std::vector<double> flow_ends;
   std::vector<std::pair<Slice, std::string>> gpu;            // GPU slice, its variant range
+};
+
+Scan scan_events(const json& trace, TraceCheck& out, const Problems& problem) {
+  Scan sc;
   for (const json& e : trace["traceEvents"]) {
     const std::string ph = e.value("ph", "");
     const int pid = e.value("pid", 0), tid = e.value("tid", 0);
     if (ph == "s" || ph == "f") {
       const double id = num(e, "id");
       if (std::isnan(id)) problem(fmt::format("flow event without a numeric id: {}", e.dump()));
-      else if (ph == "s") flow_starts.insert(id);
-      else flow_ends.push_back(id);
+      else if (ph == "s") sc.flow_starts.insert(id);
+      else sc.flow_ends.push_back(id);
       continue;
     }
     if (ph != "X") continue;
@@ -72,22 +75,24 @@ TraceCheck check_trace(const json& trace, const Report& report) {
     }
     s.end = s.ts + dur;
     if (pid == 1 && tid == 1) {
-      ranges.push_back(s);
-      if (s.cat == "variant") variant_ranges[s.name].push_back(s);
+      sc.ranges.push_back(s);
+      if (s.cat == "variant") sc.variant_ranges[s.name].push_back(s);
     } else if (pid == 2) {
       ++out.gpu_events;
       const std::string variant = e.contains("args") ? e["args"].value("variant", "") : "";
       if (s.cat == "kernel") {
         ++out.kernels;
-        ++kernels_by_variant[variant];
+        ++sc.kernels_by_variant[variant];
       }
-      gpu.emplace_back(s, variant);
+      sc.gpu.emplace_back(s, variant);
     }
   }
-  out.ranges = ranges.size();
+  return sc;
+}
 
-  // Nesting: sorted by start (longer first on ties), each range inside the innermost
-  // open one or after it.
+// Nesting: sorted by start (longer first on ties), each range inside the innermost open
+// one or after it.
+void check_nesting(std::vector<Slice> ranges, const Problems& problem) {
   std::stable_sort(ranges.begin(), ranges.end(), [](const Slice& a, const Slice& b) {
     return a.ts < b.ts || (a.ts == b.ts && a.end > b.end);
   });
@@ -104,29 +109,28 @@ TraceCheck check_trace(const json& trace, const Report& report) {
                           got.empty() ? "no range" : "a " + got + " range", want));
     stack.push_back(&s);
   }
+}
 
-  // Alignment: each GPU slice inside a range of its variant.
-  for (const auto& [s, variant] : gpu) {
+// Alignment: each GPU slice inside a range of its variant.
+void check_alignment(const Scan& sc, const Problems& problem) {
+  for (const auto& [s, variant] : sc.gpu) {
     if (variant.empty()) {
       problem(fmt::format("{} '{}' at {:.3f} us names no variant range", s.cat, s.name, s.ts));
       continue;
     }
-    const auto it = variant_ranges.find(variant);
+    const auto it = sc.variant_ranges.find(variant);
     bool inside = false;
-    if (it != variant_ranges.end())
+    if (it != sc.variant_ranges.end())
       for (const Slice& r : it->second) inside = inside || (s.ts >= r.ts - kSlackUs && s.end <= r.end + kSlackUs);
     if (!inside)
       problem(fmt::format("{} '{}' [{:.3f}, {:.3f}] us lies outside its variant range '{}'", s.cat, s.name, s.ts, s.end,
                           variant));
   }
+}
 
-  // Flows.
-  out.flows = flow_ends.size();
-  for (double id : flow_ends)
-    if (!flow_starts.count(id)) problem(fmt::format("flow {} ends but never starts", id));
-
-  // Counts against the report's kernel breakdowns (results that share a variant range
-  // name, e.g. one shape in two cases, are added up).
+// Counts against the report's kernel breakdowns (results that share a variant range name,
+// e.g. one shape in two cases, are added up).
+void check_counts(const Scan& sc, const Report& report, TraceCheck& out, const Problems& problem) {
   std::map<std::string, double> expected;
   for (const Result& r : report.results) {
     const json& k = r.profile.is_object() && r.profile.contains("kernels") ? r.profile["kernels"] : json();
@@ -137,16 +141,35 @@ TraceCheck check_trace(const json& trace, const Report& report) {
     ++out.results_compared;
   }
   for (const auto& [name, n] : expected) {
-    const auto it = kernels_by_variant.find(name);
-    const std::size_t got = it == kernels_by_variant.end() ? 0 : it->second;
+    const auto it = sc.kernels_by_variant.find(name);
+    const std::size_t got = it == sc.kernels_by_variant.end() ? 0 : it->second;
     if (std::llround(n) != static_cast<long long>(got))
       problem(fmt::format("'{}': {} kernels on the timeline, the report's breakdown counts {}", name, got, n));
   }
-  for (const auto& [name, n] : kernels_by_variant)
+  for (const auto& [name, n] : sc.kernels_by_variant)
     if (!expected.count(name))
       problem(fmt::format("'{}': {} kernels on the timeline, but no result of the report has a kernel breakdown "
                           "for it",
                           name.empty() ? "(no variant)" : name, n));
+}
+
+}  // namespace
+
+TraceCheck check_trace(const json& trace, const Report& report) {
+  TraceCheck out;
+  const Problems problem{out};
+  if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array()) {
+    problem("not a Chrome trace: no traceEvents array");
+    return out;
+  }
+  const Scan sc = scan_events(trace, out, problem);
+  out.ranges = sc.ranges.size();
+  check_nesting(sc.ranges, problem);
+  check_alignment(sc, problem);
+  out.flows = sc.flow_ends.size();
+  for (double id : sc.flow_ends)
+    if (!sc.flow_starts.count(id)) problem(fmt::format("flow {} ends but never starts", id));
+  check_counts(sc, report, out, problem);
   return out;
 }
 

@@ -1,0 +1,64 @@
+// `harness report --format csv`: one row per result (RFC 4180: fields with a comma, quote
+// or line break are quoted, quotes doubled), numbers in full precision.
+#include <fmt/format.h>
+
+#include "render/report_fields.hpp"
+#include "render/report_render.hpp"
+
+namespace harness {
+
+using namespace fields;
+
+namespace {
+std::string fmt_csv_number(double v) { return fmt::format("{}", v); }
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+}  // namespace
+
+std::string render_report_csv(const Report& report) {
+  const std::vector<Result>& rows = report.results;
+  std::vector<const Result*> all;
+  for (const auto& r : rows) all.push_back(&r);
+  const auto names = param_names(all);
+  std::vector<std::string> head = {"name", "case", "problem", "variant", "backend"};
+  for (const auto& n : names) head.push_back("param." + n);
+  for (const char* h : {"status", "reason", "samples", "median_s", "mean_s", "min_s", "max_s", "stddev_s", "rel_noise",
+                        "gflops", "gbytes_per_s", "arithmetic_intensity", "flops", "bytes", "io_device_bytes",
+                        "workspace_peak_bytes", "check_passed", "max_abs_error", "rel_l2_error"})
+    head.emplace_back(h);
+  std::string o;
+  auto line = [&](const std::vector<std::string>& fields) {
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (i) o += ',';
+      o += csv_field(fields[i]);
+    }
+    o += "\n";
+  };
+  line(head);
+  for (const Result& r : rows) {
+    std::vector<std::string> f = {r.name, r.case_name, r.problem, r.variant, r.backend};
+    for (const auto& n : names) f.push_back(r.params.has(n) ? param_text(pv(r, n)) : "");
+    f.push_back(status_text(r));
+    f.push_back(r.reason);
+    auto timed = [&](double v) { return is_timed(r) ? fmt_csv_number(v) : std::string(); };
+    f.push_back(is_timed(r) ? fmt::format("{}", sample_count(r)) : "");
+    for (double v : {median_s(r), mean_s(r), min_s(r), max_s(r), stddev_s(r), rel_noise(r), gflops_of(r), gbps_of(r)}) f.push_back(timed(v));
+    f.push_back(intensity_of(r) > 0 ? fmt_csv_number(intensity_of(r)) : "");
+    for (double v : {flops_of(r), bytes_of(r), io_bytes(r), ws_bytes(r)}) f.push_back(fmt_csv_number(v));
+    f.push_back(check_passed(r) ? (*check_passed(r) ? "true" : "false") : "");
+    f.push_back(check_passed(r) ? fmt_csv_number(r.check->max_abs_error) : "");
+    f.push_back(check_passed(r) ? fmt_csv_number(r.check->rel_l2_error) : "");
+    line(f);
+  }
+  return o;
+}
+
+}  // namespace harness

@@ -1,0 +1,42 @@
+#pragma once
+// The timing of one result: its samples, their statistics, why sampling stopped, and the
+// SM clock while it ran. Filled by measure/, carried by the result, written by report/.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+// Summary statistics of timing samples (computed by measure/stats.hpp).
+struct Stats {
+  std::size_t count = 0;
+  double min = 0, max = 0, mean = 0, median = 0, stddev = 0;
+  double q1 = 0, q3 = 0;     // first and third quartiles (linear interpolation)
+  double rel_noise = 0;      // stddev / mean
+};
+
+// The SM clock during the timed batches (one probe after each batch).
+struct ClockStats {
+  std::vector<double> mhz;     // one per batch
+  double min_mhz = 0, median_mhz = 0;
+  double max_mhz = 0;          // the device's maximum SM clock
+  double threshold = 0.75;     // a batch under threshold * max_mhz is throttled
+  std::size_t throttled_batches = 0;
+  bool throttled() const { return throttled_batches > 0; }
+};
+
+struct Timing {
+  std::vector<double> samples;  // seconds, one per run
+  Stats stats;
+  bool noise_reached = false;
+  std::string stopping_rule;    // "noise", "entropy", "samples"
+  std::string stop_reason;      // "noise reached", "entropy flat", "sample count reached", "time cap", "sample cap"
+  double wall_time = 0;         // seconds spent measuring, warm-up included
+  std::string mode;             // "events", "graph" or "host"
+  std::size_t launches_per_sample = 1;  // graph: launches per replay (a sample is the mean)
+  std::string note;             // why graph timing fell back to events
+  std::optional<ClockStats> clocks;
+};
+
+}  // namespace harness

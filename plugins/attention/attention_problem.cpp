@@ -525,14 +525,16 @@ std::optional<std::string> flash_wgmma_backward_constraint(const harness::Params
 // deterministic: true only where the sums have a fixed order: flash_wgmma (turn counters),
 // naive and the host references (no atomics). The other backward kernels add dQ (and GQA dK,
 // dV) by atomics in arrival order; `flash` is the Hopper kernel only on sm_90 at bf16/f16.
+// The parameter, false where a caller's Params lack it (tests build Params by hand).
+bool deterministic_of(const harness::Params& p) { return p.has("deterministic") && p.get_bool("deterministic"); }
 template <auto kConstraint>
 std::optional<std::string> nondeterministic(const harness::Params& p) {
-  if (p.get_bool("deterministic"))
+  if (deterministic_of(p))
     return std::string("deterministic: this kernel sums dQ (and GQA dK, dV) by atomics in arrival order");
   return kConstraint(p);
 }
 std::optional<std::string> flash_backward_det_constraint(const harness::Params& p) {
-  if (p.get_bool("deterministic") &&
+  if (deterministic_of(p) &&
       (dtype_of(p) == DType::f32 || attn::flash_hopper_backward_unsupported(shape_of(p)) != nullptr))
     return std::string("deterministic: here flash is a kernel that sums dQ by atomics in arrival order (the Hopper "
                        "kernel, deterministic, runs bf16/f16 on sm_90)");

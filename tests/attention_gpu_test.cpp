@@ -477,6 +477,19 @@ TEST(AttentionGpuTensorCores, BackwardMatchesCpuAtOddSizes) {
     }
 }
 
+// The FP32 flash forward on the problem's rounded inputs, O rounded to the dtype: a second,
+// independent path where the host reference would take minutes.
+Forward fp32_flash_on_rounded_inputs(const HalfProblem& p) {
+  Problem f(p.s, 1);  // replaced by the rounded inputs
+  f.q = p.q, f.k = p.k, f.v = p.v;
+  f.q_dev.upload(f.q);
+  f.k_dev.upload(f.k);
+  f.v_dev.upload(f.v);
+  Forward want = gpu_forward(f, Kind::flash);
+  want.o = rounded(want.o, p.dt);
+  return want;
+}
+
 // At N = 4096 the bf16 kernels against the FP32 flash kernels on the same rounded inputs
 // (a second, independent path; the cpu reference would take minutes here).
 TEST(AttentionGpuTensorCores, MatchesFp32FlashAt4096) {
@@ -487,13 +500,7 @@ TEST(AttentionGpuTensorCores, MatchesFp32FlashAt4096) {
       DeviceBuffer<std::uint16_t> o;
       DeviceBuffer<float> lse;
       const Forward got = tc_forward(p, o, lse);
-      Problem f(p.s, 1);  // replaced by the rounded inputs
-      f.q = p.q, f.k = p.k, f.v = p.v;
-      f.q_dev.upload(f.q);
-      f.k_dev.upload(f.k);
-      f.v_dev.upload(f.v);
-      Forward want = gpu_forward(f, Kind::flash);
-      want.o = rounded(want.o, p.dt);
+      const Forward want = fp32_flash_on_rounded_inputs(p);
       const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
       expect_match({{"O", got.o}, {"LSE", got.lse}}, {{"O", want.o}, {"LSE", want.lse}}, t.abs, t.rel,
                    "flash_tc vs fp32 flash " + p.name());
@@ -590,13 +597,7 @@ TEST(AttentionGpuHopper, MatchesFp32FlashAt4096) {
     for (int d : {64, 128}) {
       HalfProblem p(shape(1, 4, 2, 4096, d, causal), harness::DType::bf16, 1700 + d);
       const Forward got = hopper_forward(p);
-      Problem f(p.s, 1);
-      f.q = p.q, f.k = p.k, f.v = p.v;
-      f.q_dev.upload(f.q);
-      f.k_dev.upload(f.k);
-      f.v_dev.upload(f.v);
-      Forward want = gpu_forward(f, Kind::flash);
-      want.o = rounded(want.o, p.dt);
+      const Forward want = fp32_flash_on_rounded_inputs(p);
       const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
       expect_match({{"O", got.o}, {"LSE", got.lse}}, {{"O", want.o}, {"LSE", want.lse}}, t.abs, t.rel,
                    "flash_hopper vs fp32 flash " + p.name());

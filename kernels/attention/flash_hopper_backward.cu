@@ -75,6 +75,7 @@
 #include "arch/sm90_wgmma.cuh"
 #include "arch/tma_map.hpp"
 #include "attention.hpp"
+#include "hopper_device.hpp"
 #include "flash_tc_passes.hpp"
 
 namespace kernels::attention {
@@ -619,16 +620,7 @@ cudaError_t dispatch(const Shape& s, Precision precision, const void* q, const v
 const char* flash_hopper_backward_unsupported(const Shape& shape) {
   if (shape.head_dim != 64 && shape.head_dim != 128)
     return "the Hopper (wgmma) flash backward has kernels for head_dim 64 and 128";
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return "no CUDA device to query";
-  }
-  if (major != 9 || minor != 0) return "the Hopper (wgmma) flash backward needs an sm_90 GPU (H100, H200)";
-  if (arch::tensor_map_encoder() == nullptr) return "the driver has no cuTensorMapEncodeTiled (TMA)";
-  return nullptr;
+  return detail::hopper_device_unsupported(true);
 }
 
 std::size_t flash_hopper_backward_workspace_bytes(const Shape& shape) {

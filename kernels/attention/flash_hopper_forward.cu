@@ -106,6 +106,7 @@
 #include "arch/tma_map.hpp"
 #include "arch/warp_reduce.cuh"
 #include "attention.hpp"
+#include "hopper_device.hpp"
 
 namespace kernels::attention {
 namespace {
@@ -566,16 +567,7 @@ const char* flash_hopper_unsupported(const Shape& shape) {
   if (shape.head_dim != 64 && shape.head_dim != 128 && shape.head_dim != 256)
     return "the Hopper (wgmma) flash forward has kernels for head_dim 64, 128 and 256";
   if (!(shape.effective_scale() > 0.0f)) return "the Hopper (wgmma) flash forward takes a positive softmax scale";
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return "no CUDA device to query";
-  }
-  if (major != 9 || minor != 0) return "the Hopper (wgmma) flash forward needs an sm_90 GPU (H100, H200)";
-  if (arch::tensor_map_encoder() == nullptr) return "the driver has no cuTensorMapEncodeTiled (TMA)";
-  return nullptr;
+  return detail::hopper_device_unsupported(false);
 }
 
 cudaError_t flash_hopper_forward(const Shape& shape, Precision precision, const void* q, const void* k,

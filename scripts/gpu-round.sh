@@ -19,6 +19,8 @@
 #           devices (a suite with --devices all vs --devices 0: both wall times)
 #           gemm-fp32 (the FP32 shape table: auto and coarsened as % of cuBLAS per shape,
 #           geometric means, auto's config)
+#           attention-hopper (flash_wgmma / flash_fa2 forward and backward, bf16, d = 64/128/256,
+#           and PyTorch SDPA's FA2 and cuDNN backends on the same shapes; table-attention-hopper.md)
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
 #           ddp (data-parallel train_transformer over every GPU, world_size 1 and 2, the
@@ -77,6 +79,14 @@ for s in $stages; do
       # ours / SDPA per shape, the reference being the faster of SDPA's backends at the dtype
       python3 reports/tables.py attention-sdpa "$OUT/attention-compare.json" "$OUT/pytorch-attention-compare.json" \
         >"$OUT/table-attention-sdpa.md" || status=1 ;;
+    attention-hopper)
+      step "harness run suites/attention-hopper.yaml, then PyTorch SDPA (FA2 and cuDNN) on the same shapes"
+      timeout "${SUITE_TIMEOUT:-600}" $exe run suites/attention-hopper.yaml --no-profile --out "$OUT/attention-hopper.json" \
+        2>&1 | tee "$OUT/attention-hopper.log" | tail -60 || status=1
+      PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-600}" python3 reports/pytorch_attention.py suites/attention-hopper.yaml \
+        --harness $exe --out "$OUT/pytorch-attention-hopper.json" >"$OUT/pytorch-hopper.log" 2>&1 || status=1
+      python3 reports/tables.py attention-sdpa "$OUT/attention-hopper.json" "$OUT/pytorch-attention-hopper.json" \
+        | tee "$OUT/table-attention-hopper.md" | tail -60 || status=1 ;;
     attention-tc-tiles)
       step "harness run suites/attention-tc-tiles.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention-tc-tiles.yaml --no-profile --out "$OUT/attention-tc-tiles.json" \

@@ -114,6 +114,23 @@ TEST(GemmTc, TensorCoreSuiteIsValid) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+// The shape zoo (issue 32) expands: every dtype, training's three layouts, cuBLAS in every
+// case; and the Hopper attention suite (issue 30/31) beside it.
+TEST(GemmTc, ShapeZooAndHopperAttentionSuitesAreValid) {
+  const auto r = harness::test::run_command(std::string(HARNESS_EXE) + " run " + HARNESS_SOURCE_DIR +
+                                            "/suites/gemm-shapes.yaml --dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* want : {"dtype:bf16", "dtype:f16", "dtype:tf32", "dtype:f32", "layout:nt", "layout:nn", "layout:tn",
+                           "gemm/cublas/M:1/", "K:770", "M:4097/N:4095/K:4093"})
+    EXPECT_NE(r.output.find(want), std::string::npos) << want;
+  const auto a = harness::test::run_command(std::string(HARNESS_EXE) + " run " + HARNESS_SOURCE_DIR +
+                                            "/suites/attention-hopper.yaml --dry-run");
+  EXPECT_EQ(a.exit_code, 0) << a.output;
+  for (const char* want : {"attention/flash_wgmma/", "attention/flash_fa2/", "attention_backward/flash_wgmma/",
+                           "head_dim:256"})
+    EXPECT_NE(a.output.find(want), std::string::npos) << want;
+}
+
 TEST(GemmTc, Fp32KernelsRunOnlyF32Nn) {
   EXPECT_FALSE(plugins::gemm::fp32_nn_only(params(8, 8, 8)).has_value());
   const auto why_dtype = plugins::gemm::fp32_nn_only(params(8, 8, 8, "bf16"));

@@ -33,6 +33,32 @@ TEST(Cli, NoSubcommandOrUnknownOptionIsExit2) {
   EXPECT_NE(r.output.find("no_such_suite.yaml"), std::string::npos);
 }
 
+TEST(Cli, OneSampleHasNoNoiseNotZeroNoise) {
+  const std::string out = test::temp_path("one_sample.json");
+  const auto r = run_command(kExe + " run tests/data/suites/one_sample.yaml --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("noise n/a"), std::string::npos) << r.output;  // the progress line
+  EXPECT_EQ(r.output.find("0.0%"), std::string::npos) << r.output;       // never "±0.0%"
+  EXPECT_EQ(r.output.find("(noisy)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("      n/a  "), std::string::npos) << r.output;  // the summary's noise column
+  const auto j = nlohmann::json::parse(test::read_file(out));
+  const auto& stats = j["results"][0]["stats"];
+  EXPECT_EQ(stats["count"], 1);
+  EXPECT_TRUE(stats["rel_noise"].is_null()) << stats.dump();
+  EXPECT_EQ(stats["noise_reached"], false);
+  const auto v = run_command(kExe + " validate " + out);
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  const auto md = run_command(kExe + " report " + out + " --format md");
+  EXPECT_EQ(md.exit_code, 0) << md.output;
+  EXPECT_NE(md.output.find("| n/a |"), std::string::npos) << md.output;
+  EXPECT_NE(md.output.find("one sample: noise not known"), std::string::npos) << md.output;
+  const auto csv = run_command(kExe + " report " + out + " --format csv");
+  EXPECT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_NE(csv.output.find(",n/a,"), std::string::npos) << csv.output;
+  std::remove(out.c_str());
+  std::remove((out + ".journal.jsonl").c_str());
+}
+
 TEST(Cli, SmokeRunWritesAValidReportAndJournal) {
   const std::string out = test::temp_path("tiny.json");
   const auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --out " + out);

@@ -30,6 +30,99 @@ TEST(CompareCli, SameBuildTwiceIsExit0) {
   EXPECT_FALSE(has(r.output, "warning:")) << r.output;
 }
 
+// gemm_base.json / gemm_slow.json (tiled 10% slower) with the tiled results edited by `edit`,
+// written to temp files; returns the compare command line for them.
+template <class Edit>
+std::string edited_pair(const std::string& tag, Edit edit, const std::string& extra = "") {
+  auto load = [](const std::string& f) {
+    std::ifstream in(kReports + f);
+    return nlohmann::json::parse(in);
+  };
+  nlohmann::json base = load("gemm_base.json"), cand = load("gemm_slow.json");
+  for (auto* rep : {&base, &cand})
+    for (auto& r : (*rep)["results"])
+      if (r.value("variant", "") == "tiled") edit(r, rep == &cand);
+  const std::string bp = test::temp_path(tag + "_base.json"), cp = test::temp_path(tag + "_cand.json");
+  std::ofstream(bp) << base.dump();
+  std::ofstream(cp) << cand.dump();
+  return kExe + " compare " + bp + " " + cp + (extra.empty() ? "" : " " + extra);
+}
+
+TEST(CompareCli, ClocksApartMakeAChangeAmbiguousAndFailOnAmbiguousMakesItExit1) {
+  auto clocks = [](nlohmann::json& r, bool cand) {
+    r["clocks"] = {{"min_mhz", cand ? 1600 : 1950}, {"median_mhz", cand ? 1650 : 1980}, {"max_mhz", 1980},
+                   {"threshold", 0.75}, {"throttled_batches", 0}, {"throttled", false}, {"mhz", {cand ? 1650 : 1980}}};
+  };
+  auto r = run_command(edited_pair("clocks", clocks));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "ambiguous  (would be slower, but the SM clocks differ: median 1980 MHz (baseline) vs 1650 MHz "
+                            "(candidate), -16.7% > 5%)"))
+      << r.output;
+  EXPECT_TRUE(has(r.output, "result: no regression (5 ambiguous, 29 same, 9 skipped)")) << r.output;
+  r = run_command(edited_pair("clocks", clocks, "--fail-on ambiguous"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "result: REGRESSION: 5 ambiguous")) << r.output;
+  r = run_command(edited_pair("clocks", clocks, "--format json"));
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["total"]["ambiguous"], 5);
+  r = run_command(edited_pair("clocks", clocks, "--format md"));
+  EXPECT_TRUE(has(r.output, "| ambiguous |")) << r.output;
+  r = run_command(edited_pair("clocks", clocks, "--format html"));
+  EXPECT_TRUE(has(r.output, "5 ambiguous")) << r.output;
+  EXPECT_EQ(run_command(edited_pair("clocks", clocks, "--fail-on slower")).exit_code, 2);
+}
+
+TEST(CompareCli, ThrottledInOneRunOnlyIsSaidInTheReason) {
+  const auto r = run_command(edited_pair("throttle", [](nlohmann::json& r, bool cand) {
+    if (cand) r["throttled"] = true;
+  }));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "ambiguous  (would be slower, but throttled in the candidate only)")) << r.output;
+}
+
+TEST(CompareCli, ABusyMachineWhoseSpreadCoversTheChangeIsNotSlower) {
+  // Both runs of a busy machine: the quartiles 30% around the median.
+  const auto r = run_command(edited_pair("busy", [](nlohmann::json& r, bool) {
+    const double m = r["stats"]["median_s"];
+    r["stats"]["q1_s"] = m * 0.7;
+    r["stats"]["q3_s"] = m * 1.3;
+  }));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(has(r.output, "SLOWER")) << r.output;
+  EXPECT_TRUE(has(r.output, "is within the runs' spread (mean IQR")) << r.output;
+}
+
+TEST(CompareCli, NonFiniteStatsAreALocatedInputErrorAndMissingClocksAreFine) {
+  // JSON has no NaN; 1e999 (infinity) is refused when the report is read.
+  const std::string cp = test::temp_path("inf_cand.json");
+  {
+    std::ifstream in(kReports + "gemm_slow.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::size_t at = text.find("\"median_s\":");
+    ASSERT_NE(at, std::string::npos);
+    const std::size_t end = text.find_first_of(",}", at);
+    text = text.substr(0, at) + "\"median_s\": 1e999" + text.substr(end);
+    std::ofstream(cp) << text;
+  }
+  const auto r = run_command(kExe + " compare " + kReports + "gemm_base.json " + cp);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "harness: error: " + cp + ": not valid JSON (corrupt?): number overflow")) << r.output;
+  // A negative median (or quartile, sample, SM clock) is refused, located, before any verdict.
+  const auto neg = run_command(edited_pair("negative", [](nlohmann::json& r, bool cand) {
+    if (cand) r["stats"]["median_s"] = -0.001;
+  }));
+  EXPECT_EQ(neg.exit_code, 2) << neg.output;
+  EXPECT_TRUE(has(neg.output, "_cand.json: result 'gemm/tiled/M:256/N:256/K:256/alpha:1/beta:0': stats.median_s is "
+                              "-0.001: expected a finite, non-negative number"))
+      << neg.output;
+  // Clocks missing in one report (a CPU run, an old report): compared as before.
+  const auto ok = run_command(edited_pair("noclocks", [](nlohmann::json& r, bool cand) {
+    if (cand) r.erase("clocks");
+  }));
+  EXPECT_EQ(ok.exit_code, 1) << ok.output;
+  EXPECT_TRUE(has(ok.output, "result: REGRESSION: 5 slower")) << ok.output;
+}
+
 TEST(CompareCli, SlowedVariantIsExit1) {
   const auto r = run_command(compare("gemm_base.json", "gemm_slow.json"));
   EXPECT_EQ(r.exit_code, 1) << r.output;

@@ -51,6 +51,54 @@ TEST(ParseDevices, BadListsAreClearErrors) {
   EXPECT_EQ(message("", 2), "--devices: empty list; expected all, a list like 0,1 or cpu:N");
 }
 
+TEST(DeviceIndex, ADeviceTheMachineLacksIsAnInputErrorOnlyWhereThereAreGpus) {
+  try {
+    check_device_index(7, 2);
+    ADD_FAILURE() << "no error for --device 7 on a machine with 2 GPUs";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "--device 7: no CUDA device 7: this machine has 2 (0 to 1)");
+  }
+  EXPECT_NO_THROW(check_device_index(1, 2));
+  EXPECT_NO_THROW(check_device_index(7, 0));  // no GPU at all: CUDA skipped, CPU measured
+}
+
+Result with_status(const std::string& backend, Status s) {
+  Result r;
+  r.backend = backend;
+  r.status = s;
+  return r;
+}
+
+TEST(DeviceIndex, AGpuRunWhoseDeviceCouldNotBeUsedMeasuredNothing) {
+  const std::vector<Result> skipped = {with_status("cuda", Status::skipped), with_status("cpu", Status::passed),
+                                       with_status("cuda", Status::skipped)};
+  const auto why = unusable_device_failure(skipped, 1, 0, false, "cudaGetDeviceProperties failed", false);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why, "nothing was measured on the GPU: all 2 CUDA results were skipped because device 0 could not be used: "
+                  "cudaGetDeviceProperties failed (--allow-skips accepts such a run)");
+  EXPECT_FALSE(unusable_device_failure(skipped, 1, 0, false, "x", true));   // --allow-skips
+  EXPECT_FALSE(unusable_device_failure(skipped, 0, 0, false, "no CUDA device", false));  // no GPU machine
+  EXPECT_FALSE(unusable_device_failure(skipped, 1, 0, true, "", false));    // the device was usable
+  std::vector<Result> one_ran = skipped;
+  one_ran[0].status = Status::passed;  // e.g. resumed from a journal
+  EXPECT_FALSE(unusable_device_failure(one_ran, 1, 0, false, "x", false));
+  EXPECT_FALSE(unusable_device_failure({with_status("cpu", Status::passed)}, 1, 0, false, "x", false));  // no CUDA result
+}
+
+TEST(DevicesCli, DeviceBeyondTheMachineIsAnInputErrorWhereThereAreGpus) {
+  const auto r = run_command(kExe + " run" + kSuite + "--quiet --device 7 --dry-run");
+  if (test::have_device()) {
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("harness: error: --device 7: no CUDA device 7: this machine has"), std::string::npos)
+        << r.output;
+  } else {
+    EXPECT_EQ(r.exit_code, 0) << r.output;  // no GPU: CUDA variants skipped, CPU ones measured (documented)
+  }
+  // --allow-skips is accepted (it only matters on a GPU machine whose device is unusable).
+  const auto allow = run_command(kExe + " run" + kSuite + "--quiet --allow-skips --dry-run");
+  EXPECT_EQ(allow.exit_code, 0) << allow.output;
+}
+
 TEST(ShardOrder, LargestEstimatedWorkFirstOneGroupPerCase) {
   const Suite suite = parse_suite(
       "suite: t\ncases:\n"

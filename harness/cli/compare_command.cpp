@@ -23,6 +23,7 @@ struct CompareArgs {
   double min_effect = 0.3;
   std::string format = "text";
   bool fail_on_missing = false;
+  std::vector<std::string> fail_on;
   std::string filter;
   std::string out;
 };
@@ -63,21 +64,29 @@ void add_compare_command(CLI::App& app, int& exit_code) {
                   "or '^(?!.*/cpu/)' to leave out host variants");
   cmd->add_flag("--fail-on-missing", args->fail_on_missing,
                 "Count a benchmark of the baseline that the candidate did not time as a regression");
+  cmd->add_option("--fail-on", args->fail_on,
+                  "Count these verdicts as a regression too (exit 1): ambiguous (for strict jobs)")
+      ->check(CLI::IsMember({"ambiguous"}))
+      ->allow_extra_args(false);
   cmd->footer(
-      "Verdicts: faster, slower, same, new, missing, failed, skipped. A change counts when the median\n"
+      "Verdicts: faster, slower, same, ambiguous, new, missing, failed, skipped. Ambiguous: a change the\n"
+      "runs cannot decide (their spread, the mean IQR, covers it, their SM clocks differ by more than 5%, or\n"
+      "one was throttled); no regression unless --fail-on ambiguous. A change counts when the median\n"
       "time moves by at least the threshold, the samples are separated (|Cliff's delta| at least the\n"
       "minimum effect size) and a two-sided Mann-Whitney U test on the samples is significant; with\n"
       "too few samples (or Google Benchmark aggregates only) the threshold alone decides.\n"
       "Results are matched by problem + variant + parameters; Google Benchmark JSON by run name.\n"
       "\n"
       "Exit codes: 0 no regression; 1 regression (a benchmark slower, or a check failing in the\n"
-      "candidate); 2 bad input (unreadable report, bad option).");
+      "candidate; ambiguous with --fail-on ambiguous); 2 bad input (unreadable report, bad option,\n"
+      "a timed result whose figures are not finite).");
   cmd->callback([args, &exit_code] {
     CompareOptions options;
     options.threshold = parse_percent(args->threshold);
     options.alpha = args->alpha;
     options.min_effect_size = args->min_effect;
     options.fail_on_missing = args->fail_on_missing;
+    for (const auto& v : args->fail_on) options.fail_on_ambiguous |= v == "ambiguous";
     if (!args->filter.empty()) {
       try {
         options.filter = std::regex(args->filter, std::regex::ECMAScript);

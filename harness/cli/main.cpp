@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
       "\n"
       "Exit codes: 0 all results passed or were skipped with a reason; 1 a check failed or a\n"
       "variant errored, or compare found a regression; 2 bad input (command line, suite, plugin,\n"
-      "report): nothing was run.");
+      "report): nothing was run, or a GPU run whose device could not be used (--allow-skips).");
   app.set_version_flag("--version", fmt::format("harness {} (commit {})", harness::harness_version(),
                                                 harness::harness_commit()));
   app.require_subcommand(1, 1);

@@ -114,6 +114,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "or cpu:N (N CPU-only workers). Largest cases first; results carry their device;\n"
                   "collective cases (nccl) run on every device at once")
       ->excludes("--device");
+  cmd->add_flag("--allow-skips", args->allow_skips,
+                "Exit 0 when a GPU machine's device could not be used and every CUDA result was\n"
+                "skipped (default: exit 2, the run measured nothing on the GPU)");
   cmd->add_flag("--allow-mixed", args->allow_mixed, "With --devices: allow GPUs of different models (timings not comparable)");
   cmd->add_option(kPoolChildOption, args->pool_child)->group("");  // hidden: set by --isolate and --devices
   cmd->callback([args, &exit_code] {

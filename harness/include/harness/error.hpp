@@ -9,7 +9,8 @@ namespace harness {
 enum ExitCode : int {
   kExitOk = 0,          // every result passed (or was skipped with a reason)
   kExitFailure = 1,     // a check failed, a variant errored, or compare found a regression
-  kExitBadInput = 2,    // bad command line, suite, report or plugin: nothing was run
+  kExitBadInput = 2,    // bad command line, suite, report or plugin: nothing was run; or a GPU run whose
+                        // device could not be used (every CUDA result skipped; see --allow-skips)
 };
 
 // Anything the user gave us that is wrong: a suite, a parameter, a plugin, a path.

@@ -25,6 +25,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::missing: return "missing";
     case Verdict::failed: return "failed";
     case Verdict::skipped: return "skipped";
+    case Verdict::ambiguous: return "ambiguous";
   }
   return "?";
 }
@@ -84,9 +85,29 @@ nlohmann::json pairing_params(const Result& r, std::set<std::string>& filled) {
   return out;
 }
 
+// A hostile report: a timed result whose figures are not finite (or negative) is a located
+// input error, not a verdict computed from NaN.
+void check_finite(const Report& report, const Result& r) {
+  if (!r.timing) return;
+  auto bad = [&](const std::string& what, double v) {
+    if (!std::isfinite(v) || v < 0)
+      throw InputError(fmt::format("{}: result '{}': {} is {}: expected a finite, non-negative number", report.path, r.name,
+                                   what, v));
+  };
+  const Stats& s = r.timing->stats;
+  bad("stats.median_s", s.median);
+  bad("stats.q1_s", s.q1);
+  bad("stats.q3_s", s.q3);
+  if (s.has_noise()) bad("stats.rel_noise", s.rel_noise);
+  for (std::size_t i = 0; i < r.timing->samples.size(); ++i) bad(fmt::format("samples_s[{}]", i), r.timing->samples[i]);
+  if (r.timing->clocks) bad("clocks.median_mhz", r.timing->clocks->median_mhz);  // absent clocks are fine (CPU, old reports)
+}
+
 std::vector<Entry> entries_of(const Report& report, std::vector<std::string>& warnings,
                               std::set<std::string>& filled) {
   if (!report.errors.empty()) throw InputError(fmt::format("{}: {}", report.path, report.errors.front()));
+  for (const Result& r : report.results)
+    if (r.status == Status::passed) check_finite(report, r);
   std::vector<Entry> out;
   std::map<std::string, int> seen;
   for (const Result& r : report.results) {
@@ -219,6 +240,29 @@ bool judge_unpaired(Pair& p, const Result* b, const Result* c, std::optional<dou
   return false;
 }
 
+// Why the runs cannot decide a change of their medians (empty: they can). See compare.hpp.
+std::vector<std::string> ambiguity(const Result& b, const Result& c, double bm, double cm, const CompareOptions& o) {
+  std::vector<std::string> why;
+  const Stats& bs = b.timing->stats;
+  const Stats& cs = c.timing->stats;
+  const double diff = std::fabs(cm - bm);
+  const double spread = ((bs.q3 - bs.q1) + (cs.q3 - cs.q1)) / 2;
+  if (spread > 0 && diff < o.spread_k * spread)
+    why.push_back(fmt::format("the difference {} is within the runs' spread (mean IQR {})", format_seconds_short(diff),
+                              format_seconds_short(spread)));
+  const auto& bc = b.timing->clocks;
+  const auto& cc = c.timing->clocks;
+  if (bc && cc && bc->median_mhz > 0 && cc->median_mhz > 0) {
+    const double d = cc->median_mhz / bc->median_mhz - 1;
+    if (std::fabs(d) > o.max_clock_change)
+      why.push_back(fmt::format("the SM clocks differ: median {:.0f} MHz (baseline) vs {:.0f} MHz (candidate), {} > {:g}%",
+                                bc->median_mhz, cc->median_mhz, format_change(d), o.max_clock_change * 100));
+  }
+  if (b.throttled != c.throttled)
+    why.push_back(fmt::format("throttled in the {} only", b.throttled ? "baseline" : "candidate"));
+  return why;
+}
+
 // Two medians: the change, the U test on the samples where it can decide, the verdict.
 void judge_times(Pair& p, const Result& b, const Result& c, double bm, double cm, const CompareOptions& o) {
   static const std::vector<double> kNone;
@@ -250,7 +294,15 @@ void judge_times(Pair& p, const Result& b, const Result& c, double bm, double cm
   }
   const bool large = std::fabs(*p.change) >= o.threshold * (1 - 1e-9);
   if (large && significant && separated) {
-    p.verdict = *p.change > 0 ? Verdict::slower : Verdict::faster;
+    const Verdict would = *p.change > 0 ? Verdict::slower : Verdict::faster;
+    if (b.timing && c.timing)
+      if (const auto why = ambiguity(b, c, bm, cm, o); !why.empty()) {
+        p.verdict = Verdict::ambiguous;
+        p.regression = o.fail_on_ambiguous;
+        p.note = fmt::format("would be {}, but {}", to_string(would), fmt::join(why, "; "));
+        return;
+      }
+    p.verdict = would;
     p.regression = p.verdict == Verdict::slower;
     return;
   }
@@ -297,6 +349,7 @@ void count(ProblemSummary& s, const Pair& p) {
     case Verdict::missing: ++s.missing; break;
     case Verdict::failed: ++s.failed; break;
     case Verdict::skipped: ++s.skipped; break;
+    case Verdict::ambiguous: ++s.ambiguous; break;
   }
 }
 
@@ -374,7 +427,8 @@ void summarize(Comparison& c) {
     ProblemSummary& s = by_problem[prob];
     count(s, p);
     count(c.total, p);
-    if (p.change && (p.verdict == Verdict::same || p.verdict == Verdict::faster || p.verdict == Verdict::slower)) {
+    if (p.change && (p.verdict == Verdict::same || p.verdict == Verdict::faster || p.verdict == Verdict::slower ||
+                     p.verdict == Verdict::ambiguous)) {
       const double l = std::log1p(*p.change);
       logs[prob].first += l;
       ++logs[prob].second;

@@ -14,6 +14,13 @@
 // Two runs of one build therefore come out `same`, and a real slowdown with tight noise
 // comes out `slower`. With too few samples for the test (or aggregates only) the
 // threshold alone decides, and the note says so.
+//
+// A pair that would be slower or faster is `ambiguous` instead when the runs cannot decide
+// it (docs/measurement.md, "compare"): the medians differ by less than spread_k x the mean
+// of the two interquartile ranges (robust: an outlier sample does not move it); or the
+// SM clocks the runs recorded (clocks.median_mhz) differ by more than max_clock_change; or
+// one run was throttled and the other not. Ambiguous is no regression unless
+// fail_on_ambiguous (--fail-on ambiguous).
 #include <optional>
 #include <regex>
 #include <string>
@@ -25,7 +32,7 @@
 
 namespace harness {
 
-enum class Verdict { faster, slower, same, new_, missing, failed, skipped };
+enum class Verdict { faster, slower, same, new_, missing, failed, skipped, ambiguous };
 std::string_view to_string(Verdict v);
 
 struct CompareOptions {
@@ -33,6 +40,9 @@ struct CompareOptions {
   double alpha = 0.05;       // significance level of the U test
   double min_effect_size = 0.3;  // smallest |Cliff's delta| that counts (0: off)
   bool fail_on_missing = false;
+  double spread_k = 1.0;          // ambiguous: |median change| < spread_k x (IQR_base + IQR_cand) / 2
+  double max_clock_change = 0.05; // ambiguous: SM clock medians differ by more (relative)
+  bool fail_on_ambiguous = false; // --fail-on ambiguous: an ambiguous pair is a regression
   std::optional<std::regex> filter;  // compare only benchmarks whose name matches (search)
 };
 
@@ -57,7 +67,7 @@ struct ProblemSummary {
   std::string fixed_params;         // "alpha=1 beta=0": the same in every pair of the problem
   std::size_t compared = 0;         // pairs timed on both sides
   double geomean_ratio = 1;         // geometric mean of cand/base time over them
-  std::size_t faster = 0, slower = 0, same = 0, new_ = 0, missing = 0, failed = 0, skipped = 0;
+  std::size_t faster = 0, slower = 0, same = 0, new_ = 0, missing = 0, failed = 0, skipped = 0, ambiguous = 0;
 };
 
 struct Comparison {
@@ -71,7 +81,8 @@ struct Comparison {
 };
 
 // Reports as decode_report returns them. Throws InputError for a report with entries
-// that could not be decoded (Report::errors).
+// that could not be decoded (Report::errors), or with a timed result whose median, quartiles,
+// samples or SM clock are not finite (or negative): "<path>: result '<name>': ...".
 Comparison compare(const Report& base, const Report& cand, const CompareOptions& options);
 
 }  // namespace harness

@@ -114,7 +114,7 @@ double device_max_clock_mhz() {
 void finish(Timing& t, const StoppingCriterion& criterion, const MeasureSettings& settings, Clock::time_point t0) {
   t.samples = criterion.samples();
   t.stats = compute_stats(t.samples);
-  t.noise_reached = t.stats.rel_noise <= settings.noise;
+  t.noise_reached = t.stats.has_noise() && t.stats.rel_noise <= settings.noise;
   t.stopping_rule = std::string(to_string(settings.stopping.rule));
   t.wall_time = seconds_since(t0);
 }

@@ -17,11 +17,12 @@ namespace {
 
 using svg::escape;
 
-// Order: failed, slower, missing, new, faster, same, skipped; then |change| descending.
+// Order: failed, slower, ambiguous, missing, new, faster, same, skipped; then |change| descending.
 int verdict_rank(Verdict v) {
   switch (v) {
     case Verdict::failed: return 0;
     case Verdict::slower: return 1;
+    case Verdict::ambiguous: return 1;
     case Verdict::missing: return 2;
     case Verdict::new_: return 3;
     case Verdict::faster: return 4;
@@ -124,17 +125,17 @@ std::string problems_section(const Comparison& c) {
   o += "<h2>Per problem</h2>\n";
   o += geomean_bars(geo_rows(c));
   o += "<table><thead><tr><th>problem</th><th>fixed parameters</th><th>geometric mean (cand/base time)</th>"
-       "<th>compared</th><th>slower</th><th>faster</th><th>same</th><th>failed</th><th>new</th><th>missing</th>"
+       "<th>compared</th><th>slower</th><th>faster</th><th>ambiguous</th><th>same</th><th>failed</th><th>new</th><th>missing</th>"
        "</tr></thead><tbody>\n";
   for (const auto& p : c.problems)
     o += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num {}\">{}x</td><td class=\"num\">{}</td><td class=\"num\">{}"
                      "</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}"
-                     "</td><td class=\"num\">{}</td></tr>\n",
+                     "</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
                      escape(p.problem), escape(p.fixed_params),
                      p.geomean_ratio > 1 + c.options.threshold   ? "bad"
                      : p.geomean_ratio < 1 - c.options.threshold ? "good"
                                                                   : "",
-                     format_3sig(p.geomean_ratio), p.compared, p.slower, p.faster, p.same, p.failed, p.new_, p.missing);
+                     format_3sig(p.geomean_ratio), p.compared, p.slower, p.faster, p.ambiguous, p.same, p.failed, p.new_, p.missing);
   o += "</tbody></table>\n";
 
   return o;
@@ -206,11 +207,13 @@ std::string render_comparison_html(const Comparison& c, const Report& base, cons
   o += fmt::format("<p>Baseline: {}<br>Candidate: {}</p>\n", escape(c.base_label), escape(c.cand_label));
   const int code = comparison_exit_code(c);
   o += fmt::format("<p class=\"exit {}\">harness compare exits <b>{}</b>: {}</p>\n", code ? "fail" : "ok", code,
-                   code ? "a regression (a result slower, or a check failing in the candidate)" : "no regression");
+                   code ? "a regression (a result slower, or a check failing in the candidate; with --fail-on ambiguous, an "
+                          "ambiguous pair)"
+                        : "no regression");
   const auto& t = c.total;
-  o += fmt::format("<p class=\"summary\">{} results: {} slower, {} faster, {} same, {} failed, {} new, {} missing, {} "
-                   "skipped; geometric mean candidate/baseline time {}x over {} compared</p>\n",
-                   c.pairs.size(), t.slower, t.faster, t.same, t.failed, t.new_, t.missing, t.skipped,
+  o += fmt::format("<p class=\"summary\">{} results: {} slower, {} faster, {} ambiguous, {} same, {} failed, {} new, {} "
+                   "missing, {} skipped; geometric mean candidate/baseline time {}x over {} compared</p>\n",
+                   c.pairs.size(), t.slower, t.faster, t.ambiguous, t.same, t.failed, t.new_, t.missing, t.skipped,
                    format_3sig(t.geomean_ratio), t.compared);
   o += fmt::format("<p>Baseline <code>{}</code>, candidate <code>{}</code>. A change counts when the median moves by "
                    "at least {}%, |Cliff's delta| is at least {} and the two-sided Mann-Whitney U test gives p &lt; {}."

@@ -18,7 +18,8 @@ std::string rule_text(const CompareOptions& o) {
   std::string s = fmt::format("a change counts when the median time moves by at least {:g}%", o.threshold * 100);
   if (o.min_effect_size > 0)
     s += fmt::format(", the samples are separated (|Cliff's delta| >= {:g})", o.min_effect_size);
-  return s + fmt::format(" and a two-sided Mann-Whitney U test gives p < {:g}", o.alpha);
+  return s + fmt::format(" and a two-sided Mann-Whitney U test gives p < {:g}; ambiguous where the runs' spread "
+                         "(IQR) or SM clocks (> {:g}% apart) cannot decide it", o.alpha, o.max_clock_change * 100);
 }
 
 std::string verdict_text(const Pair& p, bool shout) {
@@ -40,6 +41,7 @@ std::string counts_text(const ProblemSummary& s) {
   add(s.slower, "slower");
   add(s.failed, "failed");
   add(s.faster, "faster");
+  add(s.ambiguous, "ambiguous");
   add(s.same, "same");
   add(s.new_, "new");
   add(s.missing, "missing");
@@ -53,6 +55,7 @@ std::string verdict_line(const Comparison& c) {
   if (c.total.slower) why.push_back(fmt::format("{} slower", c.total.slower));
   if (c.total.failed) why.push_back(fmt::format("{} failed", c.total.failed));
   if (c.options.fail_on_missing && c.total.missing) why.push_back(fmt::format("{} missing", c.total.missing));
+  if (c.options.fail_on_ambiguous && c.total.ambiguous) why.push_back(fmt::format("{} ambiguous", c.total.ambiguous));
   return fmt::format("REGRESSION: {}", fmt::join(why, ", "));
 }
 
@@ -121,11 +124,11 @@ std::string render_md(const Comparison& c) {
   }
   out += "\n### Per problem\n\nGeometric mean of candidate/baseline median time over the pairs timed in both "
          "(below 1: faster).\n\n";
-  out += "| problem | pairs | time ratio | faster | slower | same | new | missing | failed | skipped | parameters |\n";
-  out += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  out += "| problem | pairs | time ratio | faster | slower | ambiguous | same | new | missing | failed | skipped | parameters |\n";
+  out += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   auto row = [&](const ProblemSummary& s) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(s.problem), s.compared,
-                       ratio_text(s), s.faster, s.slower, s.same, s.new_, s.missing, s.failed, s.skipped,
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(s.problem), s.compared,
+                       ratio_text(s), s.faster, s.slower, s.ambiguous, s.same, s.new_, s.missing, s.failed, s.skipped,
                        md_cell(s.fixed_params));
   };
   for (const auto& s : c.problems) row(s);
@@ -144,7 +147,8 @@ nlohmann::json summary_json(const ProblemSummary& s) {
                       {"new", s.new_},
                       {"missing", s.missing},
                       {"failed", s.failed},
-                      {"skipped", s.skipped}};
+                      {"skipped", s.skipped},
+                      {"ambiguous", s.ambiguous}};
   j["geomean_time_ratio"] = s.compared ? nlohmann::json(s.geomean_ratio) : nlohmann::json(nullptr);
   return j;
 }
@@ -178,6 +182,9 @@ nlohmann::json comparison_to_json(const Comparison& c) {
           {"threshold", c.options.threshold},
           {"alpha", c.options.alpha},
           {"min_effect_size", c.options.min_effect_size},
+          {"spread_k", c.options.spread_k},
+          {"max_clock_change", c.options.max_clock_change},
+          {"fail_on_ambiguous", c.options.fail_on_ambiguous},
           {"rule", rule_text(c.options)},
           {"test", "mann-whitney-u, two-sided"},
           {"warnings", c.warnings},

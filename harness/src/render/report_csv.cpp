@@ -50,7 +50,9 @@ std::string render_report_csv(const Report& report) {
     f.push_back(r.reason);
     auto timed = [&](double v) { return is_timed(r) ? fmt_csv_number(v) : std::string(); };
     f.push_back(is_timed(r) ? fmt::format("{}", sample_count(r)) : "");
-    for (double v : {median_s(r), mean_s(r), min_s(r), max_s(r), stddev_s(r), rel_noise(r), gflops_of(r), gbps_of(r)}) f.push_back(timed(v));
+    for (double v : {median_s(r), mean_s(r), min_s(r), max_s(r), stddev_s(r)}) f.push_back(timed(v));
+    f.push_back(is_timed(r) && !stats_of(r).has_noise() ? "n/a" : timed(rel_noise(r)));  // one sample: no noise
+    for (double v : {gflops_of(r), gbps_of(r)}) f.push_back(timed(v));
     f.push_back(intensity_of(r) > 0 ? fmt_csv_number(intensity_of(r)) : "");
     for (double v : {flops_of(r), bytes_of(r), io_bytes(r), ws_bytes(r)}) f.push_back(fmt_csv_number(v));
     f.push_back(check_passed(r) ? (*check_passed(r) ? "true" : "false") : "");

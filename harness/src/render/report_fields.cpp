@@ -187,14 +187,14 @@ Cells cells_of(const Result& r) {
   Cells c;
   c.status = status_text(r);
   c.median = is_timed(r) ? format_seconds(median_s(r)) : "-";
-  c.noise = is_timed(r) ? fmt::format("{:.1f}%", rel_noise(r) * 100) : "-";
+  c.noise = !is_timed(r) ? "-" : stats_of(r).has_noise() ? fmt::format("{:.1f}%", rel_noise(r) * 100) : "n/a";
   c.gflops = is_timed(r) && flops_of(r) > 0 ? format_figure(gflops_of(r)) : "-";
   c.gbps = is_timed(r) && bytes_of(r) > 0 ? format_figure(gbps_of(r)) : "-";
   c.memory = ws_bytes(r) > 0 ? format_bytes(ws_bytes(r)) : "-";
   std::vector<std::string> notes;
   if (!r.config.empty()) notes.push_back("config: " + r.config);
   if (!r.reason.empty()) notes.push_back(r.reason);
-  if (is_timed(r) && !noise_reached(r)) notes.push_back("noise target not reached");
+  if (is_timed(r) && !noise_reached(r)) notes.push_back(stats_of(r).has_noise() ? "noise target not reached" : "one sample: noise not known");
   c.note = fmt::format("{}", fmt::join(notes, "; "));
   return c;
 }

@@ -106,7 +106,7 @@ nlohmann::json result_to_json(const Result& r) {
     j["samples_s"] = t.samples;
     j["stats"] = {{"count", s.count},   {"min_s", s.min},       {"max_s", s.max},
                   {"mean_s", s.mean},   {"median_s", s.median}, {"stddev_s", s.stddev},
-                  {"q1_s", s.q1},       {"q3_s", s.q3},         {"rel_noise", s.rel_noise},
+                  {"q1_s", s.q1},       {"q3_s", s.q3},         {"rel_noise", s.has_noise() ? nlohmann::json(s.rel_noise) : nlohmann::json(nullptr)},
                   {"noise_reached", t.noise_reached}, {"stopping_rule", t.stopping_rule},
                   {"stop_reason", t.stop_reason}, {"wall_time_s", t.wall_time},
                   {"timing_mode", t.mode}, {"launches_per_sample", t.launches_per_sample}};

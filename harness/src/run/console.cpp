@@ -22,11 +22,16 @@ void Console::start(const std::string& name, std::size_t index, std::size_t tota
 }
 
 namespace {
+// "±1.2%", or "n/a" for one sample (no spread to state).
+std::string noise_text(const Stats& s, const char* sign) {
+  return s.has_noise() ? fmt::format("{}{:.1f}%", sign, s.rel_noise * 100) : "noise n/a";
+}
+
 std::string outcome_text(const Result& r) {
   if (r.status == Status::passed && r.timing) {
     const auto& s = r.timing->stats;
-    std::string text = fmt::format("{} ±{:.1f}%", format_seconds(s.median), s.rel_noise * 100);
-    if (!r.timing->noise_reached) text += " (noisy)";
+    std::string text = fmt::format("{} {}", format_seconds(s.median), noise_text(s, "±"));
+    if (!r.timing->noise_reached && s.has_noise()) text += " (noisy)";
     if (r.work.flops > 0) text += "  " + format_rate(r.gflops);
     if (r.work.bytes > 0) text += fmt::format("  {:.1f} GB/s", r.gbytes_per_s);
     if (r.workspace_peak_bytes > 0) text += "  +" + format_bytes(static_cast<double>(r.workspace_peak_bytes));
@@ -75,8 +80,9 @@ void Console::summary(const std::vector<Result>& results) {
                "rate", "bandwidth");
     for (const auto& r : results) {
       if (r.status == Status::passed && r.timing) {
-        fmt::print(out_, "{:<{}}  {:<7}  {:>12}  {:>6.1f}%  {:>14}  {:>11}\n", display_name(r), w, to_string(r.status),
-                   format_seconds(r.timing->stats.median), r.timing->stats.rel_noise * 100,
+        const Stats& s = r.timing->stats;
+        fmt::print(out_, "{:<{}}  {:<7}  {:>12}  {:>7}  {:>14}  {:>11}\n", display_name(r), w, to_string(r.status),
+                   format_seconds(s.median), s.has_noise() ? fmt::format("{:.1f}%", s.rel_noise * 100) : "n/a",
                    r.work.flops > 0 ? format_rate(r.gflops) : "-",
                    r.work.bytes > 0 ? fmt::format("{:.1f} GB/s", r.gbytes_per_s) : "-");
       } else {

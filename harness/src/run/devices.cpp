@@ -65,6 +65,28 @@ struct Worker {
 
 }  // namespace
 
+void check_device_index(int device, int gpu_count) {
+  if (gpu_count >= 1 && (device < 0 || device >= gpu_count))
+    throw InputError(fmt::format("--device {}: no CUDA device {}: this machine has {} (0 to {})", device, device,
+                                 gpu_count, gpu_count - 1));
+}
+
+std::optional<std::string> unusable_device_failure(const std::vector<Result>& results, int gpu_count, int device,
+                                                   bool device_available, const std::string& unavailable_reason,
+                                                   bool allow_skips) {
+  if (allow_skips || gpu_count < 1 || device_available) return std::nullopt;
+  std::size_t cuda = 0;
+  for (const auto& r : results) {
+    if (r.backend != "cuda") continue;
+    ++cuda;
+    if (r.status != Status::skipped) return std::nullopt;
+  }
+  if (cuda == 0) return std::nullopt;
+  return fmt::format("nothing was measured on the GPU: all {} CUDA result{} skipped because device {} could not be "
+                     "used: {} (--allow-skips accepts such a run)",
+                     cuda, cuda == 1 ? " was" : "s were", device, unavailable_reason.empty() ? "unknown reason" : unavailable_reason);
+}
+
 std::vector<WorkerDevice> parse_devices(const std::string& spec, int gpu_count) {
   if (spec.rfind("cpu:", 0) == 0) {
     const std::string n = spec.substr(4);

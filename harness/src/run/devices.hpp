@@ -17,6 +17,7 @@
 //
 // The workers are the process pool's children (run/pool.hpp: the protocol, the child's
 // side, the event reader); here is the launcher's policy.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,19 @@ struct WorkerDevice {
 // what "all" means when HARNESS_FAKE_DEVICES=N is set). `gpu_count`: CUDA devices visible
 // to the launcher. Throws InputError for a bad or unavailable device.
 std::vector<WorkerDevice> parse_devices(const std::string& spec, int gpu_count);
+
+// --device N: an input error (before any work) where the CUDA runtime reports devices and N
+// is not one of them. With no CUDA device at all (gpu_count 0) it passes: the run goes on,
+// CUDA variants skipped, CPU ones measured.
+void check_device_index(int device, int gpu_count);
+
+// A run on a GPU machine (gpu_count >= 1) whose device could not be used and whose every
+// CUDA result was therefore skipped measured nothing it was asked to on the GPU: the error
+// to print (exit 2), or nullopt (no GPU on the machine, the device usable, no CUDA result,
+// one of them not skipped, or allow_skips: --allow-skips).
+std::optional<std::string> unusable_device_failure(const std::vector<Result>& results, int gpu_count, int device,
+                                                   bool device_available, const std::string& unavailable_reason,
+                                                   bool allow_skips);
 
 // The estimated seconds of one result at its work: a roofline on a nominal device
 // (50 TFLOP/s, 2 TB/s), plus a fixed 1 ms so that tiny cases still order by count.

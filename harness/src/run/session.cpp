@@ -449,6 +449,14 @@ int Session::finish() {
   report_lost();
   bool ok = !fatal_ && lost_.empty();
   for (const auto& r : results) ok &= r.status == Status::passed || r.status == Status::skipped;
+  // A GPU machine whose device could not be used: every CUDA result skipped is a run that
+  // measured nothing, not a pass (a machine without any GPU keeps exit 0).
+  if (workers_.empty())
+    if (auto why = unusable_device_failure(results, cuda_device_count(), device_.index, device_.available,
+                                           device_.unavailable_reason, args_.allow_skips)) {
+      fmt::print(stderr, "harness: error: {}\n", *why);
+      return kExitBadInput;
+    }
   return ok ? kExitOk : kExitFailure;
 }
 
@@ -462,6 +470,7 @@ int run_session(const SessionOptions& args) {
   if (!args.pool_child.empty()) return run_child(args, p);
   std::vector<WorkerDevice> workers;
   if (!args.devices.empty()) workers = choose_workers(args, p);
+  else check_device_index(p.options.device, cuda_device_count());
   if (args.dry_run) return dry_run(p);
   Session session(args, p, std::move(workers));
   return session.run();

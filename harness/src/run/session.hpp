@@ -34,6 +34,7 @@ struct SessionOptions {
   std::string command_line;         // as typed, for the report's environment
   std::vector<std::string> child_argv;  // how an isolated child re-runs this command
   std::string devices;               // --devices all|0,1|cpu:N: one worker process per device
+  bool allow_skips = false;          // --allow-skips: a GPU run whose device could not be used exits 0
   bool allow_mixed = false;          // --allow-mixed: devices of different models
   std::vector<std::string> worker_argv;  // how a --devices worker re-runs this command
   // Set by the process pool (--isolate, --devices) for its children: their events file.

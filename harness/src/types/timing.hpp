@@ -13,7 +13,9 @@ struct Stats {
   std::size_t count = 0;
   double min = 0, max = 0, mean = 0, median = 0, stddev = 0;
   double q1 = 0, q3 = 0;     // first and third quartiles (linear interpolation)
-  double rel_noise = 0;      // stddev / mean
+  double rel_noise = 0;      // stddev / mean (0 and meaningless with fewer than 2 samples)
+  // One sample has no spread: its noise is not known (shown n/a, written null).
+  bool has_noise() const { return count >= 2; }
 };
 
 // The SM clock during the timed batches (one probe after each batch).

@@ -73,8 +73,8 @@ TEST(CompareCli, ClocksApartMakeAChangeAmbiguousAndFailOnAmbiguousMakesItExit1) 
 }
 
 TEST(CompareCli, ThrottledInOneRunOnlyIsSaidInTheReason) {
-  const auto r = run_command(edited_pair("throttle", [](nlohmann::json& r, bool cand) {
-    if (cand) r["throttled"] = true;
+  const auto r = run_command(edited_pair("throttle", [](nlohmann::json& res, bool cand) {
+    if (cand) res["throttled"] = true;
   }));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(has(r.output, "ambiguous  (would be slower, but throttled in the candidate only)")) << r.output;
@@ -82,10 +82,10 @@ TEST(CompareCli, ThrottledInOneRunOnlyIsSaidInTheReason) {
 
 TEST(CompareCli, ABusyMachineWhoseSpreadCoversTheChangeIsNotSlower) {
   // Both runs of a busy machine: the quartiles 30% around the median.
-  const auto r = run_command(edited_pair("busy", [](nlohmann::json& r, bool) {
-    const double m = r["stats"]["median_s"];
-    r["stats"]["q1_s"] = m * 0.7;
-    r["stats"]["q3_s"] = m * 1.3;
+  const auto r = run_command(edited_pair("busy", [](nlohmann::json& res, bool) {
+    const double m = res["stats"]["median_s"];
+    res["stats"]["q1_s"] = m * 0.7;
+    res["stats"]["q3_s"] = m * 1.3;
   }));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(has(r.output, "SLOWER")) << r.output;
@@ -108,16 +108,16 @@ TEST(CompareCli, NonFiniteStatsAreALocatedInputErrorAndMissingClocksAreFine) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(has(r.output, "harness: error: " + cp + ": not valid JSON (corrupt?): number overflow")) << r.output;
   // A negative median (or quartile, sample, SM clock) is refused, located, before any verdict.
-  const auto neg = run_command(edited_pair("negative", [](nlohmann::json& r, bool cand) {
-    if (cand) r["stats"]["median_s"] = -0.001;
+  const auto neg = run_command(edited_pair("negative", [](nlohmann::json& res, bool cand) {
+    if (cand) res["stats"]["median_s"] = -0.001;
   }));
   EXPECT_EQ(neg.exit_code, 2) << neg.output;
   EXPECT_TRUE(has(neg.output, "_cand.json: result 'gemm/tiled/M:256/N:256/K:256/alpha:1/beta:0': stats.median_s is "
                               "-0.001: expected a finite, non-negative number"))
       << neg.output;
   // Clocks missing in one report (a CPU run, an old report): compared as before.
-  const auto ok = run_command(edited_pair("noclocks", [](nlohmann::json& r, bool cand) {
-    if (cand) r.erase("clocks");
+  const auto ok = run_command(edited_pair("noclocks", [](nlohmann::json& res, bool cand) {
+    if (cand) res.erase("clocks");
   }));
   EXPECT_EQ(ok.exit_code, 1) << ok.output;
   EXPECT_TRUE(has(ok.output, "result: REGRESSION: 5 slower")) << ok.output;

@@ -96,6 +96,30 @@ TEST(Cli, VariantsTypoAndEmptySelectionAreExit2) {
   EXPECT_NE(r.output.find("not a valid regular expression"), std::string::npos);
 }
 
+// Every argument error is one line, "harness: error: ...", and exit 2 (CLI11's own printer
+// wrote two lines without the prefix).
+TEST(Cli, ArgumentErrorsAreOneLinePrefixedAndExit2) {
+  const auto one_line = [](const std::string& command, const std::string& expected) {
+    const auto r = run_command(command);
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.output;
+    EXPECT_EQ(r.output.rfind("harness: error: ", 0), 0u) << command << "\n" << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << command << "\n" << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << command << "\n" << r.output;
+  };
+  one_line(kExe + " run tests/data/suites", "directory");
+  one_line(kExe + " run no_such_suite.yaml", "no_such_suite.yaml");
+  one_line(kExe + " report tests/data/suites/tiny.yaml --format pdf", "pdf");
+  one_line(kExe + " run tests/data/suites/tiny.yaml --seed abc", "'abc' is not a seed");
+  one_line(kExe + " run tests/data/suites/tiny.yaml --seed -1", "'-1' is not a seed");
+  one_line(kExe + " run tests/data/suites/tiny.yaml --seed 18446744073709551616", "is not a seed");
+  one_line(kExe + " gbench tests/data/suites/tiny.yaml --seed -1", "'-1' is not a seed");
+  one_line(kExe + " run tests/data/suites/tiny.yaml --bogus", "--bogus");
+  one_line(kExe, "subcommand");
+  // The largest seed is still a seed.
+  const auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --dry-run --seed 18446744073709551615");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 TEST(Cli, UnwritableOutputIsExit2BeforeAnyWork) {
   const auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --out /proc/none/x.json");
   EXPECT_EQ(r.exit_code, 2);

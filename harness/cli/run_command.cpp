@@ -78,7 +78,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--plugin-dir", args->plugin_dirs,
                   "Load every plugin (*.so) of a directory (repeatable; also HARNESS_PLUGIN_PATH)")
       ->allow_extra_args(false);
-  cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)");
+  cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)")->check(seed_validator());
   cmd->add_flag("--dry-run", args->dry_run, "Print the expanded cases and results without running them");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only failures, errors and the summary");
   cmd->add_option("--metrics", args->metrics,

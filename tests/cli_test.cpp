@@ -120,6 +120,35 @@ TEST(Cli, ArgumentErrorsAreOneLinePrefixedAndExit2) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+// `harness report --reference VARIANT` in md and csv: a ratio column to the reference (as
+// html's speedup section); a variant no result has is an input error with a did-you-mean.
+TEST(Cli, ReportReferenceAddsARatioColumnToMarkdownAndCsv) {
+  const std::string report = "tests/data/reports/gemm_base.json";
+  auto r = run_command(kExe + " report " + report + " --format md --reference cublas");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(" speed vs cublas |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| cublas |"), std::string::npos);
+  EXPECT_NE(r.output.find("| cublas | 256 | 256 | 256 | passed |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" 1.00x |\n"), std::string::npos) << r.output;  // the reference against itself
+  // Without --reference the table is as before.
+  EXPECT_EQ(run_command(kExe + " report " + report + " --format md").output.find("speed vs"), std::string::npos);
+  r = run_command(kExe + " report " + report + " --format csv --reference cublas");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string head = r.output.substr(0, r.output.find('\n'));
+  EXPECT_EQ(head.substr(head.size() - std::string(",reference,speedup_vs_reference").size()),
+            ",reference,speedup_vs_reference")
+      << head;
+  EXPECT_NE(r.output.find(",cublas,1\n"), std::string::npos) << r.output;
+  for (const char* format : {"md", "csv", "html"}) {
+    r = run_command(kExe + " report " + report + " --format " + format + " --reference cublass");
+    EXPECT_EQ(r.exit_code, 2) << format;
+    EXPECT_EQ(r.output, "harness: error: --reference 'cublass': no result of the report has this variant; did you "
+                        "mean 'cublas'?\n")
+        << format;
+  }
+  EXPECT_EQ(run_command(kExe + " report " + report + " --format md --reference none").exit_code, 0);
+}
+
 TEST(Cli, UnwritableOutputIsExit2BeforeAnyWork) {
   const auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --out /proc/none/x.json");
   EXPECT_EQ(r.exit_code, 2);

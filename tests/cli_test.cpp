@@ -149,6 +149,21 @@ TEST(Cli, ReportReferenceAddsARatioColumnToMarkdownAndCsv) {
   EXPECT_EQ(run_command(kExe + " report " + report + " --format md --reference none").exit_code, 0);
 }
 
+// A repeated YAML key is an error at the second (yaml-cpp would keep the first and drop
+// the second silently); a suite name with '/' cannot steer the default report path.
+TEST(Cli, DuplicateKeysAndPathLikeSuiteNamesAreExit2) {
+  auto r = run_command(kExe + " run tests/data/suites/duplicate_key.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output, "harness: error: tests/data/suites/duplicate_key.yaml:5:33: duplicate key 'n' (each key of a map "
+                      "may appear once)\n");
+  r = run_command(kExe + " run tests/data/suites/bad_name.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output.rfind("harness: error: tests/data/suites/bad_name.yaml:2:8: suite name '../../tmp/escaped' contains", 0),
+            0u)
+      << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
 TEST(Cli, UnwritableOutputIsExit2BeforeAnyWork) {
   const auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --out /proc/none/x.json");
   EXPECT_EQ(r.exit_code, 2);

@@ -90,7 +90,8 @@ TEST(Cli, VariantsTypoAndEmptySelectionAreExit2) {
   EXPECT_NE(r.output.find("--variants: no case of the suite has a variant 'cpuu'; did you mean 'cpu'?"), std::string::npos);
   r = run_command(kExe + " run tests/data/suites/tiny.yaml --filter nomatch");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("nothing to run"), std::string::npos);
+  EXPECT_EQ(r.output, "harness: error: nothing to run: --filter 'nomatch' select no result (result names look like "
+                      "stream/cpu/op:copy/n:1000)\n");
   r = run_command(kExe + " run tests/data/suites/tiny.yaml --filter '('");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("not a valid regular expression"), std::string::npos);
@@ -162,6 +163,18 @@ TEST(Cli, DuplicateKeysAndPathLikeSuiteNamesAreExit2) {
             0u)
       << r.output;
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+// The console prints op=copy; --filter takes that form as well as the names' op:copy.
+TEST(Cli, FilterTakesTheConsoleFormOfParameters) {
+  auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --dry-run --variants cpu --filter 'op=copy/n=4099'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("stream/cpu/op:copy/n:4099"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1 results in 4 cases"), std::string::npos) << r.output;
+  // A lookahead keeps its '='.
+  r = run_command(kExe + " run tests/data/suites/tiny.yaml --dry-run --variants cpu --filter 'op:(?=triad)'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 results in 4 cases"), std::string::npos) << r.output;
 }
 
 TEST(Cli, UnwritableOutputIsExit2BeforeAnyWork) {

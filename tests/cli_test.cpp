@@ -116,10 +116,91 @@ TEST(Cli, VariantsTypoAndEmptySelectionAreExit2) {
   EXPECT_NE(r.output.find("--variants: no case of the suite has a variant 'cpuu'; did you mean 'cpu'?"), std::string::npos);
   r = run_command(kExe + " run tests/data/suites/tiny.yaml --filter nomatch");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("nothing to run"), std::string::npos);
+  EXPECT_EQ(r.output, "harness: error: nothing to run: --filter 'nomatch' select no result (result names look like "
+                      "stream/cpu/op:copy/n:1000)\n");
   r = run_command(kExe + " run tests/data/suites/tiny.yaml --filter '('");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("not a valid regular expression"), std::string::npos);
+}
+
+// Every argument error is one line, "harness: error: ...", and exit 2 (CLI11's own printer
+// wrote two lines without the prefix).
+TEST(Cli, ArgumentErrorsAreOneLinePrefixedAndExit2) {
+  const auto one_line = [](const std::string& command, const std::string& expected) {
+    const auto r = run_command(command);
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.output;
+    EXPECT_EQ(r.output.rfind("harness: error: ", 0), 0u) << command << "\n" << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << command << "\n" << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << command << "\n" << r.output;
+  };
+  one_line(kExe + " run tests/data/suites", "directory");
+  one_line(kExe + " run no_such_suite.yaml", "no_such_suite.yaml");
+  one_line(kExe + " report tests/data/suites/tiny.yaml --format pdf", "pdf");
+  one_line(kExe + " run tests/data/suites/tiny.yaml --seed abc", "'abc' is not a seed");
+  one_line(kExe + " run tests/data/suites/tiny.yaml --seed -1", "'-1' is not a seed");
+  one_line(kExe + " run tests/data/suites/tiny.yaml --seed 18446744073709551616", "is not a seed");
+  one_line(kExe + " gbench tests/data/suites/tiny.yaml --seed -1", "'-1' is not a seed");
+  one_line(kExe + " run tests/data/suites/tiny.yaml --bogus", "--bogus");
+  one_line(kExe, "subcommand");
+  // The largest seed is still a seed.
+  const auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --dry-run --seed 18446744073709551615");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// `harness report --reference VARIANT` in md and csv: a ratio column to the reference (as
+// html's speedup section); a variant no result has is an input error with a did-you-mean.
+TEST(Cli, ReportReferenceAddsARatioColumnToMarkdownAndCsv) {
+  const std::string report = "tests/data/reports/gemm_base.json";
+  auto r = run_command(kExe + " report " + report + " --format md --reference cublas");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(" speed vs cublas |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| cublas |"), std::string::npos);
+  EXPECT_NE(r.output.find("| cublas | 256 | 256 | 256 | passed |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" 1.00x |\n"), std::string::npos) << r.output;  // the reference against itself
+  // Without --reference the table is as before.
+  EXPECT_EQ(run_command(kExe + " report " + report + " --format md").output.find("speed vs"), std::string::npos);
+  r = run_command(kExe + " report " + report + " --format csv --reference cublas");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string head = r.output.substr(0, r.output.find('\n'));
+  EXPECT_EQ(head.substr(head.size() - std::string(",reference,speedup_vs_reference").size()),
+            ",reference,speedup_vs_reference")
+      << head;
+  EXPECT_NE(r.output.find(",cublas,1\n"), std::string::npos) << r.output;
+  for (const char* format : {"md", "csv", "html"}) {
+    r = run_command(kExe + " report " + report + " --format " + format + " --reference cublass");
+    EXPECT_EQ(r.exit_code, 2) << format;
+    EXPECT_EQ(r.output, "harness: error: --reference 'cublass': no result of the report has this variant; did you "
+                        "mean 'cublas'?\n")
+        << format;
+  }
+  EXPECT_EQ(run_command(kExe + " report " + report + " --format md --reference none").exit_code, 0);
+}
+
+// A repeated YAML key is an error at the second (yaml-cpp would keep the first and drop
+// the second silently); a suite name with '/' cannot steer the default report path.
+TEST(Cli, DuplicateKeysAndPathLikeSuiteNamesAreExit2) {
+  auto r = run_command(kExe + " run tests/data/suites/duplicate_key.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output, "harness: error: tests/data/suites/duplicate_key.yaml:5:33: duplicate key 'n' (each key of a map "
+                      "may appear once)\n");
+  r = run_command(kExe + " run tests/data/suites/bad_name.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output.rfind("harness: error: tests/data/suites/bad_name.yaml:2:8: suite name '../../tmp/escaped' contains", 0),
+            0u)
+      << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+// The console prints op=copy; --filter takes that form as well as the names' op:copy.
+TEST(Cli, FilterTakesTheConsoleFormOfParameters) {
+  auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --dry-run --variants cpu --filter 'op=copy/n=4099'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("stream/cpu/op:copy/n:4099"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1 results in 4 cases"), std::string::npos) << r.output;
+  // A lookahead keeps its '='.
+  r = run_command(kExe + " run tests/data/suites/tiny.yaml --dry-run --variants cpu --filter 'op:(?=triad)'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 results in 4 cases"), std::string::npos) << r.output;
 }
 
 TEST(Cli, UnwritableOutputIsExit2BeforeAnyWork) {

@@ -205,6 +205,25 @@ TEST(ReportRender, SmallAndEmptyReports) {
   EXPECT_EQ(parse_csv(render_report_csv(model(report))).size(), 1u);
 }
 
+// Issue 34: sizes recorded at one shape (no size parameter varies) used to fall through to
+// "No result used extra device memory" above a table of 4 MiB .. 2.94 GiB.
+TEST(ReportRender, MemoryAtOneShapeIsNotCalledNoExtraMemory) {
+  json report = load_json("gemm_base.json");
+  json one_shape = json::array();
+  for (const auto& r : report["results"])
+    if (r["params"] == report["results"][0]["params"]) one_shape.push_back(r);
+  ASSERT_GE(one_shape.size(), 2u);
+  one_shape[0]["memory"]["workspace_peak_bytes"] = 4 * 1024 * 1024;
+  one_shape[1]["memory"]["workspace_peak_bytes"] = 3157000000.0;  // 2.94 GiB
+  report["results"] = one_shape;
+  const std::string html = render_report_html(model(report));
+  EXPECT_EQ(html.find("No result used extra device memory"), std::string::npos);
+  EXPECT_NE(html.find("gemm: extra device memory from 4.0 MiB to 2.94 GiB across 2 result(s), but no size parameter "
+                      "varies among them: no chart (the Results table has each value)."),
+            std::string::npos)
+      << html.substr(html.find("id=\"memory\""), 600);
+}
+
 TEST(ReportRender, TimeChartWhenThereIsNoWork) {
   json report = load_json("gemm_base.json");
   for (auto& r : report["results"]) r["work"] = {{"flops", 0}, {"bytes", 0}};

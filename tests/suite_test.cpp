@@ -119,7 +119,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"bad_enum.yaml", "4:18: 'op' must be one of {copy, scale, add, triad}, got 'tirad'; did you mean 'triad'?"},
         BadFile{"bad_setting.yaml", "2:19: 'cache' must be 'hot' or 'cold', got 'warm'"},
         BadFile{"not_pow2.yaml", "4:25: 100 is not a power of two"},
-        BadFile{"no_cases.yaml", "1:1: the suite has no 'cases'"}),
+        BadFile{"no_cases.yaml", "1:1: the suite has no 'cases'"},
+        BadFile{"duplicate_key.yaml", "5:33: duplicate key 'n' (each key of a map may appear once)"},
+        BadFile{"duplicate_case_key.yaml", "7:5: duplicate key 'variants' (each key of a map may appear once)"},
+        BadFile{"bad_name.yaml", "2:8: suite name '../../tmp/escaped' contains '/' or '\\': it names the default report "
+                                 "reports/run-<suite>-<time>.json, so it must be a plain name"}),
     [](const ::testing::TestParamInfo<BadFile>& param_info) {
       std::string name = param_info.param.file;
       return name.substr(0, name.find('.'));

@@ -13,6 +13,18 @@ std::string& command_line();
 // argv as given (argv[0] included), for re-running the executable in isolated children.
 std::vector<std::string>& raw_arguments();
 
+// --seed: a decimal integer 0 .. 2^64-1. CLI11 alone takes "-1" as 2^64-1 and says nothing.
+inline CLI::Validator seed_validator() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 20 &&
+                            text.find_first_not_of("0123456789") == std::string::npos &&
+                            (text.size() < 20 || text <= "18446744073709551615");
+        return digits ? std::string() : "'" + text + "' is not a seed: expected an integer from 0 to 18446744073709551615";
+      },
+      "UINT64");
+}
+
 void add_run_command(CLI::App& app, int& exit_code);
 void add_list_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);

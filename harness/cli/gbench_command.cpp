@@ -22,7 +22,7 @@ void add_gbench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--plugin", args->plugins, "Load variants from a plugin shared library (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("--device", args->device, "CUDA device index")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)");
+  cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)")->check(seed_validator());
   cmd->allow_extras();
   cmd->footer(
       "Google Benchmark's flags pass through (write them with '='):\n"

@@ -51,7 +51,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // CLI11's own printer writes two lines without the prefix; the project's errors are one
+    // line, "harness: error: ...", exit 2.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::string message = e.what();
+    for (char& c : message)
+      if (c == '\n' || c == '\r') c = ' ';
+    while (!message.empty() && message.back() == ' ') message.pop_back();
+    std::fprintf(stderr, "harness: error: %s (see harness --help)\n", message.c_str());
     return harness::kExitBadInput;
   } catch (const harness::InputError& e) {
     std::fprintf(stderr, "harness: error: %s\n", e.what());

@@ -44,7 +44,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--reference", args->reference,
                   "HTML: show each variant's speed as a share of this variant's at the same shape, with the\n"
                   "geometric mean per variant (default: the problem's vendor variant, cublas/cub/cudnn/cusparse;\n"
-                  "none: no speedup section)");
+                  "none: no speedup section). md: a 'speed vs VARIANT' column; csv: columns reference and\n"
+                  "speedup_vs_reference (only when a variant is named). A variant no result has is an error");
   cmd->add_flag("--merge", args->merge,
                "Several reports rendered as one (their results side by side, e.g. `harness run`'s and\n"
                "reports/pytorch_transformer.py's of the same configurations) instead of as a history");

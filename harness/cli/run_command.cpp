@@ -69,7 +69,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("suites", args->suites, "YAML suite files")->required()->check(CLI::ExistingFile);
   cmd->add_option("--filter", args->filter,
                   "Only results whose name matches this regular expression\n"
-                  "(names look like gemm/tiled/M:4096/N:4096/K:4096)");
+                  "(names look like gemm/tiled/M:4096/N:4096/K:4096; the console's M=4096 works too:\n"
+                  "an '=' is read as ':', except in (?= lookaheads or escaped as \\=)");
   cmd->add_option("--variants", args->variants, "Only these variants (comma-separated names, e.g. tiled,cublas)");
   cmd->add_option("--out", args->out, "Report path (default reports/run-<suite>-<UTC time>.json)");
   cmd->add_option("--device", args->device, "CUDA device index")->check(CLI::NonNegativeNumber);
@@ -78,7 +79,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--plugin-dir", args->plugin_dirs,
                   "Load every plugin (*.so) of a directory (repeatable; also HARNESS_PLUGIN_PATH)")
       ->allow_extra_args(false);
-  cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)");
+  cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)")->check(seed_validator());
   cmd->add_flag("--dry-run", args->dry_run, "Print the expanded cases and results without running them");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only failures, errors and the summary");
   cmd->add_option("--metrics", args->metrics,

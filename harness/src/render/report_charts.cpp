@@ -366,7 +366,24 @@ std::string memory_charts(const std::vector<Result>& rows, svg::ColorMap& colors
       continue;
     }
     const std::string x = memory_driver(used, {"seq_len", "N", "n", "S", "L", "M", "K", "batch"});
-    if (x.empty()) continue;
+    if (x.empty()) {
+      // Sizes differ but no numeric parameter varies among these results (one shape, say,
+      // variants with different workspaces): nothing to draw them against. Say what was
+      // recorded; the fallback below would claim no extra memory was used.
+      const std::size_t ooms = static_cast<std::size_t>(
+          std::count_if(used.begin(), used.end(), [](const Result* r) { return oom(*r); }));
+      std::string recorded;
+      if (!values.empty())
+        recorded = values.size() == 1 ? fmt::format("extra device memory {}", format_bytes(*values.begin()))
+                                      : fmt::format("extra device memory from {} to {}", format_bytes(*values.begin()),
+                                                    format_bytes(*values.rbegin()));
+      if (ooms > 0)
+        recorded += fmt::format("{}{} result(s) out of memory", recorded.empty() ? "" : "; ", ooms);
+      notes += fmt::format("<p class=\"note\">{}: {} across {} result(s), but no size parameter varies among them: "
+                           "no chart (the Results table has each value).</p>\n",
+                           escape(problem), recorded, used.size());
+      continue;
+    }
     double wmax = 0;
     for (const Result* r : used) wmax = std::max(wmax, ws_bytes(*r));
     std::string unit = "B";

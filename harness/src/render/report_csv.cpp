@@ -1,9 +1,12 @@
 // `harness report --format csv`: one row per result (RFC 4180: fields with a comma, quote
 // or line break are quoted, quotes doubled), numbers in full precision.
+#include <map>
+
 #include <fmt/format.h>
 
 #include "render/report_fields.hpp"
 #include "render/report_render.hpp"
+#include "render/report_speedup.hpp"
 
 namespace harness {
 
@@ -23,8 +26,16 @@ std::string csv_field(const std::string& s) {
 }
 }  // namespace
 
-std::string render_report_csv(const Report& report) {
+std::string render_report_csv(const Report& report) { return render_report_csv(report, ReportOptions{}); }
+
+std::string render_report_csv(const Report& report, const ReportOptions& options) {
   const std::vector<Result>& rows = report.results;
+  // A named --reference adds two columns at the end: the reference variant of the row's
+  // problem and the row's speed as a share of it at the same shape (reference median time
+  // / this median time), full precision; "" and "none" add nothing.
+  const bool with_reference = !options.reference.empty() && options.reference != "none";
+  std::map<std::string, std::vector<const Result*>> by_problem;
+  for (const auto& r : rows) by_problem[r.problem].push_back(&r);
   std::vector<const Result*> all;
   for (const auto& r : rows) all.push_back(&r);
   const auto names = param_names(all);
@@ -34,6 +45,10 @@ std::string render_report_csv(const Report& report) {
                         "gflops", "gbytes_per_s", "arithmetic_intensity", "flops", "bytes", "io_device_bytes",
                         "workspace_peak_bytes", "check_passed", "max_abs_error", "rel_l2_error"})
     head.emplace_back(h);
+  if (with_reference) {
+    head.emplace_back("reference");
+    head.emplace_back("speedup_vs_reference");
+  }
   std::string o;
   auto line = [&](const std::vector<std::string>& fields) {
     for (std::size_t i = 0; i < fields.size(); ++i) {
@@ -58,6 +73,13 @@ std::string render_report_csv(const Report& report) {
     f.push_back(check_passed(r) ? (*check_passed(r) ? "true" : "false") : "");
     f.push_back(check_passed(r) ? fmt_csv_number(r.check->max_abs_error) : "");
     f.push_back(check_passed(r) ? fmt_csv_number(r.check->rel_l2_error) : "");
+    if (with_reference) {
+      const auto& prow = by_problem[r.problem];
+      const std::string ref = reference_for(prow, options.reference);
+      const auto share = reference_share(r, prow, ref);
+      f.push_back(ref);
+      f.push_back(share ? fmt_csv_number(*share) : "");
+    }
     line(f);
   }
   return o;

@@ -4,6 +4,8 @@
 #include "render/report_curves.hpp"
 #include "render/report_fields.hpp"
 #include "render/report_render.hpp"
+#include "render/report_speedup.hpp"
+#include "core/units.hpp"
 
 namespace harness {
 
@@ -19,7 +21,12 @@ std::string md_escape(const std::string& s) {
   return out;
 }
 
-std::string render_report_markdown(const Report& report) {
+std::string render_report_markdown(const Report& report) { return render_report_markdown(report, ReportOptions{}); }
+
+std::string render_report_markdown(const Report& report, const ReportOptions& options) {
+  // A named --reference adds a column: each result's speed as a share of the reference's at
+  // the same shape (the html speedup section's ratio); "" and "none" add nothing.
+  const bool with_reference = !options.reference.empty() && options.reference != "none";
   const std::vector<Result>& rows = report.results;
   std::string o;
   o += fmt::format("# harness report: {}\n\n", md_escape(report.suite.name.value_or("?")));
@@ -32,11 +39,13 @@ std::string render_report_markdown(const Report& report) {
     const auto prow = rows_of(rows, problem);
     const ParamSplit split = split_params(prow);
     const auto& names = split.columns;
+    const std::string ref = with_reference ? reference_for(prow, options.reference) : std::string();
     o += fmt::format("\n## {}\n\n", md_escape(problem));
     if (!split.fixed.empty()) o += fmt::format("Fixed parameters: {}\n\n", md_escape(fixed_text(*prow.front(), split.fixed)));
     o += "| variant |";
     for (const auto& n : names) o += fmt::format(" {} |", md_escape(n));
     for (const char* h : kTableHead) o += fmt::format(" {} |", h);
+    if (!ref.empty()) o += fmt::format(" speed vs {} |", md_escape(ref));
     o += "\n|---|";
     for (const auto& n : names) {
       bool numeric = true;
@@ -44,14 +53,20 @@ std::string render_report_markdown(const Report& report) {
         if (r->params.has(n) && !pv(*r, n).is_number()) numeric = false;
       o += numeric ? "---:|" : "---|";
     }
-    o += "---|---:|---:|---:|---:|---:|---|\n";
+    o += "---|---:|---:|---:|---:|---:|---|";
+    o += ref.empty() ? "\n" : "---:|\n";
     for (const Result* r : prow) {
       const Cells c = cells_of(*r);
       o += fmt::format("| {} |", md_escape(r->variant));
       for (const auto& n : names)
         o += fmt::format(" {} |", r->params.has(n) ? md_escape(param_text(pv(*r, n))) : "");
-      o += fmt::format(" {} | {} | {} | {} | {} | {} | {} |\n", c.status, c.median, c.noise, c.gflops, c.gbps, c.memory,
+      o += fmt::format(" {} | {} | {} | {} | {} | {} | {} |", c.status, c.median, c.noise, c.gflops, c.gbps, c.memory,
                        md_escape(c.note));
+      if (!ref.empty()) {
+        const auto share = reference_share(*r, prow, ref);
+        o += share ? fmt::format(" {}x |", format_3sig(*share)) : " |";
+      }
+      o += "\n";
     }
     o += curve_tables_markdown(prow);
   }

@@ -115,8 +115,9 @@ std::string render_report(const Report& report, const std::string& format) {
 std::string render_report(const Report& report, const std::string& format, const ReportOptions& options) {
   if (!report.is_harness_report())
     throw InputError("not a harness report (Google Benchmark JSON has no results to render)");
-  if (format == "md") return render_report_markdown(report);
-  if (format == "csv") return render_report_csv(report);
+  check_reference(report, options.reference);
+  if (format == "md") return render_report_markdown(report, options);
+  if (format == "csv") return render_report_csv(report, options);
   if (format == "html") return render_report_html(report, options);
   throw InputError(fmt::format("unknown report format '{}' (md, csv or html)", format));
 }

@@ -10,12 +10,16 @@ namespace harness {
 
 struct ReportOptions {
   // The variant speeds are shown relative to: "" = each problem's vendor variant
-  // (cublas, cub, cudnn, cusparse) where it has one, "none" = no speedup section.
+  // (cublas, cub, cudnn, cusparse) where it has one, "none" = no speedup section. md and
+  // csv add a ratio column only when a variant is named; a name no result has is an
+  // InputError (render_report).
   std::string reference;
 };
 
 std::string render_report_markdown(const Report& report);
+std::string render_report_markdown(const Report& report, const ReportOptions& options);
 std::string render_report_csv(const Report& report);
+std::string render_report_csv(const Report& report, const ReportOptions& options);
 std::string render_report_html(const Report& report);
 std::string render_report_html(const Report& report, const ReportOptions& options);
 

@@ -6,8 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "render/report_html.hpp"
+#include "core/suggest.hpp"
 #include "core/units.hpp"
+#include "harness/error.hpp"
+#include "render/report_html.hpp"
 
 namespace harness {
 
@@ -166,6 +168,25 @@ std::string reference_for(const std::vector<const Result*>& rows, const std::str
   for (const Result* r : rows)
     if (r->variant == reference) return reference;
   return "";
+}
+
+std::optional<double> reference_share(const Result& r, const std::vector<const Result*>& rows, const std::string& ref) {
+  if (ref.empty() || !timed(r)) return std::nullopt;
+  const std::string shape = html::params_text(r);
+  for (const Result* o : rows)
+    if (o->variant == ref && timed(*o) && html::params_text(*o) == shape) return median(*o) / median(r);
+  return std::nullopt;
+}
+
+void check_reference(const Report& report, const std::string& reference) {
+  if (reference.empty() || reference == "none") return;
+  std::vector<std::string> variants;
+  for (const auto& r : report.results) {
+    if (r.variant == reference) return;
+    if (std::find(variants.begin(), variants.end(), r.variant) == variants.end()) variants.push_back(r.variant);
+  }
+  throw InputError(fmt::format("--reference '{}': no result of the report has this variant{}", reference,
+                               did_you_mean(reference, variants)));
 }
 
 std::vector<VariantGeomean> speedup_geomeans(const Report& report, const std::string& reference) {

@@ -4,6 +4,7 @@
 // the same shape (reference median time / variant median time: 1 = as fast, 0.5 = half
 // as fast, 2 = twice), and per problem a table of each variant's geometric mean share
 // over every shape both timed.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,14 @@ struct VariantGeomean {
 // The reference of a problem: `reference` when its results have that variant, "" when
 // `reference` is "none"; with `reference` empty the vendor variant (html::vendor_variant).
 std::string reference_for(const std::vector<const Result*>& rows, const std::string& reference);
+
+// One result's speed as a share of the reference's at the same shape (reference median
+// time / its median time), when both were timed: the ratio column of md and csv.
+std::optional<double> reference_share(const Result& r, const std::vector<const Result*>& rows, const std::string& ref);
+
+// `--reference VARIANT` names a variant of the report ("" and "none" always do): else an
+// InputError with a did-you-mean from the report's variants.
+void check_reference(const Report& report, const std::string& reference);
 
 // Per problem (report order) and variant (first appearance), problems without a
 // reference left out.

@@ -159,7 +159,13 @@ int run_gbench(const GbenchOptions& args) {
     if (f.rfind("--benchmark_filter=", 0) == 0 && filter.empty()) filter = f.substr(19);
   if (filter != "all" && filter != ".") options.filter = result_filter(filter, "filter");
   const std::vector<PlannedResult> planned = plan(suite, options);
-  if (planned.empty()) throw InputError("nothing to run: the filter and --variants select no result");
+  if (planned.empty()) {
+    RunOptions every = options;
+    every.filter.reset();
+    every.variants.clear();
+    const auto all = plan(suite, every);
+    throw InputError(nothing_selected(filter, args.variants, all.empty() ? "" : all.front().name));
+  }
 
   // The checks, as `harness run` does them; messages go to stderr so that Google
   // Benchmark's own output (JSON on stdout, say) stays clean.

@@ -207,7 +207,13 @@ void make_plan(const SessionOptions& args, Plan& p) {
     if (args.no_profile) throw InputError("--trace records the profiling pass; it cannot go with --no-profile");
   }
   p.planned = plan(p.suite, options);
-  if (p.planned.empty()) throw InputError("nothing to run: the filter and --variants select no result");
+  if (p.planned.empty()) {
+    RunOptions every = options;
+    every.filter.reset();
+    every.variants.clear();
+    const auto all = plan(p.suite, every);
+    throw InputError(nothing_selected(args.filter, args.variants, all.empty() ? "" : all.front().name));
+  }
 }
 
 // A child of the process pool (--isolate or --devices): its work comes on stdin.

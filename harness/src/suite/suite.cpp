@@ -70,6 +70,12 @@ class Loader {
     Suite suite;
     suite.file = file_;
     suite.name = root["suite"] ? scalar(root["suite"], "suite") : default_name();
+    // The name is part of the default report path (reports/run-<suite>-<time>.json): a
+    // '/' or '\\' in it would write elsewhere, e.g. 'suite: ../../etc/x'.
+    if (suite.name.find_first_of("/\\") != std::string::npos)
+      fail(root["suite"] ? root["suite"] : root, fmt::format("suite name '{}' contains '/' or '\\': it names the default report "
+                                      "reports/run-<suite>-<time>.json, so it must be a plain name",
+                                      suite.name));
     if (root["description"]) suite.description = scalar(root["description"], "description");
     if (root["settings"]) read_settings(root["settings"], suite.settings, &suite.trace);
     if (root["metrics"]) suite.metrics = metric_list(root["metrics"]);
@@ -104,7 +110,20 @@ class Loader {
     return key.Scalar();
   }
 
+  // yaml-cpp keeps both pairs of a repeated key ({n: 1000, n: 2000}) and node[key] finds
+  // the first, so the second would be dropped without a word: an error at the second.
+  void check_unique_keys(const YAML::Node& map) const {
+    std::vector<std::string> seen;
+    for (const auto& kv : map) {
+      const std::string key = key_text(kv.first);
+      if (std::find(seen.begin(), seen.end(), key) != seen.end())
+        fail(kv.first, fmt::format("duplicate key '{}' (each key of a map may appear once)", key));
+      seen.push_back(key);
+    }
+  }
+
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, std::string_view what) const {
+    check_unique_keys(map);
     for (const auto& kv : map) {
       const std::string key = key_text(kv.first);
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
@@ -282,6 +301,7 @@ class Loader {
       if (node.size() == 0) fail(node, fmt::format("the sweep of '{}' is empty", spec.name));
       for (const auto& item : node) out.push_back(typed_value(item, spec));
     } else if (node.IsMap()) {
+      check_unique_keys(node);
       if (node.size() != 1) fail(node, fmt::format("a sweep of '{}' is one of {{range: [start, stop, step]}} or {{pow2: [lo, hi]}}", spec.name));
       const std::string kind = key_text(node.begin()->first);
       const YAML::Node args = node.begin()->second;
@@ -361,6 +381,7 @@ class Loader {
     const auto specs = problem.params();
     std::vector<std::string> names;
     for (const auto& s : specs) names.push_back(s.name);
+    check_unique_keys(map);
     for (const auto& kv : map) {
       const std::string key = key_text(kv.first);
       if (std::find(names.begin(), names.end(), key) == names.end())

@@ -70,7 +70,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       ->allow_extra_args(false);
   cmd->footer(
       "Verdicts: faster, slower, same, ambiguous, new, missing, failed, skipped. Ambiguous: a change the\n"
-      "runs cannot decide (their spread, the mean IQR, covers it, their SM clocks differ by more than 5%, or\n"
+      "runs cannot decide (their interquartile ranges overlap, their SM clocks differ by more than 5%, or\n"
       "one was throttled); no regression unless --fail-on ambiguous. A change counts when the median\n"
       "time moves by at least the threshold, the samples are separated (|Cliff's delta| at least the\n"
       "minimum effect size) and a two-sided Mann-Whitney U test on the samples is significant; with\n"

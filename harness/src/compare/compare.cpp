@@ -245,11 +245,13 @@ std::vector<std::string> ambiguity(const Result& b, const Result& c, double bm, 
   std::vector<std::string> why;
   const Stats& bs = b.timing->stats;
   const Stats& cs = c.timing->stats;
-  const double diff = std::fabs(cm - bm);
-  const double spread = ((bs.q3 - bs.q1) + (cs.q3 - cs.q1)) / 2;
-  if (spread > 0 && diff < o.spread_k * spread)
-    why.push_back(fmt::format("the difference {} is within the runs' spread (mean IQR {})", format_seconds_short(diff),
-                              format_seconds_short(spread)));
+  // Each run's interquartile range around its median (spread_k scales it); the runs cannot
+  // decide when the two ranges overlap.
+  const double b_lo = bm - o.spread_k * (bm - bs.q1), b_hi = bm + o.spread_k * (bs.q3 - bm);
+  const double c_lo = cm - o.spread_k * (cm - cs.q1), c_hi = cm + o.spread_k * (cs.q3 - cm);
+  if (bs.q3 > bs.q1 && cs.q3 > cs.q1 && std::max(b_lo, c_lo) <= std::min(b_hi, c_hi))
+    why.push_back(fmt::format("the runs' interquartile ranges overlap ({} .. {} and {} .. {})", format_seconds_short(b_lo),
+                              format_seconds_short(b_hi), format_seconds_short(c_lo), format_seconds_short(c_hi)));
   const auto& bc = b.timing->clocks;
   const auto& cc = c.timing->clocks;
   if (bc && cc && bc->median_mhz > 0 && cc->median_mhz > 0) {

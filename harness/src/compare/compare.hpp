@@ -16,8 +16,8 @@
 // threshold alone decides, and the note says so.
 //
 // A pair that would be slower or faster is `ambiguous` instead when the runs cannot decide
-// it (docs/measurement.md, "compare"): the medians differ by less than spread_k x the mean
-// of the two interquartile ranges (robust: an outlier sample does not move it); or the
+// it (docs/measurement.md, "compare"): the two runs' interquartile ranges (scaled by
+// spread_k around their medians) overlap (robust: an outlier sample does not move them); or the
 // SM clocks the runs recorded (clocks.median_mhz) differ by more than max_clock_change; or
 // one run was throttled and the other not. Ambiguous is no regression unless
 // fail_on_ambiguous (--fail-on ambiguous).
@@ -40,7 +40,7 @@ struct CompareOptions {
   double alpha = 0.05;       // significance level of the U test
   double min_effect_size = 0.3;  // smallest |Cliff's delta| that counts (0: off)
   bool fail_on_missing = false;
-  double spread_k = 1.0;          // ambiguous: |median change| < spread_k x (IQR_base + IQR_cand) / 2
+  double spread_k = 1.0;          // ambiguous: the runs' [q1, q3] (scaled by spread_k around the medians) overlap
   double max_clock_change = 0.05; // ambiguous: SM clock medians differ by more (relative)
   bool fail_on_ambiguous = false; // --fail-on ambiguous: an ambiguous pair is a regression
   std::optional<std::regex> filter;  // compare only benchmarks whose name matches (search)

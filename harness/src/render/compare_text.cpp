@@ -18,8 +18,8 @@ std::string rule_text(const CompareOptions& o) {
   std::string s = fmt::format("a change counts when the median time moves by at least {:g}%", o.threshold * 100);
   if (o.min_effect_size > 0)
     s += fmt::format(", the samples are separated (|Cliff's delta| >= {:g})", o.min_effect_size);
-  return s + fmt::format(" and a two-sided Mann-Whitney U test gives p < {:g}; ambiguous where the runs' spread "
-                         "(IQR) or SM clocks (> {:g}% apart) cannot decide it", o.alpha, o.max_clock_change * 100);
+  return s + fmt::format(" and a two-sided Mann-Whitney U test gives p < {:g}; ambiguous where the runs' interquartile "
+                         "ranges overlap or SM clocks (> {:g}% apart) cannot decide it", o.alpha, o.max_clock_change * 100);
 }
 
 std::string verdict_text(const Pair& p, bool shout) {

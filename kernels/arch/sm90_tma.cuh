@@ -74,5 +74,9 @@ __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wa
 // Generic-proxy shared-memory writes (st.shared, stmatrix) become visible to the async
 // proxy (TMA, wgmma): each writing thread, before the barrier that hands the data over.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// The same for global memory: generic-proxy writes (and reads) of global memory ordered
+// before the async proxy's later accesses (TMA reduce-adds into data that plain stores
+// initialised).
+__device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;\n" ::: "memory"); }
 
 }  // namespace kernels::arch

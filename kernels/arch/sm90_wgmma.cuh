@@ -57,6 +57,13 @@ __device__ __forceinline__ void fence_regs(std::uint32_t (&d)[kN]) {
   for (int i = 0; i < kN; ++i) asm volatile("" : "+r"(d[i])::"memory");
 }
 
+// `x` through an opaque move: keeps the compiler from hoisting values such as shared-memory
+// descriptors out of a loop (dozens of live registers) instead of rebuilding them per use.
+__device__ __forceinline__ std::uint32_t opaque(std::uint32_t x) {
+  asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
+  return x;
+}
+
 // The operand-list macros (generated: N / 2 accumulator operands, then A, B, scale-d and,
 // for 16-bit inputs, the transpose immediates). TYPES: ".f32.bf16.bf16" etc.
 #define HARNESS_WGMMA_SS_N32(TYPES) \

@@ -68,11 +68,13 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "arch/memory_order.cuh"
 #include "arch/numeric.cuh"
 #include "arch/sm90_mbarrier.cuh"
 #include "arch/sm90_tma.cuh"
 #include "arch/sm90_warpgroup.cuh"
 #include "arch/sm90_wgmma.cuh"
+#include "arch/smem.cuh"
 #include "arch/tma_map.hpp"
 #include "attention.hpp"
 #include "hopper_device.hpp"
@@ -132,18 +134,6 @@ struct Bars {
   __device__ std::uint32_t ds_free(int b) const { return base + 8 * (3 + 2 * kStages + 2 * kConsumers + b); }
 };
 
-// Turn counters of the deterministic mode (global memory, gpu scope).
-__device__ __forceinline__ int ld_acquire(const int* p) {
-  int v;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_release(int* p, int v) {
-  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ void fence_proxy_async_global() {
-  asm volatile("fence.proxy.async.global;\n" ::: "memory");
-}
 
 template <class T, int kD, bool kPP, int kStages>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -248,8 +238,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int cc = 0; cc < kConsumers; ++cc) arch::mbar_wait(bars.dq_full(cc), it & 1);
         }
         if (det) {
-          while (ld_acquire(turn) != kb) __nanosleep(64);
-          fence_proxy_async_global();
+          while (arch::ld_acquire_gpu(turn) != kb) __nanosleep(64);
+          arch::fence_proxy_async_global();
         }
         for (int cc = 0; cc < bufs; ++cc) {
 #pragma unroll
@@ -262,9 +252,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int cc = 0; cc < bufs; ++cc) arch::mbar_arrive(bars.dq_empty(cc));
         if (det) {
           arch::bulk_wait_all();
-          fence_proxy_async_global();
+          arch::fence_proxy_async_global();
           __threadfence();
-          st_release(turn, kb + 1);
+          arch::st_release_gpu(turn, kb + 1);
         }
       }
       arch::bulk_wait_all();
@@ -314,11 +304,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       float x = swap ? dq[j0 ^ 8] : dq[j0], y = swap ? dq[(j0 ^ 8) + 1] : dq[j0 + 1];
       if (add) {
         float a, b;
-        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(a), "=f"(b) : "r"(addr) : "memory");
+        arch::ld_shared_v2_f32(addr, a, b);
         x = a + x;
         y = b + y;
       }
-      asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
+      arch::st_shared_v2_f32(addr, x, y);
     }
     if (sum && cw == 0) arch::named_bar_arrive(6, 256);
     arch::fence_proxy_async();
@@ -433,7 +423,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int r = 0; r < 2; ++r) {
         const int row = 64 * cw + key_row + 8 * r;
         const std::uint32_t addr = ds_buf + row * 128 + ((jj ^ (row % 8)) * 16) + 4 * t;
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(ds[jj / 2][r + 2 * (jj % 2)]) : "memory");
+        arch::st_shared_b32(addr, ds[jj / 2][r + 2 * (jj % 2)]);
       }
     arch::fence_proxy_async();
     float dq[32];
@@ -488,7 +478,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                             : nullptr;
   if (dkv_turn != nullptr) {
     if (tid == 128)
-      while (ld_acquire(dkv_turn) != h % group) __nanosleep(64);
+      while (arch::ld_acquire_gpu(dkv_turn) != h % group) __nanosleep(64);
     arch::named_bar_sync(3, 256);
   }
 #pragma unroll
@@ -512,7 +502,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (dkv_turn != nullptr) {
     __threadfence();
     arch::named_bar_sync(3, 256);
-    if (tid == 128) st_release(dkv_turn, h % group + 1);
+    if (tid == 128) arch::st_release_gpu(dkv_turn, h % group + 1);
   }
 }
 

@@ -103,6 +103,7 @@
 #include "arch/sm90_tma.cuh"
 #include "arch/sm90_warpgroup.cuh"
 #include "arch/sm90_wgmma.cuh"
+#include "arch/smem.cuh"
 #include "arch/tma_map.hpp"
 #include "arch/warp_reduce.cuh"
 #include "attention.hpp"
@@ -180,18 +181,6 @@ struct Schedule {
     return round * ctas + ((round & 1) ? ctas - 1 - cta : cta);
   }
 };
-
-// `x` through an opaque move: keeps the compiler from hoisting the shared-memory
-// descriptors of every stage out of the loop (dozens of live registers) instead of
-// rebuilding them for each product.
-__device__ __forceinline__ std::uint32_t opaque(std::uint32_t x) {
-  asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
-  return x;
-}
-
-__device__ __forceinline__ void st_shared_u32(std::uint32_t addr, std::uint32_t v) {
-  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
 
 // Masks scores of keys >= n, and (causal) keys > row, in a (64, kBN) accumulator tile.
 template <int kBN>
@@ -332,7 +321,7 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
   };
   // S = Q K_s^T over d (kD / 16 k16 slices), issued and committed (not waited for).
   auto issue_s = [&](float (&s)[kBN / 2], int stage) {
-    const std::uint32_t k_smem = opaque(base + L::kK + stage * L::kKVBytes);
+    const std::uint32_t k_smem = arch::opaque(base + L::kK + stage * L::kKVBytes);
     arch::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
@@ -345,7 +334,7 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
   };
   // O += P V_s over kBN keys (kBN / 16 k16 slices), issued and committed.
   auto issue_pv = [&](float (&acc)[kD / 2], std::uint32_t (&p)[kBN / 16][4], int stage) {
-    const std::uint32_t v_smem = opaque(base + L::kV + stage * L::kKVBytes);
+    const std::uint32_t v_smem = arch::opaque(base + L::kV + stage * L::kKVBytes);
     arch::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk) {
@@ -469,7 +458,7 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
         const int chunk = (j / 4) % 8, bx = (j / 4) / 8;
         const std::uint32_t addr = o_smem + bx * kBoxBytes + row * 128 +
                                    ((chunk ^ (lane / 4)) << 4) + 4 * (lane % 4);
-        st_shared_u32(addr, arch::pack2<T>(acc[j] * inv[r], acc[j + 1] * inv[r]));
+        arch::st_shared_b32(addr, arch::pack2<T>(acc[j] * inv[r], acc[j + 1] * inv[r]));
       }
       arch::fence_proxy_async();
       arch::named_bar_sync(kEpiBar + cw, 128);

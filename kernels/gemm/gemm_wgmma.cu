@@ -127,13 +127,12 @@ using Pair = std::conditional_t<std::is_same_v<T, __half>, __half2,
 template <typename T>
 __device__ __forceinline__ void st_shared_pair(uint32_t addr, float v0, float v1) {
   if constexpr (std::is_same_v<T, float>) {
-    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(v0), "f"(v1) : "memory");
+    arch::st_shared_v2_f32(addr, v0, v1);
   } else {
     Pair<T> v;
     v.x = from_float<T>(v0);
     v.y = from_float<T>(v1);
-    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(*reinterpret_cast<uint32_t*>(&v))
-                 : "memory");
+    arch::st_shared_b32(addr, *reinterpret_cast<uint32_t*>(&v));
   }
 }
 

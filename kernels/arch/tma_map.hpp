@@ -19,4 +19,11 @@ bool encode_tensor_map(CUtensorMap* map, CUtensorMapDataType type, int rank, con
                        const std::uint64_t* dims, const std::uint64_t* strides, const std::uint32_t* box,
                        CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B);
 
+// encode_tensor_map through a small host cache keyed by every argument (the launch paths
+// of the wgmma GEMM and the Hopper attention kernels call it per launch: a hit costs a
+// lookup instead of a driver call).
+bool encode_tensor_map_cached(CUtensorMap* map, CUtensorMapDataType type, int rank, const void* base,
+                              const std::uint64_t* dims, const std::uint64_t* strides, const std::uint32_t* box,
+                              CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B);
+
 }  // namespace kernels::arch

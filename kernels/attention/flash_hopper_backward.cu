@@ -77,7 +77,7 @@
 #include "arch/smem.cuh"
 #include "arch/tma_map.hpp"
 #include "attention.hpp"
-#include "hopper_device.hpp"
+#include "hopper_support.hpp"
 #include "flash_tc_passes.hpp"
 
 namespace kernels::attention {
@@ -513,14 +513,6 @@ cudaError_t smem_attr() {
   return e;
 }
 
-// (d, N, heads) tensor of 16-bit elements, boxes {64 d, rows, 1}, 128B swizzle.
-bool head_map(CUtensorMap* map, CUtensorMapDataType type, const void* p, int d, int n, long long heads, int rows) {
-  const std::uint64_t dims[3] = {static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(n),
-                                 static_cast<std::uint64_t>(heads)};
-  const std::uint64_t strides[2] = {static_cast<std::uint64_t>(d) * 2, static_cast<std::uint64_t>(n) * d * 2};
-  const std::uint32_t box[3] = {static_cast<std::uint32_t>(kBoxCols), static_cast<std::uint32_t>(rows), 1};
-  return arch::encode_tensor_map(map, type, 3, p, dims, strides, box);
-}
 template <class T, int kD>
 cudaError_t launch(const Shape& s, Precision precision, const void* q, const void* k, const void* v, const void* o,
                    const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* workspace,
@@ -547,12 +539,14 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
       e != cudaSuccess)
     return e;
 
-  const CUtensorMapDataType type =
-      std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  constexpr bool kHalf = std::is_same_v<T, __half>;
   const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
   CUtensorMap mq, mk, mv, mdo, mdq;
-  if (!head_map(&mq, type, q, kD, s.seq_len, bh, kBM) || !head_map(&mdo, type, d_o, kD, s.seq_len, bh, kBM) ||
-      !head_map(&mk, type, k, kD, s.seq_len, bkv, kBN) || !head_map(&mv, type, v, kD, s.seq_len, bkv, kBN))
+  auto map = [&](CUtensorMap* m, const void* p, long long heads, int rows) {
+    return detail::head_tensor_map(m, kHalf, p, kD, s.seq_len, heads, rows);
+  };
+  if (!map(&mq, q, bh, kBM) || !map(&mdo, d_o, bh, kBM) ||
+      !map(&mk, k, bkv, kBN) || !map(&mv, v, bkv, kBN))
     return cudaErrorInvalidValue;
   {  // dQacc (d, N, B*H) f32, boxes {32 floats = 128 bytes, 64 queries}, 128B swizzle
     const std::uint64_t dims[3] = {static_cast<std::uint64_t>(kD), static_cast<std::uint64_t>(s.seq_len),
@@ -560,13 +554,13 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
     const std::uint64_t strides[2] = {static_cast<std::uint64_t>(kD) * 4,
                                       static_cast<std::uint64_t>(s.seq_len) * kD * 4};
     const std::uint32_t box[3] = {32, static_cast<std::uint32_t>(kBM), 1};
-    if (!arch::encode_tensor_map(&mdq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, dq_acc, dims, strides, box))
+    if (!arch::encode_tensor_map_cached(&mdq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, dq_acc, dims, strides, box))
       return cudaErrorInvalidValue;
   }
   // Ping-pong by head size (measured, H200: d = 64 gains 1-2%, d = 128 loses 2-4%);
-  // HARNESS_BWD_PINGPONG=0/1 overrides it for experiments. (3 ring stages at d = 64 measured
-  // 1-2% slower than 2.)
-  const char* pp_env = std::getenv("HARNESS_BWD_PINGPONG");
+  // HARNESS_BWD_PINGPONG=0/1 overrides it for experiments (read once per process). (3 ring
+  // stages at d = 64 measured 1-2% slower than 2.)
+  static const char* const pp_env = std::getenv("HARNESS_BWD_PINGPONG");
   const bool pp = pp_env != nullptr ? pp_env[0] != '0' : kD == 64;
   const float scale = s.effective_scale();
   const dim3 grid(static_cast<unsigned>((s.seq_len + kBN - 1) / kBN), static_cast<unsigned>(s.heads),

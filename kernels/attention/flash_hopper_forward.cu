@@ -107,7 +107,7 @@
 #include "arch/tma_map.hpp"
 #include "arch/warp_reduce.cuh"
 #include "attention.hpp"
-#include "hopper_device.hpp"
+#include "hopper_support.hpp"
 
 namespace kernels::attention {
 namespace {
@@ -487,26 +487,19 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
   }
 }
 
-// (d, N, B * heads) tensor of 16-bit elements, boxes of {64 d, rows, 1}.
-bool head_map(CUtensorMap* map, CUtensorMapDataType type, const void* p, int d, int n, long long heads,
-              int box_rows) {
-  const std::uint64_t dims[3] = {static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(n),
-                                 static_cast<std::uint64_t>(heads)};
-  const std::uint64_t strides[2] = {static_cast<std::uint64_t>(d) * 2, static_cast<std::uint64_t>(n) * d * 2};
-  const std::uint32_t box[3] = {static_cast<std::uint32_t>(kBoxCols), static_cast<std::uint32_t>(box_rows), 1};
-  return arch::encode_tensor_map(map, type, 3, p, dims, strides, box);
-}
 
 template <class T, int kD, int kStagesT>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
                    cudaStream_t stream) {
   using L = Layout<kD, kStagesT>;
-  const CUtensorMapDataType type =
-      std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  constexpr bool kHalf = std::is_same_v<T, __half>;
   CUtensorMap mq, mk, mv, mo;
   const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
-  if (!head_map(&mq, type, q, kD, s.seq_len, bh, 64) || !head_map(&mk, type, k, kD, s.seq_len, bkv, L::kBN) ||
-      !head_map(&mv, type, v, kD, s.seq_len, bkv, L::kBN) || !head_map(&mo, type, o, kD, s.seq_len, bh, 64))
+  auto map = [&](CUtensorMap* m, const void* p, long long heads, int rows) {
+    return detail::head_tensor_map(m, kHalf, p, kD, s.seq_len, heads, rows);
+  };
+  if (!map(&mq, q, bh, 64) || !map(&mk, k, bkv, L::kBN) ||
+      !map(&mv, v, bkv, L::kBN) || !map(&mo, o, bh, 64))
     return cudaErrorInvalidValue;
   auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT>;
   static const cudaError_t attr =

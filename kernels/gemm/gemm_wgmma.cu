@@ -448,42 +448,14 @@ __global__ void splitk_finish_kernel(const float* __restrict__ sum, T* __restric
 // Row-major (rows, cols) matrix with leading dimension `ld` elements (2 bytes each, 4 for
 // FLOAT32), boxes of {box_cols, box_rows} elements, 128B swizzle, zero fill out of bounds
 // (arch::encode_tensor_map: the driver's encoder through the runtime, no -lcuda).
-bool encode_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int rows, int cols,
-                int ld, int box_cols, int box_rows) {
+bool encode_map(bool cached, CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int rows, int cols, int ld,
+                int box_cols, int box_rows) {
   const std::uint64_t elem = type == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ? 4 : 2;
   const std::uint64_t dims[2] = {static_cast<std::uint64_t>(cols), static_cast<std::uint64_t>(rows)};
   const std::uint64_t strides[1] = {static_cast<std::uint64_t>(ld) * elem};  // bytes, dim 1
   const std::uint32_t box[2] = {static_cast<std::uint32_t>(box_cols), static_cast<std::uint32_t>(box_rows)};
-  return arch::encode_tensor_map(map, type, 2, ptr, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
-}
-
-// A small host cache of encoded maps. A map is a pure function of its key (address, dims,
-// box, type), so a hit can never be stale, even when memory is freed and reallocated at
-// the same address. 32 slots, replaced round robin; a mutex makes it thread-safe.
-bool cached_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int rows, int cols,
-                int ld, int box_cols, int box_rows) {
-  struct Slot {
-    const void* ptr = nullptr;
-    int rows = 0, cols = 0, ld = 0, box_cols = 0, box_rows = 0;
-    CUtensorMapDataType type{};
-    CUtensorMap map{};
-  };
-  static std::mutex mu;
-  static std::array<Slot, 32> slots;
-  static std::size_t next = 0;
-  std::lock_guard<std::mutex> lock(mu);
-  for (const Slot& s : slots) {
-    if (s.ptr == ptr && s.rows == rows && s.cols == cols && s.ld == ld && s.box_cols == box_cols &&
-        s.box_rows == box_rows && s.type == type) {
-      *map = s.map;
-      return true;
-    }
-  }
-  if (!encode_map(map, type, ptr, rows, cols, ld, box_cols, box_rows)) return false;
-  Slot& s = slots[next];
-  next = (next + 1) % slots.size();
-  s = Slot{ptr, rows, cols, ld, box_cols, box_rows, type, *map};
-  return true;
+  const auto encode = cached ? arch::encode_tensor_map_cached : arch::encode_tensor_map;
+  return encode(map, type, 2, ptr, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 cudaError_t sm_count(int* sms) {
@@ -529,7 +501,10 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
                          const GemmWgmmaTuning& tuning, int sms, int splits, float* partial) {
   constexpr int BK = kBK<T>;
   const int cl = tuning.cluster_m == 2 ? 2 : 1;
-  auto map_of = tuning.cache_maps ? cached_map : encode_map;
+  // Through arch's map cache unless tuning.cache_maps is off (a hit is a lookup, not a
+  // driver call).
+  auto map_of = [&](CUtensorMap* map, CUtensorMapDataType t, const void* ptr, int rows, int cols, int ld, int box_cols,
+                    int box_rows) { return encode_map(tuning.cache_maps, map, t, ptr, rows, cols, ld, box_cols, box_rows); };
   CUtensorMap map_a;
   CUtensorMap map_b;
   CUtensorMap map_c{};

@@ -323,31 +323,27 @@ void forward_naive(harness::LaunchContext& ctx) {
   HARNESS_CUDA(attn::naive_forward(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.out<float>("O"), ctx.out<float>("LSE"), ws,
                                    ctx.stream));
 }
+// The two bf16/f16 forward rungs, FlashAttention-2 (mma.sync) and the Hopper kernel, on
+// tensors already read from the context (flash dispatches between them).
+void fa2_forward(harness::LaunchContext& ctx, const Tensors& t) {
+  HARNESS_CUDA(attn::flash_tc_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
+                                      ctx.out<float>("LSE"), ctx.stream));
+}
+void wgmma_forward(harness::LaunchContext& ctx, const Tensors& t) {
+  HARNESS_CUDA(attn::flash_hopper_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
+                                          ctx.out<float>("LSE"), ctx.stream));
+}
+void forward_flash_fa2(harness::LaunchContext& ctx) { fa2_forward(ctx, Tensors(ctx)); }
+void forward_flash_wgmma(harness::LaunchContext& ctx) { wgmma_forward(ctx, Tensors(ctx)); }
 // f32: the FP32 FlashAttention-2 kernels; bf16/f16: the Hopper (wgmma) kernel where it can
 // run the shape (sm_90, head_dim 64/128/256, positive scale), else FlashAttention-2 on
 // mma.sync tensor cores.
 void forward_flash(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
-  if (t.dt == DType::f32)
-    HARNESS_CUDA(attn::flash_forward(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.out<float>("O"), ctx.out<float>("LSE"),
-                                     ctx.stream));
-  else if (attn::flash_hopper_unsupported(t.s) == nullptr)
-    HARNESS_CUDA(attn::flash_hopper_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
-                                            ctx.out<float>("LSE"), ctx.stream));
-  else
-    HARNESS_CUDA(attn::flash_tc_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
-                                        ctx.out<float>("LSE"), ctx.stream));
-}
-// The two bf16/f16 rungs on their own: FlashAttention-2 (mma.sync) and the Hopper kernel.
-void forward_flash_fa2(harness::LaunchContext& ctx) {
-  const Tensors t(ctx);
-  HARNESS_CUDA(attn::flash_tc_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
-                                      ctx.out<float>("LSE"), ctx.stream));
-}
-void forward_flash_wgmma(harness::LaunchContext& ctx) {
-  const Tensors t(ctx);
-  HARNESS_CUDA(attn::flash_hopper_forward(t.s, precision_of(t.dt), t.q, t.k, t.v, out_any(ctx, "O"),
-                                          ctx.out<float>("LSE"), ctx.stream));
+  if (t.dt != DType::f32)
+    return attn::flash_hopper_unsupported(t.s) == nullptr ? wgmma_forward(ctx, t) : fa2_forward(ctx, t);
+  HARNESS_CUDA(attn::flash_forward(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.out<float>("O"), ctx.out<float>("LSE"),
+                                   ctx.stream));
 }
 // FP32 flash with its products in 3xTF32 on tensor cores (f32 only, see flash_3xtf32_constraint).
 // kKeyTile: keys per tile, 0 = the kernel's default for the head size (32: tuning variant).
@@ -400,41 +396,30 @@ void backward_naive(harness::LaunchContext& ctx) {
   HARNESS_CUDA(attn::naive_backward(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.in<float>("O"), ctx.in<float>("LSE"),
                                     ctx.in<float>("dO"), f32(g.dq), f32(g.dk), f32(g.dv), ws, ctx.stream));
 }
-void backward_flash(harness::LaunchContext& ctx) {
-  const Tensors t(ctx);
-  const Gradients g(ctx);
-  if (t.dt == DType::f32) {
-    float* ws = workspace_floats(ctx, attn::flash_backward_workspace_bytes(t.s));
-    HARNESS_CUDA(attn::flash_backward(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.in<float>("O"), ctx.in<float>("LSE"),
-                                      ctx.in<float>("dO"), f32(g.dq), f32(g.dk), f32(g.dv), ws, ctx.stream));
-    return;
-  }
-  if (attn::flash_hopper_backward_unsupported(t.s) == nullptr) {
-    float* ws = workspace_floats(ctx, attn::flash_hopper_backward_workspace_bytes(t.s));
-    HARNESS_CUDA(attn::flash_hopper_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"),
-                                             ctx.in<float>("LSE"), in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream,
-                                             ctx.params->get_bool("deterministic")));
-    return;
-  }
+// The two bf16/f16 backward rungs, as the forward's.
+void fa2_backward(harness::LaunchContext& ctx, const Tensors& t, const Gradients& g) {
   float* ws = workspace_floats(ctx, attn::flash_tc_backward_workspace_bytes(t.s));
   HARNESS_CUDA(attn::flash_tc_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"), ctx.in<float>("LSE"),
                                        in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream));
 }
-// The two bf16/f16 backward rungs on their own: FlashAttention-2 (mma.sync) and Hopper (wgmma).
-void backward_flash_fa2(harness::LaunchContext& ctx) {
-  const Tensors t(ctx);
-  const Gradients g(ctx);
-  float* ws = workspace_floats(ctx, attn::flash_tc_backward_workspace_bytes(t.s));
-  HARNESS_CUDA(attn::flash_tc_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"), ctx.in<float>("LSE"),
-                                       in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream));
-}
-void backward_flash_wgmma(harness::LaunchContext& ctx) {
-  const Tensors t(ctx);
-  const Gradients g(ctx);
+void wgmma_backward(harness::LaunchContext& ctx, const Tensors& t, const Gradients& g) {
   float* ws = workspace_floats(ctx, attn::flash_hopper_backward_workspace_bytes(t.s));
   HARNESS_CUDA(attn::flash_hopper_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"),
                                            ctx.in<float>("LSE"), in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream,
                                            ctx.params->get_bool("deterministic")));
+}
+void backward_flash_fa2(harness::LaunchContext& ctx) { fa2_backward(ctx, Tensors(ctx), Gradients(ctx)); }
+void backward_flash_wgmma(harness::LaunchContext& ctx) { wgmma_backward(ctx, Tensors(ctx), Gradients(ctx)); }
+// As forward_flash: FP32 kernels for f32; bf16/f16 the Hopper kernel on sm_90, else FA2.
+void backward_flash(harness::LaunchContext& ctx) {
+  const Tensors t(ctx);
+  const Gradients g(ctx);
+  if (t.dt != DType::f32)
+    return attn::flash_hopper_backward_unsupported(t.s) == nullptr ? wgmma_backward(ctx, t, g)
+                                                                   : fa2_backward(ctx, t, g);
+  float* ws = workspace_floats(ctx, attn::flash_backward_workspace_bytes(t.s));
+  HARNESS_CUDA(attn::flash_backward(t.s, f32(t.q), f32(t.k), f32(t.v), ctx.in<float>("O"), ctx.in<float>("LSE"),
+                                    ctx.in<float>("dO"), f32(g.dq), f32(g.dk), f32(g.dv), ws, ctx.stream));
 }
 void backward_flash_3xtf32(harness::LaunchContext& ctx) {
   const Tensors t(ctx);

@@ -26,6 +26,11 @@
 #           ddp (data-parallel train_transformer over every GPU, world_size 1 and 2, the
 #           DataParallelGpu tests, PyTorch DDP under torchrun on the same GPUs)
 set -uo pipefail
+# --help: the comment above (usage and stages), nothing run.
+if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
+  sed -n '2,/^set -uo pipefail/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
 OUT=${WORK:-/tmp/gpu-round}

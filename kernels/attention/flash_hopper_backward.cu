@@ -91,6 +91,10 @@ constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (1 + kConsumers);
 constexpr int kBoxCols = 64;  // 16-bit elements per 128-byte swizzled row
 constexpr float kLog2e = 1.4426950408889634f;
+// Named barriers: 1, 2 dS^T written (d = 128: 1 over both consumers); 3 GQA deterministic;
+// 4, 5 ping-pong turns; 6, 9 d = 64 deterministic dQ sum hand-over; kLseFree + s: LSE/D of
+// stage s read by the consumers.
+constexpr int kLseFree = 7;
 
 constexpr int kStages = 2;  // Q/dO ring stages
 
@@ -202,6 +206,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int i = tile_of(it);
         const int s = it % kStages;
         arch::mbar_wait(bars.empty(s), ((it / kStages) & 1) ^ 1u);
+        // LSE/D of step it - kStages read by every consumer thread (named barrier kLseFree + s:
+        // each consumer thread arrives after its reads, so the hand-over is per thread).
+        if (it >= kStages) arch::named_bar_sync(kLseFree + s, 32 + 256);
         const int q0 = i * kBM;
         if (tid == 0) {
           arch::mbar_expect_tx(bars.full(s), L::kStageBytes);
@@ -222,6 +229,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         arch::mbar_arrive(bars.full(s));
       }
+      for (int m = n_steps > kStages ? n_steps - kStages : 0; m < n_steps; ++m)  // the last steps' arrivals
+        arch::named_bar_sync(kLseFree + m % kStages, 32 + 256);
     } else if (tid == 32) {
       // The dQ warp: per tile, once both consumers have written their dQ boxes, adds them into
       // dQacc with TMA reduce-adds (f32 in L2) and frees the buffers when they are read.
@@ -290,6 +299,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (add) {
       arch::named_bar_sync(6, 256);  // consumer 0's partial is stored
     } else {
+      if (sum && e > 0) arch::named_bar_sync(9, 256);  // consumer 1 is done with step e - 1's
       arch::mbar_wait(bars.dq_empty(cw), (e & 1) ^ 1);
     }
     const int g = lane / 4;
@@ -311,6 +321,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       arch::st_shared_v2_f32(addr, x, y);
     }
     if (sum && cw == 0) arch::named_bar_arrive(6, 256);
+    if (add) arch::named_bar_arrive(9, 256);
     arch::fence_proxy_async();
     __syncwarp();
     if (lane == 0) arch::mbar_arrive(bars.dq_full(cw));
@@ -399,6 +410,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         ds[jj / 2][r + 2 * (jj % 2)] = arch::pack2<T>(ds0, ds1);
       }
     }
+    arch::named_bar_arrive(kLseFree + st, 32 + 256);  // this thread is done with LSE/D of the stage
 
     // dV += P^T dO, dK += dS^T Q (B operands MN-major: k16 slice kk = queries 16 kk.. at
     // +2048 kk bytes, the next 64 d at the next box).
@@ -469,6 +481,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     arch::fence_regs(dq);
     emit_dq(e, dq);
   }
+  if (kD == 64 && det && cw == 0) arch::named_bar_sync(9, 256);  // consumer 1's last arrival
 
   // dK = scale dK, dV: this thread's key rows, pairs of columns (accumulator j as above).
   // GQA deterministic: the group's heads add into the sums in the order h % group (a counter

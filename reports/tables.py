@@ -131,7 +131,7 @@ def attention_sdpa(report, pytorch):
     ours = OrderedDict()
     for r in report["results"]:
         if r["problem"].startswith("attention"):
-            ours.setdefault((r["problem"], shape_key(r["params"], PARAMS), dtype_of(r["params"])), {})[r["variant"]] = r
+            ours.setdefault((r["problem"], shape_key(r["params"], PARAMS), dtype_of(r["params"])), {})[variant_label(r)] = r
     backends = [v for v in SDPA_DTYPE if any(v in x for x in sdpa.values())]
     out = [header(report), "Reference: the fastest SDPA backend that ran at the shape's dtype (bf16 / f16: flash or cuDNN).\n",
            "| problem | shape | dtype | ours (fastest variant) | " + " | ".join(backends) + " | reference | ours / reference speed |",
@@ -156,6 +156,15 @@ def attention_sdpa(report, pytorch):
 
 
 PARAMS = ["batch", "heads", "kv_heads", "seq_len", "head_dim", "causal"]
+
+
+def variant_label(r):
+    """The variant's name plus any parameter outside the shape that is switched on
+    (`flash_wgmma deterministic:true`), so that two modes of one variant at one shape are
+    two entries rather than the later one replacing the earlier."""
+    extra = [f"{k}:{str(v).lower()}" for k, v in r["params"].items()
+             if k not in PARAMS and k not in ("dtype", "scale") and v not in (False, 0, None, "")]
+    return " ".join([r["variant"]] + extra)
 
 
 def attention_summary(report):

@@ -305,6 +305,19 @@ class TinyTables(unittest.TestCase):
         self.assertIn("| 2.000 ms (flash_3xtf32) | 3.000 ms | - | - | - | sdpa_fp32 | 1.50x |",
                       rows[(shape + "False", "f32")])
 
+    def test_a_second_mode_of_one_variant_does_not_replace_the_first(self):
+        # The backward's deterministic mode is a second result of flash at the same shape: it
+        # is its own entry, and the faster default is what meets the reference.
+        with tempfile.TemporaryDirectory() as d:
+            fast, det = attention_params("bf16"), dict(attention_params("bf16"), deterministic=True)
+            fast["deterministic"] = False
+            ours = write_json(d, "ours.json", {"environment": ENV, "results": [
+                result("attention_backward", "flash", fast, 0.5e-3), result("attention_backward", "flash", det, 0.6e-3)]})
+            sdpa = write_json(d, "sdpa.json", {"environment": ENV, "results": [
+                result("attention_backward", "sdpa_cudnn_bf16", attention_params("bf16"), 0.55e-3)]})
+            out = self.tables("attention-sdpa", ours, sdpa)
+        self.assertIn("| 0.500 ms (flash) | 0.550 ms | sdpa_cudnn_bf16 | 1.10x |", out)
+
     def test_attention_table_names_the_reference(self):
         out = self.tables("attention", self.ours, self.sdpa)
         self.assertIn("| 0.500 ms | 0.0 | 2.0 MiB | 0.400 ms (sdpa_cudnn_bf16) | 1.25 |", out)

@@ -39,6 +39,7 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness_report  # noqa: E402
+import nvml_clock  # noqa: E402
 
 # variant -> (torch dtype name, SDPBackend names in the order sdpa_kernel is given them)
 VARIANTS = {
@@ -92,7 +93,13 @@ def work(problem, b, h, n, d, causal):
     return flops * (2.5 if problem == "attention_backward" else 1.0)
 
 
-def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0):
+# The GPU's sensors (reports/nvml_clock.py), set by main(); None: no clocks recorded.
+SENSORS = None
+
+
+def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0, clocks=None):
+    """Event-timed samples (s) of fn; with `clocks` (a list), the SM clock read after each
+    sample is appended to it (the harness probes the clock after each batch the same way)."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -105,13 +112,15 @@ def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0):
         e.record()
         e.synchronize()
         samples.append(s.elapsed_time(e) * 1e-3)
+        if clocks is not None and SENSORS is not None:
+            clocks.append(SENSORS.sm_mhz())
         if (len(samples) >= min_samples and sum(samples) >= min_time) or time.perf_counter() - t0 >= max_time:
             break
     return samples
 
 
 def run_one(torch, problem, params, variant):
-    """(samples in s, extra peak bytes) of one variant on one shape; raises what PyTorch
+    """(samples in s, extra peak bytes, SM clock per sample) of one variant on one shape; raises what PyTorch
     raises (a backend that cannot run the shape: RuntimeError "No available kernel")."""
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -124,6 +133,7 @@ def run_one(torch, problem, params, variant):
     dtype = getattr(torch, dtype_name)
     backends = [getattr(SDPBackend, x) for x in backend_names]
     g = torch.Generator(device="cuda").manual_seed(42)
+    clocks = []
     grad = problem == "attention_backward"
     q = torch.randn(b, h, n, d, device="cuda", dtype=dtype, generator=g, requires_grad=grad)
     k = torch.randn(b, hkv, n, d, device="cuda", dtype=dtype, generator=g, requires_grad=grad)
@@ -137,12 +147,13 @@ def run_one(torch, problem, params, variant):
         if grad:
             out = fwd()  # the backward's kernels are those of the backend that ran this forward
             do = torch.randn_like(out)
-            samples = time_cuda(torch, lambda: torch.autograd.grad(out, (q, k, v), do, retain_graph=True))
+            samples = time_cuda(torch, lambda: torch.autograd.grad(out, (q, k, v), do, retain_graph=True),
+                                clocks=clocks)
         else:
             with torch.no_grad():
-                samples = time_cuda(torch, fwd)
+                samples = time_cuda(torch, fwd, clocks=clocks)
     peak = torch.cuda.max_memory_allocated() - base
-    return samples, peak
+    return samples, peak, clocks
 
 
 def param_value(v):
@@ -187,7 +198,7 @@ def measure(torch, problem, params, variant, runner=run_one):
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            samples, peak = runner(torch, problem, params, variant)
+            samples, peak, *rest = runner(torch, problem, params, variant)
     except torch.cuda.OutOfMemoryError as e:
         entry.update(harness_report.skipped(f"out of memory: {str(e).strip().splitlines()[0]}"))
     except (RuntimeError, ValueError, NotImplementedError) as e:  # torch's errors (and cuDNN's) are RuntimeErrors
@@ -198,6 +209,9 @@ def measure(torch, problem, params, variant, runner=run_one):
                       "rates": {"gflops": w / st["median_s"] * 1e-9, "gbytes_per_s": 0, "arithmetic_intensity": 0},
                       "memory": {"io_device_bytes": 0, "workspace_peak_bytes": max(0, peak)},
                       "extra": {"sdpa_backends": list(VARIANTS[variant][1]), "dtype": VARIANTS[variant][0]}})
+        clocks = nvml_clock.clock_stats(rest[0], SENSORS.max_mhz) if rest and SENSORS is not None else None
+        if clocks:
+            entry["clocks"] = clocks
         print(f"{entry['name']}: {st['median_s'] * 1e3:.3f} ms, {w / st['median_s'] * 1e-12:.2f} TFLOP/s", flush=True)
     if entry["status"] != "passed":
         print(f"{entry['name']}: skipped: {entry['reason']}", flush=True)
@@ -232,6 +246,11 @@ def main(argv=None):
         print(f"pytorch_attention.py: `{args.harness} run {args.suite} --dry-run` failed ({e}); build the "
               "harness or pass --harness", file=sys.stderr)
         return 2
+    global SENSORS
+    SENSORS = nvml_clock.GpuSensors(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
+    if not SENSORS.ok:
+        print(f"pytorch_attention.py: no SM clocks recorded: {SENSORS.why}", file=sys.stderr)
+        SENSORS = None
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     results = []

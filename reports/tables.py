@@ -96,6 +96,14 @@ def sdpa_results(pytorch):
     return out
 
 
+def clock_text(r):
+    """", 1605 MHz": the median SM clock while the result was timed (ours: the harness's
+    probe; PyTorch's: NVML after each sample), empty where it was not recorded. Under the
+    power cap two kernels of the same work can run at different clocks."""
+    c = r.get("clocks") or {}
+    return f", {c['median_mhz']:.0f} MHz" if c.get("median_mhz") else ""
+
+
 def fastest(results):
     """(median_s, variant) of the fastest passed result, or None."""
     times = [(r["stats"]["median_s"], v) for v, r in results.items() if r["status"] == "passed" and r.get("stats")]
@@ -133,7 +141,8 @@ def attention_sdpa(report, pytorch):
         if r["problem"].startswith("attention"):
             ours.setdefault((r["problem"], shape_key(r["params"], PARAMS), dtype_of(r["params"])), {})[variant_label(r)] = r
     backends = [v for v in SDPA_DTYPE if any(v in x for x in sdpa.values())]
-    out = [header(report), "Reference: the fastest SDPA backend that ran at the shape's dtype (bf16 / f16: flash or cuDNN).\n",
+    out = [header(report), "Reference: the fastest SDPA backend that ran at the shape's dtype (bf16 / f16: flash or cuDNN). "
+           "MHz: the median SM clock while each was timed, where recorded.\n",
            "| problem | shape | dtype | ours (fastest variant) | " + " | ".join(backends) + " | reference | ours / reference speed |",
            "|---|---|---|---|" + "---|" * len(backends) + "---|---|"]
     for key, variants in ours.items():
@@ -148,8 +157,8 @@ def attention_sdpa(report, pytorch):
                 cells.append(f"{r['stats']['median_s'] * 1e3:.3f} ms")
             else:
                 cells.append(f"{r['status']}: {r['reason'][:60]}")
-        mine_cell = f"{mine[0] * 1e3:.3f} ms ({mine[1]})" if mine else "none passed"
-        ref_cell = f"{ref[1]}" if ref else "-"
+        mine_cell = f"{mine[0] * 1e3:.3f} ms ({mine[1]}{clock_text(variants[mine[1]])})" if mine else "none passed"
+        ref_cell = f"{ref[1]}{clock_text(theirs[ref[1]])}" if ref else "-"
         speed = f"{ref[0] / mine[0]:.2f}x" if mine and ref else "-"
         out.append(f"| {key[0]} | {key[1]} | {key[2]} | {mine_cell} | " + " | ".join(cells) + f" | {ref_cell} | {speed} |")
     return "\n".join(out) + "\n"

@@ -250,6 +250,29 @@ class TinyMergeRanks(unittest.TestCase):
         self.assertEqual(len(merged["environment"]["devices"]), 2)
 
 
+class TinyNvmlClock(unittest.TestCase):
+    def setUp(self):
+        self.nc = importlib.import_module("nvml_clock")
+
+    def test_without_nvml_nothing_fails_and_the_reason_is_kept(self):
+        s = self.nc.GpuSensors(library="libnvidia-ml-does-not-exist.so.1")
+        self.assertFalse(s.ok)
+        self.assertIn("NVML not available", s.why)
+        self.assertIsNone(s.sm_mhz())
+        self.assertIsNone(s.power_w())
+        rc, out, err = no_torch(script("nvml_clock"))
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(out.startswith("SM clock ") or out.startswith("no clock: "), out)
+
+    def test_clock_stats_are_the_harness_clocks_object(self):
+        c = self.nc.clock_stats([1980, 1500, None, 1400], 1980)
+        self.assertEqual(c["mhz"], [1980.0, 1500.0, 1400.0])
+        self.assertEqual((c["min_mhz"], c["median_mhz"], c["max_mhz"]), (1400.0, 1500.0, 1980.0))
+        self.assertEqual(c["throttled_batches"], 1)  # 1400 < 0.75 x 1980
+        self.assertTrue(c["throttled"])
+        self.assertIsNone(self.nc.clock_stats([None], 1980))
+
+
 class TinyPatternsTables(unittest.TestCase):
     def test_vendor_relative_speed(self):
         with tempfile.TemporaryDirectory() as d:
@@ -313,10 +336,11 @@ class TinyTables(unittest.TestCase):
             fast["deterministic"] = False
             ours = write_json(d, "ours.json", {"environment": ENV, "results": [
                 result("attention_backward", "flash", fast, 0.5e-3), result("attention_backward", "flash", det, 0.6e-3)]})
-            sdpa = write_json(d, "sdpa.json", {"environment": ENV, "results": [
-                result("attention_backward", "sdpa_cudnn_bf16", attention_params("bf16"), 0.55e-3)]})
+            theirs = result("attention_backward", "sdpa_cudnn_bf16", attention_params("bf16"), 0.55e-3)
+            theirs["clocks"] = {"median_mhz": 1650.4}  # both sides' clocks are shown where recorded
+            sdpa = write_json(d, "sdpa.json", {"environment": ENV, "results": [theirs]})
             out = self.tables("attention-sdpa", ours, sdpa)
-        self.assertIn("| 0.500 ms (flash) | 0.550 ms | sdpa_cudnn_bf16 | 1.10x |", out)
+        self.assertIn("| 0.500 ms (flash) | 0.550 ms | sdpa_cudnn_bf16, 1650 MHz | 1.10x |", out)
 
     def test_attention_table_names_the_reference(self):
         out = self.tables("attention", self.ours, self.sdpa)
@@ -495,6 +519,21 @@ class TinyPytorchAttention(unittest.TestCase):
         with contextlib.redirect_stdout(io.StringIO()):
             e = pa.measure(torch, "attention", bf16, "sdpa_flash_bf16", runner=oom)
         self.assertEqual((e["status"], e["reason"]), ("skipped", "out of memory: CUDA out of memory. Tried to allocate 8.00 GiB"))
+
+    def test_the_sm_clock_of_each_sample_is_recorded_as_the_harness_does(self):
+        pa = self.pa
+        problem, bf16 = pa.parse_dry_run(DRY_RUN)[2]
+        old = pa.SENSORS
+        pa.SENSORS = types.SimpleNamespace(max_mhz=1980)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                e = pa.measure(fake_torch(), problem, bf16, "sdpa_cudnn_bf16",
+                               runner=lambda *_: ([2e-3, 1e-3, 3e-3], 4096, [1980, 1605, 1590]))
+        finally:
+            pa.SENSORS = old
+        self.assertEqual(e["clocks"]["median_mhz"], 1605.0)
+        self.assertEqual(e["clocks"]["max_mhz"], 1980.0)
+        self.assertFalse(e["clocks"]["throttled"])
 
     def test_a_passing_backend_is_a_timed_result(self):
         pa = self.pa

@@ -280,6 +280,23 @@ TEST(DevicePeaksGpu, ArePlausible) {
     EXPECT_LE(p.dram_gbytes_per_s, 1.02 * p.dram_theoretical_gbytes_per_s);
   }
   EXPECT_LT(p.seconds, 10);
+  // Tensor-core roofs: on sm_80+ each measured one is well above the FP32 roof, and the
+  // 16-bit ones are about twice tf32's; on sm_90 every type is measured (fp8 ~2x bf16).
+  int major = 0, minor = 0;
+  HARNESS_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  HARNESS_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+  for (const auto& t : p.tensor) {
+    std::printf("%s tensor %.0f GFLOP/s (median %.0f)\n", t.dtype.c_str(), t.gflops, t.gflops_median);
+    EXPECT_GT(t.gflops, 2 * p.fp32_gflops) << t.dtype;
+  }
+  if (major >= 8) {
+    EXPECT_EQ(p.compute_peak("bf16").pipe, "bf16 tensor");
+    EXPECT_GT(p.compute_peak("bf16").gflops, 1.6 * p.compute_peak("tf32").gflops);
+  }
+  if (major == 9 && minor == 0) {
+    EXPECT_EQ(p.tensor.size(), 4u) << p.tensor_note;
+    EXPECT_GT(p.compute_peak("fp8_e4m3").gflops, 1.6 * p.compute_peak("bf16").gflops);
+  }
 }
 
 TEST(ProfilePassGpu, CopyIsMemoryBoundWithModelledBytes) {

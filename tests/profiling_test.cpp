@@ -327,6 +327,26 @@ TEST(Roofline, AComputeBoundGemmWithExactFfmaCount) {
   EXPECT_DOUBLE_EQ(r.time_s, 5e-3);
 }
 
+TEST(Roofline, ABf16ResultIsJudgedAgainstTheBf16TensorPeak) {
+  auto pk = peaks(3000, 60000);
+  pk.tensor.push_back({"bf16", 800000, 790000});
+  pk.tensor.push_back({"fp8_e4m3", 1600000, 1590000});
+  EXPECT_EQ(pk.compute_peak("bf16").pipe, "bf16 tensor");
+  EXPECT_EQ(pk.compute_peak("fp8_e5m2").gflops, 1600000);  // e5m2 at e4m3's rate
+  EXPECT_EQ(pk.compute_peak("f32").pipe, "fp32");
+  EXPECT_EQ(pk.compute_peak("").gflops, 60000);
+  // 4096^3 in 0.5 ms: 275 TFLOP/s, 34% of 800 TFLOP/s (and 458% of FP32's roof).
+  const double n3 = 4096.0 * 4096.0 * 4096.0;
+  const Roofline r = derive_roofline(MetricsResult{}, Work{2 * n3, 3 * 4096.0 * 4096.0 * 2}, 5e-4, &pk, "bf16");
+  EXPECT_EQ(r.bound, "compute");
+  EXPECT_EQ(r.compute_pipe, "bf16 tensor");
+  EXPECT_NEAR(*r.pct_of_roof, 100.0 * r.achieved_gflops / 800000, 1e-9);
+  EXPECT_NEAR(*r.pct_of_fp32_peak, 100.0 * r.achieved_gflops / 60000, 1e-9);
+  const auto j = to_json(r);
+  EXPECT_EQ(j["compute_pipe"], "bf16 tensor");
+  EXPECT_DOUBLE_EQ(j["compute_peak_gflops"].get<double>(), 800000);
+}
+
 TEST(Roofline, WithoutPeaksOrTimeTheCountersStillCompare) {
   const auto m = metrics({{"gpu__time_duration.sum", 2e6}, {"dram__bytes_read.sum", 3e9}, {"dram__bytes_write.sum", 1e9},
                           {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1e9},
@@ -383,7 +403,13 @@ TEST(Metrics, JsonRoundTrips) {
 
   DevicePeaks p = peaks(3000, 60000);
   p.runs = 10;
+  p.tensor.push_back({"bf16", 800000, 790000});
+  p.tensor_note = "no tensor-core peak kernel for fp8_e4m3 on compute capability 8.0";
   const DevicePeaks q = device_peaks_from_json(to_json(p));
+  ASSERT_EQ(q.tensor.size(), 1u);
+  EXPECT_EQ(q.tensor[0].dtype, "bf16");
+  EXPECT_DOUBLE_EQ(q.tensor[0].gflops_median, 790000);
+  EXPECT_EQ(q.tensor_note, p.tensor_note);
   EXPECT_TRUE(q.measured());
   EXPECT_DOUBLE_EQ(q.dram_gbytes_per_s, 3000);
   EXPECT_DOUBLE_EQ(q.fp32_gflops, 60000);

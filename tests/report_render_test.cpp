@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/error.hpp"
+#include "render/report_fields.hpp"
 #include "render/report_render.hpp"
 #include "render/report_svg.hpp"
 #include "test_support.hpp"
@@ -157,7 +158,9 @@ TEST(ReportRender, HtmlHasTheChartsAndNothingExternal) {
   EXPECT_NE(html.find("id=\"roofline\""), std::string::npos);
   EXPECT_NE(html.find("arithmetic intensity (FLOP/byte)"), std::string::npos);
   EXPECT_NE(html.find("roof (device peaks)"), std::string::npos);
-  EXPECT_NE(html.find("3000 GB/s, 60000 GFLOP/s"), std::string::npos);
+  EXPECT_NE(html.find("3000 GB/s DRAM, 60000 GFLOP/s FP32; each point against the roof of its dtype"), std::string::npos);
+  EXPECT_NE(html.find("<th>% of peak</th>"), std::string::npos);
+  EXPECT_NE(html.find(">34% FP32<"), std::string::npos);  // flash at 32768: 20341 of 60000 GFLOP/s
   EXPECT_NE(html.find("attention: extra device memory against seq_len"), std::string::npos);
   EXPECT_NE(html.find("extra device memory (bytes)"), std::string::npos);
   EXPECT_NE(html.find("out of memory (skipped)"), std::string::npos);
@@ -182,6 +185,38 @@ TEST(ReportRender, RooflineFromBestMeasuredWithoutDevicePeaks) {
   const std::string html = render_report_html(model(report));
   EXPECT_NE(html.find("roof (best measured)"), std::string::npos);
   EXPECT_NE(html.find("the report states no device peaks"), std::string::npos);
+}
+
+TEST(ReportRender, EachResultStandsAgainstTheRoofOfItsDtype) {
+  // A bf16 result with a measured bf16 tensor-core roof: its "% of peak" is against that
+  // roof, not FP32's (which it would exceed several times); an f32 one stays against FP32.
+  json report = load_json("gemm_base.json");
+  report["environment"]["device_peaks"]["tensor"] = {{"bf16", {{"gflops", 800000.0}, {"gflops_median", 790000.0}}}};
+  json& r = report["results"][0];
+  r["params"]["dtype"] = "bf16";
+  r["rates"]["gflops"] = 400000.0;
+  r["work"]["bytes"] = 1.0;  // compute-bound at any intensity
+  r["rates"]["arithmetic_intensity"] = r["work"]["flops"];
+  r["rates"]["gbytes_per_s"] = 400000.0 / r["work"]["flops"].get<double>();
+  r["stats"]["median_s"] = r["work"]["flops"].get<double>() / 400000e9;
+  const Report m = model(report);
+  const auto share = fields::peak_share(m.results[0], m.environment.peaks);
+  ASSERT_TRUE(share);
+  EXPECT_EQ(share->bound, "compute");
+  EXPECT_EQ(share->roof, "bf16 tensor");
+  EXPECT_NEAR(share->pct, 50.0, 0.01);
+  const std::string md = render_report_markdown(m);
+  EXPECT_NE(md.find("| Device peaks | 3000 GB/s DRAM, 60000 GFLOP/s FP32, 800000 GFLOP/s bf16 tensor |"), std::string::npos);
+  EXPECT_NE(md.find("| 50% bf16 tensor |"), std::string::npos);
+  const std::string html = render_report_html(m);
+  EXPECT_NE(html.find("roof bf16 tensor"), std::string::npos);
+  EXPECT_NE(html.find("roof FP32"), std::string::npos);
+  const std::string csv = render_report_csv(m);
+  EXPECT_NE(csv.find(",pct_of_peak,bound,roof"), std::string::npos);
+  EXPECT_NE(csv.find(",compute,bf16 tensor"), std::string::npos);
+  // A CPU result has no roof.
+  for (const auto& x : m.results)
+    if (x.backend == "cpu") EXPECT_FALSE(fields::peak_share(x, m.environment.peaks));
 }
 
 TEST(ReportRender, SmallAndEmptyReports) {

@@ -6,11 +6,13 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/cuda_check.hpp"
 #include "harness/error.hpp"
 #include "profile/kernel_trace.hpp"
 #include "profile/peaks.hpp"
+#include "peaks/tensor_peak.hpp"
 
 namespace harness {
 
@@ -73,7 +75,47 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The tensor-core roofs (kernels/peaks/tensor_peak.hpp), each sized to ~3 ms a run, best
+// of 5 after a warm-up run; types without a kernel on this device are named in tensor_note.
+void measure_tensor_peaks(DevicePeaks& p, int device, int sms, cudaStream_t stream) {
+  using kernels::peaks::TensorType;
+  int major = 0, minor = 0;
+  HARNESS_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  HARNESS_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  // wgmma: one CTA an SM (40 KB of shared memory, 256 threads of 128 accumulators);
+  // mma.sync: 8 warps a CTA, 4 CTAs an SM.
+  const int blocks = std::max(sms, 1) * (major == 9 ? 1 : 4);
+  DeviceMemory sink(static_cast<std::size_t>(blocks) * sizeof(float));
+  std::vector<std::string> missing;
+  for (TensorType t : {TensorType::tf32, TensorType::bf16, TensorType::f16, TensorType::fp8_e4m3}) {
+    const char* name = kernels::peaks::tensor_type_name(t);
+    if (!kernels::peaks::tensor_peak_supported(t, major, minor)) {
+      missing.emplace_back(name);
+      continue;
+    }
+    int iterations = 64;
+    auto run = [&] { return kernels::peaks::tensor_peak(t, major, minor, blocks, iterations, sink.f(), stream); };
+    const double probe = median(time_runs(run, stream, 2));
+    if (probe > 0) iterations = static_cast<int>(std::clamp(iterations * 3e-3 / probe, 16.0, 1e7));
+    (void)time_runs(run, stream, 1);
+    const auto t_runs = time_runs(run, stream, 5);
+    const double flops = kernels::peaks::tensor_peak_flops(t, major, blocks, iterations);
+    p.tensor.push_back({name, flops / *std::min_element(t_runs.begin(), t_runs.end()) * 1e-9,
+                        flops / median(t_runs) * 1e-9});
+  }
+  if (!missing.empty())
+    p.tensor_note = fmt::format("no tensor-core peak kernel for {} on compute capability {}.{}",
+                                fmt::join(missing, ", "), major, minor);
+}
+
 }  // namespace
+
+ComputePeak DevicePeaks::compute_peak(std::string_view dtype) const {
+  const std::string_view type = dtype == "fp8_e5m2" ? std::string_view("fp8_e4m3") : dtype;
+  for (const auto& t : tensor)
+    if (t.dtype == type && t.gflops > 0) return {t.gflops, t.dtype + " tensor"};
+  return {fp32_gflops, "fp32"};
+}
 
 DevicePeaks measure_device_peaks(int device) {
   DevicePeaks p;
@@ -124,6 +166,7 @@ DevicePeaks measure_device_peaks(int device) {
     p.fma_flops = 2.0 * static_cast<double>(harness::peaks::fma_count(shape));
     p.fp32_gflops = p.fma_flops / *std::min_element(fma_t.begin(), fma_t.end()) * 1e-9;
     p.fp32_gflops_median = p.fma_flops / median(fma_t) * 1e-9;
+    measure_tensor_peaks(p, device, sms, stream.s);
   } catch (const std::exception& e) {
     p = DevicePeaks{};
     p.unavailable = std::string("device peaks unavailable: ") + e.what();
@@ -131,6 +174,14 @@ DevicePeaks measure_device_peaks(int device) {
   p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return p;
 }
+
+namespace {
+nlohmann::json tensor_json(const DevicePeaks& p) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& t : p.tensor) out[t.dtype] = {{"gflops", t.gflops}, {"gflops_median", t.gflops_median}};
+  return out;
+}
+}  // namespace
 
 nlohmann::json to_json(const DevicePeaks& p) {
   if (p.unavailable) return {{"unavailable", *p.unavailable}};
@@ -141,10 +192,14 @@ nlohmann::json to_json(const DevicePeaks& p) {
           {"fp32_gflops_median", p.fp32_gflops_median},
           {"copy_bytes", p.copy_bytes},
           {"fma_flops", p.fma_flops},
+          {"tensor", tensor_json(p)},
+          {"tensor_note", p.tensor_note},
           {"runs", p.runs},
           {"seconds", p.seconds},
           {"method", "best of runs: copy kernel (float4, 2 buffers of up to 512 MiB) for DRAM; "
-                     "8 independent FFMA chains per thread at full occupancy for FP32"}};
+                     "8 independent FFMA chains per thread at full occupancy for FP32; "
+                     "tensor cores: wgmma m64n256 from shared memory (sm_90) or mma.sync in registers "
+                     "(sm_80+), nonzero operands, one input type at a time"}};
 }
 
 DevicePeaks device_peaks_from_json(const nlohmann::json& j) {
@@ -164,6 +219,10 @@ DevicePeaks device_peaks_from_json(const nlohmann::json& j) {
     p.fma_flops = j.value("fma_flops", 0.0);
     p.runs = j.value("runs", 0);
     p.seconds = j.value("seconds", 0.0);
+    if (j.contains("tensor") && j["tensor"].is_object())
+      for (const auto& [name, t] : j["tensor"].items())
+        p.tensor.push_back({name, t.at("gflops").get<double>(), t.value("gflops_median", 0.0)});
+    p.tensor_note = j.value("tensor_note", std::string());
   } catch (const std::exception& e) {
     p = DevicePeaks{};
     p.unavailable = std::string("device peaks unavailable: malformed device_peaks: ") + e.what();

@@ -657,7 +657,8 @@ MetricsResult MetricCollector::collect(const std::function<void()>& launch_once,
 // ---------------------------------------------------------------------------------------
 // Derived figures
 
-Roofline derive_roofline(const MetricsResult& m, const Work& work, double time_s, const DevicePeaks* peaks) {
+Roofline derive_roofline(const MetricsResult& m, const Work& work, double time_s, const DevicePeaks* peaks,
+                         std::string_view dtype) {
   Roofline r;
   r.time_s = time_s;
   if (r.time_s <= 0)
@@ -687,14 +688,18 @@ Roofline derive_roofline(const MetricsResult& m, const Work& work, double time_s
   r.intensity = bytes > 0 ? work.flops / bytes : 0;
 
   if (peaks && peaks->measured() && r.time_s > 0) {
-    const double bw = peaks->dram_gbytes_per_s, fl = peaks->fp32_gflops;
+    const ComputePeak cp = peaks->compute_peak(dtype);
+    const double bw = peaks->dram_gbytes_per_s, fl = cp.gflops;
     const double achieved_bw = bytes / r.time_s * 1e-9;
     r.ridge_intensity = fl / bw;
     r.bound = r.intensity < *r.ridge_intensity ? "memory" : "compute";
     r.roof_gflops = std::min(fl, r.intensity * bw);
     r.pct_of_dram_peak = 100.0 * achieved_bw / bw;
-    r.pct_of_fp32_peak = 100.0 * r.achieved_gflops / fl;
-    r.pct_of_roof = r.bound == "memory" ? *r.pct_of_dram_peak : *r.pct_of_fp32_peak;
+    r.pct_of_fp32_peak = 100.0 * r.achieved_gflops / peaks->fp32_gflops;
+    r.compute_pipe = cp.pipe;
+    r.compute_peak_gflops = fl;
+    r.pct_of_compute_peak = 100.0 * r.achieved_gflops / fl;
+    r.pct_of_roof = r.bound == "memory" ? *r.pct_of_dram_peak : *r.pct_of_compute_peak;
   }
   return r;
 }
@@ -717,7 +722,10 @@ nlohmann::json to_json(const Roofline& r) {
           {"roof_gflops", opt(r.roof_gflops)},
           {"pct_of_roof", opt(r.pct_of_roof)},
           {"pct_of_dram_peak", opt(r.pct_of_dram_peak)},
-          {"pct_of_fp32_peak", opt(r.pct_of_fp32_peak)}};
+          {"pct_of_fp32_peak", opt(r.pct_of_fp32_peak)},
+          {"compute_pipe", r.compute_pipe.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.compute_pipe)},
+          {"compute_peak_gflops", opt(r.compute_peak_gflops)},
+          {"pct_of_compute_peak", opt(r.pct_of_compute_peak)}};
 }
 
 // ---------------------------------------------------------------------------------------
@@ -734,7 +742,8 @@ nlohmann::json to_json(const ProfileResult& p) {
 
 ProfileResult profile_pass(MetricCollector& collector, const std::function<void()>& launch, cudaStream_t stream,
                            const ProfileOptions& options, const Work& work, double timed_median_s,
-                           const DevicePeaks* peaks, const std::function<void()>& before_run) {
+                           const DevicePeaks* peaks, const std::function<void()>& before_run,
+                           std::string_view dtype) {
   ProfileResult p;
   p.timed_median_s = timed_median_s;
   if (options.kernels) {
@@ -748,7 +757,7 @@ ProfileResult profile_pass(MetricCollector& collector, const std::function<void(
   } else {
     p.metrics.unavailable = "metrics not requested";
   }
-  if (!p.metrics.unavailable || peaks) p.roofline = derive_roofline(p.metrics, work, timed_median_s, peaks);
+  if (!p.metrics.unavailable || peaks) p.roofline = derive_roofline(p.metrics, work, timed_median_s, peaks, dtype);
   return p;
 }
 

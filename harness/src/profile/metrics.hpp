@@ -113,10 +113,16 @@ struct Roofline {
   std::optional<double> pct_of_roof;          // achieved / roof, 0..100+
   std::optional<double> pct_of_dram_peak;
   std::optional<double> pct_of_fp32_peak;
+  std::string compute_pipe;                   // the compute roof used: "fp32", "bf16 tensor", ...
+  std::optional<double> compute_peak_gflops;  // its peak
+  std::optional<double> pct_of_compute_peak;  // achieved / that peak
 };
 
 // `time_s`: the timed median; when <= 0, gpu__time_duration.sum from `m` is used.
-Roofline derive_roofline(const MetricsResult& m, const Work& work, double time_s, const DevicePeaks* peaks);
+// `dtype`: the result's dtype parameter (empty: none), which picks the compute roof
+// (DevicePeaks::compute_peak: a bf16 result against the bf16 tensor-core peak).
+Roofline derive_roofline(const MetricsResult& m, const Work& work, double time_s, const DevicePeaks* peaks,
+                         std::string_view dtype = {});
 nlohmann::json to_json(const Roofline& r);
 
 // ---------------------------------------------------------------------------------------
@@ -143,6 +149,7 @@ nlohmann::json to_json(const ProfileResult& p);
 // the L2 flush). CUDA errors from `launch` propagate.
 ProfileResult profile_pass(MetricCollector& collector, const std::function<void()>& launch, cudaStream_t stream,
                            const ProfileOptions& options, const Work& work, double timed_median_s,
-                           const DevicePeaks* peaks, const std::function<void()>& before_run = {});
+                           const DevicePeaks* peaks, const std::function<void()>& before_run = {},
+                           std::string_view dtype = {});
 
 }  // namespace harness

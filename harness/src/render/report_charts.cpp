@@ -291,6 +291,7 @@ std::string roofline_chart(const Report& report, const std::vector<Result>& rows
   c.x.log = c.y.log = true;
   std::size_t not_shown = 0;
   double xlo = std::numeric_limits<double>::infinity(), xhi = 0;
+  std::vector<std::pair<std::string, double>> pipes;  // the compute roofs the points use
   for (const auto& r : rows) {
     if (!is_timed(r)) continue;
     if (!(flops_of(r) > 0 && bytes_of(r) > 0 && intensity_of(r) > 0 && gflops_of(r) > 0)) {
@@ -300,8 +301,19 @@ std::string roofline_chart(const Report& report, const std::vector<Result>& rows
     const std::size_t si = series_index(c.series, r.problem + "/" + r.variant);
     c.series[si].line = false;
     c.series[si].color = colors(r.variant);
-    const double roof = peak_bw > 0 && peak_flops > 0 ? std::min(peak_flops, peak_bw * intensity_of(r))
-                        : peak_flops > 0               ? peak_flops
+    // Each result against the compute roof of its own dtype (bf16 against the bf16 tensor
+    // peak), where the report states one.
+    double flops_roof = peak_flops;
+    if (have_peaks && report.environment.peaks) {
+      const auto [gflops, pipe] = report.environment.peaks->compute(dtype_param_of(r));
+      if (gflops > 0) {
+        flops_roof = gflops;
+        if (std::find(pipes.begin(), pipes.end(), std::make_pair(pipe, gflops)) == pipes.end())
+          pipes.emplace_back(pipe, gflops);
+      }
+    }
+    const double roof = peak_bw > 0 && flops_roof > 0 ? std::min(flops_roof, peak_bw * intensity_of(r))
+                        : flops_roof > 0               ? flops_roof
                                                        : peak_bw * intensity_of(r);
     c.series[si].points.push_back({intensity_of(r), gflops_of(r),
                                    fmt::format("{}: {} GFLOP/s at {} FLOP/byte ({:.0f}% of the roof)", describe(r),
@@ -316,23 +328,32 @@ std::string roofline_chart(const Report& report, const std::vector<Result>& rows
                      : "No timed result: no roofline to draw.";
     return "";
   }
-  auto roof_at = [&](double x) {
-    if (peak_bw > 0 && peak_flops > 0) return std::min(peak_flops, peak_bw * x);
-    return peak_flops > 0 ? peak_flops : peak_bw * x;
-  };
-  if (peak_bw > 0 || peak_flops > 0) {
+  if (pipes.empty()) pipes.emplace_back(have_peaks ? "FP32" : "", peak_flops);
+  std::sort(pipes.begin(), pipes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (have_peaks) {
+    std::vector<std::string> roofs;
+    for (const auto& [pipe, gflops] : pipes) roofs.push_back(fmt::format("{} GFLOP/s {}", format_figure(gflops), pipe));
+    c.subtitle = fmt::format("roofs: the device peaks measured at run start, {} GB/s DRAM, {}; each point against "
+                             "the roof of its dtype", format_figure(peak_bw), fmt::join(roofs, ", "));
+  }
+  for (const auto& [pipe, flops_peak] : pipes) {
+    auto roof_at = [&, fp = flops_peak](double x) {
+      if (peak_bw > 0 && fp > 0) return std::min(fp, peak_bw * x);
+      return fp > 0 ? fp : peak_bw * x;
+    };
+    if (!(peak_bw > 0 || flops_peak > 0)) continue;
     // The axes cover the points and the ridge (and the flat roof); the roof itself
     // runs from far left to far right and is clipped to the plot.
     svg::RefLine range{"", {}, "none", true};
-    if (peak_bw > 0 && peak_flops > 0) range.points.emplace_back(peak_flops / peak_bw, peak_flops);
+    if (peak_bw > 0 && flops_peak > 0) range.points.emplace_back(flops_peak / peak_bw, flops_peak);
     else range.points.emplace_back(xlo, roof_at(xlo));
     c.refs.push_back(range);
     svg::RefLine roof;
-    roof.label = have_peaks ? "roof (device peaks)" : "roof (best measured)";
+    roof.label = !have_peaks ? "roof (best measured)" : pipes.size() == 1 ? "roof (device peaks)" : "roof " + pipe;
     roof.sets_range = false;
     const double far_lo = std::min(xlo, range.points[0].first) / 1e6, far_hi = std::max(xhi, range.points[0].first) * 1e6;
     roof.points.emplace_back(far_lo, roof_at(far_lo));
-    if (peak_bw > 0 && peak_flops > 0) roof.points.emplace_back(peak_flops / peak_bw, peak_flops);
+    if (peak_bw > 0 && flops_peak > 0) roof.points.emplace_back(flops_peak / peak_bw, flops_peak);
     roof.points.emplace_back(far_hi, roof_at(far_hi));
     c.refs.push_back(roof);
   }

@@ -43,7 +43,8 @@ std::string render_report_csv(const Report& report, const ReportOptions& options
   for (const auto& n : names) head.push_back("param." + n);
   for (const char* h : {"status", "reason", "samples", "median_s", "mean_s", "min_s", "max_s", "stddev_s", "rel_noise",
                         "gflops", "gbytes_per_s", "arithmetic_intensity", "flops", "bytes", "io_device_bytes",
-                        "workspace_peak_bytes", "check_passed", "max_abs_error", "rel_l2_error"})
+                        "workspace_peak_bytes", "check_passed", "max_abs_error", "rel_l2_error", "pct_of_peak", "bound",
+                        "roof"})
     head.emplace_back(h);
   if (with_reference) {
     head.emplace_back("reference");
@@ -73,6 +74,10 @@ std::string render_report_csv(const Report& report, const ReportOptions& options
     f.push_back(check_passed(r) ? (*check_passed(r) ? "true" : "false") : "");
     f.push_back(check_passed(r) ? fmt_csv_number(r.check->max_abs_error) : "");
     f.push_back(check_passed(r) ? fmt_csv_number(r.check->rel_l2_error) : "");
+    const auto peak = peak_share(r, report.environment.peaks);
+    f.push_back(peak ? fmt_csv_number(peak->pct) : "");
+    f.push_back(peak ? peak->bound : "");
+    f.push_back(peak ? peak->roof : "");
     if (with_reference) {
       const auto& prow = by_problem[r.problem];
       const std::string ref = reference_for(prow, options.reference);

@@ -162,6 +162,8 @@ std::vector<std::pair<std::string, std::string>> environment_lines(const Report&
     std::vector<std::string> parts;
     if (p->dram_gbytes_per_s > 0) parts.push_back(fmt::format("{} GB/s DRAM", format_figure(p->dram_gbytes_per_s)));
     if (p->fp32_gflops > 0) parts.push_back(fmt::format("{} GFLOP/s FP32", format_figure(p->fp32_gflops)));
+    for (const auto& [name, gflops] : p->tensor_gflops)
+      parts.push_back(fmt::format("{} GFLOP/s {} tensor", format_figure(gflops), name));
     if (!parts.empty()) out.emplace_back("Device peaks", fmt::format("{}", fmt::join(parts, ", ")));
   }
   out.emplace_back("CUDA", fmt::format("driver {}, runtime {}", env.cuda_driver.value_or("?"), env.cuda_runtime.value_or("?")));
@@ -183,13 +185,30 @@ std::vector<std::pair<std::string, std::string>> environment_lines(const Report&
 
 // The cells of a result row in the tables (markdown and HTML), after the parameters.
 
-Cells cells_of(const Result& r) {
+std::string dtype_param_of(const Result& r) {
+  const json v = pv(r, "dtype");
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+std::optional<PeakShare> peak_share(const Result& r, const std::optional<ReportPeaks>& peaks) {
+  if (!peaks || r.backend != "cuda" || !is_timed(r) || peaks->dram_gbytes_per_s <= 0) return std::nullopt;
+  const auto [compute, pipe] = peaks->compute(dtype_param_of(r));
+  if (compute <= 0 || (flops_of(r) <= 0 && bytes_of(r) <= 0)) return std::nullopt;
+  // Ridge: the intensity at which the DRAM roof meets the compute roof.
+  const bool memory = flops_of(r) <= 0 || (bytes_of(r) > 0 && intensity_of(r) < compute / peaks->dram_gbytes_per_s);
+  if (memory) return PeakShare{100.0 * gbps_of(r) / peaks->dram_gbytes_per_s, "memory", "DRAM"};
+  return PeakShare{100.0 * gflops_of(r) / compute, "compute", pipe};
+}
+
+Cells cells_of(const Result& r, const std::optional<ReportPeaks>& peaks) {
   Cells c;
   c.status = status_text(r);
   c.median = is_timed(r) ? format_seconds(median_s(r)) : "-";
   c.noise = !is_timed(r) ? "-" : stats_of(r).has_noise() ? fmt::format("{:.1f}%", rel_noise(r) * 100) : "n/a";
   c.gflops = is_timed(r) && flops_of(r) > 0 ? format_figure(gflops_of(r)) : "-";
   c.gbps = is_timed(r) && bytes_of(r) > 0 ? format_figure(gbps_of(r)) : "-";
+  const auto share = peak_share(r, peaks);
+  c.peak = share ? fmt::format("{:.0f}% {}", share->pct, share->roof) : "-";
   c.memory = ws_bytes(r) > 0 ? format_bytes(ws_bytes(r)) : "-";
   std::vector<std::string> notes;
   if (!r.config.empty()) notes.push_back("config: " + r.config);
@@ -199,6 +218,6 @@ Cells cells_of(const Result& r) {
   return c;
 }
 
-const char* const kTableHead[7] = {"status", "median", "noise", "GFLOP/s", "GB/s", "extra memory", "note"};
+const char* const kTableHead[8] = {"status", "median", "noise", "GFLOP/s", "GB/s", "% of peak", "extra memory", "note"};
 
 }  // namespace harness::fields

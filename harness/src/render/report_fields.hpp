@@ -58,9 +58,22 @@ std::string summary_line(const std::vector<Result>& rows);
 std::vector<std::pair<std::string, std::string>> environment_lines(const Report& report);
 // The cells of a result row in the tables (markdown and HTML), after the parameters.
 struct Cells {
-  std::string status, median, noise, gflops, gbps, memory, note;
+  std::string status, median, noise, gflops, gbps, peak, memory, note;
 };
-Cells cells_of(const Result& r);
-extern const char* const kTableHead[7];
+// `peaks`: the report's device peaks (the "% of peak" cell is "-" without them).
+Cells cells_of(const Result& r, const std::optional<ReportPeaks>& peaks);
+extern const char* const kTableHead[8];
+
+// Where a GPU result stands against the device's roofs: the roof of its dtype's pipe
+// (compute_peak) or DRAM, whichever binds at the result's arithmetic intensity (work
+// FLOPs / work bytes), and its percentage of that roof. Absent for CPU results, results
+// without work or time, and reports without peaks.
+struct PeakShare {
+  double pct = 0;
+  std::string bound;  // "compute" or "memory"
+  std::string roof;   // "bf16 tensor", "FP32" or "DRAM"
+};
+std::optional<PeakShare> peak_share(const Result& r, const std::optional<ReportPeaks>& peaks);
+std::string dtype_param_of(const Result& r);  // the dtype parameter, "" where none
 
 }  // namespace harness::fields

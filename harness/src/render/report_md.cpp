@@ -53,15 +53,15 @@ std::string render_report_markdown(const Report& report, const ReportOptions& op
         if (r->params.has(n) && !pv(*r, n).is_number()) numeric = false;
       o += numeric ? "---:|" : "---|";
     }
-    o += "---|---:|---:|---:|---:|---:|---|";
+    o += "---|---:|---:|---:|---:|---:|---:|---|";
     o += ref.empty() ? "\n" : "---:|\n";
     for (const Result* r : prow) {
-      const Cells c = cells_of(*r);
+      const Cells c = cells_of(*r, report.environment.peaks);
       o += fmt::format("| {} |", md_escape(r->variant));
       for (const auto& n : names)
         o += fmt::format(" {} |", r->params.has(n) ? md_escape(param_text(pv(*r, n))) : "");
-      o += fmt::format(" {} | {} | {} | {} | {} | {} | {} |", c.status, c.median, c.noise, c.gflops, c.gbps, c.memory,
-                       md_escape(c.note));
+      o += fmt::format(" {} | {} | {} | {} | {} | {} | {} | {} |", c.status, c.median, c.noise, c.gflops, c.gbps,
+                       c.peak, c.memory, md_escape(c.note));
       if (!ref.empty()) {
         const auto share = reference_share(*r, prow, ref);
         o += share ? fmt::format(" {}x |", format_3sig(*share)) : " |";

@@ -21,7 +21,7 @@ using svg::escape;
 
 namespace {
 
-std::string html_table(const std::vector<const Result*>& prow) {
+std::string html_table(const std::vector<const Result*>& prow, const std::optional<ReportPeaks>& peaks) {
   const ParamSplit split = split_params(prow);
   const auto& names = split.columns;
   std::string o;
@@ -32,15 +32,15 @@ std::string html_table(const std::vector<const Result*>& prow) {
   for (const char* h : kTableHead) o += fmt::format("<th>{}</th>", h);
   o += "</tr></thead>\n<tbody>\n";
   for (const Result* r : prow) {
-    const Cells c = cells_of(*r);
+    const Cells c = cells_of(*r, peaks);
     o += fmt::format("<tr class=\"{}\"><td>{}</td>", escape(status_text(*r)), escape(r->variant));
     for (const auto& n : names)
       o += fmt::format("<td class=\"num\">{}</td>", r->params.has(n) ? escape(param_text(pv(*r, n))) : "");
     o += fmt::format(
         "<td class=\"status\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"note\">{}</td></tr>\n",
-        escape(c.status), escape(c.median), escape(c.noise), escape(c.gflops), escape(c.gbps), escape(c.memory),
-        escape(c.note));
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"note\">{}</td></tr>\n",
+        escape(c.status), escape(c.median), escape(c.noise), escape(c.gflops), escape(c.gbps), escape(c.peak),
+        escape(c.memory), escape(c.note));
   }
   return o + "</tbody>\n</table>\n";
 }
@@ -96,7 +96,7 @@ std::string render_report_html(const Report& report, const ReportOptions& option
   o += "<h2 id=\"results\">Results</h2>\n";
   for (const auto& problem : problems_of(rows)) {
     o += fmt::format("<h3>{}</h3>\n", escape(problem));
-    o += html_table(rows_of(rows, problem));
+    o += html_table(rows_of(rows, problem), report.environment.peaks);
   }
   o += "<h2 id=\"timelines\">Kernel timelines</h2>\n";
   o += kernel_timelines_html(report);

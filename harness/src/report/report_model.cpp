@@ -47,7 +47,11 @@ Environment environment_from_json(const json& env) {
   for (const char* key : {"device_peaks", "peaks"}) {
     const json* p = at(env, {key});
     if (!p || !p->is_object()) continue;
-    const DevicePeaks peaks{num_or(*p, {"dram_gbytes_per_s"}), num_or(*p, {"fp32_gflops"})};
+    ReportPeaks peaks{num_or(*p, {"dram_gbytes_per_s"}), num_or(*p, {"fp32_gflops"}), {}};
+    if (const json* t = at(*p, {"tensor"}); t && t->is_object())
+      for (const auto& [name, v] : t->items())
+        if (v.is_object() && v.contains("gflops") && v["gflops"].is_number() && v["gflops"].get<double>() > 0)
+          peaks.tensor_gflops.emplace_back(name, v["gflops"].get<double>());
     if (peaks.dram_gbytes_per_s > 0 || peaks.fp32_gflops > 0) {
       e.peaks = peaks;
       break;
@@ -97,6 +101,13 @@ Report decode_harness(const json& j, const std::string& path) {
 }
 
 }  // namespace
+
+std::pair<double, std::string> ReportPeaks::compute(const std::string& dtype) const {
+  const std::string type = dtype == "fp8_e5m2" ? "fp8_e4m3" : dtype;
+  for (const auto& [name, gflops] : tensor_gflops)
+    if (name == type) return {gflops, name + " tensor"};
+  return {fp32_gflops, "FP32"};
+}
 
 Report decode_report(const json& report, const std::string& path) {
   if (!report.is_object()) throw InputError(fmt::format("{}: a report is a JSON object", path));

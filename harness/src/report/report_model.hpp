@@ -8,6 +8,7 @@
 // goes through result_from_json, the single decoder of one result.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,8 +25,13 @@ struct GpuInfo {
   double sm_count = 0, memory_gib = 0, sm_clock_max_mhz = 0, memory_clock_mhz = 0;
 };
 
-struct DevicePeaks {
+// The device peaks a report states (environment.device_peaks): DRAM, FP32 and the
+// tensor-core roofs by input type ({"bf16", 989000}, ...).
+struct ReportPeaks {
   double dram_gbytes_per_s = 0, fp32_gflops = 0;
+  std::vector<std::pair<std::string, double>> tensor_gflops;
+  // The compute roof of a result of `dtype` ({gflops, "bf16 tensor"}, else FP32's).
+  std::pair<double, std::string> compute(const std::string& dtype) const;
 };
 
 // The environment of a harness report (for Google Benchmark JSON: its "context", with
@@ -35,7 +41,7 @@ struct Environment {
       command_line, gpu_unavailable_reason;
   double cpu_threads = 0;
   std::optional<GpuInfo> gpu;          // nullopt: no GPU
-  std::optional<DevicePeaks> peaks;    // "device_peaks" (or "peaks") with a positive value
+  std::optional<ReportPeaks> peaks;    // "device_peaks" (or "peaks") with a positive value
   nlohmann::json raw = nlohmann::json::object();  // as written, for display and key-by-key comparison
 };
 

@@ -27,6 +27,18 @@ std::string noise_text(const Stats& s, const char* sign) {
   return s.has_noise() ? fmt::format("{}{:.1f}%", sign, s.rel_noise * 100) : "noise n/a";
 }
 
+// "63% of bf16 tensor" / "81% of DRAM": the profiling pass's roofline position (the roof
+// of the result's dtype, or DRAM where that binds); empty when not profiled or no peaks.
+std::string peak_text(const Result& r) {
+  if (!r.profile.is_object() || !r.profile.contains("roofline")) return {};
+  const auto& rf = r.profile["roofline"];
+  if (!rf.is_object() || !rf.contains("pct_of_roof") || !rf["pct_of_roof"].is_number()) return {};
+  const bool memory = rf.value("bound", "") == "memory";
+  const std::string pipe = rf.contains("compute_pipe") && rf["compute_pipe"].is_string()
+                               ? rf["compute_pipe"].get<std::string>() : std::string("FP32");
+  return fmt::format("{:.0f}% of {}", rf["pct_of_roof"].get<double>(), memory ? std::string("DRAM") : pipe);
+}
+
 std::string outcome_text(const Result& r) {
   if (r.status == Status::passed && r.timing) {
     const auto& s = r.timing->stats;
@@ -34,6 +46,7 @@ std::string outcome_text(const Result& r) {
     if (!r.timing->noise_reached && s.has_noise()) text += " (noisy)";
     if (r.work.flops > 0) text += "  " + format_rate(r.gflops);
     if (r.work.bytes > 0) text += fmt::format("  {:.1f} GB/s", r.gbytes_per_s);
+    if (const std::string peak = peak_text(r); !peak.empty()) text += "  " + peak;
     if (r.workspace_peak_bytes > 0) text += "  +" + format_bytes(static_cast<double>(r.workspace_peak_bytes));
     return text;
   }
@@ -76,15 +89,16 @@ void Console::summary(const std::vector<Result>& results) {
   if (!quiet_ && !results.empty()) {
     std::size_t w = 6;
     for (const auto& r : results) w = std::max(w, display_name(r).size());
-    fmt::print(out_, "\n{:<{}}  {:<7}  {:>12}  {:>7}  {:>14}  {:>11}\n", "result", w, "status", "median", "noise",
-               "rate", "bandwidth");
+    fmt::print(out_, "\n{:<{}}  {:<7}  {:>12}  {:>7}  {:>14}  {:>11}  {}\n", "result", w, "status", "median", "noise",
+               "rate", "bandwidth", "of peak");
     for (const auto& r : results) {
       if (r.status == Status::passed && r.timing) {
         const Stats& s = r.timing->stats;
-        fmt::print(out_, "{:<{}}  {:<7}  {:>12}  {:>7}  {:>14}  {:>11}\n", display_name(r), w, to_string(r.status),
+        const std::string peak = peak_text(r);
+        fmt::print(out_, "{:<{}}  {:<7}  {:>12}  {:>7}  {:>14}  {:>11}  {}\n", display_name(r), w, to_string(r.status),
                    format_seconds(s.median), s.has_noise() ? fmt::format("{:.1f}%", s.rel_noise * 100) : "n/a",
                    r.work.flops > 0 ? format_rate(r.gflops) : "-",
-                   r.work.bytes > 0 ? fmt::format("{:.1f} GB/s", r.gbytes_per_s) : "-");
+                   r.work.bytes > 0 ? fmt::format("{:.1f} GB/s", r.gbytes_per_s) : "-", peak.empty() ? "-" : peak);
       } else {
         fmt::print(out_, "{:<{}}  {:<7}  {}\n", display_name(r), w, to_string(r.status), r.reason);
       }

@@ -110,6 +110,14 @@ Result base_result(const Case& c, const Variant& v) {
   return r;
 }
 
+// The result's dtype parameter ("bf16", ...), empty where the problem has none: picks the
+// compute roof its roofline uses.
+std::string dtype_param(const Params& params) {
+  if (!params.has("dtype")) return {};
+  const auto& v = params.at("dtype");
+  return std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : std::string();
+}
+
 void derive_rates(Result& r) {
   if (!r.timing || r.timing->stats.median <= 0) return;
   const double t = r.timing->stats.median;
@@ -339,7 +347,8 @@ void Runner::profile_variant(const Case& c, const Variant& v, LaunchContext& ctx
     po.metrics = !options_.metrics.empty() ? options_.metrics : c.metrics;
     po.counters = options_.counters;
     r.profile = to_json(profile_pass(*collector_, [&] { v.launch(ctx); }, stream_, po, r.work,
-                                     r.timing->stats.median, peaks_->measured() ? &*peaks_ : nullptr, before));
+                                     r.timing->stats.median, peaks_->measured() ? &*peaks_ : nullptr, before,
+                                     dtype_param(r.params)));
   } catch (const CudaError& e) {
     if (e.sticky()) throw;
     r.profile = {{"error", e.what()}};

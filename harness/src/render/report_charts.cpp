@@ -259,6 +259,34 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
   return svg::render(c);
 }
 
+// The roof lines of a roofline chart: one per compute roof the points use (each the DRAM
+// slope up to its ridge, then flat), and invisible range markers so that the axes cover
+// every ridge.
+void add_roofs(svg::Chart& c, const std::vector<std::pair<std::string, double>>& pipes, double peak_bw,
+               bool have_peaks, double xlo, double xhi) {
+  for (const auto& [pipe, flops_peak] : pipes) {
+    auto roof_at = [&, fp = flops_peak](double x) {
+      if (peak_bw > 0 && fp > 0) return std::min(fp, peak_bw * x);
+      return fp > 0 ? fp : peak_bw * x;
+    };
+    if (!(peak_bw > 0 || flops_peak > 0)) continue;
+    // The axes cover the points and the ridge (and the flat roof); the roof itself
+    // runs from far left to far right and is clipped to the plot.
+    svg::RefLine range{"", {}, "none", true};
+    if (peak_bw > 0 && flops_peak > 0) range.points.emplace_back(flops_peak / peak_bw, flops_peak);
+    else range.points.emplace_back(xlo, roof_at(xlo));
+    c.refs.push_back(range);
+    svg::RefLine roof;
+    roof.label = !have_peaks ? "roof (best measured)" : pipes.size() == 1 ? "roof (device peaks)" : "roof " + pipe;
+    roof.sets_range = false;
+    const double far_lo = std::min(xlo, range.points[0].first) / 1e6, far_hi = std::max(xhi, range.points[0].first) * 1e6;
+    roof.points.emplace_back(far_lo, roof_at(far_lo));
+    if (peak_bw > 0 && flops_peak > 0) roof.points.emplace_back(flops_peak / peak_bw, flops_peak);
+    roof.points.emplace_back(far_hi, roof_at(far_hi));
+    c.refs.push_back(roof);
+  }
+}
+
 std::string roofline_chart(const Report& report, const std::vector<Result>& rows, std::string& note,
                            svg::ColorMap& colors) {
   double peak_bw = 0, peak_flops = 0;
@@ -336,27 +364,7 @@ std::string roofline_chart(const Report& report, const std::vector<Result>& rows
     c.subtitle = fmt::format("roofs: the device peaks measured at run start, {} GB/s DRAM, {}; each point against "
                              "the roof of its dtype", format_figure(peak_bw), fmt::join(roofs, ", "));
   }
-  for (const auto& [pipe, flops_peak] : pipes) {
-    auto roof_at = [&, fp = flops_peak](double x) {
-      if (peak_bw > 0 && fp > 0) return std::min(fp, peak_bw * x);
-      return fp > 0 ? fp : peak_bw * x;
-    };
-    if (!(peak_bw > 0 || flops_peak > 0)) continue;
-    // The axes cover the points and the ridge (and the flat roof); the roof itself
-    // runs from far left to far right and is clipped to the plot.
-    svg::RefLine range{"", {}, "none", true};
-    if (peak_bw > 0 && flops_peak > 0) range.points.emplace_back(flops_peak / peak_bw, flops_peak);
-    else range.points.emplace_back(xlo, roof_at(xlo));
-    c.refs.push_back(range);
-    svg::RefLine roof;
-    roof.label = !have_peaks ? "roof (best measured)" : pipes.size() == 1 ? "roof (device peaks)" : "roof " + pipe;
-    roof.sets_range = false;
-    const double far_lo = std::min(xlo, range.points[0].first) / 1e6, far_hi = std::max(xhi, range.points[0].first) * 1e6;
-    roof.points.emplace_back(far_lo, roof_at(far_lo));
-    if (peak_bw > 0 && flops_peak > 0) roof.points.emplace_back(flops_peak / peak_bw, flops_peak);
-    roof.points.emplace_back(far_hi, roof_at(far_hi));
-    c.refs.push_back(roof);
-  }
+  add_roofs(c, pipes, peak_bw, have_peaks, xlo, xhi);
   if (not_shown)
     note = fmt::format("{} timed result(s) without FLOPs (or bytes) have no arithmetic intensity and are not shown.",
                        not_shown);

@@ -216,7 +216,9 @@ TEST(ReportRender, EachResultStandsAgainstTheRoofOfItsDtype) {
   EXPECT_NE(csv.find(",compute,bf16 tensor"), std::string::npos);
   // A CPU result has no roof.
   for (const auto& x : m.results)
-    if (x.backend == "cpu") EXPECT_FALSE(fields::peak_share(x, m.environment.peaks));
+    if (x.backend == "cpu") {
+      EXPECT_FALSE(fields::peak_share(x, m.environment.peaks));
+    }
 }
 
 TEST(ReportRender, SmallAndEmptyReports) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "measure/collective.hpp"
 #include "test_support.hpp"
 
 namespace harness {
@@ -47,6 +48,7 @@ TEST(NcclGpu, EveryCollectiveOnEveryGpuIsCheckedAndMergedWithBusBandwidth) {
   if (n < 2) GTEST_SKIP() << "needs 2 or more GPUs (found " << n << ")";
   const std::string out = test::temp_path("nccl.json");
   // Odd-ish and large sizes; bytes:8 leaves fewer elements than ranks for some at n > 2.
+  // Every GPU of the machine is a rank (CUDA_VISIBLE_DEVICES=0,1 makes a 4-GPU host a pair).
   const auto r = run_command("NCCL_NVLS_ENABLE=0 " + kExe + " run suites/nccl.yaml --devices all --filter "
                              "'bytes:(8|4096|2097152|134217728)/' --out " + out);
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -67,6 +69,14 @@ TEST(NcclGpu, EveryCollectiveOnEveryGpuIsCheckedAndMergedWithBusBandwidth) {
     EXPECT_NEAR(x["algbw_gbps"].get<double>(), bytes / t / 1e9, 1e-9 * bytes / t) << name;
     EXPECT_NEAR(x["busbw_gbps"].get<double>(), bytes / t / 1e9 * factor, 1e-9 * bytes / t) << name;
     for (const auto& rank : x["ranks"]) EXPECT_EQ(rank["status"], "passed") << name;
+    // nccl-tests' method: the suite's 20 samples, each a batch of K ops after a barrier.
+    const std::size_t k = collective_ops_per_sample(bytes);
+    EXPECT_EQ(x["ops_per_sample"].get<std::size_t>(), k) << name;
+    EXPECT_EQ(res["stats"]["launches_per_sample"].get<std::size_t>(), k) << name;
+    EXPECT_EQ(x["samples"].get<std::size_t>(), 20u) << name;
+    EXPECT_EQ(res["samples_s"].size(), 20u) << name;
+    EXPECT_GE(x["time_max_s"].get<double>(), t * (1 - 1e-9)) << name;  // the slowest rank's, batch by batch
+    EXPECT_NEAR(res["stats"]["median_s"].get<double>(), t, 1e-12) << name;  // the job's samples
     collectives.insert(x["collective"].get<std::string>());
   }
   EXPECT_EQ(collectives.size(), 6u);

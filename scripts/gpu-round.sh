@@ -336,8 +336,8 @@ PY
         tar czf "$PACK/round.tgz" -C "$OUT" .
       done
       if [ "${NCCL_CTEST:-1}" != 0 ]; then
-        step "ctest NcclGpu DevicesGpu (every visible GPU)"
-        ctest --test-dir build/release -R 'NcclGpu|DevicesGpu' --output-on-failure >"$OUT/nccl-gpu-test.log" 2>&1 || status=1
+        step "ctest NcclGpu DevicesGpu CollectiveTimingGpu (every visible GPU)"
+        ctest --test-dir build/release -R 'NcclGpu|DevicesGpu|CollectiveTimingGpu' --output-on-failure >"$OUT/nccl-gpu-test.log" 2>&1 || status=1
         grep -E "tests passed|Failed|Skipped|Passed" "$OUT/nccl-gpu-test.log" | head -10
       fi ;;
     devices)

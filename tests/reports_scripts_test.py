@@ -482,6 +482,88 @@ class TinyTorchAllreduce(unittest.TestCase):
         self.assertAlmostEqual(row["busbw_gbps"], 8 / 21.5e-6 / 1e9 * 1.5)  # 2(n-1)/n at 4 ranks
         self.assertEqual([r["rank"] for r in row["ranks"]], [0, 1])
 
+    def test_measure_with_a_fake_torch_times_batches_between_one_event_pair(self):
+        # A stand-in for torch and torch.distributed: a clock that every all_reduce of the
+        # timed tensor advances by 10 us (the barrier's one-int all_reduce by 1 us), two ranks.
+        clock = {"t": 0.0, "barriers": 0, "ops": 0}
+
+        class Tensor:
+            def __init__(self, n, dtype):
+                self.n, self.dtype, self.values = n, dtype, [0.0] * n
+
+            def element_size(self):
+                return 4 if self.dtype == "f32" else (2 if self.dtype == "bf16" else 8)
+
+            def tolist(self):
+                return list(self.values)
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.at = None
+
+            def record(self):
+                self.at = clock["t"]
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, other):
+                return (other.at - self.at) * 1e3
+
+        def all_reduce(x):
+            if x.dtype == "i32":
+                clock["barriers"] += 1
+                clock["t"] += 1e-6
+            else:
+                clock["ops"] += 1
+                clock["t"] += 10e-6
+
+        def all_gather(out, t):
+            for o in out:
+                o.values = list(t.values)
+
+        def tensor(values, dtype=None, device=None):
+            x = Tensor(len(values), dtype)
+            x.values = list(values)
+            return x
+
+        cuda = types.SimpleNamespace(set_device=lambda d: None, synchronize=lambda: None, Event=Event,
+                                     get_device_name=lambda d: "Fake GPU",
+                                     nccl=types.SimpleNamespace(version=lambda: (2, 28, 9)))
+        dist = types.SimpleNamespace(init_process_group=lambda backend: None, get_rank=lambda: 0,
+                                     get_world_size=lambda: 2, all_reduce=all_reduce, all_gather=all_gather,
+                                     destroy_process_group=lambda: None)
+        torch = types.SimpleNamespace(float32="f32", bfloat16="bf16", int32="i32", float64="f64", __version__="fake",
+                                      cuda=cuda, distributed=dist, tensor=tensor,
+                                      zeros=lambda n, dtype=None, device=None: Tensor(n, dtype),
+                                      zeros_like=lambda t: Tensor(t.n, t.dtype))
+        ta = importlib.import_module("torch_allreduce")
+        saved = {k: sys.modules.get(k) for k in ("torch", "torch.distributed")}
+        sys.modules["torch"], sys.modules["torch.distributed"] = torch, dist
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                out = os.path.join(d, "t.json")
+                args = types.SimpleNamespace(dtypes="f32", sizes=[8, 1 << 30], warmup=5, samples=3, out=out)
+                with contextlib.redirect_stdout(io.StringIO()) as printed:
+                    self.assertEqual(ta.measure(args), 0)
+                rep = load(out)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    sys.modules.pop(k, None)
+                else:
+                    sys.modules[k] = v
+        self.assertEqual(clock["barriers"], 2 * 3)             # one per sample and size
+        self.assertEqual(clock["ops"], (200 + 3 * 200) + (5 + 3 * 5))  # warm-up max(5, K), then 3 batches of K
+        small, big = rep["results"]
+        self.assertEqual((small["ops_per_sample"], big["ops_per_sample"]), (200, 5))
+        self.assertAlmostEqual(small["time_s"], 10e-6)         # the barrier stays outside the events
+        self.assertAlmostEqual(big["busbw_gbps"], (1 << 30) / 10e-6 / 1e9 * 1.0)  # 2(n-1)/n = 1 at 2 ranks
+        self.assertEqual(len(small["ranks"]), 2)
+        self.assertEqual(rep["world_size"], 2)
+        self.assertIn("Fake GPU", rep["gpu"])
+        self.assertIn("200", printed.getvalue())
+
     def test_measuring_without_torch_says_so(self):
         rc, _, err = no_torch(script("torch_allreduce"), "--sizes", "8")
         self.assertEqual(rc, 2)

@@ -298,7 +298,8 @@ PY
       # every visible GPU; "2 4" on a 4-GPU host gives both), then the table ours vs torch per
       # size: table-nccl-<ranks>.md. NCCL_FILTER narrows the harness suite (e.g.
       # '^nccl_all_reduce/': the table needs only all_reduce); NCCL_CTEST=0 skips the GPU
-      # tests. NVLink multicast off.
+      # tests; NCCL_NONBLOCKING_AB=1 adds four all_reduce sizes on the old non-blocking
+      # communicator (HARNESS_NCCL_NONBLOCKING=1) for comparison. NVLink multicast off.
       export NCCL_NVLS_ENABLE=0
       if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then IFS=, read -ra visible <<<"$CUDA_VISIBLE_DEVICES"
       else mapfile -t visible < <(seq 0 $(($(nvidia-smi -L | wc -l) - 1))); fi
@@ -332,6 +333,18 @@ PY
           python3 reports/tables.py nccl "$OUT/nccl-$n.json" "$OUT/torch-allreduce-$n.json" | tee "$OUT/table-nccl-$n.md" || status=1
         else
           echo "no table: a side is missing"; status=1
+        fi
+        if [ "${NCCL_NONBLOCKING_AB:-0}" = 1 ]; then
+          # The same batches on the old non-blocking communicator: what its enqueue costs.
+          step "A/B: HARNESS_NCCL_NONBLOCKING=1 (the old non-blocking communicator), all_reduce f32 ($n ranks)"
+          HARNESS_NCCL_NONBLOCKING=1 timeout 300 $exe run suites/nccl.yaml --devices "$devs" --quiet \
+            --filter '^nccl_all_reduce/nccl/bytes:(8|4096|2097152|16777216)/dtype:f32/' --out "$OUT/nccl-$n-nonblocking.json" \
+            >"$OUT/nccl-$n-nonblocking.log" 2>&1 || status=1
+          python3 -c "
+import json, sys
+for r in json.load(open(sys.argv[1]))['results']:
+    x = r.get('extra') or {}
+    print(r['name'], r['status'], f\"{x.get('time_s', 0) * 1e6:.2f} us/op (non-blocking)\")" "$OUT/nccl-$n-nonblocking.json" || true
         fi
         tar czf "$PACK/round.tgz" -C "$OUT" .
       done

@@ -184,6 +184,12 @@ void World::ensure_initialized() {
   if (!state_->last && cudaEventCreateWithFlags(&state_->last, cudaEventDisableTiming) != cudaSuccess)
     throw std::runtime_error("nccl: cudaEventCreate failed");
   start_watchdog();
+  // HARNESS_NCCL_NONBLOCKING=1: the roll call communicator does everything, as before
+  // issue 33 (to measure what the non-blocking enqueue costs; not for figures).
+  if (const char* nb = std::getenv("HARNESS_NCCL_NONBLOCKING"); nb && std::string(nb) == "1") {
+    state_->comm = state_->roll_call;
+    return;
+  }
 
   // Every rank answered the roll call: the blocking init completes at once unless a rank
   // dies in between, and then the watchdog ends this one.
@@ -250,7 +256,14 @@ void World::enqueue(const char* name, cudaStream_t stream, Enqueue&& nccl_calls)
   ncclResult_t r;
   {
     BlockingCall call(state_->call_since_ns, state_->call_name, name);
-    r = nccl_calls(state_->comm);
+    ncclComm_t comm = state_->comm;
+    r = nccl_calls(comm);
+    // Only on a non-blocking communicator (HARNESS_NCCL_NONBLOCKING=1): NCCL's own thread
+    // finishes the enqueue.
+    while (r == ncclInProgress) {
+      std::this_thread::yield();
+      if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) break;
+    }
   }
   if (r != ncclSuccess) throw std::runtime_error(std::string("nccl: ") + name + ": " + nccl_text(r, state_->comm));
   std::lock_guard lock(state_->mutex);

@@ -33,6 +33,39 @@ def stats(samples):
             "noise_reached": True, "stop_reason": "pytorch", "wall_time_s": sum(xs)}
 
 
+# harness/src/measure/collective.hpp: kCollective{BatchSeconds, OpLatency, Bandwidth, MinOps, MaxOps}
+COLLECTIVE_BATCH_S, COLLECTIVE_OP_LATENCY_S, COLLECTIVE_BANDWIDTH, COLLECTIVE_MIN_OPS, COLLECTIVE_MAX_OPS = 2e-3, 10e-6, 100e9, 5, 200
+
+
+def collective_ops_per_sample(nbytes):
+    """K, the ops per timed batch of a collective of `nbytes`, as the harness's
+    collective_ops_per_sample: ceil(2 ms / (10 us + bytes / 100 GB/s)) within [5, 200]."""
+    if not (nbytes >= 0) or math.isinf(nbytes):
+        nbytes = 0
+    k = math.ceil(COLLECTIVE_BATCH_S / (COLLECTIVE_OP_LATENCY_S + nbytes / COLLECTIVE_BANDWIDTH))
+    return min(COLLECTIVE_MAX_OPS, max(COLLECTIVE_MIN_OPS, k))
+
+
+def combine_ranks(per_rank):
+    """The ranks' batches (batch i of every rank after the same barrier) combined as the
+    harness's combine_ranks: per batch the mean over ranks (nccl-tests' -a 1) and the
+    slowest rank (-a 3), their medians (time_s, time_max_s), and every rank's own median."""
+    batches = min((len(s) for s in per_rank), default=0)
+    mean = [sum(s[i] for s in per_rank) / len(per_rank) for i in range(batches)]
+    slowest = [max(s[i] for s in per_rank) for i in range(batches)]
+    med = lambda xs: stats(xs)["median_s"] if xs else 0.0  # noqa: E731
+    return {"mean": mean, "slowest": slowest, "time_s": med(mean), "time_max_s": med(slowest),
+            "rank_median": [med(s) for s in per_rank]}
+
+
+def collective_bandwidth(nbytes, seconds, bus_factor):
+    """(algbw, busbw) in GB/s as nccl-tests defines them; zeros without a time."""
+    if not seconds or seconds <= 0 or not nbytes:
+        return 0.0, 0.0
+    alg = nbytes / seconds / 1e9
+    return alg, alg * bus_factor
+
+
 def parse_names(text, known, what, words=("all",)):
     """'all' -> every name of `known`; else a comma-separated list of them, in the order
     given, once each. ValueError names an unknown one (`what`: mode, variant; `words`: the

@@ -2,17 +2,24 @@
 """Merge the per-rank reports of a run started by mpirun or srun (one report per rank,
 <report>.rank<r>.json) into one report, as `harness run --devices` merges its workers:
 each collective result (one with extra.bus_factor) becomes rank 0's result with
-extra.ranks = every rank's median, algbw and busbw, and extra.time_s / algbw_gbps /
-busbw_gbps for the job (time per op = mean over ranks, nccl-tests' default; algbw =
-bytes / time; busbw = algbw * bus_factor). Non-collective results are kept per rank with
-a `device` naming the rank. Every rank's environment goes to environment.devices.
+extra.ranks = every rank's median, algbw and busbw, and the job's figures as the harness's
+merge_collective writes them (harness/src/measure/collective.hpp): samples_s = the ranks'
+batches averaged batch by batch (each batch is K ops after one barrier), extra.time_s =
+their median (nccl-tests' default -a 1), extra.time_max_s = the median of the slowest
+rank's, algbw = bytes / time, busbw = algbw * bus_factor. Reports without samples fall
+back to the mean of the ranks' medians. Non-collective results are kept per rank with a
+`device` naming the rank. Every rank's environment goes to environment.devices.
 
     python3 reports/merge_ranks.py --out nccl-merged.json reports/nccl-123.rank*.json
 """
 import argparse
 import json
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness_report import collective_bandwidth, combine_ranks, stats  # noqa: E402
 
 
 def main():
@@ -43,22 +50,38 @@ def main():
                     results.append(dict(r, device=f"rank{rank_of(paths[k])}"))
             continue
         out = dict(res)
-        ranks, times = [], []
+        nbytes, factor = extra.get("bytes", 0), extra.get("bus_factor", 0)
+        ranks, times, batches = [], [], []
         for k, names in enumerate(by_name):
             r = names.get(res["name"], {})
             e = {"rank": rank_of(paths[k]), "device": f"rank{rank_of(paths[k])}", "status": r.get("status", "missing")}
             med = (r.get("stats") or {}).get("median_s")
             if med:
-                b, f = (r.get("extra") or {}).get("bytes", 0), (r.get("extra") or {}).get("bus_factor", 0)
-                e.update(median_s=med, algbw_gbps=b / med / 1e9, busbw_gbps=b / med / 1e9 * f)
+                alg, bus = collective_bandwidth(nbytes, med, factor)
+                e.update(median_s=med, algbw_gbps=alg, busbw_gbps=bus)
                 times.append(med)
+                batches.append(r.get("samples_s") or [])
             if e["status"] != "passed" and out["status"] == "passed":
                 out["status"], out["reason"] = e["status"], f"rank {e['rank']}: {r.get('reason', 'no result')}"
             ranks.append(e)
         ox = dict(extra, ranks=ranks, world_size=len(reps))
-        if len(times) == len(reps) and "bytes" in extra:
-            t = sum(times) / len(times)
-            ox.update(time_s=t, algbw_gbps=extra["bytes"] / t / 1e9, busbw_gbps=extra["bytes"] / t / 1e9 * extra["bus_factor"])
+        if len(times) == len(reps):
+            c = combine_ranks(batches)
+            if c["mean"]:
+                t = c["time_s"]
+                out["samples_s"] = c["mean"]
+                out["stats"] = dict(out.get("stats") or {}, **{k: v for k, v in stats(c["mean"]).items()
+                                                             if k not in ("noise_reached", "stop_reason", "wall_time_s")})
+                ox.update(time_max_s=c["time_max_s"], samples=len(c["mean"]),
+                          busbw_slowest_gbps=collective_bandwidth(nbytes, c["time_max_s"], factor)[1])
+                if (out.get("stats") or {}).get("launches_per_sample"):
+                    ox["ops_per_sample"] = out["stats"]["launches_per_sample"]
+            else:
+                t = sum(times) / len(times)
+            alg, bus = collective_bandwidth(nbytes, t, factor)
+            ox.update(time_s=t)
+            if alg:
+                ox.update(algbw_gbps=alg, busbw_gbps=bus)
         out["extra"] = ox
         out["device"] = ",".join(e["device"] for e in ranks)
         results.append(out)

@@ -8,6 +8,8 @@
   python3 reports/tables.py stream REPORT.json      STREAM bandwidth
   python3 reports/tables.py attention-summary REPORT.json   naive vs flash per shape
   python3 reports/tables.py transformer REPORT.json [PYTORCH.json]   + MFU, PyTorch's best mode as the reference
+  python3 reports/tables.py nccl REPORT.json TORCH.json   all_reduce: ours vs torch.distributed per size
+                                                          (reports/torch_allreduce.py; both timed alike)
 
 Every table starts with the GPU, the date, the commit and the command of the report.
 PyTorch's reference at an attention shape is the fastest of the SDPA variants of
@@ -26,6 +28,7 @@ from collections import OrderedDict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness_report  # noqa: E402
+import torch_allreduce  # noqa: E402
 
 
 def load(path):
@@ -382,9 +385,10 @@ def stream(report):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("kind", choices=("gemm", "attention", "attention-sdpa", "memory", "stream", "attention-summary",
-                                     "transformer"))
+                                     "transformer", "nccl"))
     ap.add_argument("report", metavar="REPORT.json")
-    ap.add_argument("pytorch", nargs="?", metavar="PYTORCH.json", help="attention, attention-sdpa, transformer")
+    ap.add_argument("pytorch", nargs="?", metavar="PYTORCH.json",
+                    help="attention, attention-sdpa, transformer; nccl: reports/torch_allreduce.py's JSON")
     ap.add_argument("metrics", nargs="?", metavar="METRICS.jsonl", help="transformer: $HARNESS_TRAIN_METRICS lines")
     args = ap.parse_args(argv[1:])
     report = load(args.report)
@@ -395,6 +399,10 @@ def main(argv):
         if extra is None:
             ap.error("attention-sdpa needs the PyTorch report (reports/pytorch_attention.py)")
         print(attention_sdpa(report, extra))
+    elif args.kind == "nccl":
+        if extra is None:
+            ap.error("nccl needs torch.distributed's figures (reports/torch_allreduce.py --out)")
+        print(torch_allreduce.compare_table(report, extra), end="")
     elif args.kind == "transformer":
         lines = [json.loads(l) for l in open(args.metrics)] if args.metrics else None
         print(transformer(report, extra, lines))

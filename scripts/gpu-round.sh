@@ -15,7 +15,9 @@
 #           attention-compare (flash vs PyTorch SDPA at B=4, H=16/32, N=1K-16K, f32 and bf16;
 #           SDPA's flash and cuDNN backends at bf16, table-attention-sdpa.md against the faster;
 #           ATTN_COMPARE_FILTER narrows it: the whole suite takes tens of minutes)
-#           nccl (suites/nccl.yaml over every GPU, its GPU tests, torch.distributed all_reduce)
+#           nccl (suites/nccl.yaml and torch.distributed's all_reduce, timed alike, at every rank
+#           count of NCCL_RANKS (default: every GPU), the table ours vs torch per size
+#           (table-nccl-<ranks>.md), then the NCCL GPU tests; NCCL_FILTER narrows the suite)
 #           devices (a suite with --devices all vs --devices 0: both wall times)
 #           gemm-fp32 (the FP32 shape table: auto and coarsened as % of cuBLAS per shape,
 #           geometric means, auto's config)
@@ -290,33 +292,67 @@ PY
         cat "$OUT/table-${k%%:*}.md"
       done ;;
     nccl)
-      # Issue 19: NCCL collectives across every GPU (one worker per GPU), the GPU tests, and
-      # torch.distributed's all_reduce on the same GPUs as the reference. NVLink multicast off.
+      # Issue 33: NCCL collectives as nccl-tests measures them (per sample a barrier, then K
+      # ops back to back between one event pair, / K) and torch.distributed's all_reduce
+      # timed the same way on the same GPUs, at every rank count of NCCL_RANKS (default:
+      # every visible GPU; "2 4" on a 4-GPU host gives both), then the table ours vs torch per
+      # size: table-nccl-<ranks>.md. NCCL_FILTER narrows the harness suite (e.g.
+      # '^nccl_all_reduce/': the table needs only all_reduce); NCCL_CTEST=0 skips the GPU
+      # tests; NCCL_NONBLOCKING_AB=1 adds four all_reduce sizes on the old non-blocking
+      # communicator (HARNESS_NCCL_NONBLOCKING=1) for comparison. NVLink multicast off.
       export NCCL_NVLS_ENABLE=0
-      ngpu=$(nvidia-smi -L | wc -l)
-      step "harness run --devices all suites/nccl.yaml ($ngpu GPUs)"
-      timeout "${SUITE_TIMEOUT:-500}" $exe run suites/nccl.yaml --devices all ${NCCL_FILTER:+--filter "$NCCL_FILTER"} \
-        --out "$OUT/nccl.json" --quiet 2>&1 | tee "$OUT/nccl.log" | tail -30 || status=1
-      python3 - "$OUT/nccl.json" <<'PY' || true
+      if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then IFS=, read -ra visible <<<"$CUDA_VISIBLE_DEVICES"
+      else mapfile -t visible < <(seq 0 $(($(nvidia-smi -L | wc -l) - 1))); fi
+      for n in ${NCCL_RANKS:-${#visible[@]}}; do
+        if [ "$n" -lt 2 ] || [ "$n" -gt "${#visible[@]}" ]; then
+          echo "NCCL_RANKS: $n ranks needs 2 to ${#visible[@]} GPUs"; status=1; continue
+        fi
+        devs=$(seq -s, 0 $((n - 1)))                               # the harness's device indices
+        cvd=$(IFS=,; echo "${visible[*]:0:$n}")                     # the same GPUs for torchrun
+        step "harness run --devices $devs suites/nccl.yaml ($n ranks)"
+        timeout "${SUITE_TIMEOUT:-500}" $exe run suites/nccl.yaml --devices "$devs" ${NCCL_FILTER:+--filter "$NCCL_FILTER"} \
+          --out "$OUT/nccl-$n.json" --quiet 2>&1 | tee "$OUT/nccl-$n.log" | tail -30 || status=1
+        python3 - "$OUT/nccl-$n.json" <<'PY' || true
 import json, sys
 rep = json.load(open(sys.argv[1]))
-print(f"{'problem':<20} {'bytes':>11} {'dtype':>5} {'inpl':>5} {'time':>11} {'algbw':>8} {'busbw':>8}  per rank busbw")
+print(f"{'problem':<20} {'bytes':>11} {'dtype':>5} {'inpl':>5} {'K':>4} {'time/op':>11} {'slowest':>11} {'algbw':>8} {'busbw':>8}  per rank busbw")
 for r in rep["results"]:
     x = r.get("extra") or {}
     if r["status"] != "passed" or "busbw_gbps" not in x: continue
     p = r["params"]
     ranks = " ".join(f"{k.get('busbw_gbps', 0):.1f}" for k in x.get("ranks", []))
-    print(f"{r['problem']:<20} {p['bytes']:>11} {p['dtype']:>5} {str(p['in_place']):>5} {x['time_s']*1e6:>9.1f}us "
-          f"{x['algbw_gbps']:>8.1f} {x['busbw_gbps']:>8.1f}  {ranks}")
+    print(f"{r['problem']:<20} {p['bytes']:>11} {p['dtype']:>5} {str(p.get('in_place', '-')):>5} {x.get('ops_per_sample', 0):>4} "
+          f"{x['time_s']*1e6:>9.2f}us {x.get('time_max_s', 0)*1e6:>9.2f}us {x['algbw_gbps']:>8.2f} {x['busbw_gbps']:>8.2f}  {ranks}")
 PY
-      step "ctest NcclGpu DevicesGpu"
-      ctest --test-dir build/release -R 'NcclGpu|DevicesGpu' --output-on-failure >"$OUT/nccl-gpu-test.log" 2>&1 || status=1
-      grep -E "tests passed|Failed|Skipped|Passed" "$OUT/nccl-gpu-test.log" | head -10
-      step "torch.distributed all_reduce ($ngpu ranks)"
-      PYTHONUNBUFFERED=1 timeout 300 python3 -m torch.distributed.run --nproc_per_node "$ngpu" reports/torch_allreduce.py \
-        --out "$OUT/torch-allreduce.json" >"$OUT/torch-allreduce.log" 2>&1 || status=1
-      tail -22 "$OUT/torch-allreduce.log"
-      [ -f "$OUT/torch-allreduce.json" ] && python3 reports/torch_allreduce.py --compare "$OUT/nccl.json" "$OUT/torch-allreduce.json" ;;
+        step "torch.distributed all_reduce ($n ranks, CUDA_VISIBLE_DEVICES=$cvd)"
+        CUDA_VISIBLE_DEVICES=$cvd PYTHONUNBUFFERED=1 timeout 300 python3 -m torch.distributed.run --nproc_per_node "$n" \
+          reports/torch_allreduce.py --out "$OUT/torch-allreduce-$n.json" >"$OUT/torch-allreduce-$n.log" 2>&1 || status=1
+        tail -22 "$OUT/torch-allreduce-$n.log"
+        step "table: ours vs torch.distributed, $n ranks ($OUT/table-nccl-$n.md)"
+        if [ -f "$OUT/nccl-$n.json" ] && [ -f "$OUT/torch-allreduce-$n.json" ]; then
+          python3 reports/tables.py nccl "$OUT/nccl-$n.json" "$OUT/torch-allreduce-$n.json" | tee "$OUT/table-nccl-$n.md" || status=1
+        else
+          echo "no table: a side is missing"; status=1
+        fi
+        if [ "${NCCL_NONBLOCKING_AB:-0}" = 1 ]; then
+          # The same batches on the old non-blocking communicator: what its enqueue costs.
+          step "A/B: HARNESS_NCCL_NONBLOCKING=1 (the old non-blocking communicator), all_reduce f32 ($n ranks)"
+          HARNESS_NCCL_NONBLOCKING=1 timeout 300 $exe run suites/nccl.yaml --devices "$devs" --quiet \
+            --filter '^nccl_all_reduce/nccl/bytes:(8|4096|2097152|16777216)/dtype:f32/' --out "$OUT/nccl-$n-nonblocking.json" \
+            >"$OUT/nccl-$n-nonblocking.log" 2>&1 || status=1
+          python3 -c "
+import json, sys
+for r in json.load(open(sys.argv[1]))['results']:
+    x = r.get('extra') or {}
+    print(r['name'], r['status'], f\"{x.get('time_s', 0) * 1e6:.2f} us/op (non-blocking)\")" "$OUT/nccl-$n-nonblocking.json" || true
+        fi
+        tar czf "$PACK/round.tgz" -C "$OUT" .
+      done
+      if [ "${NCCL_CTEST:-1}" != 0 ]; then
+        step "ctest NcclGpu DevicesGpu CollectiveTimingGpu (every visible GPU)"
+        ctest --test-dir build/release -R 'NcclGpu|DevicesGpu|CollectiveTimingGpu' --output-on-failure >"$OUT/nccl-gpu-test.log" 2>&1 || status=1
+        grep -E "tests passed|Failed|Skipped|Passed" "$OUT/nccl-gpu-test.log" | head -10
+      fi ;;
     devices)
       # Issue 19: one suite sharded over every GPU vs one GPU (target: <= 0.55x on two).
       suite=${DEVICES_SUITE:-suites/softmax.yaml}

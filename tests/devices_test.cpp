@@ -22,6 +22,7 @@ const std::string kExe = HARNESS_EXE;
 const std::string kSuite = " tests/data/suites/resumable.yaml ";
 
 TEST(ParseDevices, ListsAllAndCpuWorkers) {
+  const test::ScopedEnv unset("CUDA_VISIBLE_DEVICES", nullptr);
   const auto two = parse_devices("0,1", 2);
   ASSERT_EQ(two.size(), 2u);
   EXPECT_EQ(two[1].label, "cuda:1");
@@ -32,6 +33,18 @@ TEST(ParseDevices, ListsAllAndCpuWorkers) {
   EXPECT_EQ(cpu[2].label, "cpu:2");
   EXPECT_EQ(cpu[2].visible, "");
   EXPECT_EQ(cpu[2].index, -1);
+}
+
+// A launcher limited to some GPUs hands its workers those GPUs (a 2-rank job on GPUs 2
+// and 3 of a 4-GPU host: CUDA_VISIBLE_DEVICES=2,3 harness run --devices all ...).
+TEST(ParseDevices, WorkersSeeTheGpusThisProcessSees) {
+  const test::ScopedEnv visible("CUDA_VISIBLE_DEVICES", "2,3");
+  const auto all = parse_devices("all", 2);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].visible, "2");
+  EXPECT_EQ(all[1].visible, "3");
+  EXPECT_EQ(all[1].label, "cuda:1");
+  EXPECT_EQ(parse_devices("1", 2)[0].visible, "3");
 }
 
 TEST(ParseDevices, BadListsAreClearErrors) {
@@ -135,14 +148,39 @@ TEST(MergeCollective, MeanTimeAndNcclTestsBandwidthsWithEveryRank) {
   EXPECT_EQ(m.device, "cuda:0,cuda:1");
   EXPECT_EQ(m.status, Status::passed);
   EXPECT_DOUBLE_EQ(m.extra["time_s"].get<double>(), 0.020);
+  EXPECT_DOUBLE_EQ(m.extra["time_max_s"].get<double>(), 0.030);
   EXPECT_DOUBLE_EQ(m.extra["algbw_gbps"].get<double>(), 50.0);      // 1e9 B / 20 ms
   EXPECT_DOUBLE_EQ(m.extra["busbw_gbps"].get<double>(), 75.0);      // x 1.5
+  EXPECT_DOUBLE_EQ(m.extra["busbw_slowest_gbps"].get<double>(), 50.0);  // 1e9 B / 30 ms x 1.5
   ASSERT_EQ(m.extra["ranks"].size(), 2u);
   EXPECT_DOUBLE_EQ(m.extra["ranks"][1]["algbw_gbps"].get<double>(), 1e9 / 0.030 / 1e9);
   EXPECT_EQ(m.extra["ranks"][1]["device"], "cuda:1");
   const Result bad = merge_collective({rank_result(0.010), rank_result(0.010, Status::failed)}, {"cuda:0", "cuda:1"});
   EXPECT_EQ(bad.status, Status::failed);
   EXPECT_EQ(bad.reason, "rank 1 (cuda:1): check failed");
+}
+
+// Samples are batches of K ops after one barrier each: the job's samples are the ranks'
+// means batch by batch, so its statistics (console, compare) are the job's time per op.
+TEST(MergeCollective, TheJobsSamplesAreTheRanksBatchMeans) {
+  Result a = rank_result(0.002), b = rank_result(0.002);
+  a.timing->samples = {0.001, 0.003, 0.002, 0.002};
+  b.timing->samples = {0.003, 0.001, 0.002, 0.004};
+  a.timing->launches_per_sample = b.timing->launches_per_sample = 65;
+  a.timing->stats.median = 0.002;
+  b.timing->stats.median = 0.0025;
+  a.work.bytes = b.work.bytes = 1e9;
+  const Result m = merge_collective({a, b}, {"cuda:0", "cuda:1"});
+  ASSERT_TRUE(m.timing);
+  EXPECT_EQ(m.timing->samples, (std::vector<double>{0.002, 0.002, 0.002, 0.003}));
+  EXPECT_EQ(m.timing->stats.count, 4u);
+  EXPECT_DOUBLE_EQ(m.timing->stats.median, 0.002);
+  EXPECT_DOUBLE_EQ(m.gbytes_per_s, 500.0);  // the job's rate, not rank 0's
+  EXPECT_DOUBLE_EQ(m.extra["time_s"].get<double>(), 0.002);
+  EXPECT_DOUBLE_EQ(m.extra["time_max_s"].get<double>(), 0.003);  // slowest per batch: 3, 3, 2, 4 ms
+  EXPECT_EQ(m.extra["ops_per_sample"].get<std::size_t>(), 65u);
+  EXPECT_EQ(m.extra["samples"].get<std::size_t>(), 4u);
+  EXPECT_DOUBLE_EQ(m.extra["ranks"][1]["median_s"].get<double>(), 0.0025);  // each rank's own median
 }
 
 std::multiset<std::string> names(const nlohmann::json& report) {

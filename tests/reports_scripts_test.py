@@ -249,6 +249,27 @@ class TinyMergeRanks(unittest.TestCase):
         self.assertAlmostEqual(x["busbw_gbps"], (1 << 20) / 2e-3 / 1e9)
         self.assertEqual(len(merged["environment"]["devices"]), 2)
 
+    def test_batches_are_averaged_batch_by_batch(self):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for rank, samples in ((0, [1e-3, 3e-3, 2e-3, 2e-3]), (1, [3e-3, 1e-3, 2e-3, 4e-3])):
+                r = result("nccl_all_reduce", "nccl", {"bytes": 1 << 20, "dtype": "f32"}, sorted(samples)[2],
+                           extra={"bytes": 1 << 20, "bus_factor": 1.0})
+                r.update(samples_s=samples)
+                r["stats"]["launches_per_sample"] = 98
+                paths.append(write_json(d, f"nccl.rank{rank}.json", {"environment": dict(ENV), "results": [r]}))
+            out = os.path.join(d, "merged.json")
+            rc, _, err = no_torch(script("merge_ranks"), "--out", out, *paths)
+            self.assertEqual(rc, 0, err)
+            merged = load(out)["results"][0]
+        self.assertEqual(merged["samples_s"], [2e-3, 2e-3, 2e-3, 3e-3])
+        self.assertAlmostEqual(merged["stats"]["median_s"], 2e-3)
+        x = merged["extra"]
+        self.assertAlmostEqual(x["time_s"], 2e-3)
+        self.assertAlmostEqual(x["time_max_s"], 3e-3)
+        self.assertEqual((x["ops_per_sample"], x["samples"]), (98, 4))
+        self.assertAlmostEqual(x["busbw_slowest_gbps"], (1 << 20) / 3e-3 / 1e9)
+
 
 class TinyNvmlClock(unittest.TestCase):
     def setUp(self):
@@ -442,15 +463,143 @@ class TinyTrust(unittest.TestCase):
 
 
 class TinyTorchAllreduce(unittest.TestCase):
+    def nccl_reports(self, d):
+        ours = write_json(d, "nccl.json", {"environment": dict(ENV), "results": [
+            result("nccl_all_reduce", "nccl", {"bytes": 8, "dtype": "f32", "in_place": True}, 20e-6,
+                   extra={"bytes": 8, "time_s": 20e-6, "time_max_s": 21e-6, "busbw_gbps": 0.0004, "ops_per_sample": 200,
+                          "ranks": [{"busbw_gbps": 0.0004}, {"busbw_gbps": 0.00039}]}),
+            result("nccl_all_reduce", "nccl", {"bytes": 1 << 30, "dtype": "f32", "in_place": True}, 3e-3,
+                   extra={"bytes": 1 << 30, "time_s": 3e-3, "busbw_gbps": 357.0, "ops_per_sample": 5}),
+            result("nccl_all_reduce", "nccl", {"bytes": 1 << 30, "dtype": "f32", "in_place": False}, 3e-3,
+                   extra={"bytes": 1 << 30, "time_s": 3.3e-3, "busbw_gbps": 325.0, "ops_per_sample": 5})]})
+        theirs = write_json(d, "torch.json", {"world_size": 2, "torch": "2.11", "nccl": "2.28.9", "results": [
+            {"bytes": 8, "dtype": "f32", "time_s": 40e-6, "busbw_gbps": 0.0002},
+            {"bytes": 1 << 30, "dtype": "f32", "time_s": 3e-3, "busbw_gbps": 350.0}]})
+        return ours, theirs
+
     def test_compare_needs_no_torch(self):
         with tempfile.TemporaryDirectory() as d:
-            ours = write_json(d, "nccl.json", {"results": [
-                result("nccl_all_reduce", "nccl", {"dtype": "f32", "in_place": True}, 1e-3,
-                       extra={"bytes": 1 << 30, "busbw_gbps": 360.0})]})
-            theirs = write_json(d, "torch.json", {"results": [{"bytes": 1 << 30, "dtype": "f32", "busbw_gbps": 400.0}]})
+            ours, theirs = self.nccl_reports(d)
             rc, out, err = no_torch(script("torch_allreduce"), "--compare", ours, theirs)
-        self.assertEqual(rc, 0, err)
-        self.assertRegex(out, r"1073741824 +f32 +True +360.00 +400.00 +0.900")
+            self.assertEqual(rc, 0, err)
+            rc2, out2, err2 = no_torch(script("tables"), "nccl", ours, theirs)
+        self.assertEqual(rc2, 0, err2)
+        self.assertEqual(out.strip(), out2.strip())  # one table, two ways to ask for it
+        self.assertIn("2 ranks on Test GPU", out)
+        # 8 B: 20 us against 40 us, time ratio 0.5 (target <= 1.1x: met).
+        self.assertRegex(out, r"\| 8 \| f32 \| true \| 200 \| 20\.00 \| 40\.00 \| 0\.500 \| 0\.00 \| 0\.00 \| 2\.000 \| 21\.00 "
+                              r"\| 0\.00 / 0\.00 \| met \|")
+        self.assertRegex(out, r"\| 1073741824 \| f32 \| true \| 5 \| 3000\.00 \| 3000\.00 \| 1\.000 \| 357\.00 \| 350\.00 \| 1\.020 .*\| met \|")
+        self.assertRegex(out, r"\| 1073741824 \| f32 \| false \| 5 \| 3300\.00 .* \| 0\.929 .*\| missed \|")
+
+    def test_tables_nccl_needs_torchs_figures(self):
+        with tempfile.TemporaryDirectory() as d:
+            ours, _ = self.nccl_reports(d)
+            rc, _, err = no_torch(script("tables"), "nccl", ours)
+        self.assertEqual(rc, 2)
+        self.assertIn("nccl needs torch.distributed's figures", err)
+
+    def test_k_and_the_ranks_combined_as_the_harness(self):
+        # The table of tests/collective_timing_test.cpp (CollectiveOps): both sides batch alike.
+        hr = importlib.import_module("harness_report")
+        sizes = [8, 64, 512, 4096, 32768, 262144, 1048576, 2097152, 16777216, 134217728, 1073741824]
+        self.assertEqual([hr.collective_ops_per_sample(b) for b in sizes], [200, 200, 200, 200, 194, 159, 98, 65, 12, 5, 5])
+        self.assertEqual(hr.collective_ops_per_sample(float("nan")), 200)
+        c = hr.combine_ranks([[1e-3, 3e-3, 2e-3, 2e-3], [3e-3, 1e-3, 2e-3, 4e-3]])  # CombineRanks in the same file
+        self.assertEqual(c["mean"], [2e-3, 2e-3, 2e-3, 3e-3])
+        self.assertEqual(c["slowest"], [3e-3, 3e-3, 2e-3, 4e-3])
+        self.assertAlmostEqual(c["time_s"], 2e-3)
+        self.assertAlmostEqual(c["time_max_s"], 3e-3)
+        self.assertEqual(c["rank_median"], [2e-3, 2.5e-3])
+        self.assertEqual(hr.collective_bandwidth(1 << 30, 4e-3, 1.5), ((1 << 30) / 4e-3 / 1e9, (1 << 30) / 4e-3 / 1e9 * 1.5))
+        ta = importlib.import_module("torch_allreduce")
+        row = ta.row(8, "f32", 200, [[20e-6, 22e-6], [24e-6, 20e-6]], 4)
+        self.assertAlmostEqual(row["time_s"], 21.5e-6)
+        self.assertAlmostEqual(row["time_max_s"], 23e-6)
+        self.assertAlmostEqual(row["busbw_gbps"], 8 / 21.5e-6 / 1e9 * 1.5)  # 2(n-1)/n at 4 ranks
+        self.assertEqual([r["rank"] for r in row["ranks"]], [0, 1])
+
+    def test_measure_with_a_fake_torch_times_batches_between_one_event_pair(self):
+        # A stand-in for torch and torch.distributed: a clock that every all_reduce of the
+        # timed tensor advances by 10 us (the barrier's one-int all_reduce by 1 us), two ranks.
+        clock = {"t": 0.0, "barriers": 0, "ops": 0}
+
+        class Tensor:
+            def __init__(self, n, dtype):
+                self.n, self.dtype, self.values = n, dtype, [0.0] * n
+
+            def element_size(self):
+                return 4 if self.dtype == "f32" else (2 if self.dtype == "bf16" else 8)
+
+            def tolist(self):
+                return list(self.values)
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.at = None
+
+            def record(self):
+                self.at = clock["t"]
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, other):
+                return (other.at - self.at) * 1e3
+
+        def all_reduce(x):
+            if x.dtype == "i32":
+                clock["barriers"] += 1
+                clock["t"] += 1e-6
+            else:
+                clock["ops"] += 1
+                clock["t"] += 10e-6
+
+        def all_gather(out, t):
+            for o in out:
+                o.values = list(t.values)
+
+        def tensor(values, dtype=None, device=None):
+            x = Tensor(len(values), dtype)
+            x.values = list(values)
+            return x
+
+        cuda = types.SimpleNamespace(set_device=lambda d: None, synchronize=lambda: None, Event=Event,
+                                     get_device_name=lambda d: "Fake GPU",
+                                     nccl=types.SimpleNamespace(version=lambda: (2, 28, 9)))
+        dist = types.SimpleNamespace(init_process_group=lambda backend: None, get_rank=lambda: 0,
+                                     get_world_size=lambda: 2, all_reduce=all_reduce, all_gather=all_gather,
+                                     destroy_process_group=lambda: None)
+        torch = types.SimpleNamespace(float32="f32", bfloat16="bf16", int32="i32", float64="f64", __version__="fake",
+                                      cuda=cuda, distributed=dist, tensor=tensor,
+                                      zeros=lambda n, dtype=None, device=None: Tensor(n, dtype),
+                                      zeros_like=lambda t: Tensor(t.n, t.dtype))
+        ta = importlib.import_module("torch_allreduce")
+        saved = {k: sys.modules.get(k) for k in ("torch", "torch.distributed")}
+        sys.modules["torch"], sys.modules["torch.distributed"] = torch, dist
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                out = os.path.join(d, "t.json")
+                args = types.SimpleNamespace(dtypes="f32", sizes=[8, 1 << 30], warmup=5, samples=3, out=out)
+                with contextlib.redirect_stdout(io.StringIO()) as printed:
+                    self.assertEqual(ta.measure(args), 0)
+                rep = load(out)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    sys.modules.pop(k, None)
+                else:
+                    sys.modules[k] = v
+        self.assertEqual(clock["barriers"], 2 * 3)             # one per sample and size
+        self.assertEqual(clock["ops"], (200 + 3 * 200) + (5 + 3 * 5))  # warm-up max(5, K), then 3 batches of K
+        small, big = rep["results"]
+        self.assertEqual((small["ops_per_sample"], big["ops_per_sample"]), (200, 5))
+        self.assertAlmostEqual(small["time_s"], 10e-6)         # the barrier stays outside the events
+        self.assertAlmostEqual(big["busbw_gbps"], (1 << 30) / 10e-6 / 1e9 * 1.0)  # 2(n-1)/n = 1 at 2 ranks
+        self.assertEqual(len(small["ranks"]), 2)
+        self.assertEqual(rep["world_size"], 2)
+        self.assertIn("Fake GPU", rep["gpu"])
+        self.assertIn("200", printed.getvalue())
 
     def test_measuring_without_torch_says_so(self):
         rc, _, err = no_torch(script("torch_allreduce"), "--sizes", "8")

@@ -5,6 +5,9 @@
 // `bytes` is the size nccl-tests reports (the larger buffer of a rank), and extra carries
 // `bytes` and `bus_factor` so that the merged result states algbw = bytes / time and
 // busbw = algbw * bus_factor for every rank (run/devices.cpp: merge_collective).
+// Each problem registers the job's barrier (World::barrier), so that the runner times it
+// as nccl-tests does: per sample a barrier, then K back-to-back ops between one event pair
+// (harness/src/measure/collective.hpp).
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -13,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/collective.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/error.hpp"
 #include "harness/problem.hpp"
@@ -190,6 +194,14 @@ std::optional<std::string> nccl_constraint(const harness::Params& p) {
 void launch_nccl(harness::Instance& inst, harness::LaunchContext& ctx) {
   static_cast<CollectiveInstance&>(inst).run(ctx.stream);
 }
+// Every rank at the same point with its stream idle, before each timed batch.
+void barrier_nccl(cudaStream_t stream) {
+  try {
+    kn::World::get().barrier(stream);
+  } catch (const std::runtime_error& e) {
+    throw harness::CudaError(e.what(), 0, false);
+  }
+}
 // The host computes the expected output at prepare(cpu): nothing to run.
 void launch_expected(harness::Instance&, harness::LaunchContext&) {}
 
@@ -206,6 +218,7 @@ bool register_collective() {
   registry.add_variant(harness::make_variant(problem, "cpu", harness::Backend::cpu, launch_expected)
                            .description("this rank's expected output, on the host")
                            .reference_only());
+  harness::set_rank_barrier(problem, barrier_nccl);
   return true;
 }
 

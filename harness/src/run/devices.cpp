@@ -21,6 +21,8 @@
 #include <fmt/format.h>
 
 #include "harness/error.hpp"
+#include "measure/collective.hpp"
+#include "measure/stats.hpp"
 #include "report/report.hpp"
 #include "run/pool.hpp"
 #include "core/suggest.hpp"
@@ -47,6 +49,17 @@ std::vector<WorkerDevice> cpu_workers(int n) {
   std::vector<WorkerDevice> out;
   for (int i = 0; i < n; ++i) out.push_back({fmt::format("cpu:{}", i), "", -1});
   return out;
+}
+
+// The CUDA_VISIBLE_DEVICES entry of this process's device i: a worker must see the GPU
+// that index i names here, also when this process was itself limited to some GPUs
+// (CUDA_VISIBLE_DEVICES=2,3 and --devices 0,1: the workers get 2 and 3).
+std::string visible_entry(int i) {
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v) {
+    const auto entries = split(v, ',');
+    if (i >= 0 && static_cast<std::size_t>(i) < entries.size()) return entries[static_cast<std::size_t>(i)];
+  }
+  return std::to_string(i);
 }
 
 struct Worker {
@@ -103,7 +116,7 @@ std::vector<WorkerDevice> parse_devices(const std::string& spec, int gpu_count) 
     if (gpu_count <= 0)
       throw InputError("--devices all: this machine has no CUDA device (use --devices cpu:N for CPU-only workers)");
     std::vector<WorkerDevice> out;
-    for (int i = 0; i < gpu_count; ++i) out.push_back({fmt::format("cuda:{}", i), std::to_string(i), i});
+    for (int i = 0; i < gpu_count; ++i) out.push_back({fmt::format("cuda:{}", i), visible_entry(i), i});
     return out;
   }
   std::vector<WorkerDevice> out;
@@ -118,7 +131,7 @@ std::vector<WorkerDevice> parse_devices(const std::string& spec, int gpu_count) 
                                       : fmt::format("--devices {}: no CUDA device {}: this machine has {} (0 to {})", spec, i,
                                                     gpu_count, gpu_count - 1));
     if (!seen.insert(i).second) throw InputError(fmt::format("--devices {}: device {} is listed twice", spec, i));
-    out.push_back({fmt::format("cuda:{}", i), std::to_string(i), i});
+    out.push_back({fmt::format("cuda:{}", i), visible_entry(i), i});
   }
   if (out.empty()) throw InputError("--devices: empty list; expected all, a list like 0,1 or cpu:N");
   return out;
@@ -145,12 +158,42 @@ std::vector<std::vector<const PlannedResult*>> shard_order(const std::vector<Pla
   return collective;
 }
 
+namespace {
+// The job's figures from the ranks' batches (measure/collective.hpp): the merged samples
+// are the per-batch means over ranks (nccl-tests' -a 1), so the console, compare and the
+// statistics see the job's time per op; extra.time_s is their median, extra.time_max_s the
+// median of the slowest rank's (-a 3), each with its algbw and busbw.
+void add_job_figures(Result& merged, const RankCombination& c, double bytes, double factor) {
+  if (c.mean.empty()) return;
+  Timing& t = *merged.timing;
+  t.samples = c.mean;
+  t.stats = compute_stats(t.samples);
+  t.noise_reached = t.stats.has_noise() && t.stats.rel_noise <= merged.settings.noise;
+  if (t.stats.median > 0) {
+    merged.gflops = merged.work.flops / t.stats.median * 1e-9;
+    merged.gbytes_per_s = merged.work.bytes / t.stats.median * 1e-9;
+  }
+  const Bandwidth job = collective_bandwidth(bytes, c.time_s, factor);
+  const Bandwidth slowest = collective_bandwidth(bytes, c.time_max_s, factor);
+  merged.extra["time_s"] = c.time_s;
+  merged.extra["time_max_s"] = c.time_max_s;
+  merged.extra["ops_per_sample"] = t.launches_per_sample;
+  merged.extra["samples"] = c.mean.size();
+  if (job.algbw_gbps > 0) {
+    merged.extra["algbw_gbps"] = job.algbw_gbps;
+    merged.extra["busbw_gbps"] = job.busbw_gbps;
+    merged.extra["busbw_slowest_gbps"] = slowest.busbw_gbps;
+  }
+}
+}  // namespace
+
 Result merge_collective(const std::vector<Result>& per_rank, const std::vector<std::string>& devices) {
   if (per_rank.empty()) throw std::logic_error("merge_collective: no ranks");
   Result merged = per_rank.front();
+  const double bytes = merged.extra.is_object() ? merged.extra.value("bytes", 0.0) : 0.0;
+  const double factor = merged.extra.is_object() ? merged.extra.value("bus_factor", 0.0) : 0.0;
   nlohmann::json ranks = nlohmann::json::array();
-  double sum = 0;
-  int timed = 0;
+  std::vector<std::vector<double>> samples;
   std::string where;
   for (std::size_t i = 0; i < per_rank.size(); ++i) {
     const Result& r = per_rank[i];
@@ -163,15 +206,13 @@ Result merge_collective(const std::vector<Result>& per_rank, const std::vector<s
     }
     if (r.timing) {
       const double t = r.timing->stats.median;
-      const double bytes = r.extra.is_object() ? r.extra.value("bytes", 0.0) : 0.0;
-      const double factor = r.extra.is_object() ? r.extra.value("bus_factor", 0.0) : 0.0;
+      const Bandwidth bw = collective_bandwidth(bytes, t, factor);
       e["median_s"] = t;
-      if (t > 0 && bytes > 0) {
-        e["algbw_gbps"] = bytes / t / 1e9;
-        e["busbw_gbps"] = bytes / t / 1e9 * factor;
+      if (bw.algbw_gbps > 0) {
+        e["algbw_gbps"] = bw.algbw_gbps;
+        e["busbw_gbps"] = bw.busbw_gbps;
       }
-      sum += t;
-      ++timed;
+      samples.push_back(r.timing->samples);
     }
     ranks.push_back(std::move(e));
   }
@@ -179,17 +220,7 @@ Result merge_collective(const std::vector<Result>& per_rank, const std::vector<s
   if (!merged.extra.is_object()) merged.extra = nlohmann::json::object();
   merged.extra["ranks"] = std::move(ranks);
   merged.extra["world_size"] = per_rank.size();
-  if (timed == static_cast<int>(per_rank.size()) && merged.timing) {
-    // nccl-tests' default (-a 1): the time per op is the mean over ranks.
-    const double t = sum / timed;
-    const double bytes = merged.extra.value("bytes", 0.0);
-    const double factor = merged.extra.value("bus_factor", 0.0);
-    merged.extra["time_s"] = t;
-    if (t > 0 && bytes > 0) {
-      merged.extra["algbw_gbps"] = bytes / t / 1e9;
-      merged.extra["busbw_gbps"] = bytes / t / 1e9 * factor;
-    }
-  }
+  if (samples.size() == per_rank.size() && merged.timing) add_job_figures(merged, combine_ranks(samples), bytes, factor);
   return merged;
 }
 

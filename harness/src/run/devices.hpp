@@ -60,11 +60,13 @@ double estimated_seconds(const Work& w);
 // by estimated work (all the group's results), largest first.
 std::vector<std::vector<const PlannedResult*>> shard_order(const std::vector<PlannedResult>& planned);
 
-// One collective result from every rank's: rank 0's result with the mean of the ranks'
-// medians as its time, and extra.ranks = [{rank, device, median_s, algbw_gbps, busbw_gbps,
-// status}] where algbw = extra.bytes / time and busbw = algbw * extra.bus_factor (the
-// problem's nccl-tests factor). Any rank not passed makes the merged result that rank's
-// status and reason.
+// One collective result from every rank's: rank 0's result whose samples are the per-batch
+// means over the ranks (measure/collective.hpp, combine_ranks), and extra.ranks =
+// [{rank, device, median_s, algbw_gbps, busbw_gbps, status}] where algbw = extra.bytes /
+// time and busbw = algbw * extra.bus_factor (the problem's nccl-tests factor); extra also
+// gets the job's time_s (median of the means), time_max_s (of the slowest rank's),
+// algbw_gbps, busbw_gbps, busbw_slowest_gbps, ops_per_sample and samples. Any rank not
+// passed makes the merged result that rank's status and reason.
 Result merge_collective(const std::vector<Result>& per_rank, const std::vector<std::string>& devices);
 
 struct LaunchOptions {

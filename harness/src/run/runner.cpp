@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "harness/collective.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/error.hpp"
+#include "measure/collective.hpp"
 #include "profile/nvtx.hpp"
 
 namespace harness {
@@ -327,6 +329,13 @@ void Runner::time_variant(const Case& c, const Variant& v, LaunchContext& ctx, R
     settings.max_time = 1e9;
     settings.cache = CacheMode::hot;
     settings.timing = TimingMode::events;  // graph timing sizes its replay from a timing
+    // With the problem's barrier: nccl-tests' batches (measure/collective.hpp).
+    if (const RankBarrier* barrier = rank_barrier(c.problem->name())) {
+      r.timing = time_collective([&] { v.launch(ctx); }, [&] { (*barrier)(stream_); }, stream_, settings,
+                                 collective_ops_per_sample(r.work.bytes));
+      HARNESS_CUDA(cudaGetLastError());
+      return;
+    }
   }
   r.timing = time_cuda([&] { v.launch(ctx); }, stream_, settings, flusher_.get());
   HARNESS_CUDA(cudaGetLastError());

@@ -371,6 +371,75 @@ std::string roofline_chart(const Report& report, const std::vector<Result>& rows
   return svg::render(c);
 }
 
+// The note of a problem whose results used different amounts of extra memory but have no
+// numeric parameter that varies among them (one shape, say, variants with different
+// workspaces): nothing to draw them against, so say what was recorded.
+std::string no_size_note(const std::string& problem, const std::vector<const Result*>& used,
+                         const std::set<double>& values) {
+  const std::size_t ooms = static_cast<std::size_t>(
+      std::count_if(used.begin(), used.end(), [](const Result* r) { return oom(*r); }));
+  std::string recorded;
+  if (!values.empty())
+    recorded = values.size() == 1 ? fmt::format("extra device memory {}", format_bytes(*values.begin()))
+                                  : fmt::format("extra device memory from {} to {}", format_bytes(*values.begin()),
+                                                format_bytes(*values.rbegin()));
+  if (ooms > 0)
+    recorded += fmt::format("{}{} result(s) out of memory", recorded.empty() ? "" : "; ", ooms);
+  // (The page's fallback text would claim that no extra memory was used.)
+  return fmt::format("<p class=\"note\">{}: {} across {} result(s), but no size parameter varies among them: "
+                     "no chart (the Results table has each value).</p>\n",
+                     escape(problem), recorded, used.size());
+}
+
+// One problem's extra device memory against its size parameter x: a line per variant,
+// out-of-memory skips as markers at the top.
+std::string memory_chart(const std::string& problem, const std::vector<const Result*>& used, const std::string& x,
+                         std::size_t index, svg::ColorMap& colors) {
+  double wmax = 0;
+  for (const Result* r : used) wmax = std::max(wmax, ws_bytes(*r));
+  std::string unit = "B";
+  double div = 1;
+  if (wmax >= 1024.0 * 1024 * 1024) unit = "GiB", div = 1024.0 * 1024 * 1024;
+  else if (wmax >= 1024.0 * 1024) unit = "MiB", div = 1024.0 * 1024;
+  else if (wmax >= 1024.0) unit = "KiB", div = 1024.0;
+  svg::Chart c;
+  c.id = fmt::format("memory-{}", index);
+  c.title = fmt::format("{}: extra device memory against {}", problem, x);
+  c.subtitle = "peak workspace each variant allocated beyond inputs and outputs; x at the top: skipped, out of memory";
+  c.edge_marker_label = "out of memory (skipped)";
+  std::vector<double> xs, ys;
+  std::map<std::string, std::map<std::string, std::set<double>>> per_x;  // variant -> x -> values
+  for (const Result* r : used) {
+    if (!r->params.has(x)) continue;
+    const double xv = pv(*r, x).get<double>();
+    const std::size_t si = series_index(c.series, r->variant);
+    c.series[si].color = colors(r->variant);
+    if (oom(*r)) {
+      c.edge_markers.push_back({xv, si, fmt::format("{}: {}", describe(*r), r->reason)});
+      xs.push_back(xv);
+      continue;
+    }
+    c.series[si].points.push_back(
+        {xv, ws_bytes(*r) / div, fmt::format("{}: {} extra", describe(*r), format_bytes(ws_bytes(*r)))});
+    per_x[r->variant][pv(*r, x).dump()].insert(ws_bytes(*r));
+    xs.push_back(xv);
+    ys.push_back(ws_bytes(*r) / div);
+  }
+  // A variant whose workspace other parameters also change gets points, not a line.
+  for (auto& series : c.series)
+    for (const auto& [xv, set] : per_x[series.label])
+      if (set.size() > 1) series.line = false;
+  x_axis(c.x, xs, with_unit(x, x));
+  y_axis(c.y, ys, fmt::format("extra device memory ({})", unit), 16);
+  if (c.y.log) {  // decades of sizes: bytes on the axis, labelled 256 KiB, 1 MiB, ...
+    c.y.ticks = svg::TickStyle::bytes;
+    c.y.label = "extra device memory (bytes)";
+    for (auto& series : c.series)
+      for (auto& p : series.points) p.y *= div;
+  }
+  return svg::render(c);
+}
+
 std::string memory_charts(const std::vector<Result>& rows, svg::ColorMap& colors) {
   std::string o, notes;
   std::size_t index = 0;
@@ -396,66 +465,10 @@ std::string memory_charts(const std::vector<Result>& rows, svg::ColorMap& colors
     }
     const std::string x = memory_driver(used, {"seq_len", "N", "n", "S", "L", "M", "K", "batch"});
     if (x.empty()) {
-      // Sizes differ but no numeric parameter varies among these results (one shape, say,
-      // variants with different workspaces): nothing to draw them against. Say what was
-      // recorded; the fallback below would claim no extra memory was used.
-      const std::size_t ooms = static_cast<std::size_t>(
-          std::count_if(used.begin(), used.end(), [](const Result* r) { return oom(*r); }));
-      std::string recorded;
-      if (!values.empty())
-        recorded = values.size() == 1 ? fmt::format("extra device memory {}", format_bytes(*values.begin()))
-                                      : fmt::format("extra device memory from {} to {}", format_bytes(*values.begin()),
-                                                    format_bytes(*values.rbegin()));
-      if (ooms > 0)
-        recorded += fmt::format("{}{} result(s) out of memory", recorded.empty() ? "" : "; ", ooms);
-      notes += fmt::format("<p class=\"note\">{}: {} across {} result(s), but no size parameter varies among them: "
-                           "no chart (the Results table has each value).</p>\n",
-                           escape(problem), recorded, used.size());
+      notes += no_size_note(problem, used, values);
       continue;
     }
-    double wmax = 0;
-    for (const Result* r : used) wmax = std::max(wmax, ws_bytes(*r));
-    std::string unit = "B";
-    double div = 1;
-    if (wmax >= 1024.0 * 1024 * 1024) unit = "GiB", div = 1024.0 * 1024 * 1024;
-    else if (wmax >= 1024.0 * 1024) unit = "MiB", div = 1024.0 * 1024;
-    else if (wmax >= 1024.0) unit = "KiB", div = 1024.0;
-    svg::Chart c;
-    c.id = fmt::format("memory-{}", index++);
-    c.title = fmt::format("{}: extra device memory against {}", problem, x);
-    c.subtitle = "peak workspace each variant allocated beyond inputs and outputs; x at the top: skipped, out of memory";
-    c.edge_marker_label = "out of memory (skipped)";
-    std::vector<double> xs, ys;
-    std::map<std::string, std::map<std::string, std::set<double>>> per_x;  // variant -> x -> values
-    for (const Result* r : used) {
-      if (!r->params.has(x)) continue;
-      const double xv = pv(*r, x).get<double>();
-      const std::size_t si = series_index(c.series, r->variant);
-      c.series[si].color = colors(r->variant);
-      if (oom(*r)) {
-        c.edge_markers.push_back({xv, si, fmt::format("{}: {}", describe(*r), r->reason)});
-        xs.push_back(xv);
-        continue;
-      }
-      c.series[si].points.push_back(
-          {xv, ws_bytes(*r) / div, fmt::format("{}: {} extra", describe(*r), format_bytes(ws_bytes(*r)))});
-      per_x[r->variant][pv(*r, x).dump()].insert(ws_bytes(*r));
-      xs.push_back(xv);
-      ys.push_back(ws_bytes(*r) / div);
-    }
-    // A variant whose workspace other parameters also change gets points, not a line.
-    for (auto& series : c.series)
-      for (const auto& [xv, set] : per_x[series.label])
-        if (set.size() > 1) series.line = false;
-    x_axis(c.x, xs, with_unit(x, x));
-    y_axis(c.y, ys, fmt::format("extra device memory ({})", unit), 16);
-    if (c.y.log) {  // decades of sizes: bytes on the axis, labelled 256 KiB, 1 MiB, ...
-      c.y.ticks = svg::TickStyle::bytes;
-      c.y.label = "extra device memory (bytes)";
-      for (auto& series : c.series)
-        for (auto& p : series.points) p.y *= div;
-    }
-    o += svg::render(c);
+    o += memory_chart(problem, used, x, index++, colors);
   }
   if (o.empty() && notes.empty())
     o = "<p class=\"nochart\">No result used extra device memory (workspace_peak_bytes is 0 everywhere) and none "

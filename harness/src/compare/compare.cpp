@@ -26,6 +26,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::failed: return "failed";
     case Verdict::skipped: return "skipped";
     case Verdict::ambiguous: return "ambiguous";
+    case Verdict::suspicious: return "suspicious";
   }
   return "?";
 }
@@ -319,6 +320,17 @@ void judge_times(Pair& p, const Result& b, const Result& c, double bm, double cm
     p.note = fmt::format("samples overlap: effect size {:+.2f} is below {:g}", *p.effect_size, o.min_effect_size);
 }
 
+// A candidate whose time cannot be trusted (issue 33's marks) is never faster (nor same):
+// its verdict is `suspicious`, with what it would have been. A slower one stays slower.
+void distrust_candidate(Pair& p, const Result& c) {
+  const auto& why = c.integrity.suspicious ? c.integrity.suspicious : c.integrity.outside;
+  if (!why || p.verdict == Verdict::slower) return;
+  p.note = fmt::format("would be {}, but the candidate is {}: {}", to_string(p.verdict),
+                       c.integrity.suspicious ? "suspicious" : "marked 'work outside the timed region'", *why);
+  p.verdict = Verdict::suspicious;
+  p.regression = false;
+}
+
 Pair judge(const Entry* be, const Entry* ce, const CompareOptions& o) {
   const Entry& any = ce ? *ce : *be;
   const Result* b = be ? be->result : nullptr;
@@ -338,7 +350,10 @@ Pair judge(const Entry* be, const Entry* ce, const CompareOptions& o) {
     p.cand_median = c_median = median_of(*c);
     p.cand_n = samples_of(*c);
   }
-  if (!judge_unpaired(p, b, c, b_median, c_median, o)) judge_times(p, *b, *c, *b_median, *c_median, o);
+  if (!judge_unpaired(p, b, c, b_median, c_median, o)) {
+    judge_times(p, *b, *c, *b_median, *c_median, o);
+    distrust_candidate(p, *c);
+  }
   return p;
 }
 
@@ -352,6 +367,7 @@ void count(ProblemSummary& s, const Pair& p) {
     case Verdict::failed: ++s.failed; break;
     case Verdict::skipped: ++s.skipped; break;
     case Verdict::ambiguous: ++s.ambiguous; break;
+    case Verdict::suspicious: ++s.suspicious; break;
   }
 }
 

@@ -70,6 +70,13 @@ struct KernelBreakdown {
   // kTimelineKernels of them as profile.kernels.timeline, to draw the run to scale).
   std::vector<KernelRecord> first_run;
   std::optional<std::string> unavailable;  // "kernel trace unavailable: <reason>"
+  // Work the timing would not have seen (issue 33): kernels of the traced runs on a stream
+  // other than the launch stream, or still running after the launch stream had finished
+  // (the timing's end event, recorded on that stream after the launch, would have
+  // completed before them). "2 kernels on another stream than the launch stream (stream
+  // 7, not 13); 2 ended up to 180 us after the launch stream had finished"; nothing
+  // when every kernel ran on the launch stream inside its work.
+  std::optional<std::string> outside;
 };
 
 // to_json writes profile.kernels.timeline = {"names": [...], "kernels": [[start_s,

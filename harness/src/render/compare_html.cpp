@@ -23,6 +23,7 @@ int verdict_rank(Verdict v) {
     case Verdict::failed: return 0;
     case Verdict::slower: return 1;
     case Verdict::ambiguous: return 1;
+    case Verdict::suspicious: return 1;
     case Verdict::missing: return 2;
     case Verdict::new_: return 3;
     case Verdict::faster: return 4;

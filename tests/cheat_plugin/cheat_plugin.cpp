@@ -6,7 +6,7 @@
 //   claim: N (a parameter)  declares N flops per element, so any honest time is faster
 //                           than the device's roof for the declared work: `suspicious`
 //   cuda_side_stream        works on a stream of its own that the timing never waits
-//                           for: `work outside the timed region` (and `suspicious`)
+//                           for: `work outside the timed region`
 // Loaded with --plugin cheat_plugin.so by tests/cheat_test.cpp; never built in.
 #include <cstring>
 #include <vector>

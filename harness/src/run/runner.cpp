@@ -309,7 +309,9 @@ void Runner::check_time_profile(CaseState& state, const Variant& v, Workspace& w
   derive_rates(r);
   r.throttled = r.timing && r.timing->clocks && r.timing->clocks->throttled();
   // Not for a collective: a counter replay of one rank's kernel would wait for its peers.
-  if (v.backend == Backend::cuda && options_.profile && !c.problem->collective_at(c.params)) profile_variant(c, v, ctx, r);
+  // Not a variant that failed its re-check: a failing variant is never profiled.
+  if (v.backend == Backend::cuda && options_.profile && r.status == Status::passed && !c.problem->collective_at(c.params))
+    profile_variant(c, v, ctx, r);
   // After the profiling pass, which measures the peaks the roof is made of.
   if (!c.problem->collective_at(c.params)) judge_roof(r, peaks_ && peaks_->measured() ? &*peaks_ : nullptr, device_.l2_bytes);
 }

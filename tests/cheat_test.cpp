@@ -6,6 +6,8 @@
 
 #include "family_support.hpp"
 #include "harness/registry.hpp"
+#include "profile/kernel_trace.hpp"
+#include "profile/roof.hpp"
 #include "cheat_support.hpp"
 #include "test_support.hpp"
 
@@ -48,6 +50,56 @@ TEST(Reseed, FreshInputsMatchAFreshInstanceAndTheOriginalsComeBack) {
   ASSERT_TRUE(inst->reseed(42));
   const auto back = test::run_once(cpu, *inst, prm);
   for (std::size_t i = 0; i < original.size(); ++i) EXPECT_EQ(back[i].data, original[i].data) << original[i].name;
+}
+
+// The roof is a generous bound: the dtype's tensor factor on the FP32 peak, the L2 taken
+// off where the operands may be hot, suspicious only below 0.9x.
+TEST(Roof, DtypeFactorsL2AndMargin) {
+  DevicePeaks peaks;
+  peaks.fp32_gflops = 50000;        // 50 TFLOP/s
+  peaks.dram_gbytes_per_s = 4000;   // 4 TB/s
+  EXPECT_EQ(flop_peak_factor("bf16"), 16);
+  EXPECT_EQ(flop_peak_factor("f32"), 8);
+  EXPECT_EQ(flop_peak_factor("i32"), 1);
+  EXPECT_EQ(flop_peak_factor(""), 32);
+  // A bf16 GEMM of 1.1e12 flops: 1.1e12 / (16 x 50e12) = 1.375 ms; 4e8 bytes: 100 us.
+  const auto gemm = device_roof({1.1e12, 4e8}, "bf16", true, 50e6, peaks);
+  ASSERT_TRUE(gemm);
+  EXPECT_NEAR(gemm->time_s, 1.375e-3, 1e-9);
+  EXPECT_FALSE(below_roof(1.3e-3, *gemm));      // 95% of the roof: honest and fast
+  EXPECT_TRUE(below_roof(1.2e-3, *gemm));       // 87%: faster than the tensor cores can be
+  // A copy of 4e8 bytes: cold 100 us; hot, the 50 MB L2 off: 87.5 us; within the L2: none.
+  EXPECT_NEAR(device_roof({0, 4e8}, "f32", true, 50e6, peaks)->time_s, 100e-6, 1e-12);
+  EXPECT_NEAR(device_roof({0, 4e8}, "f32", false, 50e6, peaks)->time_s, 87.5e-6, 1e-12);
+  EXPECT_EQ(device_roof({0, 4e7}, "f32", false, 50e6, peaks)->time_s, 0);
+  EXPECT_FALSE(below_roof(1e-9, *device_roof({0, 4e7}, "f32", false, 50e6, peaks)));
+  // Without measured peaks there is no roof.
+  EXPECT_FALSE(device_roof({1e12, 1e9}, "bf16", true, 50e6, DevicePeaks{}));
+}
+
+KernelRecord kernel(std::uint32_t stream, std::uint64_t start, std::uint64_t end) {
+  KernelRecord k;
+  k.stream_id = stream;
+  k.start_ns = start;
+  k.end_ns = end;
+  return k;
+}
+
+// The timed-region check of the profiling pass, on made-up CUPTI records: a kernel on
+// another stream, and one ending after the launch stream had finished (beyond the slack).
+TEST(TimedRegion, OtherStreamsAndLateKernelsAreCounted) {
+  TimedRegionTally inside;
+  inside.add({kernel(13, 100, 900), kernel(13, 900, 1000 + TimedRegionTally::kSlackNs)}, 13u, 1000);
+  EXPECT_FALSE(inside.text(1));
+  TimedRegionTally t;
+  t.add({kernel(13, 100, 900), kernel(14, 100, 181000)}, 13u, 1000);
+  EXPECT_EQ(t.text(1).value_or(""),
+            "1 kernel(s) in 1 traced run(s) on another stream than the launch stream (stream 14, not 13); 1 kernel(s) "
+            "still running after the launch stream had finished (up to 180.0 us later)");
+  // The legacy default stream has no id to compare with: lateness alone.
+  TimedRegionTally legacy;
+  legacy.add({kernel(7, 100, 900)}, std::nullopt, 1000);
+  EXPECT_FALSE(legacy.text(1));
 }
 
 // A variant that remembers its first output and copies it back passes the check before

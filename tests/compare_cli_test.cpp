@@ -94,6 +94,19 @@ TEST(CompareCli, ASuspiciousCandidateIsNeverFaster) {
   EXPECT_EQ(nlohmann::json::parse(r.output)["total"]["faster"], 0);
 }
 
+// The other side: an honest candidate is never slower than a marked baseline.
+TEST(CompareCli, AnHonestCandidateIsNeverSlowerThanASuspiciousBaseline) {
+  const auto r = run_command(edited_pair("suspicious_base", [](nlohmann::json& res, bool cand) {
+    if (!cand)
+      res["integrity"] = {{"recheck", "passed"}, {"suspicious", false}, {"outside_timed_region", true},
+                          {"outside_reason", "1 kernel(s) on another stream"}};
+  }));
+  EXPECT_EQ(r.exit_code, 0) << r.output;  // gemm_slow's tiled results are 10% slower: not a regression here
+  EXPECT_TRUE(has(r.output, "suspicious  (would be slower, but the baseline is marked 'work outside the timed region': "
+                            "1 kernel(s) on another stream)"))
+      << r.output;
+}
+
 TEST(CompareCli, ThrottledInOneRunOnlyIsSaidInTheReason) {
   const auto r = run_command(edited_pair("throttle", [](nlohmann::json& res, bool cand) {
     if (cand) res["throttled"] = true;

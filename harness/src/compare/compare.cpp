@@ -320,13 +320,20 @@ void judge_times(Pair& p, const Result& b, const Result& c, double bm, double cm
     p.note = fmt::format("samples overlap: effect size {:+.2f} is below {:g}", *p.effect_size, o.min_effect_size);
 }
 
-// A candidate whose time cannot be trusted (issue 33's marks) is never faster (nor same):
-// its verdict is `suspicious`, with what it would have been. A slower one stays slower.
-void distrust_candidate(Pair& p, const Result& c) {
-  const auto& why = c.integrity.suspicious ? c.integrity.suspicious : c.integrity.outside;
-  if (!why || p.verdict == Verdict::slower) return;
-  p.note = fmt::format("would be {}, but the candidate is {}: {}", to_string(p.verdict),
-                       c.integrity.suspicious ? "suspicious" : "marked 'work outside the timed region'", *why);
+// A time that cannot be trusted (issue 33's marks) decides nothing in the direction it
+// favours: a marked candidate is never faster (nor same), and an honest candidate is never
+// slower than a marked baseline. Such a pair is `suspicious`, with what it would have been.
+void distrust_marked(Pair& p, const Result& b, const Result& c) {
+  auto mark = [](const Result& r) { return r.integrity.suspicious ? r.integrity.suspicious : r.integrity.outside; };
+  auto what = [](const Result& r) {
+    return r.integrity.suspicious ? "suspicious" : "marked 'work outside the timed region'";
+  };
+  const Result* marked = nullptr;
+  if (mark(c) && p.verdict != Verdict::slower) marked = &c;
+  else if (!mark(c) && mark(b) && p.verdict != Verdict::faster) marked = &b;
+  if (!marked) return;
+  p.note = fmt::format("would be {}, but the {} is {}: {}", to_string(p.verdict), marked == &c ? "candidate" : "baseline",
+                       what(*marked), *mark(*marked));
   p.verdict = Verdict::suspicious;
   p.regression = false;
 }
@@ -352,7 +359,7 @@ Pair judge(const Entry* be, const Entry* ce, const CompareOptions& o) {
   }
   if (!judge_unpaired(p, b, c, b_median, c_median, o)) {
     judge_times(p, *b, *c, *b_median, *c_median, o);
-    distrust_candidate(p, *c);
+    distrust_marked(p, *b, *c);
   }
   return p;
 }

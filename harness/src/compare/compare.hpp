@@ -32,9 +32,10 @@
 
 namespace harness {
 
-// suspicious: the candidate was marked suspicious (faster than the device's roof) or did
-// work outside the timed region (issue 33): its time is not compared, so a cheat never
-// counts as faster. Not a regression (a slower candidate stays `slower`).
+// suspicious: a result was marked suspicious (faster than the device's roof) or did work
+// outside the timed region (issue 33): a marked candidate is never faster, an honest one
+// never slower than a marked baseline. Not a regression (a marked candidate that is slower
+// all the same stays `slower`, one faster than a marked baseline stays `faster`).
 enum class Verdict { faster, slower, same, new_, missing, failed, skipped, ambiguous, suspicious };
 std::string_view to_string(Verdict v);
 

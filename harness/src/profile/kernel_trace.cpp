@@ -421,45 +421,32 @@ std::vector<KernelSummary> KernelTrace::summarize(const std::vector<KernelRecord
   return out;
 }
 
-namespace {
-
-// Kernels of the traced runs that the timing would not have covered (KernelBreakdown::outside).
-struct OutsideWork {
-  // CUPTI converts GPU timestamps to its host clock; a kernel ending this little after the
-  // host saw the stream finish is conversion error, not work outside the timed region.
-  static constexpr std::uint64_t kSlackNs = 5000;
-  std::size_t other_stream = 0, late = 0;
-  std::uint64_t late_by_ns = 0;
-  std::set<std::uint32_t> streams;
-  std::optional<std::uint32_t> launch_stream;
-
-  void add(const std::vector<KernelRecord>& run, std::optional<std::uint32_t> launch, std::uint64_t stream_done) {
-    launch_stream = launch;
-    for (const auto& k : run) {
-      if (launch && k.stream_id != *launch) {
-        ++other_stream;
-        streams.insert(k.stream_id);
-      }
-      if (stream_done > 0 && k.end_ns > stream_done + kSlackNs) {
-        ++late;
-        late_by_ns = std::max(late_by_ns, k.end_ns - stream_done);
-      }
+void TimedRegionTally::add(const std::vector<KernelRecord>& run, std::optional<std::uint32_t> launch,
+                           std::uint64_t stream_done) {
+  launch_stream = launch;
+  for (const auto& k : run) {
+    if (launch && k.stream_id != *launch) {
+      ++other_stream;
+      streams.insert(k.stream_id);
+    }
+    if (stream_done > 0 && k.end_ns > stream_done + kSlackNs) {
+      ++late;
+      late_by_ns = std::max(late_by_ns, k.end_ns - stream_done);
     }
   }
-  std::optional<std::string> text(int runs) const {
-    std::vector<std::string> parts;
-    if (other_stream)
-      parts.push_back(fmt::format("{} kernel(s) in {} traced run(s) on another stream than the launch stream (stream {}, "
-                                  "not {})", other_stream, runs, fmt::join(streams, ", "), launch_stream.value_or(0)));
-    if (late)
-      parts.push_back(fmt::format("{} kernel(s) still running after the launch stream had finished (up to {:.1f} us later)",
-                                  late, static_cast<double>(late_by_ns) * 1e-3));
-    if (parts.empty()) return std::nullopt;
-    return fmt::format("{}", fmt::join(parts, "; "));
-  }
-};
+}
 
-}  // namespace
+std::optional<std::string> TimedRegionTally::text(int runs) const {
+  std::vector<std::string> parts;
+  if (other_stream)
+    parts.push_back(fmt::format("{} kernel(s) in {} traced run(s) on another stream than the launch stream (stream {}, "
+                                "not {})", other_stream, runs, fmt::join(streams, ", "), launch_stream.value_or(0)));
+  if (late)
+    parts.push_back(fmt::format("{} kernel(s) still running after the launch stream had finished (up to {:.1f} us later)",
+                                late, static_cast<double>(late_by_ns) * 1e-3));
+  if (parts.empty()) return std::nullopt;
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
 
 KernelBreakdown KernelTrace::trace(const std::function<void()>& launch, cudaStream_t stream, int runs,
                                    const std::function<void()>& before_run) {
@@ -470,7 +457,7 @@ KernelBreakdown KernelTrace::trace(const std::function<void()>& launch, cudaStre
     return b;
   }
   std::vector<KernelRecord> all;
-  OutsideWork outside;
+  TimedRegionTally outside;
   try {
     // The launch stream's CUPTI id (the legacy default stream has none to compare with).
     std::uint32_t id = 0;

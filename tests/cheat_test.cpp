@@ -52,8 +52,8 @@ TEST(Reseed, FreshInputsMatchAFreshInstanceAndTheOriginalsComeBack) {
   for (std::size_t i = 0; i < original.size(); ++i) EXPECT_EQ(back[i].data, original[i].data) << original[i].name;
 }
 
-// The roof is a generous bound: the dtype's tensor factor on the FP32 peak, the L2 taken
-// off where the operands may be hot, suspicious only below 0.9x.
+// The roof is a generous bound: the dtype's tensor factor on the FP32 peak, an L2's worth
+// of bytes free, suspicious only below 0.9x.
 TEST(Roof, DtypeFactorsL2AndMargin) {
   DevicePeaks peaks;
   peaks.fp32_gflops = 50000;        // 50 TFLOP/s
@@ -63,18 +63,18 @@ TEST(Roof, DtypeFactorsL2AndMargin) {
   EXPECT_EQ(flop_peak_factor("i32"), 1);
   EXPECT_EQ(flop_peak_factor(""), 32);
   // A bf16 GEMM of 1.1e12 flops: 1.1e12 / (16 x 50e12) = 1.375 ms; 4e8 bytes: 100 us.
-  const auto gemm = device_roof({1.1e12, 4e8}, "bf16", true, 50e6, peaks);
+  const auto gemm = device_roof({1.1e12, 4e8}, "bf16", 50e6, peaks);
   ASSERT_TRUE(gemm);
   EXPECT_NEAR(gemm->time_s, 1.375e-3, 1e-9);
   EXPECT_FALSE(below_roof(1.3e-3, *gemm));      // 95% of the roof: honest and fast
   EXPECT_TRUE(below_roof(1.2e-3, *gemm));       // 87%: faster than the tensor cores can be
-  // A copy of 4e8 bytes: cold 100 us; hot, the 50 MB L2 off: 87.5 us; within the L2: none.
-  EXPECT_NEAR(device_roof({0, 4e8}, "f32", true, 50e6, peaks)->time_s, 100e-6, 1e-12);
-  EXPECT_NEAR(device_roof({0, 4e8}, "f32", false, 50e6, peaks)->time_s, 87.5e-6, 1e-12);
-  EXPECT_EQ(device_roof({0, 4e7}, "f32", false, 50e6, peaks)->time_s, 0);
-  EXPECT_FALSE(below_roof(1e-9, *device_roof({0, 4e7}, "f32", false, 50e6, peaks)));
+  // A copy of 4e8 bytes: the 50 MB L2 off, 87.5 us; within the L2: no byte roof (outputs
+  // may stay in the L2 past the end event, inputs may be resident).
+  EXPECT_NEAR(device_roof({0, 4e8}, "f32", 50e6, peaks)->time_s, 87.5e-6, 1e-12);
+  EXPECT_EQ(device_roof({0, 4e7}, "f32", 50e6, peaks)->time_s, 0);
+  EXPECT_FALSE(below_roof(1e-9, *device_roof({0, 4e7}, "f32", 50e6, peaks)));
   // Without measured peaks there is no roof.
-  EXPECT_FALSE(device_roof({1e12, 1e9}, "bf16", true, 50e6, DevicePeaks{}));
+  EXPECT_FALSE(device_roof({1e12, 1e9}, "bf16", 50e6, DevicePeaks{}));
 }
 
 KernelRecord kernel(std::uint32_t stream, std::uint64_t start, std::uint64_t end) {
@@ -89,7 +89,8 @@ KernelRecord kernel(std::uint32_t stream, std::uint64_t start, std::uint64_t end
 // another stream, and one ending after the launch stream had finished (beyond the slack).
 TEST(TimedRegion, OtherStreamsAndLateKernelsAreCounted) {
   TimedRegionTally inside;
-  inside.add({kernel(13, 100, 900), kernel(13, 900, 1000 + TimedRegionTally::kSlackNs)}, 13u, 1000);
+  // The launch stream's own kernels are never late (clock conversion noise aside).
+  inside.add({kernel(13, 100, 900), kernel(13, 900, 1000 + 2 * TimedRegionTally::kSlackNs)}, 13u, 1000);
   EXPECT_FALSE(inside.text(1));
   TimedRegionTally t;
   t.add({kernel(13, 100, 900), kernel(14, 100, 181000)}, 13u, 1000);

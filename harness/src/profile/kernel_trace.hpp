@@ -92,7 +92,8 @@ struct TimedRegionTally {
   std::set<std::uint32_t> streams;             // the other streams seen
   std::optional<std::uint32_t> launch_stream;  // unknown for the legacy default stream
   // One traced run: its kernels, the launch stream's id, and when the launch stream had
-  // finished (0: unknown, no lateness check).
+  // finished (0: unknown, no lateness check). Lateness is judged for kernels off the
+  // launch stream (all of them when its id is unknown).
   void add(const std::vector<KernelRecord>& run, std::optional<std::uint32_t> launch, std::uint64_t stream_done);
   std::optional<std::string> text(int runs) const;  // nothing when every kernel was inside
 };

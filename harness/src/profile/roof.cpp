@@ -18,18 +18,17 @@ double flop_peak_factor(std::string_view dtype) {
   return 32;
 }
 
-std::optional<Roof> device_roof(const Work& work, std::string_view dtype, bool dram_cold, double l2_bytes,
-                                const DevicePeaks& peaks) {
+std::optional<Roof> device_roof(const Work& work, std::string_view dtype, double l2_bytes, const DevicePeaks& peaks) {
   if (!peaks.measured()) return std::nullopt;
   Roof r;
   const double factor = flop_peak_factor(dtype);
   r.flop_time_s = work.flops / (peaks.fp32_gflops * 1e9 * factor);
-  const double bytes = dram_cold ? work.bytes : std::max(0.0, work.bytes - l2_bytes);
+  const double bytes = std::max(0.0, work.bytes - l2_bytes);
   r.byte_time_s = bytes / (peaks.dram_gbytes_per_s * 1e9);
   r.time_s = std::max(r.flop_time_s, r.byte_time_s);
-  r.basis = fmt::format("measured peaks: {} x {} FP32 ({}), {} GB/s DRAM{}", format_number(factor),
-                        format_rate(peaks.fp32_gflops), dtype.empty() ? "no dtype" : std::string(dtype),
-                        format_figure(peaks.dram_gbytes_per_s), dram_cold ? "" : ", the L2's bytes taken off (L2 may be hot)");
+  r.basis = fmt::format("measured peaks: {} x {} FP32 ({}), {} GB/s DRAM for the bytes beyond the {} L2",
+                        format_number(factor), format_rate(peaks.fp32_gflops), dtype.empty() ? "no dtype" : std::string(dtype),
+                        format_figure(peaks.dram_gbytes_per_s), format_bytes(l2_bytes));
   return r;
 }
 

@@ -6,9 +6,10 @@
 // flagged: it is a bound, not the roofline's estimate (profile/metrics.hpp).
 //
 //   flop time = work.flops / (measured FP32 FFMA peak x flop_peak_factor(dtype))
-//   byte time = work.bytes / measured DRAM copy bandwidth; where the timed runs may find
-//               their operands in the L2 (hot cache, or graph timing: only a replay's first
-//               launch is flushed), the L2's bytes are taken off (an L2 as fast as you like)
+//   byte time = (work.bytes - the L2's size) / measured DRAM copy bandwidth: up to an L2's
+//               worth of the bytes may never reach DRAM inside the timed region, even with
+//               the L2 flushed (outputs are written back later, by the next flush; with a
+//               hot cache or graph timing inputs may be resident), so they count as free
 //   roof time = the larger of the two
 #include <optional>
 #include <string>
@@ -39,9 +40,8 @@ struct Roof {
   std::string basis;        // how it was found, for the report and the console
 };
 
-// `dram_cold`: every timed launch started with the L2 flushed. `l2_bytes`: the device's L2.
-std::optional<Roof> device_roof(const Work& work, std::string_view dtype, bool dram_cold, double l2_bytes,
-                                const DevicePeaks& peaks);
+// `l2_bytes`: the device's L2. Nothing without measured peaks.
+std::optional<Roof> device_roof(const Work& work, std::string_view dtype, double l2_bytes, const DevicePeaks& peaks);
 
 // Test only: HARNESS_TEST_ROOF="gflops=G,gbytes_per_s=B" gives every result, CPU ones
 // too, the roof max(flops / G, bytes / B) (no dtype factor, no L2): how the tests make

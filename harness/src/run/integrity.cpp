@@ -10,9 +10,7 @@ void judge_roof(Result& r, const DevicePeaks* peaks, double l2_bytes) {
   std::optional<Roof> roof = test_roof_from_env(r.work);
   if (!roof && r.backend == "cuda" && peaks) {
     const std::string dtype = r.params.has("dtype") ? r.params.get_string("dtype") : "";
-    // Graph timing flushes the L2 before a replay, not before each launch in it.
-    const bool cold = r.settings.cache == CacheMode::cold && r.timing->mode != "graph";
-    roof = device_roof(r.work, dtype, cold, l2_bytes, *peaks);
+    roof = device_roof(r.work, dtype, l2_bytes, *peaks);
   }
   if (!roof) {
     in.roof_basis = r.backend == "cuda" ? "no roof: the device peaks were not measured (profiling off or unavailable)"

@@ -16,9 +16,6 @@ std::uint64_t fresh_seed(std::uint64_t seed) {
   return (x ^ (x >> 31)) & ((std::uint64_t{1} << 53) - 1);
 }
 
-namespace {
-
-// One run of `v` from poisoned outputs, read back.
 std::vector<Output> checked_run(Instance& inst, const Variant& v, LaunchContext& ctx) {
   inst.reset_outputs(v.backend, ctx.stream);
   v.launch(ctx);
@@ -28,6 +25,8 @@ std::vector<Output> checked_run(Instance& inst, const Variant& v, LaunchContext&
   }
   return inst.read_outputs(v.backend);
 }
+
+namespace {
 
 void compute_fresh_reference(Instance& inst, const Variant& ref, LaunchContext& variant_ctx, FreshReference& fresh) {
   try {

@@ -24,6 +24,10 @@ namespace harness {
 // JSON), so that it differs from every seed a suite is likely to use next to it.
 std::uint64_t fresh_seed(std::uint64_t seed);
 
+// One run of `v` from poisoned outputs (in/out operands restored), synchronized and read
+// back: the reference run, the check before timing and the re-check after it.
+std::vector<Output> checked_run(Instance& inst, const Variant& v, LaunchContext& ctx);
+
 // The reference's outputs on the fresh inputs, computed by the first re-check of a case.
 struct FreshReference {
   std::optional<std::vector<Output>> outputs;

@@ -172,10 +172,7 @@ void Runner::run_case(const Case& c, const std::vector<const Variant*>& variants
       Workspace ws;
       state.instance->prepare(ref->backend);
       LaunchContext ctx{stream_, &ws, &c.params, state.instance->operands(ref->backend), state.instance.get()};
-      state.instance->reset_outputs(ref->backend, stream_);
-      ref->launch(ctx);
-      if (ref->backend == Backend::cuda) HARNESS_CUDA(cudaStreamSynchronize(stream_));
-      state.reference_outputs = state.instance->read_outputs(ref->backend);
+      state.reference_outputs = checked_run(*state.instance, *ref, ctx);
     }
   } catch (const OutOfMemory& e) {
     state.reference_problem = fmt::format("reference '{}': {}", state.reference_name, e.what());
@@ -277,13 +274,7 @@ void Runner::check_time_profile(CaseState& state, const Variant& v, Workspace& w
   // Checked run: poisoned outputs, one launch, compare.
   {
     NvtxRange check_range("check", NvtxPhase::check);
-    inst.reset_outputs(v.backend, stream_);
-    v.launch(ctx);
-    if (v.backend == Backend::cuda) {
-      HARNESS_CUDA(cudaGetLastError());
-      HARNESS_CUDA(cudaStreamSynchronize(stream_));
-    }
-    r.check = compare_outputs(inst.read_outputs(v.backend), state.reference_outputs, state.tolerance);
+    r.check = compare_outputs(checked_run(inst, v, ctx), state.reference_outputs, state.tolerance);
   }
   // A collective's ranks launch in step: a rank whose check failed still takes part in
   // the timed launches (its peers would wait for it) and is reported failed after them.

@@ -72,6 +72,41 @@ TEST(CompareCli, ClocksApartMakeAChangeAmbiguousAndFailOnAmbiguousMakesItExit1) 
   EXPECT_EQ(run_command(edited_pair("clocks", clocks, "--fail-on slower")).exit_code, 2);
 }
 
+// Issue 33: a candidate marked suspicious (faster than the device's roof) never counts as
+// faster; its pair says `suspicious` and what it would have been.
+TEST(CompareCli, ASuspiciousCandidateIsNeverFaster) {
+  auto halve_and_mark = [](nlohmann::json& res, bool cand) {
+    if (!cand) return;
+    for (auto& x : res["samples_s"]) x = x.get<double>() * 0.5;
+    for (const char* k : {"min_s", "max_s", "mean_s", "median_s", "stddev_s", "q1_s", "q3_s"})
+      res["stats"][k] = res["stats"][k].get<double>() * 0.5;
+    res["integrity"] = {{"recheck", "passed"}, {"suspicious", true}, {"suspicious_reason", "median 1 us is 1% of the roof"},
+                        {"outside_timed_region", false}};
+  };
+  auto r = run_command(edited_pair("suspicious", halve_and_mark));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "suspicious  (would be faster, but the candidate is suspicious: median 1 us is 1% of the roof)"))
+      << r.output;
+  EXPECT_FALSE(has(r.output, " faster  ")) << r.output;
+  EXPECT_TRUE(has(r.output, "result: no regression (5 suspicious, 29 same, 9 skipped)")) << r.output;
+  r = run_command(edited_pair("suspicious", halve_and_mark, "--format json"));
+  EXPECT_EQ(nlohmann::json::parse(r.output)["total"]["suspicious"], 5);
+  EXPECT_EQ(nlohmann::json::parse(r.output)["total"]["faster"], 0);
+}
+
+// The other side: an honest candidate is never slower than a marked baseline.
+TEST(CompareCli, AnHonestCandidateIsNeverSlowerThanASuspiciousBaseline) {
+  const auto r = run_command(edited_pair("suspicious_base", [](nlohmann::json& res, bool cand) {
+    if (!cand)
+      res["integrity"] = {{"recheck", "passed"}, {"suspicious", false}, {"outside_timed_region", true},
+                          {"outside_reason", "1 kernel(s) on another stream"}};
+  }));
+  EXPECT_EQ(r.exit_code, 0) << r.output;  // gemm_slow's tiled results are 10% slower: not a regression here
+  EXPECT_TRUE(has(r.output, "suspicious  (would be slower, but the baseline is marked 'work outside the timed region': "
+                            "1 kernel(s) on another stream)"))
+      << r.output;
+}
+
 TEST(CompareCli, ThrottledInOneRunOnlyIsSaidInTheReason) {
   const auto r = run_command(edited_pair("throttle", [](nlohmann::json& res, bool cand) {
     if (cand) res["throttled"] = true;

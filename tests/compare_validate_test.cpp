@@ -113,6 +113,22 @@ TEST(ReportSchema, ViolationsAreFound) {
   EXPECT_EQ(m, expected);
 }
 
+// The integrity record of issue 33 (re-check, roof, timed region): optional, typed.
+TEST(ReportSchema, IntegrityFieldsAreTyped) {
+  json r = json::parse(test::read_file(kReports + "gemm_base.json"));
+  r["results"][0]["integrity"] = {{"recheck", "passed"}, {"suspicious", true}, {"suspicious_reason", "why"},
+                                  {"outside_timed_region", false}, {"roof_time_s", 1e-6}};
+  r["results"][1]["integrity"] = {{"recheck", "maybe"}, {"suspicious", "yes"}, {"outside_timed_region", false}};
+  r["results"][2]["integrity"] = {{"recheck", "failed"}, {"suspicious", false}};
+  const auto m = messages(validate_report_file(write_temp("integrity.json", r.dump())).issues);
+  const std::vector<std::string> expected = {
+      "results[1].integrity.recheck: \"maybe\" is not one of passed, failed, not_run",
+      "results[1].integrity.suspicious: expected boolean, got string",
+      "results[2].integrity: missing required key 'outside_timed_region'",
+  };
+  EXPECT_EQ(m, expected);
+}
+
 TEST(ReportSchema, ConsistencyOfSummaryAndSampleCounts) {
   json r = json::parse(test::read_file(kReports + "gemm_base.json"));
   r["summary"]["passed"] = 1;

@@ -28,7 +28,7 @@ std::string layout_message(const std::string& path) {
   const auto& v = detail::kPluginLayout[0];
   const std::string ours = std::string(v.name) + " " + std::to_string(v.size) + "/" + std::to_string(v.align);
   const std::string theirs = std::string(v.name) + " " + std::to_string(v.size + 8) + "/" + std::to_string(v.align);
-  return path + ": plugin ABI version 4 (this harness 4) but its public structs have another layout (plugin " + theirs +
+  return path + ": plugin ABI version 5 (this harness 5) but its public structs have another layout (plugin " + theirs +
          " vs harness " + ours + "); rebuild the plugin against this harness's headers";
 }
 

@@ -65,7 +65,7 @@ TEST(Plugin, MissingFileNotAPluginAndWrongVersionAreClearErrors) {
   EXPECT_EQ(load_error(bin + "not_a_plugin.so"),
             bin + "not_a_plugin.so: not a harness plugin (no harness_plugin_abi_version / harness_plugin_register entry point)");
   EXPECT_EQ(load_error(bin + "wrong_abi_plugin.so"),
-            bin + "wrong_abi_plugin.so: plugin ABI version 999 does not match this harness (4); rebuild the plugin against this harness");
+            bin + "wrong_abi_plugin.so: plugin ABI version 999 does not match this harness (5); rebuild the plugin against this harness");
   EXPECT_NE(load_error(HARNESS_SOURCE_DIR "/CMakeLists.txt").find("cannot load plugin"), std::string::npos);
 }
 

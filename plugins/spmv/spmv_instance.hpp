@@ -58,6 +58,7 @@ class SpmvInstance final : public harness::Instance {
   std::vector<harness::Output> read_outputs(harness::Backend backend) override;
   std::size_t device_bytes() const override;
   nlohmann::json extra() override;
+  bool reseed(std::uint64_t seed) override;
 
   const kernels::spmv::Csr& host_matrix() const { return a_; }
   const float* host_x() const { return x_.data(); }
@@ -102,6 +103,7 @@ class SpmvInstance final : public harness::Instance {
   template <class Convert>
   void ensure(Format f, Convert convert);
   void drop_extra();
+  void fill_x(std::uint64_t seed);
   double vector_bytes() const;
   std::size_t extra_device_bytes() const;  // the resident extra format's arrays
 

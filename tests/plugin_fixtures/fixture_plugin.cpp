@@ -5,7 +5,7 @@
 //   twin_var   only a variant twin/cpu (clashes with twin_a's variant)
 //   clash      a problem named `stream`, like the built-in one
 //   throws     registers problem `half`, then throws (must be rolled back)
-//   layout     ABI version 4 but a Variant of another size (hand-written entry points)
+//   layout     ABI version 5 but a Variant of another size (hand-written entry points)
 //   dir_probe  problem `dir_probe` + dir_probe/cpu (loaded through --plugin-dir)
 #include <cstring>
 #include <stdexcept>

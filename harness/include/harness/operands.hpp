@@ -137,7 +137,7 @@ class Operands {
 // operands), computed with checked arithmetic (InputError on overflow).
 struct OperandBytes {
   std::size_t device = 0;   // every operand resident once, plus a copy of each in/out one
-  std::size_t host = 0;     // inputs, the cpu backend's outputs, the reference and one read-back
+  std::size_t host = 0;     // inputs (two seeds), the cpu backend's outputs, two references and one read-back
 };
 OperandBytes operand_bytes(std::span<const OperandSpec> specs);
 

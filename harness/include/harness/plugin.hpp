@@ -24,10 +24,11 @@
 // or virtual functions (docs/plugins.md, "The ABI promise"). The CMake package passes the
 // same number on the command line (-DHARNESS_PLUGIN_ABI_VERSION=N): headers and package
 // from two different installations are caught here, at compile time.
+// 5: Instance::reseed (issue 33).
 #ifndef HARNESS_PLUGIN_ABI_VERSION
-#define HARNESS_PLUGIN_ABI_VERSION 4
-#elif HARNESS_PLUGIN_ABI_VERSION != 4
-#error "HARNESS_PLUGIN_ABI_VERSION on the command line differs from these headers (4): mixed installations"
+#define HARNESS_PLUGIN_ABI_VERSION 5
+#elif HARNESS_PLUGIN_ABI_VERSION != 5
+#error "HARNESS_PLUGIN_ABI_VERSION on the command line differs from these headers (5): mixed installations"
 #endif
 
 namespace harness::detail {

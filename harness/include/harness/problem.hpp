@@ -41,6 +41,12 @@ class Instance {
   // This backend's outputs, copied to the host. The runner has synchronized the launch
   // stream before it asks.
   virtual std::vector<Output> read_outputs(Backend backend) = 0;
+  // Refill the inputs as if the instance had been built with `seed`, on every backend
+  // already prepared (derived inputs recomputed). The runner calls it after a variant's
+  // timed runs to check it once more on inputs it has never seen (a variant that caches
+  // its result fails), then once more with the original seed. False: this instance
+  // cannot (it keeps its own inputs), and the re-check is reported as not run.
+  virtual bool reseed(std::uint64_t /*seed*/) { return false; }
   // Device bytes held for inputs and outputs (memory accounting).
   virtual std::size_t device_bytes() const { return 0; }
   // The operands on `backend` (nullptr for an instance that keeps its own buffers).

@@ -26,6 +26,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::failed: return "failed";
     case Verdict::skipped: return "skipped";
     case Verdict::ambiguous: return "ambiguous";
+    case Verdict::suspicious: return "suspicious";
   }
   return "?";
 }
@@ -319,6 +320,24 @@ void judge_times(Pair& p, const Result& b, const Result& c, double bm, double cm
     p.note = fmt::format("samples overlap: effect size {:+.2f} is below {:g}", *p.effect_size, o.min_effect_size);
 }
 
+// A time that cannot be trusted (issue 33's marks) decides nothing in the direction it
+// favours: a marked candidate is never faster (nor same), and an honest candidate is never
+// slower than a marked baseline. Such a pair is `suspicious`, with what it would have been.
+void distrust_marked(Pair& p, const Result& b, const Result& c) {
+  auto mark = [](const Result& r) { return r.integrity.suspicious ? r.integrity.suspicious : r.integrity.outside; };
+  auto what = [](const Result& r) {
+    return r.integrity.suspicious ? "suspicious" : "marked 'work outside the timed region'";
+  };
+  const Result* marked = nullptr;
+  if (mark(c) && p.verdict != Verdict::slower) marked = &c;
+  else if (!mark(c) && mark(b) && p.verdict != Verdict::faster) marked = &b;
+  if (!marked) return;
+  p.note = fmt::format("would be {}, but the {} is {}: {}", to_string(p.verdict), marked == &c ? "candidate" : "baseline",
+                       what(*marked), *mark(*marked));
+  p.verdict = Verdict::suspicious;
+  p.regression = false;
+}
+
 Pair judge(const Entry* be, const Entry* ce, const CompareOptions& o) {
   const Entry& any = ce ? *ce : *be;
   const Result* b = be ? be->result : nullptr;
@@ -338,7 +357,10 @@ Pair judge(const Entry* be, const Entry* ce, const CompareOptions& o) {
     p.cand_median = c_median = median_of(*c);
     p.cand_n = samples_of(*c);
   }
-  if (!judge_unpaired(p, b, c, b_median, c_median, o)) judge_times(p, *b, *c, *b_median, *c_median, o);
+  if (!judge_unpaired(p, b, c, b_median, c_median, o)) {
+    judge_times(p, *b, *c, *b_median, *c_median, o);
+    distrust_marked(p, *b, *c);
+  }
   return p;
 }
 
@@ -352,6 +374,7 @@ void count(ProblemSummary& s, const Pair& p) {
     case Verdict::failed: ++s.failed; break;
     case Verdict::skipped: ++s.skipped; break;
     case Verdict::ambiguous: ++s.ambiguous; break;
+    case Verdict::suspicious: ++s.suspicious; break;
   }
 }
 

@@ -32,7 +32,11 @@
 
 namespace harness {
 
-enum class Verdict { faster, slower, same, new_, missing, failed, skipped, ambiguous };
+// suspicious: a result was marked suspicious (faster than the device's roof) or did work
+// outside the timed region (issue 33): a marked candidate is never faster, an honest one
+// never slower than a marked baseline. Not a regression (a marked candidate that is slower
+// all the same stays `slower`, one faster than a marked baseline stays `faster`).
+enum class Verdict { faster, slower, same, new_, missing, failed, skipped, ambiguous, suspicious };
 std::string_view to_string(Verdict v);
 
 struct CompareOptions {
@@ -67,7 +71,7 @@ struct ProblemSummary {
   std::string fixed_params;         // "alpha=1 beta=0": the same in every pair of the problem
   std::size_t compared = 0;         // pairs timed on both sides
   double geomean_ratio = 1;         // geometric mean of cand/base time over them
-  std::size_t faster = 0, slower = 0, same = 0, new_ = 0, missing = 0, failed = 0, skipped = 0, ambiguous = 0;
+  std::size_t faster = 0, slower = 0, same = 0, new_ = 0, missing = 0, failed = 0, skipped = 0, ambiguous = 0, suspicious = 0;
 };
 
 struct Comparison {

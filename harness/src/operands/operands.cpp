@@ -93,9 +93,10 @@ OperandBytes operand_bytes(std::span<const OperandSpec> specs) {
     const std::size_t n = s.bytes();
     // Device: the operand, plus the pristine copy an in/out operand is restored from.
     b.device = size_sum(what, b.device, s.role == Role::inout ? size_sum(what, n, n) : n);
-    // Host: inputs once; outputs for the cpu backend, the reference and one read-back;
-    // in/out operands also keep their filled values.
-    const std::size_t host = s.role == Role::input ? n : size_product(what, n, s.role == Role::inout ? 4 : 3);
+    // Host: inputs twice (the post-timing re-check keeps a second seed's inputs);
+    // outputs for the cpu backend, the reference, the re-check's reference and one
+    // read-back; in/out operands also keep their filled values twice.
+    const std::size_t host = size_product(what, n, s.role == Role::input ? 2 : s.role == Role::inout ? 6 : 4);
     b.host = size_sum(what, b.host, host);
   }
   return b;

@@ -7,10 +7,12 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 
 #include <cupti.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/cuda_check.hpp"
 #include "harness/error.hpp"
@@ -419,6 +421,36 @@ std::vector<KernelSummary> KernelTrace::summarize(const std::vector<KernelRecord
   return out;
 }
 
+void TimedRegionTally::add(const std::vector<KernelRecord>& run, std::optional<std::uint32_t> launch,
+                           std::uint64_t stream_done) {
+  launch_stream = launch;
+  for (const auto& k : run) {
+    const bool other = launch && k.stream_id != *launch;
+    if (other) {
+      ++other_stream;
+      streams.insert(k.stream_id);
+    }
+    // A kernel of the launch stream cannot end after that stream finished: only the
+    // clocks' conversion could say so, and it must not mark an honest variant.
+    if ((other || !launch) && stream_done > 0 && k.end_ns > stream_done + kSlackNs) {
+      ++late;
+      late_by_ns = std::max(late_by_ns, k.end_ns - stream_done);
+    }
+  }
+}
+
+std::optional<std::string> TimedRegionTally::text(int runs) const {
+  std::vector<std::string> parts;
+  if (other_stream)
+    parts.push_back(fmt::format("{} kernel(s) in {} traced run(s) on another stream than the launch stream (stream {}, "
+                                "not {})", other_stream, runs, fmt::join(streams, ", "), launch_stream.value_or(0)));
+  if (late)
+    parts.push_back(fmt::format("{} kernel(s) still running after the launch stream had finished (up to {:.1f} us later)",
+                                late, static_cast<double>(late_by_ns) * 1e-3));
+  if (parts.empty()) return std::nullopt;
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
 KernelBreakdown KernelTrace::trace(const std::function<void()>& launch, cudaStream_t stream, int runs,
                                    const std::function<void()>& before_run) {
   KernelBreakdown b;
@@ -428,16 +460,26 @@ KernelBreakdown KernelTrace::trace(const std::function<void()>& launch, cudaStre
     return b;
   }
   std::vector<KernelRecord> all;
+  TimedRegionTally outside;
   try {
+    std::optional<std::uint32_t> launch_stream;
     for (int i = 0; i < b.runs; ++i) {
       if (before_run) before_run();
       HARNESS_CUDA(cudaStreamSynchronize(stream));
       KernelTrace t;
       t.start();
+      // The launch stream's CUPTI id, asked once CUPTI is set up (the legacy default
+      // stream has none to compare with: lateness alone is judged then).
+      if (std::uint32_t id = 0; i == 0 && stream && cuptiGetStreamIdEx(nullptr, stream, 0, &id) == CUPTI_SUCCESS)
+        launch_stream = id;
       launch();
       HARNESS_CUDA(cudaGetLastError());
       HARNESS_CUDA(cudaStreamSynchronize(stream));
+      // On CUPTI's clock (the one its kernel records use): the launch stream is done here.
+      std::uint64_t stream_done = 0;
+      if (cuptiGetTimestamp(&stream_done) != CUPTI_SUCCESS) stream_done = 0;
       auto got = t.stop();
+      outside.add(got, launch_stream, stream_done);
       if (i == 0) b.first_run = got;
       all.insert(all.end(), std::make_move_iterator(got.begin()), std::make_move_iterator(got.end()));
     }
@@ -452,6 +494,7 @@ KernelBreakdown KernelTrace::trace(const std::function<void()>& launch, cudaStre
     std::lock_guard<std::mutex> lock(s.mutex);
     b.dropped = s.dropped;
   }
+  b.outside = outside.text(b.runs);
   b.kernels = summarize(all, b.runs);
   for (const auto& k : b.kernels) b.kernel_time_s += k.total_ns * 1e-9;
   return b;
@@ -481,6 +524,7 @@ nlohmann::json to_json(const KernelBreakdown& b) {
   j["kernel_time_s"] = b.kernel_time_s;
   j["dropped_records"] = b.dropped;
   j["kernels"] = std::move(ks);
+  if (b.outside) j["outside_timed_region"] = *b.outside;
   if (!b.first_run.empty()) j["timeline"] = timeline_json(b.first_run);
   return j;
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,6 +71,31 @@ struct KernelBreakdown {
   // kTimelineKernels of them as profile.kernels.timeline, to draw the run to scale).
   std::vector<KernelRecord> first_run;
   std::optional<std::string> unavailable;  // "kernel trace unavailable: <reason>"
+  // Work the timing would not have seen (issue 33): kernels of the traced runs on a stream
+  // other than the launch stream, or still running after the launch stream had finished
+  // (the timing's end event, recorded on that stream after the launch, would have
+  // completed before them). "2 kernels on another stream than the launch stream (stream
+  // 7, not 13); 2 ended up to 180 us after the launch stream had finished"; nothing
+  // when every kernel ran on the launch stream inside its work.
+  std::optional<std::string> outside;
+};
+
+// The kernels of traced runs that a timing on the launch stream would not have covered
+// (KernelBreakdown::outside): on another stream, or ending after the host saw the launch
+// stream finish (both on CUPTI's clock). Pure; public for the tests.
+struct TimedRegionTally {
+  // CUPTI converts GPU timestamps to its host clock; a kernel ending this little after the
+  // host saw the stream finish is conversion error, not work outside the timed region.
+  static constexpr std::uint64_t kSlackNs = 5000;
+  std::size_t other_stream = 0, late = 0;
+  std::uint64_t late_by_ns = 0;
+  std::set<std::uint32_t> streams;             // the other streams seen
+  std::optional<std::uint32_t> launch_stream;  // unknown for the legacy default stream
+  // One traced run: its kernels, the launch stream's id, and when the launch stream had
+  // finished (0: unknown, no lateness check). Lateness is judged for kernels off the
+  // launch stream (all of them when its id is unknown).
+  void add(const std::vector<KernelRecord>& run, std::optional<std::uint32_t> launch, std::uint64_t stream_done);
+  std::optional<std::string> text(int runs) const;  // nothing when every kernel was inside
 };
 
 // to_json writes profile.kernels.timeline = {"names": [...], "kernels": [[start_s,

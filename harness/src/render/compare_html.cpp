@@ -23,6 +23,7 @@ int verdict_rank(Verdict v) {
     case Verdict::failed: return 0;
     case Verdict::slower: return 1;
     case Verdict::ambiguous: return 1;
+    case Verdict::suspicious: return 1;
     case Verdict::missing: return 2;
     case Verdict::new_: return 3;
     case Verdict::faster: return 4;
@@ -211,9 +212,9 @@ std::string render_comparison_html(const Comparison& c, const Report& base, cons
                           "ambiguous pair)"
                         : "no regression");
   const auto& t = c.total;
-  o += fmt::format("<p class=\"summary\">{} results: {} slower, {} faster, {} ambiguous, {} same, {} failed, {} new, {} "
-                   "missing, {} skipped; geometric mean candidate/baseline time {}x over {} compared</p>\n",
-                   c.pairs.size(), t.slower, t.faster, t.ambiguous, t.same, t.failed, t.new_, t.missing, t.skipped,
+  o += fmt::format("<p class=\"summary\">{} results: {} slower, {} faster, {} ambiguous, {} suspicious, {} same, {} failed, "
+                   "{} new, {} missing, {} skipped; geometric mean candidate/baseline time {}x over {} compared</p>\n",
+                   c.pairs.size(), t.slower, t.faster, t.ambiguous, t.suspicious, t.same, t.failed, t.new_, t.missing, t.skipped,
                    format_3sig(t.geomean_ratio), t.compared);
   o += fmt::format("<p>Baseline <code>{}</code>, candidate <code>{}</code>. A change counts when the median moves by "
                    "at least {}%, |Cliff's delta| is at least {} and the two-sided Mann-Whitney U test gives p &lt; {}."

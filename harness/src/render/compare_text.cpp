@@ -42,6 +42,7 @@ std::string counts_text(const ProblemSummary& s) {
   add(s.failed, "failed");
   add(s.faster, "faster");
   add(s.ambiguous, "ambiguous");
+  add(s.suspicious, "suspicious");
   add(s.same, "same");
   add(s.new_, "new");
   add(s.missing, "missing");
@@ -148,7 +149,8 @@ nlohmann::json summary_json(const ProblemSummary& s) {
                       {"missing", s.missing},
                       {"failed", s.failed},
                       {"skipped", s.skipped},
-                      {"ambiguous", s.ambiguous}};
+                      {"ambiguous", s.ambiguous},
+                      {"suspicious", s.suspicious}};
   j["geomean_time_ratio"] = s.compared ? nlohmann::json(s.geomean_ratio) : nlohmann::json(nullptr);
   return j;
 }

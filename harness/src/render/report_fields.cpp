@@ -213,6 +213,9 @@ Cells cells_of(const Result& r, const std::optional<ReportPeaks>& peaks) {
   std::vector<std::string> notes;
   if (!r.config.empty()) notes.push_back("config: " + r.config);
   if (!r.reason.empty()) notes.push_back(r.reason);
+  // Issue 33's marks lead the note: the figures of the row are not to be trusted.
+  if (r.integrity.outside) notes.insert(notes.begin(), "work outside the timed region: " + *r.integrity.outside);
+  if (r.integrity.suspicious) notes.insert(notes.begin(), "suspicious: " + *r.integrity.suspicious);
   if (is_timed(r) && !noise_reached(r)) notes.push_back(stats_of(r).has_noise() ? "noise target not reached" : "one sample: noise not known");
   c.note = fmt::format("{}", fmt::join(notes, "; "));
   return c;

@@ -18,6 +18,7 @@
 #include "types/events.hpp"
 #include "harness/error.hpp"
 #include "measure/measure.hpp"
+#include "report/integrity_json.hpp"
 #include "measure/stats.hpp"
 #include "report/json_get.hpp"
 
@@ -84,6 +85,7 @@ nlohmann::json result_to_json(const Result& r) {
   if (!r.extra.is_null()) j["extra"] = r.extra;
   if (!r.config.empty()) j["config"] = r.config;
   if (r.throttled) j["throttled"] = true;
+  if (r.timing) j["integrity"] = integrity_to_json(r.integrity);
   if (!r.device.empty()) j["device"] = r.device;
   if (r.check) {
     const CheckResult& c = *r.check;
@@ -258,6 +260,7 @@ Result result_from_json(const nlohmann::json& j) {
   if (const auto* p = at(j, {"profile"})) r.profile = *p;
   if (const auto* e = at(j, {"extra"})) r.extra = *e;
   r.device = json_get::str_or(j, {"device"});
+  r.integrity = integrity_from_json(j);
   r.gflops = num_or(j, {"rates", "gflops"});
   r.gbytes_per_s = num_or(j, {"rates", "gbytes_per_s"});
   r.intensity = num_or(j, {"rates", "arithmetic_intensity"});

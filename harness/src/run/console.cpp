@@ -55,7 +55,8 @@ std::string outcome_text(const Result& r) {
 }  // namespace
 
 void Console::result(const Result& r, std::size_t index, std::size_t total) {
-  if (quiet_ && (r.status == Status::passed || r.status == Status::skipped)) return;
+  const bool marked = r.integrity.suspicious || r.integrity.outside;
+  if (quiet_ && ((r.status == Status::passed && !marked) || r.status == Status::skipped)) return;
   if (pending_line_) fmt::print(out_, "\r\033[K");
   pending_line_ = false;
   const char* color = "";
@@ -80,7 +81,14 @@ void Console::result(const Result& r, std::size_t index, std::size_t total) {
                c.min_mhz, c.threshold, c.max_mhz, c.throttled_batches, c.mhz.size());
   }
   if (r.timing && !r.timing->note.empty()) fmt::print(out_, "    note: {}\n", r.timing->note);
+  print_integrity(r);
   std::fflush(out_);
+}
+
+// Issue 33's marks (a passed result so marked is printed under --quiet too).
+void Console::print_integrity(const Result& r) {
+  if (r.integrity.suspicious) fmt::print(out_, "    warning: suspicious: {}\n", *r.integrity.suspicious);
+  if (r.integrity.outside) fmt::print(out_, "    warning: work outside the timed region: {}\n", *r.integrity.outside);
 }
 
 void Console::summary(const std::vector<Result>& results) {
@@ -94,8 +102,10 @@ void Console::summary(const std::vector<Result>& results) {
     for (const auto& r : results) {
       if (r.status == Status::passed && r.timing) {
         const Stats& s = r.timing->stats;
+        // A mark of issue 33 replaces "passed": the figures beside it are not to be trusted.
+        const char* status = r.integrity.suspicious ? "suspect" : r.integrity.outside ? "outside" : "passed";
         const std::string peak = peak_text(r);
-        fmt::print(out_, "{:<{}}  {:<7}  {:>12}  {:>7}  {:>14}  {:>11}  {}\n", display_name(r), w, to_string(r.status),
+        fmt::print(out_, "{:<{}}  {:<7}  {:>12}  {:>7}  {:>14}  {:>11}  {}\n", display_name(r), w, status,
                    format_seconds(s.median), s.has_noise() ? fmt::format("{:.1f}%", s.rel_noise * 100) : "n/a",
                    r.work.flops > 0 ? format_rate(r.gflops) : "-",
                    r.work.bytes > 0 ? fmt::format("{:.1f} GB/s", r.gbytes_per_s) : "-", peak.empty() ? "-" : peak);

@@ -19,6 +19,7 @@ class Console {
   bool tty() const { return tty_; }
 
  private:
+  void print_integrity(const Result& r);
   std::FILE* out_;
   bool quiet_;
   bool tty_;

@@ -7,6 +7,8 @@
 #include "harness/error.hpp"
 #include "measure/collective.hpp"
 #include "profile/nvtx.hpp"
+#include "run/integrity.hpp"
+#include "run/recheck.hpp"
 
 namespace harness {
 
@@ -57,6 +59,8 @@ struct Runner::CaseState {
   std::optional<std::string> reference_problem;  // why nothing can be checked in this case
   Tolerance tolerance;
   Work work;
+  const Variant* reference = nullptr;
+  FreshReference fresh;  // the reference on fresh inputs, for the re-checks after timing
 };
 
 Runner::Runner(RunOptions options, DeviceInfo device) : options_(std::move(options)), device_(std::move(device)) {}
@@ -76,7 +80,7 @@ void Runner::ensure_stream() {
 std::vector<Result> Runner::run(const std::vector<PlannedResult>& planned, const RunObserver& observer) {
   std::vector<Result> results;
   std::size_t index = 0;
-  // NVTX: suite > case > variant > phase (check, warmup, timed, profile).
+  // NVTX: suite > case > variant > phase (check, warmup, timed, recheck, profile).
   NvtxRange suite_range(options_.suite_name, NvtxPhase::suite);
   // Group the plan by case, keeping order.
   for (std::size_t i = 0; i < planned.size() && !fatal_;) {
@@ -135,11 +139,12 @@ Result unfinished_result(const PlannedResult& p) { return base_result(*p.c, *p.v
 void Runner::run_case(const Case& c, const std::vector<const Variant*>& variants, std::vector<Result>& out,
                       const RunObserver& observer, std::size_t& index, std::size_t total) {
   NvtxRange case_range(nvtx_case_name(c.name, c.problem->name(), c.params), NvtxPhase::case_);
-  CaseState state{c, nullptr, {}, {}, {}, {}, {}};
+  CaseState state{c, nullptr, {}, {}, {}, {}, {}, nullptr, {}};
   state.tolerance = c.tolerance.value_or(c.problem->tolerance(c.params));
   state.work = c.problem->work(c.params);
   state.reference_name = c.reference.value_or(c.problem->reference_variant(c.params));
   const Variant* ref = Registry::instance().find_variant(c.problem->name(), state.reference_name);
+  state.reference = ref;
 
   const bool needs_device = ref && ref->backend == Backend::cuda;
   bool any_cuda = needs_device;
@@ -177,10 +182,7 @@ void Runner::run_case(const Case& c, const std::vector<const Variant*>& variants
       Workspace ws;
       state.instance->prepare(ref->backend);
       LaunchContext ctx{stream_, &ws, &c.params, state.instance->operands(ref->backend), state.instance.get()};
-      state.instance->reset_outputs(ref->backend, stream_);
-      ref->launch(ctx);
-      if (ref->backend == Backend::cuda) HARNESS_CUDA(cudaStreamSynchronize(stream_));
-      state.reference_outputs = state.instance->read_outputs(ref->backend);
+      state.reference_outputs = checked_run(*state.instance, *ref, ctx);
     }
   } catch (const OutOfMemory& e) {
     state.reference_problem = fmt::format("reference '{}': {}", state.reference_name, e.what());
@@ -282,13 +284,7 @@ void Runner::check_time_profile(CaseState& state, const Variant& v, Workspace& w
   // Checked run: poisoned outputs, one launch, compare.
   {
     NvtxRange check_range("check", NvtxPhase::check);
-    inst.reset_outputs(v.backend, stream_);
-    v.launch(ctx);
-    if (v.backend == Backend::cuda) {
-      HARNESS_CUDA(cudaGetLastError());
-      HARNESS_CUDA(cudaStreamSynchronize(stream_));
-    }
-    r.check = compare_outputs(inst.read_outputs(v.backend), state.reference_outputs, state.tolerance);
+    r.check = compare_outputs(checked_run(inst, v, ctx), state.reference_outputs, state.tolerance);
   }
   // A collective's ranks launch in step: a rank whose check failed still takes part in
   // the timed launches (its peers would wait for it) and is reported failed after them.
@@ -306,10 +302,19 @@ void Runner::check_time_profile(CaseState& state, const Variant& v, Workspace& w
     r.status = Status::failed;
     r.reason = "check failed: " + r.check->summary();
   }
+  // A collective's ranks would each re-check alone: the re-check is for single-device runs.
+  if (r.status == Status::passed && state.reference && !c.problem->collective_at(c.params)) {
+    NvtxRange recheck_range("recheck", NvtxPhase::check);
+    recheck_on_fresh_inputs(inst, v, ctx, *state.reference, state.tolerance, options_.seed, state.fresh, r);
+  }
   derive_rates(r);
   r.throttled = r.timing && r.timing->clocks && r.timing->clocks->throttled();
   // Not for a collective: a counter replay of one rank's kernel would wait for its peers.
-  if (v.backend == Backend::cuda && options_.profile && !c.problem->collective_at(c.params)) profile_variant(c, v, ctx, r);
+  // Not a variant that failed its re-check: a failing variant is never profiled.
+  if (v.backend == Backend::cuda && options_.profile && r.status == Status::passed && !c.problem->collective_at(c.params))
+    profile_variant(c, v, ctx, r);
+  // After the profiling pass, which measures the peaks the roof is made of.
+  if (!c.problem->collective_at(c.params)) judge_roof(r, peaks_ && peaks_->measured() ? &*peaks_ : nullptr, device_.l2_bytes);
 }
 
 // Timed runs. Outputs are left as the runs leave them (in/out operands accumulate, which
@@ -355,9 +360,10 @@ void Runner::profile_variant(const Case& c, const Variant& v, LaunchContext& ctx
     ProfileOptions po;
     po.metrics = !options_.metrics.empty() ? options_.metrics : c.metrics;
     po.counters = options_.counters;
-    r.profile = to_json(profile_pass(*collector_, [&] { v.launch(ctx); }, stream_, po, r.work,
-                                     r.timing->stats.median, peaks_->measured() ? &*peaks_ : nullptr, before,
-                                     dtype_param(r.params)));
+    const ProfileResult p = profile_pass(*collector_, [&] { v.launch(ctx); }, stream_, po, r.work, r.timing->stats.median,
+                                         peaks_->measured() ? &*peaks_ : nullptr, before, dtype_param(r.params));
+    judge_timed_region(r, p.kernels);
+    r.profile = to_json(p);
   } catch (const CudaError& e) {
     if (e.sticky()) throw;
     r.profile = {{"error", e.what()}};

@@ -10,6 +10,7 @@
 #include "harness/check.hpp"
 #include "harness/params.hpp"
 #include "harness/problem.hpp"
+#include "types/integrity.hpp"
 #include "types/settings.hpp"
 #include "types/timing.hpp"
 
@@ -48,6 +49,8 @@ struct Result {
   nlohmann::json profile;
   // Instance::extra() after the timed runs (problem-specific figures); null when none.
   nlohmann::json extra;
+  // The re-check on fresh inputs, the roof and the timed-region checks (types/integrity.hpp).
+  Integrity integrity;
   // Where it ran under --devices ("cuda:1", "cpu:0"; a collective: "cuda:0,cuda:1");
   // empty for a single-device run.
   std::string device;

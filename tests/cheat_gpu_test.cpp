@@ -71,7 +71,9 @@ TEST_F(CheatGpu, AKernelOnAnotherStreamIsWorkOutsideTheTimedRegion) {
   EXPECT_TRUE(has(run().output, "    warning: work outside the timed region: 3 kernel(s) in 3 traced run(s) on another "
                                 "stream than the launch stream (stream "))
       << run().output;
-  EXPECT_TRUE(has(run().output, "kernel(s) still running after the launch stream had finished (up to ")) << run().output;
+  // Lateness ("still running after the launch stream had finished") is not asserted: on an
+  // H100 (2026-11-26) the 50 us side kernel had ended before the traced run's host-side
+  // synchronize returned, so only the stream was seen. The stream alone marks the result.
   const auto side = result_in(report(), "cheaters", "cuda_side_stream");
   EXPECT_EQ(side["status"], "passed");  // a mark, not a failure: its output is right
   EXPECT_EQ(side["integrity"]["outside_timed_region"], true) << side["integrity"];

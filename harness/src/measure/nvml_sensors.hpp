@@ -19,6 +19,9 @@ struct NvmlOpen {
 // Opens NVML for CUDA device `cuda_device` (matched by PCI bus id, which is what both
 // APIs agree on whatever CUDA_VISIBLE_DEVICES says). HARNESS_NVML=0 turns it off.
 NvmlOpen open_nvml(int cuda_device);
+// The same for the device at a PCI bus id ("0000:01:00.0"; exposed for the tests, which
+// open a fake NVML through HARNESS_NVML_LIBRARY=path, read once per process).
+NvmlOpen open_nvml_at(const std::string& pci_bus_id);
 // Whether this build has the NVML code (nvml.h was found at build time).
 bool nvml_built();
 

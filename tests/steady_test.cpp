@@ -199,5 +199,18 @@ TEST(SteadyRun, WithoutNvmlTheRunSaysSoAndGoesOn) {
   test::remove_report(out);
 }
 
+TEST(SteadyRun, TheCommandLineOverridesEveryCase) {
+  const std::string out = test::temp_path("steady-on.json");
+  const auto r = test::run_command(kExe + " run suites/smoke.yaml --no-profile --filter 'cpu/.*n:1000$' --steady on --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(test::read_file(out));
+  ASSERT_FALSE(report["results"].empty());
+  for (const auto& res : report["results"]) EXPECT_EQ(res["settings"]["steady"], true) << res["name"];
+  test::remove_report(out);
+  const auto bad = test::run_command(kExe + " run suites/smoke.yaml --steady sometimes");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--steady"), std::string::npos) << bad.output;
+}
+
 }  // namespace
 }  // namespace harness

@@ -332,6 +332,9 @@ void Runner::time_variant(const Case& c, const Variant& v, LaunchContext& ctx, R
     settings.max_time = 1e9;
     settings.cache = CacheMode::hot;
     settings.timing = TimingMode::events;  // graph timing sizes its replay from a timing
+    // No steady warm-up either: its batch count follows the clock, which differs per rank.
+    settings.steady = false;
+    r.settings.steady = false;
   }
   r.timing = time_cuda([&] { v.launch(ctx); }, stream_, settings, flusher_.get(), sensors_.get());
   HARNESS_CUDA(cudaGetLastError());

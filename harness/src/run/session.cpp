@@ -117,7 +117,7 @@ class Watchdog {
   bool stop_ = false;
 };
 
-// --timing, --stopping and --throttle override every case's settings.
+// --timing, --stopping, --throttle and --steady override every case's settings.
 void apply_overrides(const SessionOptions& args, Suite& suite) {
   std::optional<TimingMode> timing;
   if (!args.timing.empty()) {
@@ -139,6 +139,7 @@ void apply_overrides(const SessionOptions& args, Suite& suite) {
     if (timing) c.settings.timing = *timing;
     if (rule) c.settings.stopping.rule = *rule;
     if (args.throttle) c.settings.throttle = *args.throttle;
+    if (!args.steady.empty()) c.settings.steady = args.steady == "on";
   }
 }
 

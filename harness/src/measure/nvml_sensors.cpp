@@ -36,6 +36,10 @@ struct NvmlApi {
   nvmlReturn_t (*max_clock)(nvmlDevice_t, nvmlClockType_t, unsigned int*) = nullptr;
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned int*) = nullptr;  // milliwatts
   nvmlReturn_t (*temperature)(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned int*) = nullptr;
+#ifdef nvmlTemperature_v1
+  // NVML 13 deprecates the call above for this one; a driver may keep only the newer.
+  nvmlReturn_t (*temperature_v)(nvmlDevice_t, nvmlTemperature_t*) = nullptr;
+#endif
   nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;  // millijoules
 
@@ -75,6 +79,9 @@ const NvmlApi& api() {
     resolve(a.lib, "nvmlDeviceGetMaxClockInfo", a.max_clock);
     resolve(a.lib, "nvmlDeviceGetPowerUsage", a.power);
     resolve(a.lib, "nvmlDeviceGetTemperature", a.temperature);
+#ifdef nvmlTemperature_v1
+    resolve(a.lib, "nvmlDeviceGetTemperatureV", a.temperature_v);
+#endif
     if (!resolve(a.lib, "nvmlDeviceGetCurrentClocksEventReasons", a.reasons))
       resolve(a.lib, "nvmlDeviceGetCurrentClocksThrottleReasons", a.reasons);
     resolve(a.lib, "nvmlDeviceGetTotalEnergyConsumption", a.energy);
@@ -103,6 +110,17 @@ class NvmlSource final : public SensorSource {
       out.temp_c = v;
       any = true;
     }
+#ifdef nvmlTemperature_v1
+    else if (api_.temperature_v) {
+      nvmlTemperature_t t{};
+      t.version = nvmlTemperature_v1;
+      t.sensorType = NVML_TEMPERATURE_GPU;
+      if (api_.temperature_v(device_, &t) == NVML_SUCCESS) {
+        out.temp_c = t.temperature;
+        any = true;
+      }
+    }
+#endif
     unsigned long long bits = 0;
     if (api_.reasons && api_.reasons(device_, &bits) == NVML_SUCCESS) {
       out.reasons = bits;

@@ -58,5 +58,16 @@ TEST(SensorPages, CsvHasTheSensorColumnsAlways) {
   EXPECT_NE(row.find(",true,0.00016"), std::string::npos) << row;
 }
 
+TEST(SensorPages, TheReportWarnsOfResultsWhoseClockFell) {
+  const Report r = decode_report(report_with({timed_result_with_sensors()}), "capped.json");
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0],
+            "capped.json: 1 result(s) ran with the SM clock fallen (NVML: median under 95% of the maximum, or sw_power_cap)");
+  Result held = timed_result_with_sensors();
+  held.timing->sensors->sm_mhz_median = 1970;
+  held.timing->sensors->reasons.clear();
+  EXPECT_TRUE(decode_report(report_with({held}), "held.json").warnings.empty());
+}
+
 }  // namespace
 }  // namespace harness

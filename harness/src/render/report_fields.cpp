@@ -202,8 +202,14 @@ Cells cells_of(const Result& r) {
   if (!r.config.empty()) notes.push_back("config: " + r.config);
   if (!r.reason.empty()) notes.push_back(r.reason);
   if (is_timed(r) && !noise_reached(r)) notes.push_back(stats_of(r).has_noise() ? "noise target not reached" : "one sample: noise not known");
-  if (is_timed(r) && r.timing->sensors && !r.timing->sensors->reasons.empty())
-    notes.push_back(fmt::format("{}", fmt::join(r.timing->sensors->reasons, ", ")));
+  // The limits that slowed the clock (power, thermal); informational bits such as
+  // applications_clocks, set on some machines all the time, stay in the JSON only.
+  if (is_timed(r) && r.timing->sensors) {
+    std::vector<std::string> limits;
+    for (const auto& name : r.timing->sensors->reasons)
+      if (is_limiting_reason(name)) limits.push_back(name);
+    if (!limits.empty()) notes.push_back(fmt::format("{}", fmt::join(limits, ", ")));
+  }
   if (is_timed(r) && r.timing->steady) notes.push_back(steady_text(*r.timing->steady));
   c.note = fmt::format("{}", fmt::join(notes, "; "));
   return c;

@@ -4,7 +4,12 @@
 For every timed CUDA result with a profiling pass, the event-timed median is compared
 with the CUPTI kernel time of the same result (the sum of its kernels' durations in one
 profiled run, profile.kernels.kernel_time_s): the share of results >= 50 us whose two
-figures agree within 2%, and the worst ones.
+figures agree within 2%, and the worst ones. Where the report has both clocks (issue 33:
+the timed batches' SM clock, sensors.sm_clock_mhz.median or else the probe's
+clocks.median_mhz, and the profiling pass's NVML clock, profile.clock.sm_mhz_median), the
+same at matched clocks: the CUPTI time scaled by profiling clock / timed clock, which
+assumes a time proportional to 1 / SM clock (compute-bound; a DRAM-bound kernel moves
+less with the clock, so its gap there is an upper bound of the clock's share).
 
   python3 reports/trust.py gemm.json attention.json          agreement table
   python3 reports/trust.py --tiny events.json graph.json     event vs graph vs CUPTI time
@@ -27,6 +32,25 @@ def timed(report):
             yield r, stats["median_s"], kern["kernel_time_s"]
 
 
+def clocks(r):
+    """(timed clock, profiling pass clock) in MHz, None where the report lacks one."""
+    sensors = ((r.get("sensors") or {}).get("sm_clock_mhz") or {}).get("median")
+    timed_mhz = sensors or (r.get("clocks") or {}).get("median_mhz")
+    profile_mhz = (((r.get("profile") or {}).get("clock")) or {}).get("sm_mhz_median")
+    return timed_mhz or None, profile_mhz or None
+
+
+def matched(paths_rows, tol):
+    """The agreement at matched clocks of the rows that have both clocks."""
+    rows = []
+    for name, med, k, _, r in paths_rows:
+        t_mhz, p_mhz = clocks(r)
+        if t_mhz and p_mhz:
+            km = k * p_mhz / t_mhz
+            rows.append((name, med, km, med / km - 1, t_mhz, p_mhz))
+    return rows
+
+
 def agreement(paths, floor_s=50e-6, tol=0.02):
     for path in paths:
         rep = load(path)
@@ -39,6 +63,14 @@ def agreement(paths, floor_s=50e-6, tol=0.02):
               f"event median within {tol:.0%} of CUPTI: {len(within)} ({len(within) / max(len(rows), 1):.0%})")
         for name, med, k, d in sorted(rows, key=lambda x: -abs(x[3]))[:8]:
             print(f"    {d:+7.1%}  event {med * 1e6:10.1f} us  cupti {k * 1e6:10.1f} us  {name}")
+        both = matched([(r["name"], med, k, None, r) for r, med, k in timed(rep) if med >= floor_s], tol)
+        if both:
+            ok = [x for x in both if abs(x[3]) <= tol]
+            print(f"  at matched clocks (CUPTI time x profiling clock / timed clock), {len(both)} with both clocks: "
+                  f"within {tol:.0%}: {len(ok)} ({len(ok) / len(both):.0%})")
+            for name, med, km, d, t_mhz, p_mhz in sorted(both, key=lambda x: -abs(x[3]))[:8]:
+                print(f"    {d:+7.1%}  event {med * 1e6:10.1f} us at {t_mhz:.0f} MHz  "
+                      f"cupti {km * 1e6:10.1f} us (profiled at {p_mhz:.0f} MHz)  {name}")
 
 
 def tiny(events_path, graph_path):

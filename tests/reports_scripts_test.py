@@ -461,6 +461,20 @@ class TinyTrust(unittest.TestCase):
             self.assertNotEqual(rc, 0)
             self.assertIn("--tiny takes two reports", err)
 
+    def test_matched_clocks(self):
+        # Timed at 1470 MHz (power cap), profiled at 1980: CUPTI's 100 us is 134.7 us at 1470.
+        with tempfile.TemporaryDirectory() as d:
+            r = result("gemm", "wgmma", {"M": 64}, 135e-6,
+                       profile={"kernels": {"kernel_time_s": 100e-6}, "clock": {"sm_mhz_median": 1980}})
+            r["sensors"] = {"sm_clock_mhz": {"median": 1470}}
+            path = write_json(d, "capped.json", {"environment": ENV, "results": [r]})
+            rc, out, err = no_torch(script("trust"), path)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("event median within 2% of CUPTI: 0 (0%)", out)
+            self.assertIn("1 with both clocks: within 2%: 1 (100%)", out)
+            self.assertIn("at 1470 MHz", out)
+            self.assertIn("(profiled at 1980 MHz)", out)
+
 
 class TinyTorchAllreduce(unittest.TestCase):
     def nccl_reports(self, d):

@@ -3,12 +3,14 @@
 #include <cstdio>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
 #include "plugin/plugin_loader.hpp"
+#include "types/settings.hpp"
 
 namespace harness::cli {
 
@@ -36,6 +38,22 @@ nlohmann::json variant_json(const Variant& v) {
           {"origin", v.origin}};
 }
 
+// steady's default for a problem (types/settings.hpp): on for its tensor-core dtypes.
+std::vector<std::string> steady_dtypes(const Problem& p) {
+  std::vector<std::string> out;
+  for (const auto& s : p.params())
+    if (s.name == "dtype")
+      for (const auto& c : s.choices)
+        if (is_tensor_core_dtype(c)) out.push_back(c);
+  return out;
+}
+
+std::string steady_text(const Problem& p) {
+  const auto dtypes = steady_dtypes(p);
+  if (dtypes.empty()) return "off by default (no tensor-core dtype)";
+  return fmt::format("on by default for dtype {} (tensor cores), off otherwise", fmt::join(dtypes, ", "));
+}
+
 // Built-in variants say nothing; a plugin's name their file.
 std::string origin_note(const std::string& origin) {
   return origin == "built-in" ? std::string() : "  [from " + origin + "]";
@@ -57,6 +75,7 @@ void print_text(const std::string& what) {
       fmt::print("    {:<10} {:<6} default {:<10} {}{}\n", s.name, to_string(s.type), to_string(s.default_value),
                  s.describe_domain(), s.help.empty() ? "" : " - " + s.help);
     if (!p->tolerance_rule().empty()) fmt::print("  tolerance: {}\n", p->tolerance_rule());
+    fmt::print("  steady: {}\n", steady_text(*p));
     if (what == "problems") {
       fmt::print("  variants: {}\n\n", fmt::join(reg.variant_names(p->name()), ", "));
       continue;
@@ -68,6 +87,7 @@ void print_text(const std::string& what) {
                  origin_note(v->origin));
     fmt::print("\n");
   }
+  if (what != "variants") fmt::print("steady: {}\n", kSteadyDefaultRule);
 }
 
 }  // namespace
@@ -100,10 +120,12 @@ void add_list_command(CLI::App& app, int& exit_code) {
                               {"description", p->description()},
                               {"parameters", params},
                               {"tolerance_rule", p->tolerance_rule()},
+                              {"steady_default", steady_text(*p)},
                               {"origin", reg.problem_origin(p->name())},
                               {"variants", reg.variant_names(p->name())}});
         }
         out["problems"] = problems;
+        out["steady_rule"] = std::string(kSteadyDefaultRule);
       }
       if (*what != "problems") {
         nlohmann::json variants = nlohmann::json::array();

@@ -110,6 +110,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "(nvbench's entropy criterion), samples (a fixed count, settings.stopping.samples)");
   cmd->add_option("--throttle", args->throttle,
                   "Flag results whose SM clock fell under this share of the maximum (default 0.75)");
+  cmd->add_option("--steady", args->steady,
+                  "on: warm up until the SM clock settles, then sample (the sustained figure, the burst\n"
+                  "beside it); off: sample at once. Default: the suites' settings.steady, else on for\n"
+                  "dtype bf16, f16, tf32, fp8 (harness list states it)")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--devices", args->devices,
                   "Shard the suite over devices, one worker process per device: all, a list like 0,1,\n"
                   "or cpu:N (N CPU-only workers). Largest cases first; results carry their device;\n"

@@ -25,6 +25,17 @@ std::string format_rate(double gflops) {
   return fmt::format("{:.1f} GFLOP/s", gflops);
 }
 
+std::string format_energy(double joules) {
+  if (joules >= 1) return fmt::format("{:.2f} J", joules);
+  if (joules >= 1e-3) return fmt::format("{:.2f} mJ", joules * 1e3);
+  return fmt::format("{:.2f} uJ", joules * 1e6);
+}
+
+std::string format_flop_per_j(double flop_per_j) {
+  if (flop_per_j >= 1e12) return fmt::format("{:.2f} TFLOP/J", flop_per_j * 1e-12);
+  return fmt::format("{:.1f} GFLOP/J", flop_per_j * 1e-9);
+}
+
 std::string format_bytes(double bytes) {
   if (bytes >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
   if (bytes >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));

@@ -13,6 +13,10 @@ std::string format_seconds(double s);
 std::string format_seconds_short(double s);
 // A FLOP rate from GFLOP/s: "45.2 TFLOP/s", "812.3 GFLOP/s".
 std::string format_rate(double gflops);
+// Energy: "1.23 J", "45.60 mJ", "7.80 uJ" (energy per launch).
+std::string format_energy(double joules);
+// FLOP per joule: "1.23 TFLOP/J", "812.3 GFLOP/J".
+std::string format_flop_per_j(double flop_per_j);
 // Binary bytes: "1.50 GiB", "3.2 MiB", "4.0 KiB", "512 B".
 std::string format_bytes(double bytes);
 // An integer without decimals, else the shortest form: "4096", "0.5", "1e-05".

@@ -3,6 +3,9 @@
 // back to back in batches (no host gap inside a batch), L2 flushed before each sample in
 // cold mode. CPU: a steady clock around each call.
 //
+// steady: true (measure/steady.hpp): after the warm-up, batches until the SM clock settles;
+// the first samples are kept as the burst figure (Timing::steady).
+//
 // Stopping rule: warm up; then take samples until at least min_samples are taken, their
 // sum reaches min_time and the relative noise (stddev / mean) is at most the target, or
 // until max_time of wall time has passed (then noise_reached is false).
@@ -15,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "measure/l2_flush.hpp"
+#include "measure/sensors.hpp"
 #include "measure/stats.hpp"
 #include "types/settings.hpp"
 #include "types/timing.hpp"
@@ -24,9 +28,11 @@ namespace harness {
 // Fills the figures from `mhz` (exposed for tests).
 ClockStats clock_stats(std::vector<double> mhz, double max_mhz, double threshold);
 
-// `launch` enqueues one run on `stream` (and must not synchronize).
+// `launch` enqueues one run on `stream` (and must not synchronize). `sensors` (NVML; null
+// where there is none) is sampled from the warm-up to the last timed batch: the timed
+// region's readings go into Timing::sensors, the warm-up's settle steady: true.
 Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream,
-                 const MeasureSettings& settings, L2Flusher* flusher);
+                 const MeasureSettings& settings, L2Flusher* flusher, SensorSource* sensors = nullptr);
 Timing time_cpu(const std::function<void()>& run, const MeasureSettings& settings);
 
 // Whether sampling may stop after these samples (exposed for tests).

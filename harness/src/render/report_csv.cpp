@@ -3,6 +3,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "render/report_fields.hpp"
 #include "render/report_render.hpp"
@@ -24,6 +25,19 @@ std::string csv_field(const std::string& s) {
   }
   return out + "\"";
 }
+// The sensor and steady columns: empty where the result has no such figure.
+void sensor_fields(const Result& r, std::vector<std::string>& f) {
+  const SensorStats* s = has_sensors(r) ? &*r.timing->sensors : nullptr;
+  auto positive = [](double v) { return v > 0 ? fmt_csv_number(v) : std::string(); };
+  for (double v : {s ? s->sm_mhz_min : 0, s ? s->sm_mhz_median : 0, s ? s->sm_mhz_max : 0, s ? s->power_w_median : 0,
+                   s ? s->temp_c_max : 0})
+    f.push_back(positive(v));
+  f.push_back(s ? fmt::format("{}", fmt::join(s->reasons, " ")) : "");
+  for (double v : {r.energy_per_launch_j, r.flop_per_j, r.cycles_per_launch}) f.push_back(is_timed(r) ? positive(v) : "");
+  const SteadyState* st = is_timed(r) && r.timing->steady ? &*r.timing->steady : nullptr;
+  f.push_back(st ? (st->reached ? "true" : "false") : "");
+  f.push_back(st ? positive(st->burst_median_s) : "");
+}
 }  // namespace
 
 std::string render_report_csv(const Report& report) { return render_report_csv(report, ReportOptions{}); }
@@ -44,7 +58,11 @@ std::string render_report_csv(const Report& report, const ReportOptions& options
   for (const char* h : {"status", "reason", "samples", "median_s", "mean_s", "min_s", "max_s", "stddev_s", "rel_noise",
                         "gflops", "gbytes_per_s", "arithmetic_intensity", "flops", "bytes", "io_device_bytes",
                         "workspace_peak_bytes", "check_passed", "max_abs_error", "rel_l2_error", "pct_of_peak", "bound",
-                        "roof"})
+                        "roof",
+                        // NVML's sensors and the steady warm-up (empty where the result has none)
+                        "sm_clock_min_mhz", "sm_clock_median_mhz", "sm_clock_max_mhz", "power_median_w",
+                        "temperature_max_c", "throttle_reasons", "energy_per_launch_j", "flop_per_j",
+                        "cycles_per_launch", "steady_reached", "burst_median_s"})
     head.emplace_back(h);
   if (with_reference) {
     head.emplace_back("reference");
@@ -78,6 +96,7 @@ std::string render_report_csv(const Report& report, const ReportOptions& options
     f.push_back(peak ? fmt_csv_number(peak->pct) : "");
     f.push_back(peak ? peak->bound : "");
     f.push_back(peak ? peak->roof : "");
+    sensor_fields(r, f);
     if (with_reference) {
       const auto& prow = by_problem[r.problem];
       const std::string ref = reference_for(prow, options.reference);

@@ -8,6 +8,8 @@
 #include <fmt/ranges.h>
 
 #include "core/units.hpp"
+#include "measure/steady.hpp"
+#include "report/json_get.hpp"
 
 namespace harness::fields {
 
@@ -173,6 +175,11 @@ std::vector<std::pair<std::string, std::string>> environment_lines(const Report&
   out.emplace_back("Host", host);
   out.emplace_back("Harness", fmt::format("{}, commit {}", env.harness_version.value_or("?"), env.git_commit.value_or("?")));
   if (!env.command_line.value_or("").empty()) out.emplace_back("Command", *env.command_line);
+  // Issue 33: whether clocks, power and energy come from NVML (reports before it say nothing).
+  if (const auto* nvml = json_get::at(env.raw, {"nvml"}); nvml && nvml->is_object())
+    out.emplace_back("Sensors", json_get::boolean(*nvml, {"used"}).value_or(false)
+                                    ? std::string("NVML (SM clock, power, temperature, throttle reasons, energy)")
+                                    : json_get::str_or(*nvml, {"note"}, "NVML: not used"));
   if (const auto& st = suite.settings) {
     const std::vector<std::string> parts = {
         "cache " + std::string(to_string(st->cache)), fmt::format("warm-up {}", st->warmup),
@@ -217,10 +224,40 @@ Cells cells_of(const Result& r, const std::optional<ReportPeaks>& peaks) {
   if (r.integrity.outside) notes.insert(notes.begin(), "work outside the timed region: " + *r.integrity.outside);
   if (r.integrity.suspicious) notes.insert(notes.begin(), "suspicious: " + *r.integrity.suspicious);
   if (is_timed(r) && !noise_reached(r)) notes.push_back(stats_of(r).has_noise() ? "noise target not reached" : "one sample: noise not known");
+  // The limits that slowed the clock (power, thermal); informational bits such as
+  // applications_clocks, set on some machines all the time, stay in the JSON only.
+  if (is_timed(r) && r.timing->sensors) {
+    std::vector<std::string> limits;
+    for (const auto& name : r.timing->sensors->reasons)
+      if (is_limiting_reason(name)) limits.push_back(name);
+    if (!limits.empty()) notes.push_back(fmt::format("{}", fmt::join(limits, ", ")));
+  }
+  if (is_timed(r) && r.timing->steady) notes.push_back(steady_text(*r.timing->steady));
   c.note = fmt::format("{}", fmt::join(notes, "; "));
   return c;
 }
 
 const char* const kTableHead[8] = {"status", "median", "noise", "GFLOP/s", "GB/s", "% of peak", "extra memory", "note"};
+
+bool has_sensors(const Result& r) { return is_timed(r) && r.timing->sensors.has_value(); }
+
+bool any_sensors(const std::vector<const Result*>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const Result* r) { return has_sensors(*r); });
+}
+
+SensorCells sensor_cells_of(const Result& r) {
+  SensorCells c{"-", "-", "-", "-"};
+  if (!has_sensors(r)) return c;
+  const SensorStats& s = *r.timing->sensors;
+  if (s.sm_mhz_median > 0)
+    c.clock = s.sm_mhz_limit > 0 ? fmt::format("{:.0f} ({:.0f}%)", s.sm_mhz_median, 100 * s.sm_mhz_median / s.sm_mhz_limit)
+                                 : fmt::format("{:.0f}", s.sm_mhz_median);
+  if (s.power_w_median > 0) c.power = fmt::format("{:.0f}", s.power_w_median);
+  if (r.energy_per_launch_j > 0) c.energy = format_energy(r.energy_per_launch_j);
+  if (r.flop_per_j > 0) c.flop_per_j = format_figure(r.flop_per_j * 1e-9);
+  return c;
+}
+
+const char* const kSensorHead[4] = {"SM clock MHz", "power W", "energy/launch", "GFLOP/J"};
 
 }  // namespace harness::fields

@@ -75,5 +75,14 @@ struct PeakShare {
 };
 std::optional<PeakShare> peak_share(const Result& r, const std::optional<ReportPeaks>& peaks);
 std::string dtype_param_of(const Result& r);  // the dtype parameter, "" where none
+// NVML's figures of a result (clock, power, energy per launch, FLOP/J): columns of the
+// md and html tables where any row of the table has them (older reports: no columns).
+bool has_sensors(const Result& r);
+bool any_sensors(const std::vector<const Result*>& rows);
+struct SensorCells {
+  std::string clock, power, energy, flop_per_j;
+};
+SensorCells sensor_cells_of(const Result& r);
+extern const char* const kSensorHead[4];
 
 }  // namespace harness::fields

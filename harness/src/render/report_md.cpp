@@ -45,6 +45,9 @@ std::string render_report_markdown(const Report& report, const ReportOptions& op
     o += "| variant |";
     for (const auto& n : names) o += fmt::format(" {} |", md_escape(n));
     for (const char* h : kTableHead) o += fmt::format(" {} |", h);
+    const bool sensors = any_sensors(prow);
+    if (sensors)
+      for (const char* h : kSensorHead) o += fmt::format(" {} |", h);
     if (!ref.empty()) o += fmt::format(" speed vs {} |", md_escape(ref));
     o += "\n|---|";
     for (const auto& n : names) {
@@ -54,6 +57,7 @@ std::string render_report_markdown(const Report& report, const ReportOptions& op
       o += numeric ? "---:|" : "---|";
     }
     o += "---|---:|---:|---:|---:|---:|---:|---|";
+    if (sensors) o += "---:|---:|---:|---:|";
     o += ref.empty() ? "\n" : "---:|\n";
     for (const Result* r : prow) {
       const Cells c = cells_of(*r, report.environment.peaks);
@@ -62,6 +66,10 @@ std::string render_report_markdown(const Report& report, const ReportOptions& op
         o += fmt::format(" {} |", r->params.has(n) ? md_escape(param_text(pv(*r, n))) : "");
       o += fmt::format(" {} | {} | {} | {} | {} | {} | {} | {} |", c.status, c.median, c.noise, c.gflops, c.gbps,
                        c.peak, c.memory, md_escape(c.note));
+      if (sensors) {
+        const SensorCells sc = sensor_cells_of(*r);
+        o += fmt::format(" {} | {} | {} | {} |", sc.clock, sc.power, sc.energy, sc.flop_per_j);
+      }
       if (!ref.empty()) {
         const auto share = reference_share(*r, prow, ref);
         o += share ? fmt::format(" {}x |", format_3sig(*share)) : " |";

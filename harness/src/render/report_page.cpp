@@ -30,6 +30,9 @@ std::string html_table(const std::vector<const Result*>& prow, const std::option
   o += "<table class=\"results\">\n<thead><tr><th>variant</th>";
   for (const auto& n : names) o += fmt::format("<th>{}</th>", escape(n));
   for (const char* h : kTableHead) o += fmt::format("<th>{}</th>", h);
+  const bool sensors = any_sensors(prow);
+  if (sensors)
+    for (const char* h : kSensorHead) o += fmt::format("<th>{}</th>", h);
   o += "</tr></thead>\n<tbody>\n";
   for (const Result* r : prow) {
     const Cells c = cells_of(*r, peaks);
@@ -38,9 +41,15 @@ std::string html_table(const std::vector<const Result*>& prow, const std::option
       o += fmt::format("<td class=\"num\">{}</td>", r->params.has(n) ? escape(param_text(pv(*r, n))) : "");
     o += fmt::format(
         "<td class=\"status\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"note\">{}</td></tr>\n",
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"note\">{}</td>",
         escape(c.status), escape(c.median), escape(c.noise), escape(c.gflops), escape(c.gbps), escape(c.peak),
         escape(c.memory), escape(c.note));
+    if (sensors) {
+      const SensorCells sc = sensor_cells_of(*r);
+      for (const std::string* v : {&sc.clock, &sc.power, &sc.energy, &sc.flop_per_j})
+        o += fmt::format("<td class=\"num\">{}</td>", escape(*v));
+    }
+    o += "</tr>\n";
   }
   return o + "</tbody>\n</table>\n";
 }

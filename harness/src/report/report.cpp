@@ -21,6 +21,7 @@
 #include "report/integrity_json.hpp"
 #include "measure/stats.hpp"
 #include "report/json_get.hpp"
+#include "report/sensors_json.hpp"
 
 namespace harness {
 
@@ -42,7 +43,11 @@ nlohmann::json settings_to_json(const MeasureSettings& s) {
           {"timeout_s", s.timeout}, {"timing", std::string(to_string(s.timing))},
           {"stopping", {{"rule", std::string(to_string(s.stopping.rule))}, {"samples", s.stopping.samples},
                         {"max_angle", s.stopping.max_angle}, {"min_r2", s.stopping.min_r2}}},
-          {"throttle", s.throttle}};
+          {"throttle", s.throttle},
+          {"steady", s.steady ? nlohmann::json(*s.steady) : nlohmann::json(nullptr)},  // null: the dtype rule decides
+          {"steady_settings", {{"window_s", s.steady_settings.window}, {"tolerance", s.steady_settings.tolerance},
+                               {"min_time_s", s.steady_settings.min_time}, {"max_time_s", s.steady_settings.max_time},
+                               {"burst_s", s.steady_settings.burst}}}};
 }
 
 MeasureSettings settings_from_json(const nlohmann::json& s) {
@@ -62,6 +67,13 @@ MeasureSettings settings_from_json(const nlohmann::json& s) {
   m.stopping.max_angle = num_or(s, {"stopping", "max_angle"}, m.stopping.max_angle);
   m.stopping.min_r2 = num_or(s, {"stopping", "min_r2"}, m.stopping.min_r2);
   m.throttle = num_or(s, {"throttle"}, m.throttle);
+  m.steady = boolean(s, {"steady"});
+  SteadySettings& st = m.steady_settings;
+  st.window = num_or(s, {"steady_settings", "window_s"}, st.window);
+  st.tolerance = num_or(s, {"steady_settings", "tolerance"}, st.tolerance);
+  st.min_time = num_or(s, {"steady_settings", "min_time_s"}, st.min_time);
+  st.max_time = num_or(s, {"steady_settings", "max_time_s"}, st.max_time);
+  st.burst = num_or(s, {"steady_settings", "burst_s"}, st.burst);
   return m;
 }
 
@@ -119,7 +131,13 @@ nlohmann::json result_to_json(const Result& r) {
                      {"threshold", c.threshold}, {"throttled_batches", c.throttled_batches},
                      {"throttled", c.throttled()}, {"mhz", c.mhz}};
     }
+    if (t.sensors) j["sensors"] = sensors_to_json(*t.sensors);
+    if (t.steady) j["steady"] = steady_to_json(*t.steady);
     j["rates"] = {{"gflops", r.gflops}, {"gbytes_per_s", r.gbytes_per_s}, {"arithmetic_intensity", r.intensity}};
+    // Written when known (a clock, sensors): absent, not 0, where they are not.
+    if (r.cycles_per_launch > 0) j["rates"]["cycles_per_launch"] = r.cycles_per_launch;
+    if (r.energy_per_launch_j > 0) j["rates"]["energy_per_launch_j"] = r.energy_per_launch_j;
+    if (r.flop_per_j > 0) j["rates"]["flop_per_j"] = r.flop_per_j;
   } else {
     j["samples_s"] = nlohmann::json::array();
     j["stats"] = nullptr;
@@ -208,6 +226,8 @@ std::optional<Timing> timing_from_json(const nlohmann::json& j) {
     t.clocks->median_mhz = num_or(*c, {"median_mhz"}, t.clocks->median_mhz);
     t.clocks->throttled_batches = count_or(*c, {"throttled_batches"}, t.clocks->throttled_batches);
   }
+  if (const auto* s = at(j, {"sensors"}); s && s->is_object()) t.sensors = sensors_from_json(*s);
+  if (const auto* s = at(j, {"steady"}); s && s->is_object()) t.steady = steady_from_json(*s);
   return t;
 }
 
@@ -264,6 +284,9 @@ Result result_from_json(const nlohmann::json& j) {
   r.gflops = num_or(j, {"rates", "gflops"});
   r.gbytes_per_s = num_or(j, {"rates", "gbytes_per_s"});
   r.intensity = num_or(j, {"rates", "arithmetic_intensity"});
+  r.cycles_per_launch = num_or(j, {"rates", "cycles_per_launch"});
+  r.energy_per_launch_j = num_or(j, {"rates", "energy_per_launch_j"});
+  r.flop_per_j = num_or(j, {"rates", "flop_per_j"});
   for (const auto& path : {std::initializer_list<const char*>{"throttled"}, {"stats", "throttled"}, {"clocks", "throttled"}})
     r.throttled = r.throttled || boolean(j, path).value_or(false);
   return r;

@@ -1,6 +1,7 @@
 #include "report/report_model.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,6 +16,14 @@ namespace harness {
 bool Report::is_harness_report() const { return format == kReportSchema; }
 
 namespace {
+
+// NVML's sensors said the clock fell (types/sensors.hpp): counted, its limiting reasons kept.
+void clock_fell(const Result& r, std::size_t& fell, std::set<std::string>& reasons) {
+  if (!r.timing || !r.timing->sensors || !r.timing->sensors->clock_fell()) return;
+  ++fell;
+  for (const auto& name : r.timing->sensors->reasons)
+    if (is_limiting_reason(name)) reasons.insert(name);
+}
 
 using nlohmann::json;
 using namespace json_get;
@@ -81,6 +90,8 @@ Report decode_harness(const json& j, const std::string& path) {
   if (const json* env = at(j, {"environment"})) rep.environment = environment_from_json(*env);
   if (const json* suite = at(j, {"suite"})) rep.suite = suite_from_json(*suite);
   std::size_t index = 0, throttled = 0;
+  std::size_t fell = 0;
+  std::set<std::string> reasons;  // the limiting reasons seen, for the warning
   for (const auto& r : j["results"]) {
     const std::size_t i = index++;
     if (!r.is_object()) {
@@ -94,9 +105,13 @@ Report decode_harness(const json& j, const std::string& path) {
       continue;
     }
     throttled += rep.results.back().throttled;
+    clock_fell(rep.results.back(), fell, reasons);
   }
   if (throttled)
     rep.warnings.push_back(fmt::format("{}: {} result(s) were measured while the GPU throttled", path, throttled));
+  if (fell)
+    rep.warnings.push_back(fmt::format("{}: {} result(s) ran with the SM clock fallen (NVML: median under 95% of the maximum{}{})",
+                                       path, fell, reasons.empty() ? "" : ", or ", fmt::join(reasons, ", ")));
   return rep;
 }
 

@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "measure/sensors.hpp"
+#include "measure/steady.hpp"
+
 namespace harness {
 
 std::string display_name(const Result& r) {
@@ -45,6 +48,8 @@ std::string outcome_text(const Result& r) {
     std::string text = fmt::format("{} {}", format_seconds(s.median), noise_text(s, "±"));
     if (!r.timing->noise_reached && s.has_noise()) text += " (noisy)";
     if (r.work.flops > 0) text += "  " + format_rate(r.gflops);
+    if (r.energy_per_launch_j > 0) text += "  " + format_energy(r.energy_per_launch_j);
+    if (r.flop_per_j > 0) text += "  " + format_flop_per_j(r.flop_per_j);
     if (r.work.bytes > 0) text += fmt::format("  {:.1f} GB/s", r.gbytes_per_s);
     if (const std::string peak = peak_text(r); !peak.empty()) text += "  " + peak;
     if (r.workspace_peak_bytes > 0) text += "  +" + format_bytes(static_cast<double>(r.workspace_peak_bytes));
@@ -74,12 +79,18 @@ void Console::result(const Result& r, std::size_t index, std::size_t total) {
   }
   fmt::print(out_, "[{:>{}}/{}] {}{:<7}{} {}  {}\n", index, fmt::formatted_size("{}", total), total, color,
              to_string(r.status), reset, display_name(r) + (r.device.empty() ? "" : " [" + r.device + "]"), outcome_text(r));
-  if (r.throttled && r.timing && r.timing->clocks) {
+  // NVML's line when the clock fell (below 95% of its maximum, or a power or thermal
+  // limit seen); without NVML the probe's warning when it fell under the threshold.
+  const SensorStats* sensors = r.timing && r.timing->sensors ? &*r.timing->sensors : nullptr;
+  if (sensors && sensors->clock_fell()) {
+    fmt::print(out_, "    {}\n", clock_text(*sensors));
+  } else if (!sensors && r.throttled && r.timing && r.timing->clocks) {
     const ClockStats& c = *r.timing->clocks;
     fmt::print(out_, "    warning: the SM clock fell to {:.0f} MHz (< {:g} x the maximum {:.0f} MHz) in {} of {} batches: "
                      "throttled\n",
                c.min_mhz, c.threshold, c.max_mhz, c.throttled_batches, c.mhz.size());
   }
+  if (r.timing && r.timing->steady) fmt::print(out_, "    {}\n", steady_text(*r.timing->steady));
   if (r.timing && !r.timing->note.empty()) fmt::print(out_, "    note: {}\n", r.timing->note);
   print_integrity(r);
   std::fflush(out_);

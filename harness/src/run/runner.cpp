@@ -32,6 +32,7 @@ std::optional<Status> status_from_string(std::string_view text) {
 
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kProfileSensorPeriod = 0.005;  // the profiling pass: a clock reading every 5 ms
 
 bool selected(const Variant& v, const RunOptions& options) {
   if (options.variants.empty()) return true;
@@ -75,6 +76,9 @@ void Runner::ensure_stream() {
   HARNESS_CUDA(cudaSetDevice(device_.index));
   HARNESS_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   flusher_ = std::make_unique<L2Flusher>();
+  NvmlOpen nvml = open_nvml(device_.index);
+  sensors_ = std::move(nvml.source);
+  sensor_note_ = std::move(nvml.note);
 }
 
 std::vector<Result> Runner::run(const std::vector<PlannedResult>& planned, const RunObserver& observer) {
@@ -123,6 +127,7 @@ std::string dtype_param(const Params& params) {
   const auto& v = params.at("dtype");
   return std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : std::string();
 }
+}  // namespace
 
 void derive_rates(Result& r) {
   if (!r.timing || r.timing->stats.median <= 0) return;
@@ -130,9 +135,16 @@ void derive_rates(Result& r) {
   r.gflops = r.work.flops / t * 1e-9;
   r.gbytes_per_s = r.work.bytes / t * 1e-9;
   r.intensity = r.work.bytes > 0 ? r.work.flops / r.work.bytes : 0;
+  const Timing& timing = *r.timing;
+  double mhz = timing.clocks ? timing.clocks->median_mhz : 0;
+  if (timing.sensors && timing.sensors->sm_mhz_median > 0) mhz = timing.sensors->sm_mhz_median;
+  r.cycles_per_launch = mhz > 0 ? t * mhz * 1e6 : 0;
+  if (timing.sensors)
+    if (const auto watts = timing.sensors->mean_power_w()) {
+      r.energy_per_launch_j = *watts * t;
+      r.flop_per_j = r.work.flops > 0 && r.energy_per_launch_j > 0 ? r.work.flops / r.energy_per_launch_j : 0;
+    }
 }
-
-}  // namespace
 
 Result unfinished_result(const PlannedResult& p) { return base_result(*p.c, *p.variant); }
 
@@ -334,6 +346,9 @@ void Runner::time_variant(const Case& c, const Variant& v, LaunchContext& ctx, R
     settings.max_time = 1e9;
     settings.cache = CacheMode::hot;
     settings.timing = TimingMode::events;  // graph timing sizes its replay from a timing
+    // No steady warm-up either: its batch count follows the clock, which differs per rank.
+    settings.steady = false;
+    r.settings.steady = false;
     // With the problem's barrier: nccl-tests' batches (measure/collective.hpp).
     if (const RankBarrier* barrier = rank_barrier(c.problem->name())) {
       r.timing = time_collective([&] { v.launch(ctx); }, [&] { (*barrier)(stream_); }, stream_, settings,
@@ -342,7 +357,7 @@ void Runner::time_variant(const Case& c, const Variant& v, LaunchContext& ctx, R
       return;
     }
   }
-  r.timing = time_cuda([&] { v.launch(ctx); }, stream_, settings, flusher_.get());
+  r.timing = time_cuda([&] { v.launch(ctx); }, stream_, settings, flusher_.get(), sensors_.get());
   HARNESS_CUDA(cudaGetLastError());
 }
 
@@ -360,10 +375,21 @@ void Runner::profile_variant(const Case& c, const Variant& v, LaunchContext& ctx
     ProfileOptions po;
     po.metrics = !options_.metrics.empty() ? options_.metrics : c.metrics;
     po.counters = options_.counters;
+    // The clock of the profiling pass (NVML only): its replays run in yet another clock
+    // state than the timed batches, and the trust check compares the two.
+    std::unique_ptr<SensorSampler> sampler;
+    if (sensors_) sampler = std::make_unique<SensorSampler>(*sensors_, kProfileSensorPeriod);
     const ProfileResult p = profile_pass(*collector_, [&] { v.launch(ctx); }, stream_, po, r.work, r.timing->stats.median,
                                          peaks_->measured() ? &*peaks_ : nullptr, before, dtype_param(r.params));
     judge_timed_region(r, p.kernels);
     r.profile = to_json(p);
+    if (sampler) {
+      sampler->stop();
+      const SensorStats s = summarize_sensors(sampler->since(0), 0, sampler->period());
+      if (s.sm_mhz_median > 0 && r.profile.is_object())
+        r.profile["clock"] = {{"source", "nvml"}, {"samples", s.samples}, {"sm_mhz_min", s.sm_mhz_min},
+                              {"sm_mhz_median", s.sm_mhz_median}, {"sm_mhz_max", s.sm_mhz_max}};
+    }
   } catch (const CudaError& e) {
     if (e.sticky()) throw;
     r.profile = {{"error", e.what()}};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "measure/measure.hpp"
+#include "measure/nvml_sensors.hpp"
 #include "profile/device_peaks.hpp"
 #include "types/environment.hpp"
 #include "profile/metrics.hpp"
@@ -59,6 +60,8 @@ class Runner {
   // The device's measured copy bandwidth and FMA rate (once per process, at the first
   // profiling pass).
   const std::optional<DevicePeaks>& device_peaks() const { return peaks_; }
+  // Why NVML gives no sensors here ("NVML: ..."); empty when it does or before any GPU work.
+  const std::string& sensor_note() const { return sensor_note_; }
   // Set when a sticky CUDA error ended GPU work early.
   const std::optional<std::string>& fatal_cuda_error() const { return fatal_; }
 
@@ -83,6 +86,12 @@ class Runner {
   std::optional<std::string> fatal_;
   std::unique_ptr<MetricCollector> collector_;
   std::optional<DevicePeaks> peaks_;
+  std::unique_ptr<SensorSource> sensors_;  // NVML for this device; null without it
+  std::string sensor_note_;
 };
+
+// The rates of a timed result: FLOP/s, bytes/s, intensity, cycles and energy per launch,
+// FLOP/J (exposed for tests).
+void derive_rates(Result& r);
 
 }  // namespace harness

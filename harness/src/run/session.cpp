@@ -31,6 +31,7 @@
 #include "run/pool.hpp"
 #include "run/options_text.hpp"
 #include "run/runner.hpp"
+#include "measure/nvml_sensors.hpp"
 #include "core/suggest.hpp"
 
 namespace harness {
@@ -116,7 +117,7 @@ class Watchdog {
   bool stop_ = false;
 };
 
-// --timing, --stopping and --throttle override every case's settings.
+// --timing, --stopping, --throttle and --steady override every case's settings.
 void apply_overrides(const SessionOptions& args, Suite& suite) {
   std::optional<TimingMode> timing;
   if (!args.timing.empty()) {
@@ -138,6 +139,7 @@ void apply_overrides(const SessionOptions& args, Suite& suite) {
     if (timing) c.settings.timing = *timing;
     if (rule) c.settings.stopping.rule = *rule;
     if (args.throttle) c.settings.throttle = *args.throttle;
+    if (!args.steady.empty()) c.settings.steady = args.steady == "on";
   }
 }
 
@@ -216,11 +218,20 @@ void make_plan(const SessionOptions& args, Plan& p) {
   }
 }
 
+// Whether NVML gives this run's results their sensors, and why not (environment.nvml).
+nlohmann::json nvml_environment(const DeviceInfo& device) {
+  if (!nvml_built()) return {{"used", false}, {"note", kNvmlNotBuilt}};
+  if (!device.available) return {{"used", false}, {"note", "NVML: not used (no CUDA device)"}};
+  const NvmlOpen n = open_nvml(device.index);
+  return {{"used", n.source != nullptr}, {"note", n.note}};
+}
+
 // A child of the process pool (--isolate or --devices): its work comes on stdin.
 int run_child(const SessionOptions& args, const Plan& p) {
   const DeviceInfo device = probe_device(args.device);
   Runner runner(p.options, device);
   nlohmann::json environment = environment_json(device, args.command_line);
+  environment["nvml"] = nvml_environment(device);
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) environment["cuda_visible_devices"] = visible;
   return run_pool_child(runner, p.planned, args.pool_child, environment);
 }
@@ -336,6 +347,9 @@ void Session::print_banner() const {
   if (p_.options.profile && device_.available)
     if (auto tool = outside_profiler())
       fmt::print("note: CUPTI is held by {}; the harness skips its own kernel trace and counters\n", *tool);
+  // Without NVML: no power, temperature or throttle reasons; the probe kernel's clock only.
+  if (const auto& nvml = environment_["nvml"]; nvml.is_object() && !nvml.value("used", false))
+    fmt::print("note: {}; the SM clock comes from the probe kernel\n", nvml.value("note", std::string("NVML: not used")));
   if (!resumed_.empty())
     fmt::print("resuming {}: {} of {} results already done\n", args_.resume, p_.planned.size() - todo_.size(), p_.planned.size());
 }
@@ -359,8 +373,9 @@ void Session::observe() {
 }
 
 int Session::run() {
-  print_banner();
   environment_ = environment_json(device_, args_.command_line);
+  environment_["nvml"] = nvml_environment(device_);
+  print_banner();
   observe();
   if (!workers_.empty()) run_workers();
   else if (args_.isolate) run_isolated();

@@ -195,7 +195,7 @@ class Loader {
   void read_settings(const YAML::Node& node, MeasureSettings& s, std::string* trace = nullptr) const {
     if (!node.IsMap()) fail(node, "'settings' must be a map");
     const std::vector<std::string> keys = {"warmup", "min_samples", "min_time", "max_time", "noise", "cache",
-                                           "timeout", "timing", "stopping", "throttle"};
+                                           "timeout", "timing", "stopping", "throttle", "steady"};
     if (trace) {
       std::vector<std::string> with_trace = keys;
       with_trace.push_back("trace");
@@ -233,6 +233,12 @@ class Loader {
       if (s.throttle <= 0) fail(node["throttle"], "'throttle' must be in (0, 1]: a share of the maximum SM clock");
     }
     if (node["stopping"]) read_stopping(node["stopping"], s.stopping);
+    if (node["steady"]) {
+      const std::string v = scalar(node["steady"], "steady");
+      if (v == "true") s.steady = true;
+      else if (v == "false") s.steady = false;
+      else fail(node["steady"], fmt::format("'steady' must be true or false, got '{}'", v));
+    }
     if (s.max_time < s.min_time)
       fail(node, fmt::format("max_time ({:g} s) is shorter than min_time ({:g} s)", s.max_time, s.min_time));
   }
@@ -497,6 +503,8 @@ class Loader {
     for (auto& p : all) {
       Case c = proto;
       c.params = std::move(p);
+      // Unset by the suite: the default for this case's parameters (types/settings.hpp).
+      if (!c.settings.steady) c.settings.steady = steady_by_default(c.params);
       suite.cases.push_back(std::move(c));
     }
   }

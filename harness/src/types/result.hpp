@@ -40,6 +40,11 @@ struct Result {
   Work work;
   // Derived from the median time and the problem's counts.
   double gflops = 0, gbytes_per_s = 0, intensity = 0;
+  // Derived from the median time and the sensors (0: unknown). Energy per launch: the
+  // timed region's mean power (NVML's energy counter over its wall time) x the median
+  // time; FLOP/J from it; cycles per launch: the median time x the median SM clock (NVML's,
+  // else the probe's).
+  double energy_per_launch_j = 0, flop_per_j = 0, cycles_per_launch = 0;
   std::size_t io_device_bytes = 0;         // inputs + outputs on the device
   std::size_t workspace_peak_bytes = 0;    // extra device memory the variant used
   MeasureSettings settings;

@@ -1,5 +1,8 @@
 #include "types/settings.hpp"
 
+#include <algorithm>
+#include <variant>
+
 namespace harness {
 
 std::string_view to_string(CacheMode mode) { return mode == CacheMode::hot ? "hot" : "cold"; }
@@ -12,6 +15,20 @@ std::string_view to_string(StoppingRule rule) {
     case StoppingRule::samples: return "samples";
   }
   return "?";
+}
+
+bool is_tensor_core_dtype(std::string_view dtype) {
+  for (std::string_view t : {"bf16", "f16", "fp16", "tf32", "fp8", "e4m3", "e5m2"})
+    if (dtype == t) return true;
+  return false;
+}
+
+bool steady_by_default(const Params& params) {
+  const auto it = std::find_if(params.entries().begin(), params.entries().end(),
+                               [](const auto& e) { return e.first == "dtype"; });
+  if (it == params.entries().end()) return false;
+  const auto* dtype = std::get_if<std::string>(&it->second);
+  return dtype && is_tensor_core_dtype(*dtype);
 }
 
 std::optional<StoppingRule> stopping_rule_from_string(std::string_view name) {

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "harness/params.hpp"
+
 namespace harness {
 
 enum class CacheMode { hot, cold };
@@ -26,6 +28,29 @@ struct StoppingSettings {
   double min_r2 = 0.36;      // rule entropy
 };
 
+// steady: true (measure/settle.hpp): warm up until the SM clock settles, then sample, so
+// that a power-capped GPU's result is its sustained figure, not a mix of the first
+// (boosted) moments and the capped rest. Settled: the median clock of the last `window`
+// seconds is within `tolerance` of the median of the window before, after at least
+// `min_time` seconds of warm-up; never past `max_time` (then "not reached").
+struct SteadySettings {
+  double window = 0.5;      // seconds
+  double tolerance = 0.02;  // relative
+  double min_time = 1.0;    // seconds
+  double max_time = 10.0;   // seconds: the cap
+  double burst = 0.2;       // seconds: the first samples that make the burst figure
+};
+
+// The default of `steady` for a case whose suite does not say: on for tensor-core work.
+// The rule: the case has a parameter `dtype` whose value is bf16, f16, tf32 or an fp8
+// type (fp8, e4m3, e5m2); those kernels draw the most power and are the ones a power cap
+// slows. Stated in `harness list` and docs/measurement.md.
+bool is_tensor_core_dtype(std::string_view dtype);
+bool steady_by_default(const Params& params);
+inline constexpr std::string_view kSteadyDefaultRule =
+    "steady (warm up until the SM clock settles) is on by default when a case's dtype is bf16, f16, tf32 or fp8 "
+    "(tensor cores), off otherwise; a suite's settings.steady overrides it";
+
 struct MeasureSettings {
   int warmup = 3;             // untimed runs before the first sample
   int min_samples = 10;
@@ -37,6 +62,9 @@ struct MeasureSettings {
   TimingMode timing = TimingMode::events;
   StoppingSettings stopping;  // when to stop sampling (measure/stopping.hpp)
   double throttle = 0.75;     // SM clock under this share of the maximum: throttled
+  // steady: unset until the suite loader resolves it per case (the dtype rule above).
+  std::optional<bool> steady;
+  SteadySettings steady_settings;
   // Set by the runner for a collective (not a suite key): exactly warmup + stopping.samples
   // launches, whatever the timings, so that every rank launches the same collectives.
   bool fixed_launches = false;

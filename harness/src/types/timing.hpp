@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "types/sensors.hpp"
+
 namespace harness {
 
 // Summary statistics of timing samples (computed by measure/stats.hpp).
@@ -38,7 +40,9 @@ struct Timing {
   std::string mode;             // "events", "graph" or "host"
   std::size_t launches_per_sample = 1;  // graph: launches per replay (a sample is the mean)
   std::string note;             // why graph timing fell back to events
-  std::optional<ClockStats> clocks;
+  std::optional<ClockStats> clocks;   // the probe kernel's clock (measure/clock_probe.hpp)
+  std::optional<SensorStats> sensors; // NVML over the timed batches (absent without NVML)
+  std::optional<SteadyState> steady;  // steady: true: how the clock settled before sampling
 };
 
 }  // namespace harness

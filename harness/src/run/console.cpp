@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "run/speed_summary.hpp"
+
 #include "measure/sensors.hpp"
 #include "measure/steady.hpp"
 
@@ -110,6 +112,7 @@ void Console::summary(const std::vector<Result>& results) {
     for (const auto& r : results) w = std::max(w, display_name(r).size());
     fmt::print(out_, "\n{:<{}}  {:<7}  {:>12}  {:>7}  {:>14}  {:>11}  {}\n", "result", w, "status", "median", "noise",
                "rate", "bandwidth", "of peak");
+    std::string last_reason;
     for (const auto& r : results) {
       if (r.status == Status::passed && r.timing) {
         const Stats& s = r.timing->stats;
@@ -121,9 +124,19 @@ void Console::summary(const std::vector<Result>& results) {
                    r.work.flops > 0 ? format_rate(r.gflops) : "-",
                    r.work.bytes > 0 ? fmt::format("{:.1f} GB/s", r.gbytes_per_s) : "-", peak.empty() ? "-" : peak);
       } else {
-        fmt::print(out_, "{:<{}}  {:<7}  {}\n", display_name(r), w, to_string(r.status), r.reason);
+        // A reason repeated row after row (every CUDA result on a machine without a GPU) is
+        // written once.
+        const bool repeat = !r.reason.empty() && r.reason == last_reason;
+        fmt::print(out_, "{:<{}}  {:<7}  {}\n", display_name(r), w, to_string(r.status),
+                   repeat ? std::string("(the same reason)") : r.reason);
+        last_reason = r.reason;
       }
     }
+  }
+  if (!quiet_) {
+    const std::string speed = speed_summary_text(speed_summary(results));
+    if (!speed.empty())
+      fmt::print(out_, "\nFastest per shape (median ratio ± one sigma from both sides' spread):\n{}", speed);
   }
   std::string extra;
   if (counts[Status::crashed]) extra += fmt::format(", {} crashed", counts[Status::crashed]);

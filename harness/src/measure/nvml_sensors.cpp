@@ -1,6 +1,8 @@
 #include "measure/nvml_sensors.hpp"
 
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include <cuda_runtime_api.h>
@@ -147,17 +149,19 @@ class NvmlSource final : public SensorSource {
   nvmlDevice_t device_;
 };
 
+// Why NVML cannot be used at all (switched off, library missing or refusing), else nothing.
+std::optional<std::string> not_usable() {
+  if (off_by_environment()) return std::string(kNvmlOff);
+  if (const NvmlApi& a = api(); !a.error.empty()) return a.error;
+  return std::nullopt;
+}
+
 }  // namespace
 
 NvmlOpen open_nvml(int cuda_device) {
   NvmlOpen out;
-  if (off_by_environment()) {
-    out.note = kNvmlOff;
-    return out;
-  }
-  const NvmlApi& a = api();
-  if (!a.error.empty()) {
-    out.note = a.error;
+  if (auto why = not_usable()) {
+    out.note = *why;
     return out;
   }
   char bus[64] = {};
@@ -171,15 +175,11 @@ NvmlOpen open_nvml(int cuda_device) {
 
 NvmlOpen open_nvml_at(const std::string& bus) {
   NvmlOpen out;
-  if (off_by_environment()) {
-    out.note = kNvmlOff;
+  if (auto why = not_usable()) {
+    out.note = *why;
     return out;
   }
   const NvmlApi& a = api();
-  if (!a.error.empty()) {
-    out.note = a.error;
-    return out;
-  }
   nvmlDevice_t device{};
   if (const nvmlReturn_t rc = a.by_pci_bus_id(bus.c_str(), &device); rc != NVML_SUCCESS) {
     out.note = fmt::format("NVML: no device at PCI bus id {} ({})", bus, a.say(rc));

@@ -225,7 +225,8 @@ TEST(DevicesCli, AKilledWorkerLosesOnlyItsRunningResultAndResumeCompletes) {
   EXPECT_NE(r.output.find("worker on cpu:1"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("SIGKILL"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("1 result not run (a worker was lost)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("harness run --resume " + journal + " --devices cpu:2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("harness: complete the run with: harness run" + kSuite + "--devices cpu:2 --resume " + journal),
+            std::string::npos) << r.output;
   const auto partial = nlohmann::json::parse(test::read_file(out));
   EXPECT_EQ(partial["results"].size(), 7u);  // every other result, from both workers
   for (const auto& res : partial["results"]) EXPECT_EQ(res["status"], "passed") << res["name"];

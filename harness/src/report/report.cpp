@@ -449,12 +449,12 @@ std::vector<Result> read_journal(const std::string& path, bool strict) {
   return out;
 }
 
-Journal::Journal(std::string path) : path_(std::move(path)) {
+Journal::Journal(std::string path, bool fresh) : path_(std::move(path)) {
   namespace fs = std::filesystem;
   const fs::path p(path_);
   std::error_code ec;
   if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | (fresh ? O_TRUNC : 0), 0644);
   if (fd_ < 0) throw InputError(fmt::format("{}: cannot open the journal: {}", path_, std::strerror(errno)));
 }
 

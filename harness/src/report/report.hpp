@@ -53,7 +53,9 @@ std::vector<Result> read_journal(const std::string& path, bool strict);
 
 class Journal {
  public:
-  explicit Journal(std::string path);
+  // fresh: a new run's journal starts empty (an earlier run's lines at the same path are
+  // dropped, as its report is replaced); otherwise lines are appended (--resume).
+  explicit Journal(std::string path, bool fresh = false);
   ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;

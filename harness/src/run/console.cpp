@@ -17,11 +17,14 @@ std::string display_name(const Result& r) {
   return fmt::format("{}/{} {}", r.problem, r.variant, r.params.describe());
 }
 
-Console::Console(std::FILE* out, bool quiet) : out_(out), quiet_(quiet), tty_(isatty(fileno(out)) != 0) {}
+Console::Console(std::FILE* out, bool quiet, std::optional<bool> tty, Progress progress)
+    : out_(out), quiet_(quiet), tty_(tty ? *tty : isatty(fileno(out)) != 0), progress_(std::move(progress)) {}
 
 void Console::start(const std::string& name, std::size_t index, std::size_t total) {
+  progress_.started();
   if (quiet_ || !tty_) return;
-  fmt::print(out_, "\r\033[K[{:>{}}/{}] running  {}", index, fmt::formatted_size("{}", total), total, name);
+  fmt::print(out_, "\r\033[K[{:>{}}/{}] running  {}  {}", index, fmt::formatted_size("{}", total), total, name,
+             progress_.text(index, total));
   std::fflush(out_);
   pending_line_ = true;
 }
@@ -62,6 +65,7 @@ std::string outcome_text(const Result& r) {
 }  // namespace
 
 void Console::result(const Result& r, std::size_t index, std::size_t total) {
+  progress_.finished();
   const bool marked = r.integrity.suspicious || r.integrity.outside;
   if (quiet_ && ((r.status == Status::passed && !marked) || r.status == Status::skipped)) return;
   if (pending_line_) fmt::print(out_, "\r\033[K");

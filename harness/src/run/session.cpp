@@ -27,9 +27,11 @@
 #include "run/console.hpp"
 #include "run/devices.hpp"
 #include "types/environment.hpp"
+#include "run/interrupt.hpp"
 #include "run/isolation.hpp"
 #include "run/pool.hpp"
 #include "run/options_text.hpp"
+#include "run/resume_check.hpp"
 #include "run/runner.hpp"
 #include "measure/nvml_sensors.hpp"
 #include "core/suggest.hpp"
@@ -295,6 +297,7 @@ class Session {
   void run_isolated();
   void run_plain();
   [[noreturn]] void timed_out(const PlannedResult& p, double limit);
+  [[noreturn]] void stop_interrupted();
   std::vector<Result> assemble() const;
   int finish();
   void report_lost() const;
@@ -315,18 +318,24 @@ class Session {
   std::unique_ptr<Watchdog> watchdog_;
   std::optional<std::string> fatal_;
   std::vector<std::string> lost_;
+  std::optional<std::string> resume_warning_;  // --resume of a journal without a header
 };
 
 Session::Session(const SessionOptions& args, const Plan& p, std::vector<WorkerDevice> workers)
     : args_(args), p_(p), workers_(std::move(workers)), console_(stdout, args.quiet) {
-  // --resume: keep what the journal holds, run the rest, report everything.
-  if (!args.resume.empty()) resumed_ = read_resumed(args.resume);
+  // --resume: keep what the journal holds, run the rest, report everything; but only the
+  // journal of this same run (suites, seed, --filter, --variants).
+  if (!args.resume.empty()) {
+    resume_warning_ = check_resume(args, args.resume);
+    resumed_ = read_resumed(args.resume);
+  }
   out_path_ = report_path(args, p);
   journal_path_ = args.resume.empty() ? out_path_ + ".journal.jsonl" : args.resume;
   for (const auto& r : p.planned)
     if (!resumed_.count(r.name)) todo_.push_back(r);
   // Fail on an unwritable output before measuring anything.
-  journal_ = std::make_unique<Journal>(journal_path_);
+  journal_ = std::make_unique<Journal>(journal_path_, args.resume.empty());
+  if (args.resume.empty()) journal_->append(to_json(run_header(args)));
   device_ = probe_device(workers_.empty() ? p.options.device : std::max(workers_.front().index, 0));
 }
 
@@ -350,6 +359,7 @@ void Session::print_banner() const {
   // Without NVML: no power, temperature or throttle reasons; the probe kernel's clock only.
   if (const auto& nvml = environment_["nvml"]; nvml.is_object() && !nvml.value("used", false))
     fmt::print("note: {}; the SM clock comes from the probe kernel\n", nvml.value("note", std::string("NVML: not used")));
+  if (resume_warning_) fmt::print(stderr, "harness: warning: {}\n", *resume_warning_);
   if (!resumed_.empty())
     fmt::print("resuming {}: {} of {} results already done\n", args_.resume, p_.planned.size() - todo_.size(), p_.planned.size());
 }
@@ -358,6 +368,7 @@ void Session::print_banner() const {
 void Session::observe() {
   const std::size_t offset = p_.planned.size() - todo_.size();
   observer_.on_start = [this, offset](const std::string& name, std::size_t i, std::size_t) {
+    if (interrupt_requested()) stop_interrupted();  // asked for between two results
     console_.start(name, offset + i, p_.planned.size());
     if (watchdog_)
       for (const auto& p : todo_)
@@ -365,10 +376,16 @@ void Session::observe() {
   };
   observer_.on_result = [this, offset](const Result& r, std::size_t i, std::size_t) {
     if (watchdog_) watchdog_->disarm();
+    // A pool child that died with the run's Ctrl-C (its process group got it too) did not
+    // crash: its result is left for --resume.
+    if (interrupt_requested() && r.status == Status::crashed) stop_interrupted();
     journal_->append(result_to_json(r));
     console_.result(r, offset + i, p_.planned.size());
-    std::lock_guard lock(results_mutex_);
-    fresh_.push_back(r);
+    {
+      std::lock_guard lock(results_mutex_);
+      fresh_.push_back(r);
+    }
+    if (interrupt_requested() && fresh_.size() < todo_.size()) stop_interrupted();
   };
 }
 
@@ -376,6 +393,7 @@ int Session::run() {
   environment_ = environment_json(device_, args_.command_line);
   environment_["nvml"] = nvml_environment(device_);
   print_banner();
+  const InterruptHandlers interrupts(journal_path_.c_str());
   observe();
   if (!workers_.empty()) run_workers();
   else if (args_.isolate) run_isolated();
@@ -414,6 +432,19 @@ void Session::timed_out(const PlannedResult& p, double limit) {
   std::_Exit(kExitFailure);
 }
 
+// Ctrl-C: the report of everything finished, marked interrupted, and how to complete it.
+void Session::stop_interrupted() {
+  std::lock_guard lock(results_mutex_);
+  const std::vector<Result> results = assemble();
+  nlohmann::json report = make_report(environment_, p_.suite, results);
+  report["interrupted"] = true;
+  write_file_atomically(out_path_, report_text(report));
+  fmt::print(stderr, "interrupted: {} of {} results done; the report is {}; complete it with: {}\n", results.size(),
+             p_.planned.size(), out_path_, resume_command(args_, journal_path_));
+  std::fflush(nullptr);
+  std::_Exit(kExitInterrupted);
+}
+
 void Session::run_plain() {
   watchdog_ = std::make_unique<Watchdog>([this](const PlannedResult& p, double limit) { timed_out(p, limit); });
   Runner runner(p_.options, device_);
@@ -444,9 +475,9 @@ std::vector<Result> Session::assemble() const {
 void Session::report_lost() const {
   if (!lost_.empty()) {
     fmt::print(stderr, "harness: {} result{} not run (a worker was lost): {}{}\n"
-                       "harness: complete the run with: harness run --resume {} --devices {} {}\n",
+                       "harness: complete the run with: {}\n",
                lost_.size(), lost_.size() == 1 ? "" : "s", fmt::join(lost_.begin(), lost_.begin() + std::min<std::size_t>(lost_.size(), 5), ", "),
-               lost_.size() > 5 ? ", ..." : "", journal_path_, args_.devices, fmt::join(args_.suites, " "));
+               lost_.size() > 5 ? ", ..." : "", resume_command(args_, journal_path_));
   } else if (!workers_.empty()) {
     // Complete: the workers' own journals are no longer needed.
     for (const auto& path : worker_journals(journal_path_)) std::remove(path.c_str());
@@ -459,6 +490,8 @@ void Session::report_lost() const {
 }
 
 int Session::finish() {
+  // Interrupted while nothing was left to wait for (the pool's children ended with it).
+  if (interrupt_requested() && fresh_.size() < todo_.size()) stop_interrupted();
   const std::vector<Result> results = assemble();
   write_file_atomically(out_path_, report_text(make_report(environment_, p_.suite, results)));
   console_.summary(results);

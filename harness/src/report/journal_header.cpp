@@ -1,0 +1,52 @@
+// The journal's header line (see journal_header.hpp).
+#include "report/journal_header.hpp"
+
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "harness/error.hpp"
+#include "types/events.hpp"
+
+namespace harness {
+
+std::string file_content_hash(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::istreambuf_iterator<char> it(in), end; it != end; ++it) {
+    h ^= static_cast<unsigned char>(*it);
+    h *= 0x100000001b3ull;
+  }
+  return fmt::format("fnv1a64:{:016x}", h);
+}
+
+nlohmann::json to_json(const JournalHeader& header) {
+  nlohmann::json suites = nlohmann::json::array();
+  for (const auto& s : header.suites) suites.push_back({{"path", s.path}, {"hash", s.hash}});
+  return {{"event", kRunEvent}, {"suites", suites}, {"seed", header.seed},
+          {"filter", header.filter}, {"variants", header.variants}};
+}
+
+std::optional<JournalHeader> read_journal_header(const std::string& journal) {
+  std::ifstream in(journal);
+  std::string line;
+  while (std::getline(in, line) && line.empty()) {
+  }
+  if (line.empty()) return std::nullopt;
+  const auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || events::kind(j) != kRunEvent) return std::nullopt;  // an older journal
+  try {
+    JournalHeader h;
+    for (const auto& s : j.at("suites")) h.suites.push_back({s.at("path").get<std::string>(), s.at("hash").get<std::string>()});
+    h.seed = j.at("seed").get<std::uint64_t>();
+    h.filter = j.value("filter", "");
+    h.variants = j.value("variants", "");
+    return h;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}:1: not a journal header: {}", journal, e.what()));
+  }
+}
+
+}  // namespace harness

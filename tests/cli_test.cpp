@@ -86,9 +86,10 @@ TEST(Cli, SmokeRunWritesAValidReportAndJournal) {
   EXPECT_EQ(second["variant"], "cuda");
   if (second["status"] == "skipped") EXPECT_NE(second["reason"].get<std::string>().find("no CUDA device"), std::string::npos);
   else EXPECT_EQ(second["status"], "passed");
-  // The journal holds the same results, one JSON line each.
+  // The journal holds the run's header line, then the same results, one JSON line each.
   const std::string journal = test::read_file(out + ".journal.jsonl");
-  EXPECT_EQ(std::count(journal.begin(), journal.end(), '\n'), 8);
+  EXPECT_EQ(std::count(journal.begin(), journal.end(), '\n'), 1 + 8);
+  EXPECT_EQ(journal.rfind("{\"event\":\"run\"", 0), 0u) << journal;
   std::remove(out.c_str());
   std::remove((out + ".journal.jsonl").c_str());
 }

@@ -77,6 +77,22 @@ struct Group {
   std::vector<Bar> bars;
 };
 
+// A bar's value at its end (x1), after its 95% interval drawn as a whisker from
+// whisker.first to whisker.second where it has one.
+std::string bar_value_svg(const Bar& b, double x1, std::pair<double, double> whisker, double y, double bar_h) {
+  std::string o;
+  double label_x = x1 + 3;
+  if (b.interval) {
+    const auto [wl, wh] = whisker;
+    o += fmt::format("<path d=\"M{0:.1f} {1:.1f}H{2:.1f}M{0:.1f} {3:.1f}V{4:.1f}M{2:.1f} {3:.1f}V{4:.1f}\" "
+                     "stroke=\"#222\" fill=\"none\"/>\n",
+                     wl, y + bar_h / 2, wh, y + 1, y + bar_h - 1);
+    label_x = std::max(x1, wh) + 3;
+  }
+  return o + fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" fill=\"#333\">{}</text>\n", label_x,
+                         y + bar_h - 1, reference_ratio_text({b.share, b.interval}));
+}
+
 // A grouped horizontal bar chart: one group (row block) per shape, one bar per variant,
 // the reference at 1 as a dashed line. Log axis when the shares span more than 8x.
 std::string bar_chart(const std::string& id, const std::string& title, const std::vector<Group>& groups,
@@ -141,16 +157,8 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
       const double x0 = px(log ? axis_lo : 0), x1 = px(b.share);
       o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.0f}\" fill=\"{}\"><title>{}</title></rect>\n",
                        x0, y, std::max(1.0, x1 - x0), bar_h, colors(b.variant), escape(b.tip));
-      double label_x = x1 + 3;
-      if (b.interval) {  // the 95% interval as a whisker across the bar's end
-        const double wl = px(b.interval->lo), wh = px(b.interval->hi), ym = y + bar_h / 2;
-        o += fmt::format("<path d=\"M{0:.1f} {1:.1f}H{2:.1f}M{0:.1f} {3:.1f}V{4:.1f}M{2:.1f} {3:.1f}V{4:.1f}\" "
-                         "stroke=\"#222\" fill=\"none\"/>\n",
-                         wl, ym, wh, y + 1, y + bar_h - 1);
-        label_x = std::max(x1, wh) + 3;
-      }
-      o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" fill=\"#333\">{}</text>\n", label_x,
-                       y + bar_h - 1, reference_ratio_text({b.share, b.interval}));
+      o += bar_value_svg(b, x1, b.interval ? std::pair{px(b.interval->lo), px(b.interval->hi)} : std::pair{x1, x1}, y,
+                         bar_h);
       y += bar_h + gap;
     }
     y += group_gap;

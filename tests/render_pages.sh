@@ -2,8 +2,9 @@
 # Every page of issue 20 through tests/render_html.sh (headless Chromium: not blank, no
 # console messages, no horizontal overflow): the report with its speedup section (the H200
 # GEMM baseline), the comparison page (the baseline against the scaled history fixture),
-# the history page over the three fixtures, and a trace page (a synthetic trace: the real
-# one needs a GPU run, see scripts/gpu-round.sh stage `trace`).
+# the history page over the three fixtures, a trace page (a synthetic trace: the real
+# one needs a GPU run, see scripts/gpu-round.sh stage `trace`), and the merged training
+# page of ours and two PyTorch modes (issue 34), its text read back from the browser's DOM.
 #
 #   tests/render_pages.sh HARNESS_EXE
 # Exit 0 pass, 1 fail, 77 skipped (no Chromium).
@@ -32,13 +33,27 @@ cat >"$work/trace.json" <<'JSON'
  {"ph":"s","pid":1,"tid":2,"id":5,"ts":520},{"ph":"f","bp":"e","pid":2,"tid":7,"id":5,"ts":530}]}
 JSON
 "$exe" report "$work/trace.json" --format trace-html --out "$work/trace.html" 2>/dev/null || exit 1
+# Ours next to two PyTorch compile modes (issue 34): the merged training page.
+merged=$root/tests/data/reports/merged
+"$exe" report "$merged/ours.json" "$merged/pt-default.json" "$merged/pt-reduce-overhead.json" --merge --format html \
+  --out "$work/merged.html" 2>/dev/null || exit 1
 
 status=0
-for page in speedup compare history memory trace; do
+for page in speedup compare history memory trace merged; do
   echo "== $page"
   "$here/render_html.sh" "$exe" "$work/$page.html"
   rc=$?
   [ $rc -eq 77 ] && exit 77
   [ $rc -eq 0 ] || status=1
+done
+# The merged page's text as the browser has it (its DOM after loading): both PyTorch modes
+# named apart, the step table, a size parameter on the throughput chart's x axis.
+browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
+HOME=$work XDG_CONFIG_HOME=$work XDG_CACHE_HOME=$work timeout 120 "$browser" --headless --no-sandbox --disable-gpu \
+  --no-first-run --disable-background-networking --disable-component-update --disable-sync \
+  --user-data-dir="$work/dom-profile" --dump-dom "file://$work/merged.html" >"$work/merged.dom" 2>/dev/null
+for text in 'pytorch_bf16_compile compile_mode=reduce-overhead</td>' 'pytorch_bf16_compile compile_mode=default</td>' \
+            'Training step: ms/step, tokens/s, MFU, phases' '>seq_len (tokens)<' '>6.08 ms (33%)<'; do
+  grep -qF "$text" "$work/merged.dom" || { echo "FAIL: the merged page lacks: $text"; status=1; }
 done
 exit $status

@@ -27,6 +27,9 @@ struct Layout {
   std::string x;                   // parameter name
   std::string x_label;             // "M = N = K"
   std::vector<std::string> series_params;  // parameters that split series (besides the variant)
+  // Parameters that change along x without being x (batch 100 at seq_len 13, 2 at 4096):
+  // the points are unrelated shapes, which a line must not join.
+  std::vector<std::string> along_x;
 };
 
 bool numeric_param(const std::vector<const Result*>& rows, const std::string& name) {
@@ -42,7 +45,10 @@ bool numeric_param(const std::vector<const Result*>& rows, const std::string& na
 std::size_t distinct(const std::vector<const Result*>& rows, const std::string& name) {
   std::set<std::string> v;
   for (const Result* r : rows)
-    if (r->params.has(name)) v.insert(pv(*r, name).dump());
+    if (r->params.has(name)) {
+      const json x = pv(*r, name);  // numbers by value: 1 and 1.0 are one value
+      v.insert(x.is_number() ? fmt::format("{}", x.get<double>()) : x.dump());
+    }
   return v.size();
 }
 
@@ -61,6 +67,15 @@ Layout choose_layout(const std::vector<const Result*>& rows, const std::vector<s
   if (prefer_first)
     for (const auto& p : prefer)
       if (std::find(numeric.begin(), numeric.end(), p) != numeric.end() && distinct(rows, p) > 1) {
+        best = p;
+        break;
+      }
+  // No parameter varies (one shape, ours next to PyTorch's): a size parameter, never the
+  // first constant of the list (clip_norm).
+  if (best.empty())
+    for (const auto& p : prefer)
+      if (std::find(numeric.begin(), numeric.end(), p) != numeric.end() &&
+          std::none_of(numeric.begin(), numeric.end(), [&](const std::string& n) { return distinct(rows, n) > 1; })) {
         best = p;
         break;
       }
@@ -87,6 +102,7 @@ Layout choose_layout(const std::vector<const Result*>& rows, const std::vector<s
     }
     if (equal && varies) same.push_back(n);
     else if (varies && !determined) l.series_params.push_back(n);
+    else if (varies) l.along_x.push_back(n);
   }
   // Keep the declared order in "M = N = K".
   std::vector<std::string> ordered;
@@ -237,6 +253,8 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
   c.subtitle = all_flops || all_bytes ? fmt::format("{} at the median time of each result; higher is better", metric)
                                       : "median time of each result; lower is better";
   if (by_work) c.subtitle += "; one point per shape, one series per variant";
+  const bool unjoined = !by_work && !l.along_x.empty();
+  if (unjoined) c.subtitle += fmt::format("; points not joined: they differ in {} too", fmt::join(l.along_x, ", "));
   std::vector<double> xs, ys;
   for (const Result* r : timed) {
     if (!by_work && !r->params.has(l.x)) continue;
@@ -249,7 +267,7 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
                                           : format_seconds(median_s(*r));
     c.series[si].points.push_back({x, y, fmt::format("{}: {} (median {}, {} samples)", describe(*r), value,
                                                      format_seconds(median_s(*r)), sample_count(*r))});
-    if (by_work) c.series[si].line = false;
+    if (by_work || unjoined) c.series[si].line = false;
     xs.push_back(x);
     ys.push_back(y);
   }

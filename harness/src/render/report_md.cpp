@@ -5,6 +5,7 @@
 #include "render/report_fields.hpp"
 #include "render/report_render.hpp"
 #include "render/report_speedup.hpp"
+#include "render/report_training.hpp"
 #include "core/units.hpp"
 
 namespace harness {
@@ -80,6 +81,7 @@ std::string render_report_markdown(const Report& report, const ReportOptions& op
       }
       o += "\n";
     }
+    o += training_table_markdown(prow);
     o += curve_tables_markdown(prow);
   }
   return o;

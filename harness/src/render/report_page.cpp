@@ -12,6 +12,7 @@
 #include "render/report_speedup.hpp"
 #include "render/report_svg.hpp"
 #include "render/report_timeline.hpp"
+#include "render/report_training.hpp"
 #include "types/environment.hpp"
 
 namespace harness {
@@ -79,9 +80,17 @@ std::string render_report_html(const Report& report, const ReportOptions& option
   for (const auto& r : rows) (void)colors(r.variant);
   // Per-step series (loss curves); no section when no result has one.
   const std::string curves = curve_section_html(rows, colors);
-  o += fmt::format("<nav><a href=\"#speedup\">Speedup</a><a href=\"#throughput\">Throughput</a>{}"
+  // ms/step, tokens/s, MFU and the phases of training results; no section without one.
+  std::string training;
+  for (const auto& problem : problems_of(rows))
+    if (const std::string t = training_table_html(rows_of(rows, problem)); !t.empty())
+      training += fmt::format("<h3>{}</h3>\n{}", escape(problem), t);
+  if (!training.empty())
+    training = "<h2 id=\"training\">Training step: ms/step, tokens/s, MFU, phases</h2>\n" + training;
+  o += fmt::format("<nav><a href=\"#speedup\">Speedup</a><a href=\"#throughput\">Throughput</a>{}{}"
                    "<a href=\"#roofline-section\">Roofline</a><a href=\"#memory\">Memory</a><a href=\"#results\">Results</a>"
                    "<a href=\"#timelines\">Kernel timelines</a></nav>\n",
+                   training.empty() ? "" : "<a href=\"#training\">Training step</a>",
                    curves.empty() ? "" : "<a href=\"#curves\">Curves</a>");
 
   o += "<h2 id=\"speedup\">Speed relative to the reference</h2>\n";
@@ -92,6 +101,7 @@ std::string render_report_html(const Report& report, const ReportOptions& option
   for (const auto& problem : problems_of(rows)) o += throughput_chart(problem, rows_of(rows, problem), index++, colors);
   if (rows.empty()) o += "<p class=\"nochart\">The report has no results.</p>\n";
 
+  o += training;
   o += curves;
 
   o += "<h2 id=\"roofline-section\">Roofline</h2>\n";

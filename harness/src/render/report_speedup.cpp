@@ -120,7 +120,12 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
     for (double t = 0; t <= axis_hi + 1e-9; t += step) ticks.push_back(t);
     axis_hi = std::max(axis_hi, ticks.back());
   }
-  const double label_w = 250, plot_w = 520, legend_w = 170, top = 52, bar_h = 10, gap = 2, group_gap = 12;
+  // The legend as wide as its longest name (merged reports: "pytorch_bf16_compile
+  // compile_mode=reduce-overhead"), about 7 px a character at 12 px after a 50 px indent.
+  std::size_t longest = 0;
+  for (const auto& v : legend) longest = std::max(longest, v.size());
+  const double legend_w = std::max(170.0, 7.0 * static_cast<double>(longest) + 50);
+  const double label_w = 250, plot_w = 520, top = 52, bar_h = 10, gap = 2, group_gap = 12;
   const double width = label_w + plot_w + legend_w + 20;
   double plot_h = 0;
   for (const auto& g : groups) plot_h += static_cast<double>(g.bars.size()) * (bar_h + gap) + group_gap;

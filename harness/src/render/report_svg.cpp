@@ -352,13 +352,16 @@ std::string legend_svg(const Plot& g) {
   const Chart& c = g.c;
   const double lx = g.left + g.plot_w + 16;
   double ly = g.top + 6;
-  // Long labels are shortened to fit; the whole label is the tooltip.
+  // Long labels are shortened to fit in the middle, keeping their end, which is what tells
+  // variants of one name apart ("pytorch_bf...=reduce-overhead", "...causal=true"); the
+  // whole label is the tooltip.
   auto legend_text = [&](const std::string& label) {
-    constexpr std::size_t kMax = 30;
+    constexpr std::size_t kMax = 30, kHead = 10;
     if (label.size() <= kMax)
       return fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", lx + 30, ly + 4, escape(label));
-    return fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}...<title>{}</title></text>", lx + 30, ly + 4,
-                       escape(label.substr(0, kMax - 3)), escape(label));
+    return fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}...{}<title>{}</title></text>", lx + 30, ly + 4,
+                       escape(label.substr(0, kHead)), escape(label.substr(label.size() - (kMax - 3 - kHead))),
+                       escape(label));
   };
   std::string o = "<g class=\"legend\" font-size=\"12\" fill=\"#222\">\n";
   for (std::size_t i = 0; i < c.series.size(); ++i) {

@@ -9,6 +9,7 @@
 #include "harness/error.hpp"
 #include "report/google_benchmark.hpp"
 #include "report/json_get.hpp"
+#include "report/merge_align.hpp"
 #include "report/report.hpp"
 
 namespace harness {
@@ -153,9 +154,11 @@ Report merge_reports(const std::vector<Report>& reports) {
   Report out = reports.front();
   out.merged_from = {out.path};
   std::vector<std::string> suites = {out.suite.name.value_or("?")};
+  std::vector<std::size_t> source(out.results.size(), 0);
   for (std::size_t i = 1; i < reports.size(); ++i) {
     const Report& r = reports[i];
     out.results.insert(out.results.end(), r.results.begin(), r.results.end());
+    source.resize(out.results.size(), i);
     out.warnings.insert(out.warnings.end(), r.warnings.begin(), r.warnings.end());
     for (const auto& e : r.errors) out.errors.push_back(fmt::format("{}: {}", r.path, e));
     out.merged_from.push_back(r.path);
@@ -164,6 +167,7 @@ Report merge_reports(const std::vector<Report>& reports) {
   }
   out.suite.name = fmt::format("{}", fmt::join(suites, " + "));
   out.path = fmt::format("{}", fmt::join(out.merged_from, " + "));
+  out.merge_notes = align_merged_results(out.results, source, out.merged_from);
   // The case count of one suite does not describe the sum.
   if (reports.size() > 1) out.suite.cases.reset();
   return out;

@@ -64,6 +64,9 @@ struct Report {
   std::vector<std::string> errors;
   // The files of a report merged from several (merge_reports); empty otherwise.
   std::vector<std::string> merged_from;
+  // Parameters only some of the merged reports' results have, at one value, left out of
+  // the pairing (merge_align.hpp): "graph=true (only in train.json)".
+  std::vector<std::string> merge_notes;
   bool is_harness_report() const;
 };
 
@@ -77,7 +80,8 @@ Report read_report_model(const std::string& path);
 // Several harness reports as one (`harness report --merge`), e.g. the engine's run and
 // reports/pytorch_transformer.py's of the same configurations: the results of all in the
 // order given, the first report's environment and settings, the suite names joined with
-// " + ", warnings and errors of all, merged_from = the paths. Throws InputError for none.
+// " + ", warnings and errors of all, merged_from = the paths; the results aligned by
+// align_merged_results (report/merge_align.hpp). Throws InputError for none.
 Report merge_reports(const std::vector<Report>& reports);
 
 }  // namespace harness

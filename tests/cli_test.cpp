@@ -163,10 +163,9 @@ TEST(Cli, ReportReferenceAddsARatioColumnToMarkdownAndCsv) {
   r = run_command(kExe + " report " + report + " --format csv --reference cublas");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string head = r.output.substr(0, r.output.find('\n'));
-  EXPECT_EQ(head.substr(head.size() - std::string(",reference,speedup_vs_reference").size()),
-            ",reference,speedup_vs_reference")
-      << head;
-  EXPECT_NE(r.output.find(",cublas,1\n"), std::string::npos) << r.output;
+  const std::string tail = ",reference,speedup_vs_reference,speedup_ci95_low,speedup_ci95_high";
+  EXPECT_EQ(head.substr(head.size() - tail.size()), tail) << head;
+  EXPECT_NE(r.output.find(",cublas,1,,\n"), std::string::npos) << r.output;  // no interval against itself
   for (const char* format : {"md", "csv", "html"}) {
     r = run_command(kExe + " report " + report + " --format " + format + " --reference cublass");
     EXPECT_EQ(r.exit_code, 2) << format;

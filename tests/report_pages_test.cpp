@@ -7,6 +7,8 @@
 #include <cmath>
 #include <regex>
 
+#include <fmt/format.h>
+
 #include "render/compare_html.hpp"
 #include "harness/error.hpp"
 #include "measure/stats.hpp"
@@ -69,6 +71,43 @@ std::vector<double> around(double median, int n = 30) {
   std::vector<double> v;
   for (int i = 0; i < n; ++i) v.push_back(median * (1 + 0.002 * ((i % 7) - 3)));
   return v;
+}
+
+// Each share carries a 95% bootstrap interval: md and html `2.00x (LO-HI)`, csv two more
+// columns; the method is said on the page; fewer than 5 samples: the share alone.
+TEST(Speedup, EachShareCarriesItsBootstrapIntervalInEveryPage) {
+  const Report rep = report_of({timed("cublas", 64, around(1e-3)), timed("tiled", 64, around(2e-3)),
+                                timed("one", 64, {4e-3})});
+  ReportOptions options;
+  options.reference = "cublas";
+  std::vector<const Result*> rows;
+  for (const auto& r : rep.results) rows.push_back(&r);
+  const auto ratio = reference_ratio(rep.results[1], rows, "cublas");
+  ASSERT_TRUE(ratio && ratio->interval);
+  EXPECT_DOUBLE_EQ(ratio->share, 0.5);
+  EXPECT_LE(ratio->interval->lo, 0.5);
+  EXPECT_GE(ratio->interval->hi, 0.5);
+  EXPECT_LT(ratio->interval->hi - ratio->interval->lo, 0.01);  // +-0.6% spread, 30 samples
+  const std::string text = reference_ratio_text(*ratio);
+  EXPECT_TRUE(std::regex_match(text, std::regex(R"(0\.5x \(0\.49\d*-0\.50\d*\))"))) << text;
+  EXPECT_FALSE(reference_ratio(rep.results[0], rows, "cublas")->interval);  // the reference itself
+  EXPECT_FALSE(reference_ratio(rep.results[2], rows, "cublas")->interval);  // one sample
+
+  const std::string md = render_report_markdown(rep, options);
+  EXPECT_NE(md.find("| " + text + " |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 0.25x |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("percentile bootstrap, 2000 resamples"), std::string::npos) << md;
+  EXPECT_EQ(md, render_report_markdown(rep, options));  // deterministic
+
+  const std::string csv = render_report_csv(rep, options);
+  EXPECT_NE(csv.find(",reference,speedup_vs_reference,speedup_ci95_low,speedup_ci95_high\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(fmt::format(",cublas,0.5,{},{}\n", ratio->interval->lo, ratio->interval->hi)), std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find(",cublas,0.25,,\n"), std::string::npos) << csv;
+
+  const std::string html = render_report_html(rep, options);
+  EXPECT_NE(html.find(">" + text + "</text>"), std::string::npos);
+  EXPECT_NE(html.find("percentile bootstrap, 2000 resamples"), std::string::npos);
 }
 
 TEST(Speedup, GeometricMeanOfSharesAgainstTheVendorVariant) {

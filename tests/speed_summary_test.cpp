@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "run/console.hpp"
 #include "run/speed_summary.hpp"
 
@@ -39,6 +41,31 @@ TEST(SpeedSummary, TheFastestVariantAndEachOthersRatioWithItsSpread) {
   EXPECT_NEAR(groups[0].slower[0].ratio, 1.1, 1e-12);
   EXPECT_NEAR(groups[0].slower[0].sigma, 1.1 * std::hypot(0.01, 0.02), 1e-6);
   EXPECT_EQ(speed_summary_text(groups), "gemm M=4096\n  cublas ran\n    1.10 ± 0.02 times faster than wgmma\n");
+}
+
+TEST(SpeedSummary, WithFiveSamplesASideTheLineGivesTheBootstrapInterval) {
+  // Samples spread evenly over +-2% of each median: the interval holds the ratio 1.10.
+  auto with_samples = [](const std::string& variant, double median, std::size_t n) {
+    Result r = timed(variant, 4096, median, median * 0.99, median * 1.01);
+    for (std::size_t i = 0; i < n; ++i)
+      r.timing->samples.push_back(median * (0.98 + 0.04 * static_cast<double>(i) / static_cast<double>(n - 1)));
+    return r;
+  };
+  const auto groups = speed_summary({with_samples("wgmma", 1.1e-3, 21), with_samples("cublas", 1.0e-3, 21)});
+  ASSERT_EQ(groups.size(), 1u);
+  ASSERT_EQ(groups[0].slower.size(), 1u);
+  const auto& ci = groups[0].slower[0].interval;
+  ASSERT_TRUE(ci);
+  EXPECT_LT(ci->lo, 1.1);
+  EXPECT_GT(ci->hi, 1.1);
+  const std::string text = speed_summary_text(groups);
+  EXPECT_EQ(text, fmt::format("gemm M=4096\n  cublas ran\n    1.10 ± 0.02 times faster than wgmma (95% CI {:.2f}-{:.2f})\n",
+                              ci->lo, ci->hi));
+  EXPECT_EQ(text, speed_summary_text(speed_summary({with_samples("wgmma", 1.1e-3, 21), with_samples("cublas", 1.0e-3, 21)})));
+  // Four samples on one side: the ± alone.
+  const auto few = speed_summary({with_samples("wgmma", 1.1e-3, 4), with_samples("cublas", 1.0e-3, 21)});
+  EXPECT_FALSE(few[0].slower[0].interval);
+  EXPECT_EQ(speed_summary_text(few).find("CI"), std::string::npos);
 }
 
 TEST(SpeedSummary, UntrustedOrUntimedResultsTakeNoPart) {

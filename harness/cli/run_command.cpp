@@ -115,6 +115,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "beside it); off: sample at once. Default: the suites' settings.steady, else on for\n"
                   "dtype bf16, f16, tf32, fp8 (harness list states it)")
       ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option("--interleave", args->interleave,
+                  "on: time the variants of a case in rounds (one batch of each per round), so that a\n"
+                  "slow drift (clock, temperature, a busy host) hits them alike; off: each variant's\n"
+                  "samples back to back. Default: the suites' settings.interleave, else off")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--devices", args->devices,
                   "Shard the suite over devices, one worker process per device: all, a list like 0,1,\n"
                   "or cpu:N (N CPU-only workers). Largest cases first; results carry their device;\n"

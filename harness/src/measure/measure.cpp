@@ -205,12 +205,14 @@ SensorStats sensor_summary(SensorSampler& sampler, SensorSource& source, double 
   return st;
 }
 
-void finish(Timing& t, const StoppingCriterion& criterion, const MeasureSettings& settings, Clock::time_point t0) {
+// wall_s: this result's own measuring time, warm-up included (interleaved, the other
+// variants' batches are not counted).
+void finish_timing(Timing& t, const StoppingCriterion& criterion, const MeasureSettings& settings, double wall_s) {
   t.samples = criterion.samples();
   t.stats = compute_stats(t.samples);
   t.noise_reached = t.stats.has_noise() && t.stats.rel_noise <= settings.noise;
   t.stopping_rule = std::string(to_string(settings.stopping.rule));
-  t.wall_time = seconds_since(t0);
+  t.wall_time = wall_s;
 }
 
 }  // namespace
@@ -235,102 +237,216 @@ bool should_stop(const std::vector<double>& samples, double elapsed_wall, const 
   return c.finished(elapsed_wall, reason);
 }
 
-Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream, const MeasureSettings& settings,
-                 L2Flusher* flusher, SensorSource* sensors) {
-  Timing t;
-  t.mode = "events";
-  const bool cold = flusher && settings.cache == CacheMode::cold;
-  const auto t0 = Clock::now();
-  // From the warm-up on: steady: true reads the clock while it warms up.
-  std::unique_ptr<SensorSampler> sampler;
-  if (sensors) sampler = std::make_unique<SensorSampler>(*sensors, kSensorPeriod);
-  {
-    NvtxRange warmup_range("warmup", NvtxPhase::warmup);
-    for (int i = 0; i < settings.warmup; ++i) {
-      if (cold) flusher->flush(stream);
-      launch();
+namespace {
+
+// time_cuda, one batch at a time. The constructor warms up (and captures the graph, and
+// warms up until steady); step() times one batch; finish() summarizes.
+class CudaTiming final : public BatchedTiming {
+ public:
+  CudaTiming(std::function<void()> launch, cudaStream_t stream, const MeasureSettings& settings, L2Flusher* flusher,
+             SensorSource* sensors)
+      : launch_(std::move(launch)), stream_(stream), settings_(settings), sensors_(sensors), criterion_(settings_) {
+    t_.mode = "events";
+    const bool cold = flusher && settings_.cache == CacheMode::cold;
+    // From the warm-up on: steady: true reads the clock while it warms up.
+    if (sensors_) sampler_ = std::make_unique<SensorSampler>(*sensors_, kSensorPeriod);
+    {
+      NvtxRange warmup_range("warmup", NvtxPhase::warmup);
+      for (int i = 0; i < settings_.warmup; ++i) {
+        if (cold) flusher->flush(stream_);
+        launch_();
+      }
+      HARNESS_CUDA(cudaStreamSynchronize(stream_));
     }
-    HARNESS_CUDA(cudaStreamSynchronize(stream));
+    make_graph();
+    probes_.capacity = 4096;
+    HARNESS_CUDA(cudaMalloc(reinterpret_cast<void**>(&probes_.d), probes_.capacity * 2 * sizeof(unsigned long long)));
+    timer_.reset(new BatchTimer{launch_, stream_, cold ? flusher : nullptr, graph_.get(), probes_,
+                                static_cast<double>(t_.launches_per_sample), {}});
+    // A collective never settles here: its launches are fixed (every rank the same count).
+    const bool steady = settings_.steady.value_or(false) && !settings_.fixed_launches;
+    if (steady) t_.steady = settle(*timer_, sampler_.get(), settings_.steady_settings);
+    // With steady, max_time counts from the first timed sample, not from the warm-up.
+    setup_s_ = seconds_since(t0_);
+    elapsed_ = steady ? 0 : setup_s_;
+    sensors_from_ = sampler_ ? sampler_->now() : 0;
+    energy0_ = sensors_ ? sensors_->energy_mj() : std::nullopt;
+    // The first batch of one sample estimates the run time. With fixed launches (a
+    // collective) the batches are fixed too: stopping.samples samples in batches of
+    // kMaxBatch, so that the number of launches does not depend on the timings.
+    fixed_count_ = static_cast<std::size_t>(std::max(settings_.stopping.samples, 1));
+    batch_ = settings_.fixed_launches ? std::min(fixed_count_, kMaxBatch) : 1;
+  }
+
+  bool step() override {
+    const auto s0 = Clock::now();
+    if (sampler_) windows_.emplace_back(sampler_->now(), 0.0);
+    for (double s : timer_->run(batch_)) criterion_.add(s);
+    if (sampler_) windows_.back().second = sampler_->now();
+    // The stopping rule sees this variant's own time only: its steps, bookkeeping
+    // included (back to back, that is the wall time since the first sample, as before;
+    // interleaved, the other variants' batches in between are not its time).
+    const bool done = criterion_.finished(elapsed_ + seconds_since(s0), &t_.stop_reason) || !size_next_batch();
+    elapsed_ += seconds_since(s0);
+    steps_s_ += seconds_since(s0);
+    return done;
+  }
+
+  Timing finish() override {
+    const std::optional<double> energy1 = sensors_ ? sensors_->energy_mj() : std::nullopt;
+    if (sampler_) {
+      const double sensors_to = sampler_->now();
+      sampler_->stop();
+      t_.sensors = interleaved_ ? own_windows_summary()
+                                : sensor_summary(*sampler_, *sensors_, sensors_from_, energy0_, energy1,
+                                                 sensors_to - sensors_from_);
+    }
+    t_.clocks = clock_stats(probes_.read_mhz(), device_max_clock_mhz(), settings_.throttle);
+    finish_timing(t_, criterion_, settings_, setup_s_ + steps_s_);
+    t_.interleaved = interleaved_;
+    return std::move(t_);
+  }
+
+ private:
+  // Size the next batch to about 50 ms of work, so the stopping rule is checked often
+  // enough without a host round trip per sample; false when a fixed count is complete.
+  bool size_next_batch() {
+    const double est =
+        std::max(compute_stats(criterion_.samples()).median * static_cast<double>(t_.launches_per_sample), 1e-7);
+    batch_ = std::clamp<std::size_t>(static_cast<std::size_t>(kBatchSeconds / est), 1, kMaxBatch);
+    if (settings_.fixed_launches)
+      batch_ = std::min(fixed_count_ - std::min(fixed_count_, criterion_.samples().size()), kMaxBatch);
+    return batch_ > 0;
   }
 
   // Graph mode: k launches per replay, k sized from one timed launch.
-  std::unique_ptr<LaunchGraph> graph;
-  if (settings.timing == TimingMode::graph) {
-    const double one = std::max(time_one(launch, stream), 1e-7);
+  void make_graph() {
+    if (settings_.timing != TimingMode::graph) return;
+    const double one = std::max(time_one(launch_, stream_), 1e-7);
     const std::size_t k = std::clamp<std::size_t>(static_cast<std::size_t>(kGraphReplaySeconds / one), 1, kMaxGraphLaunches);
     try {
-      graph = std::make_unique<LaunchGraph>(launch, stream, k);
-      t.mode = "graph";
-      t.launches_per_sample = k;
+      graph_ = std::make_unique<LaunchGraph>(launch_, stream_, k);
+      t_.mode = "graph";
+      t_.launches_per_sample = k;
     } catch (const CudaError& e) {
       if (e.sticky()) throw;
-      t.note = std::string("graph capture failed (") + e.what() + "); timed with events";
+      t_.note = std::string("graph capture failed (") + e.what() + "); timed with events";
     } catch (const std::exception& e) {
-      t.note = std::string("graph capture failed (") + e.what() + "); timed with events";
+      t_.note = std::string("graph capture failed (") + e.what() + "); timed with events";
     }
   }
 
-  ClockProbes probes;
-  probes.capacity = 4096;
-  HARNESS_CUDA(cudaMalloc(reinterpret_cast<void**>(&probes.d), probes.capacity * 2 * sizeof(unsigned long long)));
-  BatchTimer timer{launch, stream, cold ? flusher : nullptr, graph.get(), probes,
-                   static_cast<double>(t.launches_per_sample), {}};
-  // A collective never settles here: its launches are fixed (every rank the same count).
-  const bool steady = settings.steady.value_or(false) && !settings.fixed_launches;
-  if (steady) t.steady = settle(timer, sampler.get(), settings.steady_settings);
+  // Interleaved: the sensors during this variant's own batches only (the sampler also
+  // saw the other variants' batches); energy from the power samples of each batch, since
+  // the counter read at the two ends would count the other variants' work too.
+  SensorStats own_windows_summary() const {
+    std::vector<SensorSample> own;
+    double seconds = 0, joules = 0;
+    bool any_energy = false;
+    const auto all = sampler_->since(sensors_from_);
+    for (const auto& [from, to] : windows_) {
+      std::vector<SensorSample> in;
+      for (const auto& s : all)
+        if (s.t_s >= from && s.t_s <= to) in.push_back(s);
+      if (const auto j = integrate_power_j(in)) {
+        joules += *j;
+        any_energy = true;
+      }
+      own.insert(own.end(), in.begin(), in.end());
+      seconds += to - from;
+    }
+    SensorStats st = summarize_sensors(own, sensors_->max_sm_mhz(), sampler_->period());
+    st.seconds = seconds;
+    if (any_energy) {
+      st.energy_j = joules;
+      st.energy_source = "power samples";
+    }
+    return st;
+  }
 
-  NvtxRange timed_range("timed", NvtxPhase::timed);
-  StoppingCriterion criterion(settings);
-  // With steady, max_time counts from the first timed sample, not from the warm-up.
-  const auto timed_t0 = steady ? Clock::now() : t0;
-  const double sensors_from = sampler ? sampler->now() : 0;
-  const std::optional<double> energy0 = sensors ? sensors->energy_mj() : std::nullopt;
-  // The first batch of one sample estimates the run time. With fixed launches (a
-  // collective) the batches are fixed too: stopping.samples samples in batches of
-  // kMaxBatch, so that the number of launches does not depend on the timings.
-  const bool fixed = settings.fixed_launches;
-  const auto fixed_count = static_cast<std::size_t>(std::max(settings.stopping.samples, 1));
-  std::size_t batch = fixed ? std::min(fixed_count, kMaxBatch) : 1;
-  const double per_sample_launches = static_cast<double>(t.launches_per_sample);
-  for (;;) {
-    for (double s : timer.run(batch)) criterion.add(s);
-    if (criterion.finished(seconds_since(timed_t0), &t.stop_reason)) break;
-    // Size the next batch to about 50 ms of work, so the stopping rule is checked often
-    // enough without a host round trip per sample.
-    const double est = std::max(compute_stats(criterion.samples()).median * per_sample_launches, 1e-7);
-    batch = std::clamp<std::size_t>(static_cast<std::size_t>(kBatchSeconds / est), 1, kMaxBatch);
-    if (fixed) batch = std::min(fixed_count - std::min(fixed_count, criterion.samples().size()), kMaxBatch);
-    if (batch == 0) break;
+  const Clock::time_point t0_ = Clock::now();
+  std::function<void()> launch_;
+  cudaStream_t stream_;
+  MeasureSettings settings_;
+  SensorSource* sensors_;
+  StoppingCriterion criterion_;
+  Timing t_;
+  std::unique_ptr<SensorSampler> sampler_;
+  std::unique_ptr<LaunchGraph> graph_;
+  ClockProbes probes_;
+  std::unique_ptr<BatchTimer> timer_;
+  double setup_s_ = 0, steps_s_ = 0, elapsed_ = 0, sensors_from_ = 0;
+  std::optional<double> energy0_;
+  std::vector<std::pair<double, double>> windows_;  // this variant's batches, sampler time
+  std::size_t fixed_count_ = 1, batch_ = 1;
+};
+
+// time_cpu, one sample per step: the host clock around one call.
+class HostTiming final : public BatchedTiming {
+ public:
+  HostTiming(std::function<void()> run, const MeasureSettings& settings)
+      : run_(std::move(run)), settings_(settings), criterion_(settings_) {
+    t_.mode = "host";
+    {
+      NvtxRange warmup_range("warmup", NvtxPhase::warmup);
+      for (int i = 0; i < settings_.warmup; ++i) run_();
+    }
+    elapsed_ = seconds_since(t0_);  // max_time counts the warm-up, as it always has
   }
-  const std::optional<double> energy1 = sensors ? sensors->energy_mj() : std::nullopt;
-  if (sampler) {
-    const double sensors_to = sampler->now();
-    sampler->stop();
-    t.sensors = sensor_summary(*sampler, *sensors, sensors_from, energy0, energy1, sensors_to - sensors_from);
+  bool step() override {
+    const auto s0 = Clock::now();
+    run_();
+    criterion_.add(seconds_since(s0));
+    // Own time, the check included (measured as CudaTiming::step says).
+    const bool done = criterion_.finished(elapsed_ + seconds_since(s0), &t_.stop_reason);
+    elapsed_ += seconds_since(s0);
+    return done;
   }
-  t.clocks = clock_stats(probes.read_mhz(), device_max_clock_mhz(), settings.throttle);
-  finish(t, criterion, settings, t0);
-  return t;
+  Timing finish() override {
+    finish_timing(t_, criterion_, settings_, elapsed_);
+    t_.interleaved = interleaved_;
+    return std::move(t_);
+  }
+
+ private:
+  const Clock::time_point t0_ = Clock::now();
+  std::function<void()> run_;
+  MeasureSettings settings_;
+  StoppingCriterion criterion_;
+  Timing t_;
+  double elapsed_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<BatchedTiming> start_cuda(std::function<void()> launch, cudaStream_t stream,
+                                          const MeasureSettings& settings, L2Flusher* flusher, SensorSource* sensors) {
+  return std::make_unique<CudaTiming>(std::move(launch), stream, settings, flusher, sensors);
+}
+
+std::unique_ptr<BatchedTiming> start_cpu(std::function<void()> run, const MeasureSettings& settings) {
+  return std::make_unique<HostTiming>(std::move(run), settings);
+}
+
+Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream, const MeasureSettings& settings,
+                 L2Flusher* flusher, SensorSource* sensors) {
+  auto timing = start_cuda(launch, stream, settings, flusher, sensors);
+  {
+    NvtxRange timed_range("timed", NvtxPhase::timed);
+    while (!timing->step()) {
+    }
+  }
+  return timing->finish();
 }
 
 Timing time_cpu(const std::function<void()>& run, const MeasureSettings& settings) {
-  Timing t;
-  t.mode = "host";
-  const auto t0 = Clock::now();
+  auto timing = start_cpu(run, settings);
   {
-    NvtxRange warmup_range("warmup", NvtxPhase::warmup);
-    for (int i = 0; i < settings.warmup; ++i) run();
+    NvtxRange timed_range("timed", NvtxPhase::timed);
+    while (!timing->step()) {
+    }
   }
-  NvtxRange timed_range("timed", NvtxPhase::timed);
-  StoppingCriterion criterion(settings);
-  for (;;) {
-    const auto s0 = Clock::now();
-    run();
-    criterion.add(seconds_since(s0));
-    if (criterion.finished(seconds_since(t0), &t.stop_reason)) break;
-  }
-  finish(t, criterion, settings, t0);
-  return t;
+  return timing->finish();
 }
 
 }  // namespace harness

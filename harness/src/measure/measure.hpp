@@ -11,6 +11,7 @@
 // until max_time of wall time has passed (then noise_reached is false).
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,29 @@ ClockStats clock_stats(std::vector<double> mhz, double max_mhz, double threshold
 Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream,
                  const MeasureSettings& settings, L2Flusher* flusher, SensorSource* sensors = nullptr);
 Timing time_cpu(const std::function<void()>& run, const MeasureSettings& settings);
+
+// One result's timing advanced one batch at a time, so that the runner can sample the
+// variants of a case in rounds (interleave: true; measure/interleave.hpp). Creating one
+// warms up (and captures the graph, and warms up until steady) as time_cuda/time_cpu do;
+// step() times one batch (CUDA: about 50 ms of samples; host: one sample) and says whether
+// the stopping rule now holds; finish() gives the Timing. The stopping rule and max_time
+// count this result's own time only. time_cuda and time_cpu are start + steps + finish.
+class BatchedTiming {
+ public:
+  virtual ~BatchedTiming() = default;
+  virtual bool step() = 0;      // one batch; true once finished (then call finish())
+  virtual Timing finish() = 0;  // once
+  // Interleaved with other results: recorded in Timing::interleaved, and the sensors are
+  // summarized over this result's own batches.
+  void set_interleaved() { interleaved_ = true; }
+
+ protected:
+  bool interleaved_ = false;
+};
+std::unique_ptr<BatchedTiming> start_cuda(std::function<void()> launch, cudaStream_t stream,
+                                          const MeasureSettings& settings, L2Flusher* flusher,
+                                          SensorSource* sensors = nullptr);
+std::unique_ptr<BatchedTiming> start_cpu(std::function<void()> run, const MeasureSettings& settings);
 
 // Whether sampling may stop after these samples (exposed for tests).
 bool should_stop(const std::vector<double>& samples, double elapsed_wall,

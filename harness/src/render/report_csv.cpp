@@ -67,6 +67,9 @@ std::string render_report_csv(const Report& report, const ReportOptions& options
   if (with_reference) {
     head.emplace_back("reference");
     head.emplace_back("speedup_vs_reference");
+    // its 95% bootstrap interval (render/report_speedup.hpp; empty under 5 samples a side)
+    head.emplace_back("speedup_ci95_low");
+    head.emplace_back("speedup_ci95_high");
   }
   std::string o;
   auto line = [&](const std::vector<std::string>& fields) {
@@ -100,9 +103,12 @@ std::string render_report_csv(const Report& report, const ReportOptions& options
     if (with_reference) {
       const auto& prow = by_problem[r.problem];
       const std::string ref = reference_for(prow, options.reference);
-      const auto share = reference_share(r, prow, ref);
+      const auto ratio = reference_ratio(r, prow, ref);
+      const bool ci = ratio && ratio->interval;
       f.push_back(ref);
-      f.push_back(share ? fmt_csv_number(*share) : "");
+      f.push_back(ratio ? fmt_csv_number(ratio->share) : "");
+      f.push_back(ci ? fmt_csv_number(ratio->interval->lo) : "");
+      f.push_back(ci ? fmt_csv_number(ratio->interval->hi) : "");
     }
     line(f);
   }

@@ -36,6 +36,10 @@ std::string render_report_markdown(const Report& report, const ReportOptions& op
   for (const auto& [k, v] : environment_lines(report))
     o += fmt::format("| {} | {} |\n", k, k == "Command" ? fmt::format("`{}`", md_escape(v)) : md_escape(v));
   o += fmt::format("\n**{}**\n", summary_line(rows));
+  if (with_reference)
+    o += "\nspeed vs the reference: its median time / the variant's, with a 95% confidence interval in brackets "
+         "where both results have at least 5 samples (percentile bootstrap, 2000 resamples of each result's samples, "
+         "fixed seed).\n";
   for (const auto& problem : problems_of(rows)) {
     const auto prow = rows_of(rows, problem);
     const ParamSplit split = split_params(prow);
@@ -72,8 +76,8 @@ std::string render_report_markdown(const Report& report, const ReportOptions& op
         o += fmt::format(" {} | {} | {} | {} |", sc.clock, sc.power, sc.energy, sc.flop_per_j);
       }
       if (!ref.empty()) {
-        const auto share = reference_share(*r, prow, ref);
-        o += share ? fmt::format(" {}x |", format_3sig(*share)) : " |";
+        const auto ratio = reference_ratio(*r, prow, ref);
+        o += ratio ? fmt::format(" {} |", reference_ratio_text(*ratio)) : " |";
       }
       o += "\n";
     }

@@ -68,6 +68,7 @@ struct Bar {
   std::string variant;
   double share = 0;
   std::string tip;
+  std::optional<RatioInterval> interval;  // drawn as a whisker
 };
 
 struct Group {
@@ -75,6 +76,22 @@ struct Group {
   std::string label;   // the ones that vary within the problem
   std::vector<Bar> bars;
 };
+
+// A bar's value at its end (x1), after its 95% interval drawn as a whisker from
+// whisker.first to whisker.second where it has one.
+std::string bar_value_svg(const Bar& b, double x1, std::pair<double, double> whisker, double y, double bar_h) {
+  std::string o;
+  double label_x = x1 + 3;
+  if (b.interval) {
+    const auto [wl, wh] = whisker;
+    o += fmt::format("<path d=\"M{0:.1f} {1:.1f}H{2:.1f}M{0:.1f} {3:.1f}V{4:.1f}M{2:.1f} {3:.1f}V{4:.1f}\" "
+                     "stroke=\"#222\" fill=\"none\"/>\n",
+                     wl, y + bar_h / 2, wh, y + 1, y + bar_h - 1);
+    label_x = std::max(x1, wh) + 3;
+  }
+  return o + fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" fill=\"#333\">{}</text>\n", label_x,
+                         y + bar_h - 1, reference_ratio_text({b.share, b.interval}));
+}
 
 // A grouped horizontal bar chart: one group (row block) per shape, one bar per variant,
 // the reference at 1 as a dashed line. Log axis when the shares span more than 8x.
@@ -84,8 +101,8 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   std::vector<std::string> legend;
   for (const auto& g : groups)
     for (const auto& b : g.bars) {
-      lo = std::min(lo, b.share);
-      hi = std::max(hi, b.share);
+      lo = std::min(lo, b.interval ? std::min(b.share, b.interval->lo) : b.share);
+      hi = std::max(hi, b.interval ? std::max(b.share, b.interval->hi) : b.share);
       if (std::find(legend.begin(), legend.end(), b.variant) == legend.end()) legend.push_back(b.variant);
     }
   const bool log = hi / lo > 8;
@@ -145,8 +162,8 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
       const double x0 = px(log ? axis_lo : 0), x1 = px(b.share);
       o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.0f}\" fill=\"{}\"><title>{}</title></rect>\n",
                        x0, y, std::max(1.0, x1 - x0), bar_h, colors(b.variant), escape(b.tip));
-      o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" fill=\"#333\">{}</text>\n", x1 + 3, y + bar_h - 1,
-                       format_3sig(b.share));
+      o += bar_value_svg(b, x1, b.interval ? std::pair{px(b.interval->lo), px(b.interval->hi)} : std::pair{x1, x1}, y,
+                         bar_h);
       y += bar_h + gap;
     }
     y += group_gap;
@@ -176,11 +193,28 @@ std::string reference_for(const std::vector<const Result*>& rows, const std::str
 }
 
 std::optional<double> reference_share(const Result& r, const std::vector<const Result*>& rows, const std::string& ref) {
+  const auto ratio = reference_ratio(r, rows, ref);
+  return ratio ? std::optional<double>(ratio->share) : std::nullopt;
+}
+
+std::optional<ReferenceRatio> reference_ratio(const Result& r, const std::vector<const Result*>& rows,
+                                              const std::string& ref) {
   if (ref.empty() || !timed(r)) return std::nullopt;
   const std::string shape = html::params_text(r);
-  for (const Result* o : rows)
-    if (o->variant == ref && timed(*o) && html::params_text(*o) == shape) return median(*o) / median(r);
+  for (const Result* o : rows) {
+    if (o->variant != ref || !timed(*o) || html::params_text(*o) != shape) continue;
+    ReferenceRatio out{median(*o) / median(r), std::nullopt};
+    // The reference against itself is 1 by definition: no interval to give.
+    if (o != &r) out.interval = median_ratio_interval(o->timing->samples, r.timing->samples);
+    return out;
+  }
   return std::nullopt;
+}
+
+std::string reference_ratio_text(const ReferenceRatio& ratio) {
+  std::string o = format_3sig(ratio.share) + "x";
+  if (ratio.interval) o += fmt::format(" ({}-{})", format_3sig(ratio.interval->lo), format_3sig(ratio.interval->hi));
+  return o;
 }
 
 void check_reference(const Report& report, const std::string& reference) {
@@ -239,6 +273,10 @@ std::string speedup_section_html(const Report& report, const std::string& refere
                      g.variant == g.reference ? "" : g.geomean >= 1 ? "good" : "", format_3sig(g.geomean),
                      format_3sig(g.min), format_3sig(g.max), g.shapes);
   o += "</tbody>\n</table>\n";
+  o += "<p class=\"note\">Each bar: the reference's median time / the variant's median time at the same shape, "
+       "with its 95% confidence interval (the whisker, and in brackets) where both results have at least 5 samples: "
+       "a percentile bootstrap, 2000 resamples of each result's samples with a fixed seed, so the same report "
+       "always gives the same interval.</p>\n";
   std::size_t index = 0;
   for (const auto& problem : problems(report)) {
     const auto rows = rows_of(report, problem);
@@ -257,6 +295,7 @@ std::string speedup_section_html(const Report& report, const std::string& refere
         if (it == ref_t.end()) continue;
         auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.shape == shape; });
         if (g == groups.end()) g = groups.insert(groups.end(), Group{shape, "", {}});
+        const auto ratio = reference_ratio(*r, rows, ref);
         const double share = it->second / median(*r);
         if (g->bars.empty()) {
           // The parameters that vary within the case, else within the problem.
@@ -266,9 +305,12 @@ std::string speedup_section_html(const Report& report, const std::string& refere
           g->label = shape_label(*r, in_case);
           if (g->label == html::params_text(*r)) g->label = shape_label(*r, rows);
         }
+        const ReferenceRatio shown{share, ratio ? ratio->interval : std::nullopt};
         g->bars.push_back({r->variant, share,
-                           fmt::format("{} {}: {}x of {} ({} vs {})", r->variant, shape, format_3sig(share), ref,
-                                       format_seconds(median(*r)), format_seconds(it->second))});
+                           fmt::format("{} {}: {} of {} ({} vs {}{})", r->variant, shape, reference_ratio_text(shown),
+                                       ref, format_seconds(median(*r)), format_seconds(it->second),
+                                       shown.interval ? "; 95% bootstrap interval" : ""),
+                           shown.interval});
       }
       if (groups.empty()) continue;
       o += bar_chart(fmt::format("speedup-{}", index++),

@@ -45,6 +45,7 @@ nlohmann::json settings_to_json(const MeasureSettings& s) {
                         {"max_angle", s.stopping.max_angle}, {"min_r2", s.stopping.min_r2}}},
           {"throttle", s.throttle},
           {"steady", s.steady ? nlohmann::json(*s.steady) : nlohmann::json(nullptr)},  // null: the dtype rule decides
+          {"interleave", s.interleave},
           {"steady_settings", {{"window_s", s.steady_settings.window}, {"tolerance", s.steady_settings.tolerance},
                                {"min_time_s", s.steady_settings.min_time}, {"max_time_s", s.steady_settings.max_time},
                                {"burst_s", s.steady_settings.burst}}}};
@@ -68,6 +69,7 @@ MeasureSettings settings_from_json(const nlohmann::json& s) {
   m.stopping.min_r2 = num_or(s, {"stopping", "min_r2"}, m.stopping.min_r2);
   m.throttle = num_or(s, {"throttle"}, m.throttle);
   m.steady = boolean(s, {"steady"});
+  m.interleave = boolean(s, {"interleave"}).value_or(false);
   SteadySettings& st = m.steady_settings;
   st.window = num_or(s, {"steady_settings", "window_s"}, st.window);
   st.tolerance = num_or(s, {"steady_settings", "tolerance"}, st.tolerance);
@@ -125,6 +127,8 @@ nlohmann::json result_to_json(const Result& r) {
                   {"stop_reason", t.stop_reason}, {"wall_time_s", t.wall_time},
                   {"timing_mode", t.mode}, {"launches_per_sample", t.launches_per_sample}};
     if (!t.note.empty()) j["stats"]["timing_note"] = t.note;
+    j["stats"]["interleaved"] = t.interleaved;
+    if (t.interleaved) j["stats"]["interleave_rounds"] = t.rounds;
     if (t.clocks) {
       const ClockStats& c = *t.clocks;
       j["clocks"] = {{"min_mhz", c.min_mhz},     {"median_mhz", c.median_mhz}, {"max_mhz", c.max_mhz},
@@ -213,6 +217,8 @@ std::optional<Timing> timing_from_json(const nlohmann::json& j) {
     t.note = str_or(*stats, {"timing_note"});
     t.launches_per_sample = count_or(*stats, {"launches_per_sample"}, 1);
     t.wall_time = num_or(*stats, {"wall_time_s"});
+    t.interleaved = boolean(*stats, {"interleaved"}).value_or(false);
+    t.rounds = count_or(*stats, {"interleave_rounds"}, 0);
   } else {
     t.noise_reached = true;
   }

@@ -9,6 +9,7 @@
 #include "profile/nvtx.hpp"
 #include "run/integrity.hpp"
 #include "run/recheck.hpp"
+#include "run/runner_case.hpp"
 
 namespace harness {
 
@@ -52,18 +53,6 @@ std::vector<PlannedResult> plan(const Suite& suite, const RunOptions& options) {
   return out;
 }
 
-struct Runner::CaseState {
-  const Case& c;
-  std::unique_ptr<Instance> instance;
-  std::string reference_name;
-  std::vector<Output> reference_outputs;
-  std::optional<std::string> reference_problem;  // why nothing can be checked in this case
-  Tolerance tolerance;
-  Work work;
-  const Variant* reference = nullptr;
-  FreshReference fresh;  // the reference on fresh inputs, for the re-checks after timing
-};
-
 Runner::Runner(RunOptions options, DeviceInfo device) : options_(std::move(options)), device_(std::move(device)) {}
 
 Runner::~Runner() {
@@ -96,8 +85,6 @@ std::vector<Result> Runner::run(const std::vector<PlannedResult>& planned, const
   return results;
 }
 
-namespace {
-
 Result base_result(const Case& c, const Variant& v) {
   Result r;
   r.name = result_name(c, v);
@@ -119,6 +106,8 @@ Result base_result(const Case& c, const Variant& v) {
   }
   return r;
 }
+
+namespace {
 
 // The result's dtype parameter ("bf16", ...), empty where the problem has none: picks the
 // compute roof its roofline uses.
@@ -205,6 +194,10 @@ void Runner::run_case(const Case& c, const std::vector<const Variant*>& variants
     state.reference_problem = fmt::format("reference '{}' failed: {}", state.reference_name, e.what());
   }
 
+  if (interleaves(state, variants)) {
+    run_case_interleaved(state, variants, out, observer, index, total);
+    return;
+  }
   for (const Variant* v : variants) {
     ++index;
     Result r = base_result(c, *v);
@@ -249,8 +242,13 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     return r;
   }
   Workspace ws;
+  guarded(r, [&] { check_time_profile(state, v, ws, r); });
+  return r;
+}
+
+void Runner::guarded(Result& r, const std::function<void()>& work) {
   try {
-    check_time_profile(state, v, ws, r);
+    work();
   } catch (const OutOfMemory& e) {
     r.status = Status::skipped;
     r.reason = e.what();
@@ -269,10 +267,17 @@ Result Runner::run_variant(CaseState& state, const Variant& v) {
     r.status = Status::error;
     r.reason = e.what();
   }
-  return r;
 }
 
 void Runner::check_time_profile(CaseState& state, const Variant& v, Workspace& ws, Result& r) {
+  std::optional<LaunchContext> ctx;
+  if (!prepare_and_check(state, v, ws, ctx, r)) return;
+  time_variant(state.c, v, *ctx, r);
+  after_timing(state, v, ws, *ctx, r);
+}
+
+bool Runner::prepare_and_check(CaseState& state, const Variant& v, Workspace& ws, std::optional<LaunchContext>& ctx,
+                               Result& r) {
   const Case& c = state.c;
   if (v.backend == Backend::cuda) {
     ensure_stream();
@@ -284,19 +289,19 @@ void Runner::check_time_profile(CaseState& state, const Variant& v, Workspace& w
         r.status = Status::skipped;
         r.reason = fmt::format("out of memory (needs {:.2f} GiB, free {:.2f} GiB)",
                                static_cast<double>(need) / kGiB, static_cast<double>(free_b) / kGiB);
-        return;
+        return false;
       }
     }
   }
   Instance& inst = *state.instance;
   inst.prepare(v.backend);
-  LaunchContext ctx{stream_, &ws, &c.params, inst.operands(v.backend), &inst};
+  ctx.emplace(LaunchContext{stream_, &ws, &c.params, inst.operands(v.backend), &inst});
   r.io_device_bytes = inst.device_bytes();
 
   // Checked run: poisoned outputs, one launch, compare.
   {
     NvtxRange check_range("check", NvtxPhase::check);
-    r.check = compare_outputs(checked_run(inst, v, ctx), state.reference_outputs, state.tolerance);
+    r.check = compare_outputs(checked_run(inst, v, *ctx), state.reference_outputs, state.tolerance);
   }
   // A collective's ranks launch in step: a rank whose check failed still takes part in
   // the timed launches (its peers would wait for it) and is reported failed after them.
@@ -304,9 +309,14 @@ void Runner::check_time_profile(CaseState& state, const Variant& v, Workspace& w
     r.status = r.check->passed ? Status::passed : Status::failed;
     if (!r.check->passed) r.reason = "check failed: " + r.check->summary();
     r.workspace_peak_bytes = ws.peak_bytes();
-    return;
+    return false;
   }
-  time_variant(c, v, ctx, r);
+  return true;
+}
+
+void Runner::after_timing(CaseState& state, const Variant& v, Workspace& ws, LaunchContext& ctx, Result& r) {
+  const Case& c = state.c;
+  Instance& inst = *state.instance;
   r.workspace_peak_bytes = ws.peak_bytes();
   r.extra = inst.extra();
   r.status = Status::passed;

@@ -73,8 +73,24 @@ class Runner {
   // Why the variant cannot run here (no device, a lost context, its constraint, too
   // little free memory for its workspace), or nothing.
   std::optional<std::string> skip_reason(const Case& c, const Variant& v);
+  // interleave: true and several variants (not a collective): run_case_interleaved.
+  bool interleaves(const CaseState& state, const std::vector<const Variant*>& variants) const;
+  // Every variant checked, then timed in rounds (measure/interleave.hpp), then each
+  // re-checked and profiled as run_variant does (run/runner_interleave.cpp).
+  void run_case_interleaved(CaseState& state, const std::vector<const Variant*>& variants, std::vector<Result>& out,
+                            const RunObserver& observer, std::size_t& index, std::size_t total);
+  // Runs `work`, recording what it throws in `r` (skipped for out of memory, error, or
+  // crashed after a sticky CUDA error).
+  void guarded(Result& r, const std::function<void()>& work);
   // The checked run, then (if it passed) the timed runs and the profiling pass.
   void check_time_profile(CaseState& state, const Variant& v, Workspace& ws, Result& r);
+  // Its parts: prepare and check (true: time it; `ctx` is its launch context), and what
+  // follows the timing (status, re-check on fresh inputs, rates, profiling, roof).
+  bool prepare_and_check(CaseState& state, const Variant& v, Workspace& ws, std::optional<LaunchContext>& ctx,
+                         Result& r);
+  void after_timing(CaseState& state, const Variant& v, Workspace& ws, LaunchContext& ctx, Result& r);
+  // The timing of a variant that is not a collective, one batch at a time.
+  std::unique_ptr<BatchedTiming> start_timing(const Case& c, const Variant& v, LaunchContext& ctx);
   void time_variant(const Case& c, const Variant& v, LaunchContext& ctx, Result& r);
   void profile_variant(const Case& c, const Variant& v, LaunchContext& ctx, Result& r);
   void ensure_stream();

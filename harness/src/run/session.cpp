@@ -119,7 +119,7 @@ class Watchdog {
   bool stop_ = false;
 };
 
-// --timing, --stopping, --throttle and --steady override every case's settings.
+// --timing, --stopping, --throttle, --steady and --interleave override every case's settings.
 void apply_overrides(const SessionOptions& args, Suite& suite) {
   std::optional<TimingMode> timing;
   if (!args.timing.empty()) {
@@ -142,6 +142,7 @@ void apply_overrides(const SessionOptions& args, Suite& suite) {
     if (rule) c.settings.stopping.rule = *rule;
     if (args.throttle) c.settings.throttle = *args.throttle;
     if (!args.steady.empty()) c.settings.steady = args.steady == "on";
+    if (!args.interleave.empty()) c.settings.interleave = args.interleave == "on";
   }
 }
 

@@ -48,7 +48,8 @@ std::vector<SpeedGroup> speed_summary(const std::vector<Result>& results) {
       const Stats& s = rows[i]->timing->stats;
       const double ratio = s.median / f.median;
       const double sigma = ratio * std::hypot(relative_sigma(f), relative_sigma(s));
-      g.slower.push_back({rows[i]->variant, ratio, sigma});
+      g.slower.push_back(
+          {rows[i]->variant, ratio, sigma, median_ratio_interval(rows[i]->timing->samples, rows[0]->timing->samples)});
     }
     out.push_back(std::move(g));
   }
@@ -59,8 +60,11 @@ std::string speed_summary_text(const std::vector<SpeedGroup>& groups) {
   std::string o;
   for (const auto& g : groups) {
     o += fmt::format("{}\n  {} ran\n", g.shape, g.fastest);
-    for (const auto& s : g.slower)
-      o += fmt::format("    {:.2f} ± {:.2f} times faster than {}\n", s.ratio, s.sigma, s.variant);
+    for (const auto& s : g.slower) {
+      o += fmt::format("    {:.2f} ± {:.2f} times faster than {}", s.ratio, s.sigma, s.variant);
+      if (s.interval) o += fmt::format(" (95% CI {:.2f}-{:.2f})", s.interval->lo, s.interval->hi);
+      o += "\n";
+    }
   }
   return o;
 }

@@ -195,7 +195,8 @@ class Loader {
   void read_settings(const YAML::Node& node, MeasureSettings& s, std::string* trace = nullptr) const {
     if (!node.IsMap()) fail(node, "'settings' must be a map");
     const std::vector<std::string> keys = {"warmup", "min_samples", "min_time", "max_time", "noise", "cache",
-                                           "timeout", "timing", "stopping", "throttle", "steady"};
+                                           "timeout", "timing", "stopping", "throttle", "steady",
+                                           "interleave"};
     if (trace) {
       std::vector<std::string> with_trace = keys;
       with_trace.push_back("trace");
@@ -238,6 +239,12 @@ class Loader {
       if (v == "true") s.steady = true;
       else if (v == "false") s.steady = false;
       else fail(node["steady"], fmt::format("'steady' must be true or false, got '{}'", v));
+    }
+    if (node["interleave"]) {
+      const std::string v = scalar(node["interleave"], "interleave");
+      if (v == "true") s.interleave = true;
+      else if (v == "false") s.interleave = false;
+      else fail(node["interleave"], fmt::format("'interleave' must be true or false, got '{}'", v));
     }
     if (s.max_time < s.min_time)
       fail(node, fmt::format("max_time ({:g} s) is shorter than min_time ({:g} s)", s.max_time, s.min_time));

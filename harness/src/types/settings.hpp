@@ -65,6 +65,10 @@ struct MeasureSettings {
   // steady: unset until the suite loader resolves it per case (the dtype rule above).
   std::optional<bool> steady;
   SteadySettings steady_settings;
+  // interleave: true (measure/interleave.hpp): a case's variants timed in rounds, one
+  // batch of each per round, so that a slow drift falls on all of them alike. Off by
+  // default: docs/measurement.md says what would make it the default.
+  bool interleave = false;
   // Set by the runner for a collective (not a suite key): exactly warmup + stopping.samples
   // launches, whatever the timings, so that every rank launches the same collectives.
   bool fixed_launches = false;

@@ -43,6 +43,10 @@ struct Timing {
   std::optional<ClockStats> clocks;   // the probe kernel's clock (measure/clock_probe.hpp)
   std::optional<SensorStats> sensors; // NVML over the timed batches (absent without NVML)
   std::optional<SteadyState> steady;  // steady: true: how the clock settled before sampling
+  // interleave: true: sampled in rounds with the case's other variants (one batch each per
+  // round); `rounds` is how many rounds this result took part in (its batches).
+  bool interleaved = false;
+  std::size_t rounds = 0;
 };
 
 }  // namespace harness

@@ -1,0 +1,110 @@
+// interleave: true (measure/interleave.hpp says why): the variants of one case checked
+// one after the other as always, then timed in rounds, one batch of each per round, then
+// each finished (status, re-check on fresh inputs, rates, profiling) in plan order.
+// Checks, re-checks, profiling and the steady warm-up stay per variant: only the timed
+// batches are interleaved. With one variant left to time (the others skipped or failed
+// their check) it is plain timing. Collectives never come here.
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "harness/cuda_check.hpp"
+#include "measure/interleave.hpp"
+#include "profile/nvtx.hpp"
+#include "run/runner_case.hpp"
+
+namespace harness {
+
+bool Runner::interleaves(const CaseState& state, const std::vector<const Variant*>& variants) const {
+  const Case& c = state.c;
+  return c.settings.interleave && variants.size() >= 2 && !c.problem->collective_at(c.params) &&
+         !options_.check_only && !state.reference_problem;
+}
+
+std::unique_ptr<BatchedTiming> Runner::start_timing(const Case& c, const Variant& v, LaunchContext& ctx) {
+  if (v.backend != Backend::cuda) return start_cpu([&v, &ctx] { v.launch(ctx); }, c.settings);
+  return start_cuda([&v, &ctx] { v.launch(ctx); }, stream_, c.settings, flusher_.get(), sensors_.get());
+}
+
+namespace {
+
+// One variant on its way through the interleaved case.
+struct Slot {
+  const Variant* v = nullptr;
+  Result r;
+  Workspace ws;
+  std::optional<LaunchContext> ctx;
+  std::unique_ptr<BatchedTiming> timing;  // set while it is being timed
+};
+
+}  // namespace
+
+void Runner::run_case_interleaved(CaseState& state, const std::vector<const Variant*>& variants,
+                                  std::vector<Result>& out, const RunObserver& observer, std::size_t& index,
+                                  std::size_t total) {
+  const Case& c = state.c;
+  std::vector<std::unique_ptr<Slot>> slots;
+  const std::size_t first_index = index + 1;
+  // 1. Check each variant and warm it up (steady: until its clock settles), in plan order.
+  for (const Variant* v : variants) {
+    auto& s = *slots.emplace_back(std::make_unique<Slot>());
+    s.v = v;
+    s.r = base_result(c, *v);
+    s.r.reference = state.reference_name;
+    if (observer.on_start) observer.on_start(s.r.name, ++index, total);
+    NvtxRange variant_range(nvtx_variant_name(c.problem->name(), v->name, c.params), NvtxPhase::variant);
+    if (auto why = skip_reason(c, *v)) {
+      s.r.status = Status::skipped;
+      s.r.reason = *why;
+      continue;
+    }
+    guarded(s.r, [&] {
+      if (prepare_and_check(state, *v, s.ws, s.ctx, s.r)) s.timing = start_timing(c, *v, *s.ctx);
+    });
+    if (s.r.status == Status::crashed) break;  // no later variant starts (as in run_case)
+  }
+  // 2. The timed batches in rounds: A B C A B C ...
+  std::vector<Slot*> timed;
+  for (auto& s : slots)
+    if (s->timing) timed.push_back(s.get());
+  const bool interleaved = timed.size() >= 2;
+  if (interleaved)
+    for (Slot* s : timed) s->timing->set_interleaved();
+  std::vector<std::size_t> rounds;
+  {
+    NvtxRange timed_range("timed", NvtxPhase::timed);
+    rounds = run_in_rounds(timed.size(), [&](std::size_t i) {
+      bool done = true, ok = false;
+      guarded(timed[i]->r, [&] {
+        done = timed[i]->timing->step();
+        ok = true;
+      });
+      if (ok) return done;
+      timed[i]->timing.reset();  // a batch failed: guarded() recorded why in its result
+      return true;
+    });
+  }
+  // 3. Each timed variant finished as run_variant finishes it.
+  for (std::size_t i = 0; i < timed.size(); ++i) {
+    Slot& s = *timed[i];
+    if (!s.timing) continue;
+    NvtxRange variant_range(nvtx_variant_name(c.problem->name(), s.v->name, c.params), NvtxPhase::variant);
+    guarded(s.r, [&] {
+      s.r.timing = s.timing->finish();
+      if (interleaved) s.r.timing->rounds = rounds[i];
+      if (s.v->backend == Backend::cuda) HARNESS_CUDA(cudaGetLastError());
+      after_timing(state, *s.v, s.ws, *s.ctx, s.r);
+    });
+    s.timing.reset();
+  }
+  // 4. The results in plan order.
+  for (std::size_t k = 0; k < slots.size(); ++k) {
+    auto& s = slots[k];
+    if (observer.on_result) observer.on_result(s->r, first_index + k, total);
+    const bool crashed = s->r.status == Status::crashed;
+    out.push_back(std::move(s->r));
+    if (crashed) break;  // the context is gone: the caller ends the run (or a fresh child goes on)
+  }
+}
+
+}  // namespace harness

@@ -95,6 +95,33 @@ std::string bar_value_svg(const Bar& b, double x1, std::pair<double, double> whi
 
 // A grouped horizontal bar chart: one group (row block) per shape, one bar per variant,
 // the reference at 1 as a dashed line. Log axis when the shares span more than 8x.
+// The speed axis of a bar chart over shares in [lo, hi]: logarithmic beyond a factor of 8
+// (ticks 1, 3, 10, 30, ...), else linear from 0 with a step that gives a few ticks.
+struct BarAxis {
+  bool log = false;
+  double lo = 0, hi = 0;
+  std::vector<double> ticks;
+};
+
+BarAxis bar_axis(double lo, double hi) {
+  BarAxis a;
+  a.log = hi / lo > 8;
+  a.hi = hi * 1.08;
+  if (a.log) {
+    a.lo = std::pow(10, std::floor(std::log10(lo)));
+    a.hi = hi * 1.3;  // room for the value labels, not a whole decade
+    for (double d = a.lo; d <= a.hi; d *= 10) {
+      a.ticks.push_back(d);
+      if (d * 3 <= a.hi) a.ticks.push_back(d * 3);
+    }
+  } else {
+    const double step = a.hi > 4 ? 1 : a.hi > 2 ? 0.5 : a.hi > 1 ? 0.25 : 0.2;
+    for (double t = 0; t <= a.hi + 1e-9; t += step) a.ticks.push_back(t);
+    a.hi = std::max(a.hi, a.ticks.back());
+  }
+  return a;
+}
+
 std::string bar_chart(const std::string& id, const std::string& title, const std::vector<Group>& groups,
                       const std::string& reference, svg::ColorMap& colors) {
   double lo = 1, hi = 1;
@@ -105,21 +132,10 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
       hi = std::max(hi, b.interval ? std::max(b.share, b.interval->hi) : b.share);
       if (std::find(legend.begin(), legend.end(), b.variant) == legend.end()) legend.push_back(b.variant);
     }
-  const bool log = hi / lo > 8;
-  double axis_lo = 0, axis_hi = hi * 1.08;
-  std::vector<double> ticks;
-  if (log) {
-    axis_lo = std::pow(10, std::floor(std::log10(lo)));
-    axis_hi = hi * 1.3;  // room for the value labels, not a whole decade
-    for (double d = axis_lo; d <= axis_hi; d *= 10) {
-      ticks.push_back(d);
-      if (d * 3 <= axis_hi) ticks.push_back(d * 3);
-    }
-  } else {
-    const double step = axis_hi > 4 ? 1 : axis_hi > 2 ? 0.5 : axis_hi > 1 ? 0.25 : 0.2;
-    for (double t = 0; t <= axis_hi + 1e-9; t += step) ticks.push_back(t);
-    axis_hi = std::max(axis_hi, ticks.back());
-  }
+  const BarAxis axis = bar_axis(lo, hi);
+  const bool log = axis.log;
+  const double axis_lo = axis.lo, axis_hi = axis.hi;
+  const std::vector<double>& ticks = axis.ticks;
   // The legend as wide as its longest name (merged reports: "pytorch_bf16_compile
   // compile_mode=reduce-overhead"), about 7 px a character at 12 px after a 50 px indent.
   std::size_t longest = 0;

@@ -110,8 +110,10 @@ void measure_tensor_peaks(DevicePeaks& p, int device, int sms, cudaStream_t stre
 
 }  // namespace
 
+std::string_view peak_dtype(std::string_view dtype) { return dtype == "fp8_e5m2" ? "fp8_e4m3" : dtype; }
+
 ComputePeak DevicePeaks::compute_peak(std::string_view dtype) const {
-  const std::string_view type = dtype == "fp8_e5m2" ? std::string_view("fp8_e4m3") : dtype;
+  const std::string_view type = peak_dtype(dtype);
   for (const auto& t : tensor)
     if (t.dtype == type && t.gflops > 0) return {t.gflops, t.dtype + " tensor"};
   return {fp32_gflops, "fp32"};

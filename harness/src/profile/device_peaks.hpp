@@ -32,6 +32,9 @@ struct ComputePeak {
   std::string pipe;  // "fp32", "bf16 tensor", ...
 };
 
+// The tensor-core peak a dtype runs at: its own, except fp8_e5m2 at e4m3's rate.
+std::string_view peak_dtype(std::string_view dtype);
+
 struct DevicePeaks {
   std::optional<std::string> unavailable;  // "device peaks unavailable: no CUDA device"
   double dram_gbytes_per_s = 0;            // best copy run: (bytes read + written) / time

@@ -351,7 +351,7 @@ std::string roofline_chart(const Report& report, const std::vector<Result>& rows
     // peak), where the report states one.
     double flops_roof = peak_flops;
     if (have_peaks && report.environment.peaks) {
-      const auto [gflops, pipe] = report.environment.peaks->compute(dtype_param_of(r));
+      const auto [gflops, pipe] = report.environment.peaks->compute(dtype_param(r.params));
       if (gflops > 0) {
         flops_roof = gflops;
         if (std::find(pipes.begin(), pipes.end(), std::make_pair(pipe, gflops)) == pipes.end())

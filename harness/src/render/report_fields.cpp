@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "core/units.hpp"
+#include "types/settings.hpp"
 #include "measure/steady.hpp"
 #include "report/json_get.hpp"
 
@@ -194,14 +195,9 @@ std::vector<std::pair<std::string, std::string>> environment_lines(const Report&
 
 // The cells of a result row in the tables (markdown and HTML), after the parameters.
 
-std::string dtype_param_of(const Result& r) {
-  const json v = pv(r, "dtype");
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-
 std::optional<PeakShare> peak_share(const Result& r, const std::optional<ReportPeaks>& peaks) {
   if (!peaks || r.backend != "cuda" || !is_timed(r) || peaks->dram_gbytes_per_s <= 0) return std::nullopt;
-  const auto [compute, pipe] = peaks->compute(dtype_param_of(r));
+  const auto [compute, pipe] = peaks->compute(dtype_param(r.params));
   if (compute <= 0 || (flops_of(r) <= 0 && bytes_of(r) <= 0)) return std::nullopt;
   // Ridge: the intensity at which the DRAM roof meets the compute roof.
   const bool memory = flops_of(r) <= 0 || (bytes_of(r) > 0 && intensity_of(r) < compute / peaks->dram_gbytes_per_s);

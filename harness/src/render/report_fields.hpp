@@ -74,7 +74,6 @@ struct PeakShare {
   std::string roof;   // "bf16 tensor", "FP32" or "DRAM"
 };
 std::optional<PeakShare> peak_share(const Result& r, const std::optional<ReportPeaks>& peaks);
-std::string dtype_param_of(const Result& r);  // the dtype parameter, "" where none
 // NVML's figures of a result (clock, power, energy per launch, FLOP/J): columns of the
 // md and html tables where any row of the table has them (older reports: no columns).
 bool has_sensors(const Result& r);

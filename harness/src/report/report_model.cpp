@@ -9,6 +9,7 @@
 #include "harness/error.hpp"
 #include "report/google_benchmark.hpp"
 #include "report/json_get.hpp"
+#include "profile/device_peaks.hpp"
 #include "report/merge_align.hpp"
 #include "report/report.hpp"
 
@@ -119,7 +120,7 @@ Report decode_harness(const json& j, const std::string& path) {
 }  // namespace
 
 std::pair<double, std::string> ReportPeaks::compute(const std::string& dtype) const {
-  const std::string type = dtype == "fp8_e5m2" ? "fp8_e4m3" : dtype;
+  const std::string_view type = peak_dtype(dtype);
   for (const auto& [name, gflops] : tensor_gflops)
     if (name == type) return {gflops, name + " tensor"};
   return {fp32_gflops, "FP32"};

@@ -1,6 +1,7 @@
 #include "run/integrity.hpp"
 
 #include "profile/roof.hpp"
+#include "types/settings.hpp"
 
 namespace harness {
 
@@ -9,8 +10,7 @@ void judge_roof(Result& r, const DevicePeaks* peaks, double l2_bytes) {
   Integrity& in = r.integrity;
   std::optional<Roof> roof = test_roof_from_env(r.work);
   if (!roof && r.backend == "cuda" && peaks) {
-    const std::string dtype = r.params.has("dtype") ? r.params.get_string("dtype") : "";
-    roof = device_roof(r.work, dtype, l2_bytes, *peaks);
+    roof = device_roof(r.work, dtype_param(r.params), l2_bytes, *peaks);
   }
   if (!roof) {
     in.roof_basis = r.backend == "cuda" ? "no roof: the device peaks were not measured (profiling off or unavailable)"

@@ -109,13 +109,6 @@ Result base_result(const Case& c, const Variant& v) {
 
 namespace {
 
-// The result's dtype parameter ("bf16", ...), empty where the problem has none: picks the
-// compute roof its roofline uses.
-std::string dtype_param(const Params& params) {
-  if (!params.has("dtype")) return {};
-  const auto& v = params.at("dtype");
-  return std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : std::string();
-}
 }  // namespace
 
 void derive_rates(Result& r) {

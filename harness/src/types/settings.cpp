@@ -23,12 +23,15 @@ bool is_tensor_core_dtype(std::string_view dtype) {
   return false;
 }
 
+std::string dtype_param(const Params& params) {
+  if (!params.has("dtype")) return {};
+  const auto* dtype = std::get_if<std::string>(&params.at("dtype"));
+  return dtype ? *dtype : std::string();
+}
+
 bool steady_by_default(const Params& params) {
-  const auto it = std::find_if(params.entries().begin(), params.entries().end(),
-                               [](const auto& e) { return e.first == "dtype"; });
-  if (it == params.entries().end()) return false;
-  const auto* dtype = std::get_if<std::string>(&it->second);
-  return dtype && is_tensor_core_dtype(*dtype);
+  const std::string dtype = dtype_param(params);
+  return !dtype.empty() && is_tensor_core_dtype(dtype);
 }
 
 std::optional<StoppingRule> stopping_rule_from_string(std::string_view name) {

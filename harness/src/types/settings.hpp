@@ -46,6 +46,9 @@ struct SteadySettings {
 // type (fp8, e4m3, e5m2); those kernels draw the most power and are the ones a power cap
 // slows. Stated in `harness list` and docs/measurement.md.
 bool is_tensor_core_dtype(std::string_view dtype);
+// A case's `dtype` parameter ("bf16", ...), "" where it has none (or not as text): what
+// picks the steady default, the roofline's compute roof and the cheat check's roof.
+std::string dtype_param(const Params& params);
 bool steady_by_default(const Params& params);
 inline constexpr std::string_view kSteadyDefaultRule =
     "steady (warm up until the SM clock settles) is on by default when a case's dtype is bf16, f16, tf32 or fp8 "

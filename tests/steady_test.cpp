@@ -8,6 +8,7 @@
 
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
+#include "measure/rewarm.hpp"
 #include "measure/settle.hpp"
 #include "measure/steady.hpp"
 #include "suite/suite.hpp"
@@ -162,6 +163,24 @@ TEST(SteadySetting, ANonBooleanIsALocatedError) {
 TEST(SteadySetting, TheRuleIsInTheDtypeList) {
   for (const char* d : {"bf16", "f16", "tf32", "fp8", "e4m3", "e5m2"}) EXPECT_TRUE(is_tensor_core_dtype(d)) << d;
   for (const char* d : {"f32", "f64", "int8", ""}) EXPECT_FALSE(is_tensor_core_dtype(d)) << d;
+}
+
+// How long a steady result's profiling pass re-warms: the warm-up its clock needed,
+// within [0.5, 3] s; the cap where it never settled; nothing without steady.
+TEST(SteadySetting, TheProfilingPassReWarmsForAsLongAsTheClockTookToSettle) {
+  Timing t;
+  EXPECT_EQ(rewarm_seconds(t), 0.0);
+  t.steady = SteadyState{};
+  t.steady->reached = true;
+  t.steady->seconds = 1.7;
+  EXPECT_DOUBLE_EQ(rewarm_seconds(t), 1.7);
+  t.steady->seconds = 0.1;
+  EXPECT_DOUBLE_EQ(rewarm_seconds(t), 0.5);
+  t.steady->seconds = 9.0;
+  EXPECT_DOUBLE_EQ(rewarm_seconds(t), 3.0);
+  t.steady->reached = false;
+  t.steady->seconds = 10.0;
+  EXPECT_DOUBLE_EQ(rewarm_seconds(t), 3.0);
 }
 
 const std::string kExe = HARNESS_EXE;

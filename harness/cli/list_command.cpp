@@ -87,7 +87,10 @@ void print_text(const std::string& what) {
                  origin_note(v->origin));
     fmt::print("\n");
   }
-  if (what != "variants") fmt::print("steady: {}\n", kSteadyDefaultRule);
+  if (what != "variants") {
+    fmt::print("steady: {}\n", kSteadyDefaultRule);
+    fmt::print("interleave: {}\n", kInterleaveDefaultRule);
+  }
 }
 
 }  // namespace
@@ -126,6 +129,7 @@ void add_list_command(CLI::App& app, int& exit_code) {
         }
         out["problems"] = problems;
         out["steady_rule"] = std::string(kSteadyDefaultRule);
+        out["interleave_rule"] = std::string(kInterleaveDefaultRule);
       }
       if (*what != "problems") {
         nlohmann::json variants = nlohmann::json::array();

@@ -118,7 +118,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--interleave", args->interleave,
                   "on: time the variants of a case in rounds (one batch of each per round), so that a\n"
                   "slow drift (clock, temperature, a busy host) hits them alike; off: each variant's\n"
-                  "samples back to back. Default: the suites' settings.interleave, else off")
+                  "samples back to back. Default: the suites' settings.interleave, else on for dtype\n"
+                  "bf16, f16, tf32, fp8 (power-capped work; harness list states it)")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--devices", args->devices,
                   "Shard the suite over devices, one worker process per device: all, a list like 0,1,\n"

@@ -34,6 +34,8 @@ bool steady_by_default(const Params& params) {
   return !dtype.empty() && is_tensor_core_dtype(dtype);
 }
 
+bool interleave_by_default(const Params& params) { return steady_by_default(params); }
+
 std::optional<StoppingRule> stopping_rule_from_string(std::string_view name) {
   for (StoppingRule r : {StoppingRule::noise, StoppingRule::entropy, StoppingRule::samples})
     if (to_string(r) == name) return r;

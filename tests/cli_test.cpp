@@ -35,12 +35,12 @@ TEST(Cli, NoSubcommandOrUnknownOptionIsExit2) {
 
 TEST(Cli, OneSampleHasNoNoiseNotZeroNoise) {
   const std::string out = test::temp_path("one_sample.json");
-  const auto r = run_command(kExe + " run tests/data/suites/one_sample.yaml --out " + out);
+  const auto r = run_command(kExe + " run tests/data/suites/one_sample.yaml --table --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("noise n/a"), std::string::npos) << r.output;  // the progress line
   EXPECT_EQ(r.output.find("0.0%"), std::string::npos) << r.output;       // never "±0.0%"
   EXPECT_EQ(r.output.find("(noisy)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("      n/a  "), std::string::npos) << r.output;  // the summary's noise column
+  EXPECT_NE(r.output.find("      n/a  "), std::string::npos) << r.output;  // the --table's noise column
   const auto j = nlohmann::json::parse(test::read_file(out));
   const auto& stats = j["results"][0]["stats"];
   EXPECT_EQ(stats["count"], 1);
@@ -63,8 +63,17 @@ TEST(Cli, SmokeRunWritesAValidReportAndJournal) {
   const std::string out = test::temp_path("tiny.json");
   const auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  // One progress line per result, then the summary.
+  // One progress line per result, then the summary: not the whole table again (issue 34),
+  // only what did not pass, the skipped results one row per reason.
   EXPECT_NE(r.output.find("[1/8] passed  stream/cpu op=copy n=1000"), std::string::npos) << r.output;
+  EXPECT_EQ(test::count(r.output, "stream/cpu op=copy n=1000 "), 1u) << r.output;
+  EXPECT_EQ(r.output.find("result  "), std::string::npos) << r.output;
+  if (r.output.find("4 skipped") != std::string::npos) {
+    EXPECT_NE(r.output.find("\nNot passed or marked (4 of 8; --table lists every result):\n"
+                            "stream/cuda op=copy n=1000 (+3 more)  skipped  no CUDA device"),
+              std::string::npos)
+        << r.output;
+  }
   // Without a GPU the 4 cuda results are skipped; with one they pass.
   EXPECT_TRUE(r.output.find("8 results: 4 passed, 0 failed, 4 skipped, 0 errors") != std::string::npos ||
               r.output.find("8 results: 8 passed, 0 failed, 0 skipped, 0 errors") != std::string::npos)

@@ -24,11 +24,7 @@ namespace {
 
 using nlohmann::json;
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
+using test::count;
 
 std::string fmt_name(const std::string& problem, const std::string& variant, long long n) {
   return problem + "/" + variant + "/N:" + std::to_string(n);

@@ -251,10 +251,33 @@ TEST(Cli, PluginErrorsAreExit2) {
 }
 
 TEST(Cli, ListShowsProblemsParametersAndVariants) {
+  // The default: one line per problem with its variants, the steady rule once (issue 34:
+  // it was hundreds of lines of paragraphs).
   auto r = run_command(kExe + " list");
   ASSERT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.output.find("stream: STREAM"), std::string::npos);
+  EXPECT_NE(r.output.find("\nstream               cpu, cuda\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("default triad"), std::string::npos) << r.output;
+  EXPECT_EQ(test::count(r.output, "by default"), 1u) << r.output;  // the steady rule, not per problem
+  EXPECT_NE(r.output.find("`harness list PROBLEM`: a problem's parameters"), std::string::npos) << r.output;
+  EXPECT_LT(test::count(r.output, "\n"), 40u) << r.output;
+  // One problem in full; --verbose: every problem in full.
+  r = run_command(kExe + " list stream");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output.rfind("stream: STREAM", 0), 0u) << r.output;
   EXPECT_NE(r.output.find("default triad"), std::string::npos);
+  EXPECT_NE(r.output.find("    cuda         cuda  grid-stride"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("gemm"), std::string::npos) << r.output;
+  r = run_command(kExe + " list --verbose");
+  EXPECT_NE(r.output.find("stream: STREAM"), std::string::npos);
+  EXPECT_NE(r.output.find("\ngemm: "), std::string::npos);
+  EXPECT_EQ(r.output, run_command(kExe + " list all").output);
+  r = run_command(kExe + " list --help");
+  EXPECT_NE(r.output.find("Default: one line per problem with its variants. A problem's name:"), std::string::npos)
+      << r.output;
+  r = run_command(kExe + " list gemmm");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output, "harness: error: list: 'gemmm' is not a problem (nor problems, variants or all); did you mean "
+                      "'gemm'?\n");
   r = run_command(kExe + " list variants");
   EXPECT_NE(r.output.find("stream/cuda"), std::string::npos);
   r = run_command(kExe + " list --json --plugin " + kPlugins + "example_plugin.so");

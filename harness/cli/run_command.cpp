@@ -82,6 +82,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)")->check(seed_validator());
   cmd->add_flag("--dry-run", args->dry_run, "Print the expanded cases and results without running them");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only failures, errors and the summary");
+  cmd->add_flag("--table", args->table,
+                "End with a table of every result (default: the results that did not pass or are\n"
+                "marked, as the progress lines showed the rest; a resumed run prints it too)");
   cmd->add_option("--metrics", args->metrics,
                   "CUPTI counters to collect in the profiling pass, comma-separated\n"
                   "(default: the suite's `metrics`, else a default set; `none`: only the kernel\n"

@@ -160,7 +160,8 @@ TEST(SteadySetting, ANonBooleanIsALocatedError) {
 }
 
 TEST(SteadySetting, TheRuleIsInTheDtypeList) {
-  for (const char* d : {"bf16", "f16", "tf32", "fp8", "e4m3", "e5m2"}) EXPECT_TRUE(is_tensor_core_dtype(d)) << d;
+  for (const char* d : {"bf16", "f16", "tf32", "fp8", "e4m3", "e5m2", "fp8_e4m3", "fp8_e5m2"})
+    EXPECT_TRUE(is_tensor_core_dtype(d)) << d;
   for (const char* d : {"f32", "f64", "int8", ""}) EXPECT_FALSE(is_tensor_core_dtype(d)) << d;
 }
 

@@ -23,6 +23,7 @@
 #include "gemm/gemm_wgmma.hpp"
 #include "gemm_fp8.hpp"
 #include "gemm_params.hpp"
+#include "gemm_problem_support.hpp"
 #include "gemm_tolerance.hpp"
 #include "harness/registry.hpp"
 #include "test_support.hpp"
@@ -33,23 +34,12 @@ namespace kg = kernels::gemm;
 using kg::Layout;
 using kg::TcDType;
 
-const harness::Problem& gemm_problem() {
-  const harness::Problem* p = harness::Registry::instance().find_problem("gemm");
-  EXPECT_NE(p, nullptr);
-  return *p;
-}
+using harness::test::gemm_problem;
 
+// An fp8_e4m3 case (layout nt unless said).
 harness::Params params(std::int64_t M, std::int64_t N, std::int64_t K, const char* layout = "nt", double alpha = 1.0,
                        double beta = 0.0) {
-  harness::Params p;
-  p.set("M", M);
-  p.set("N", N);
-  p.set("K", K);
-  p.set("alpha", alpha);
-  p.set("beta", beta);
-  p.set("dtype", std::string("fp8_e4m3"));
-  p.set("layout", std::string(layout));
-  return harness::with_defaults(gemm_problem().params(), p);
+  return harness::test::gemm_params(M, N, K, "fp8_e4m3", layout, alpha, beta);
 }
 
 std::optional<std::string> constraint(const char* variant, const harness::Params& p) {

@@ -32,6 +32,7 @@
 #include "gemm/gemm_wgmma.hpp"
 #include "gemm_fp8.hpp"
 #include "gemm_params.hpp"
+#include "gemm_test_support.hpp"
 #include "gemm_tolerance.hpp"
 #include "gpu_timing.hpp"
 #include "test_support.hpp"
@@ -155,13 +156,7 @@ TEST(GemmWgmmaFp8, Errors) {
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
-kg::GemmWgmmaTuning tuning_of(int i) {
-  kg::GemmWgmmaTuning t;
-  t.cluster_m = (i & 1) != 0 ? 2 : 1;
-  t.tma_store = (i & 2) != 0;
-  t.group_m = (i & 2) != 0 ? 16 : 3;
-  return t;
-}
+constexpr auto tuning_of = harness::test::wgmma_tuning_of;
 
 // Every kernel path against the full double reference: a single tile's corner (1 x 8),
 // tails in M, N and K (K % 128 != 0: TMA's zero fill), N odd (direct per-element stores),

@@ -2,7 +2,7 @@
 // paths of the wgmma, cublas and cpu variants (see gemm_fp8.hpp).
 #include "gemm_fp8.hpp"
 
-#include <cstring>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -109,8 +109,10 @@ void launch_wgmma_fp8(harness::LaunchContext& ctx) {
 cublasStatus_t launch_cublas_fp8(harness::LaunchContext& ctx, void* workspace, std::size_t workspace_bytes) {
   // One handle and one pair of device scales for the process (created at the first launch,
   // never at static-initialization time; they live until the process ends).
+  static std::mutex mutex;
   static cublasLtHandle_t handle = nullptr;
   static float* scales = nullptr;  // {scale_a, scale_b}
+  const std::lock_guard<std::mutex> lock(mutex);
   if (handle == nullptr) {
     if (cublasStatus_t s = cublasLtCreate(&handle); s != CUBLAS_STATUS_SUCCESS) {
       handle = nullptr;

@@ -39,7 +39,7 @@
 //
 // Constraints (gemm_wgmma_unsupported says which one fails): a device of compute capability
 // 9.0 (the kernel is built for sm_90a only); 2-byte elements (or 4: tf32, no alignment
-// constraint); M, N, K >= 1; the tensor
+// constraint; or 1: fp8 e4m3, layout nt and K % 16 == 0 only); M, N, K >= 1; the tensor
 // memory accelerator (TMA) needs 16-byte aligned row strides, so the stored leading
 // dimension of A and of B (K for A 'n' and B 't', M for A 't', N for B 'n') must be a
 // multiple of 8 elements. C has no alignment constraint (the epilogue stores are

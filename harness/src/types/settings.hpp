@@ -43,7 +43,7 @@ struct SteadySettings {
 
 // The default of `steady` for a case whose suite does not say: on for tensor-core work.
 // The rule: the case has a parameter `dtype` whose value is bf16, f16, tf32 or an fp8
-// type (fp8, e4m3, e5m2); those kernels draw the most power and are the ones a power cap
+// type (fp8, e4m3, e5m2, fp8_e4m3, fp8_e5m2); those kernels draw the most power and are the ones a power cap
 // slows. Stated in `harness list` and docs/measurement.md.
 bool is_tensor_core_dtype(std::string_view dtype);
 // A case's `dtype` parameter ("bf16", ...), "" where it has none (or not as text): what

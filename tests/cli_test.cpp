@@ -257,7 +257,9 @@ TEST(Cli, ListShowsProblemsParametersAndVariants) {
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("\nstream               cpu, cuda\n"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("default triad"), std::string::npos) << r.output;
-  EXPECT_EQ(test::count(r.output, "by default"), 1u) << r.output;  // the steady rule, not per problem
+  // the steady and the interleave rules once each, not per problem
+  EXPECT_EQ(test::count(r.output, "by default"), 2u) << r.output;
+  EXPECT_EQ(test::count(r.output, "interleave: "), 1u) << r.output;
   EXPECT_NE(r.output.find("`harness list PROBLEM`: a problem's parameters"), std::string::npos) << r.output;
   EXPECT_LT(test::count(r.output, "\n"), 40u) << r.output;
   // One problem in full; --verbose: every problem in full.

@@ -1,4 +1,4 @@
-// harness list [problems|variants] [--json] [--plugin LIB] [--plugin-dir DIR]
+// harness list [problems|variants] [--json] [--plugin LIB] [--plugin-dir DIR] [--python FILE.py]
 // Every problem and variant says where it came from: "built-in" or the plugin's file.
 #include <cstdio>
 
@@ -10,6 +10,7 @@
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
 #include "plugin/plugin_loader.hpp"
+#include "python/python_variants.hpp"
 #include "types/settings.hpp"
 
 namespace harness::cli {
@@ -106,9 +107,14 @@ void add_list_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--plugin-dir", *plugin_dirs,
                   "Load every plugin (*.so) of a directory (repeatable; also HARNESS_PLUGIN_PATH)")
       ->allow_extra_args(false);
+  auto python = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--python", *python, "Load variants written in Python from this file (repeatable; docs/python.md)")
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingFile);
   cmd->callback([=, &exit_code] {
     Registry& reg = Registry::instance();
     load_plugins(*plugins, *plugin_dirs, reg);
+    load_python_variants(*python, reg);
     if (*json) {
       nlohmann::json out = nlohmann::json::object();
       if (*what != "variants") {

@@ -92,6 +92,8 @@ void register_declared(const Declared& d, Registry& registry) {
   f.backend = d.backend == "cuda" ? Backend::cuda : Backend::cpu;
   const Backend backend = f.backend;
   auto functions = python::python_variant_functions(std::move(f));
+  // Only a variant that states a constraint has one (`harness list` marks it [constrained]).
+  if (!d.has_dtypes && !d.supports) functions.constraint = nullptr;
   try {
     registry.add_variant(make_variant(d.problem, d.name, backend, std::move(functions.launch))
                              .description(d.description)

@@ -1,0 +1,154 @@
+// Python variants (issue 35) on the cpu backend, through the harness executable: pure-
+// Python variants of `stream` (tests/data/python/stream_variants.py) are registered,
+// checked, timed, journaled and reported like the C++ cpu variant beside them; a wrong
+// result fails its check, an exception is its result's error (the traceback's last line,
+// located) and the run goes on, supports() skips with its reason; every bad file is one
+// located error, exit 2, before any work (tests/data/python/bad/).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "test_support.hpp"
+
+namespace harness {
+namespace {
+
+using test::run_command;
+
+constexpr const char* kVariants = "tests/data/python/stream_variants.py";
+constexpr const char* kSuite = "tests/data/python/stream.yaml";
+
+std::string harness_run(const std::string& args) { return std::string(HARNESS_EXE) + " run " + args; }
+
+// The report's results by name.
+std::map<std::string, nlohmann::json> results_of(const std::string& report) {
+  std::map<std::string, nlohmann::json> out;
+  const auto doc = nlohmann::json::parse(test::read_file(report));  // alive for the loop
+  for (const auto& r : doc["results"]) out[r["name"].get<std::string>()] = r;
+  return out;
+}
+
+class PythonVariants : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HARNESS_HAVE_PYTHON) GTEST_SKIP() << "this build has no Python (python3-dev not found by CMake)";
+  }
+};
+
+TEST_F(PythonVariants, CheckedTimedAndReportedLikeACppVariant) {
+  const std::string out = test::temp_path("python-stream.json");
+  const auto r = run_command(harness_run(std::string(kSuite) + " --python " + kVariants + " --out " + out));
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // checks failed and variants errored, by design
+  const auto results = results_of(out);
+  ASSERT_EQ(results.size(), 18u) << r.output;  // 3 ops x 6 variants: the run went on after every error
+
+  // Passed, timed, with rates, beside the C++ cpu variant.
+  for (const char* op : {"copy", "scale"}) {
+    const auto& ok = results.at(std::string("stream/py_ok/op:") + op + "/n:257");
+    EXPECT_EQ(ok["status"], "passed") << ok.dump();
+    EXPECT_EQ(ok["backend"], "cpu");
+    EXPECT_GT(ok["stats"]["median_s"].get<double>(), 0);
+    EXPECT_EQ(results.at(std::string("stream/cpu/op:") + op + "/n:257")["status"], "passed");
+  }
+  // supports() returned a reason: skipped with it.
+  const auto& skipped = results.at("stream/py_ok/op:triad/n:257");
+  EXPECT_EQ(skipped["status"], "skipped");
+  EXPECT_EQ(skipped["reason"], "op triad: copy and scale only");
+  // A wrong result fails its check, named in the output, and is never timed.
+  const auto& wrong = results.at("stream/py_wrong/op:copy/n:257");
+  EXPECT_EQ(wrong["status"], "failed");
+  EXPECT_NE(wrong["reason"].get<std::string>().find("check failed"), std::string::npos);
+  EXPECT_NE(r.output.find("failed  stream/py_wrong op=copy n=257  check failed"), std::string::npos) << r.output;
+  // An exception: the result's error is the traceback's last line, at the raising line.
+  const auto& raised = results.at("stream/py_raises/op:scale/n:257");
+  EXPECT_EQ(raised["status"], "error");
+  EXPECT_EQ(raised["reason"], "tests/data/python/stream_variants.py:27: ValueError: planted failure at n=257");
+  // Inputs are read-only memoryviews: writing one is an error, named.
+  EXPECT_EQ(results.at("stream/py_writes_input/op:copy/n:257")["reason"],
+            "tests/data/python/stream_variants.py:37: TypeError: cannot modify read-only memory");
+  // An exception in supports() is that result's error too (not a skip).
+  const auto& supports = results.at("stream/py_supports_raises/op:triad/n:257");
+  EXPECT_EQ(supports["status"], "error");
+  EXPECT_EQ(supports["reason"], "tests/data/python/stream_variants.py:40: KeyError: 'no_such_parameter'");
+  // Journaled as they finished: a header line and one line per result.
+  const std::string journal = test::read_file(out + ".journal.jsonl");
+  EXPECT_EQ(std::count(journal.begin(), journal.end(), '\n'), 19) << journal;
+  EXPECT_NE(journal.find("stream/py_ok/op:copy/n:257"), std::string::npos);
+  test::remove_report(out);
+}
+
+TEST_F(PythonVariants, ListSaysWhereTheyCameFrom) {
+  const auto r = run_command(std::string(HARNESS_EXE) + " list variants --python " + kVariants);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("copy and scale in a Python loop  [constrained]  [from tests/data/python/stream_variants.py]"),
+            std::string::npos) << r.output;
+  // No constraint stated, none listed; the description given wins over the docstring.
+  EXPECT_NE(r.output.find("writes 1.0 everywhere  [from tests/data/python/stream_variants.py]"), std::string::npos);
+}
+
+TEST_F(PythonVariants, IsolatedChildrenLoadTheSameFiles) {
+  const std::string out = test::temp_path("python-isolate.json");
+  const auto r = run_command(harness_run(std::string(kSuite) + " --python " + kVariants +
+                                         " --isolate --variants py_ok,py_raises --filter op:copy --out " + out));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto results = results_of(out);
+  EXPECT_EQ(results.at("stream/py_ok/op:copy/n:257")["status"], "passed");
+  EXPECT_EQ(results.at("stream/py_raises/op:copy/n:257")["status"], "error");
+  test::remove_report(out);
+}
+
+TEST_F(PythonVariants, TheExampleFromTheDocsPasses) {
+  const std::string out = test::temp_path("python-example.json");
+  const auto r = run_command(harness_run("examples/python/gemm_tiny.yaml --python examples/python/cpu_matmul.py --out " + out));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto results = results_of(out);
+  EXPECT_EQ(results.at("gemm/py_matmul/M:16/N:16/K:16/alpha:1/beta:0.5/dtype:f32/layout:nn")["status"], "passed");
+  EXPECT_EQ(results.at("gemm/py_matmul/M:8/N:8/K:8/alpha:1/beta:0/dtype:f32/layout:tn")["reason"], "layout tn: nn only");
+  test::remove_report(out);
+}
+
+// Every bad file: exactly one line, located, exit 2, and nothing run or written.
+TEST_F(PythonVariants, ABadFileIsOneLocatedErrorBeforeAnyWork) {
+  const std::string dir = "tests/data/python/bad/";
+  const std::map<std::string, std::string> expected = {
+      {"syntax_error.py", "syntax_error.py:4: SyntaxError: expected ':'"},
+      {"import_error.py", "import_error.py:2: ModuleNotFoundError: No module named 'no_such_module_for_harness_tests'"},
+      {"raises.py", "raises.py:5: TypeError: unsupported operand type(s) for /: 'dict' and 'int'"},
+      {"unknown_problem.py", "unknown_problem.py:4: unknown problem 'streem'; did you mean 'stream'?"},
+      {"clash.py", "clash.py:4: variant 'stream/cpu' is already built in"},
+      {"twice.py", "twice.py:9: variant 'stream/py_twice' is already registered by " + dir + "twice.py"},
+      {"bad_backend.py", "bad_backend.py:4: ValueError: backend must be 'cpu' or 'cuda', not 'gpu'"},
+      {"bad_dtype.py", "bad_dtype.py:4: 'f31' is not a dtype of problem 'gemm' (one of {f32, tf32, bf16, f16}); did you mean 'f32'?"},
+  };
+  const std::string out = test::temp_path("python-bad.json");
+  for (const auto& [file, message] : expected) {
+    const auto r = run_command(harness_run(std::string(kSuite) + " --python " + dir + file + " --out " + out));
+    EXPECT_EQ(r.exit_code, 2) << file << ": " << r.output;
+    EXPECT_EQ(r.output, "harness: error: " + dir + message + "\n") << file;
+    EXPECT_TRUE(test::read_file(out).empty()) << file << ": a report was written";
+  }
+}
+
+TEST_F(PythonVariants, ANameFromAnotherFileClashesToo) {
+  // The same file twice: its second run registers names the first already has.
+  const auto r = run_command(std::string(HARNESS_EXE) + " list --python " + kVariants + " --python tests/data/python/./stream_variants.py");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("harness: error: tests/data/python/./stream_variants.py:10: variant 'stream/py_ok' is already "
+                          "registered by tests/data/python/stream_variants.py"),
+            std::string::npos) << r.output;
+}
+
+TEST(PythonBuild, WithoutPythonTheOptionIsRefusedInOneLine) {
+  if (HARNESS_HAVE_PYTHON) GTEST_SKIP() << "this build embeds Python (the stub is built with -DHARNESS_PYTHON=OFF)";
+  const auto r = run_command(harness_run(std::string(kSuite) + " --python " + kVariants));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("harness: error: --python: this harness was built without Python", 0), 0u) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+}  // namespace
+}  // namespace harness

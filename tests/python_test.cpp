@@ -24,12 +24,24 @@ constexpr const char* kSuite = "tests/data/python/stream.yaml";
 
 std::string harness_run(const std::string& args) { return std::string(HARNESS_EXE) + " run " + args; }
 
-// The report's results by name.
-std::map<std::string, nlohmann::json> results_of(const std::string& report) {
-  std::map<std::string, nlohmann::json> out;
-  const auto doc = nlohmann::json::parse(test::read_file(report));  // alive for the loop
-  for (const auto& r : doc["results"]) out[r["name"].get<std::string>()] = r;
-  return out;
+// `harness run ARGS --out <temp>`: the command's exit code and output, the report's
+// results by name and the journal (both files removed).
+struct HarnessRun {
+  test::CommandResult command;
+  std::map<std::string, nlohmann::json> results;
+  std::string journal;
+};
+HarnessRun run_and_read(const std::string& args, const std::string& name) {
+  const std::string out = test::temp_path(name);
+  HarnessRun run;
+  run.command = run_command(harness_run(args + " --out " + out));
+  if (const std::string text = test::read_file(out); !text.empty()) {
+    const auto doc = nlohmann::json::parse(text);
+    for (const auto& r : doc["results"]) run.results[r["name"].get<std::string>()] = r;
+  }
+  run.journal = test::read_file(out + ".journal.jsonl");
+  test::remove_report(out);
+  return run;
 }
 
 class PythonVariants : public ::testing::Test {
@@ -40,10 +52,10 @@ class PythonVariants : public ::testing::Test {
 };
 
 TEST_F(PythonVariants, CheckedTimedAndReportedLikeACppVariant) {
-  const std::string out = test::temp_path("python-stream.json");
-  const auto r = run_command(harness_run(std::string(kSuite) + " --python " + kVariants + " --out " + out));
+  const HarnessRun run = run_and_read(std::string(kSuite) + " --python " + kVariants, "python-stream.json");
+  const auto& r = run.command;
+  const auto& results = run.results;
   EXPECT_EQ(r.exit_code, 1) << r.output;  // checks failed and variants errored, by design
-  const auto results = results_of(out);
   ASSERT_EQ(results.size(), 18u) << r.output;  // 3 ops x 6 variants: the run went on after every error
 
   // Passed, timed, with rates, beside the C++ cpu variant.
@@ -75,10 +87,8 @@ TEST_F(PythonVariants, CheckedTimedAndReportedLikeACppVariant) {
   EXPECT_EQ(supports["status"], "error");
   EXPECT_EQ(supports["reason"], "tests/data/python/stream_variants.py:40: KeyError: 'no_such_parameter'");
   // Journaled as they finished: a header line and one line per result.
-  const std::string journal = test::read_file(out + ".journal.jsonl");
-  EXPECT_EQ(std::count(journal.begin(), journal.end(), '\n'), 19) << journal;
-  EXPECT_NE(journal.find("stream/py_ok/op:copy/n:257"), std::string::npos);
-  test::remove_report(out);
+  EXPECT_EQ(std::count(run.journal.begin(), run.journal.end(), '\n'), 19) << run.journal;
+  EXPECT_NE(run.journal.find("stream/py_ok/op:copy/n:257"), std::string::npos);
 }
 
 TEST_F(PythonVariants, ListSaysWhereTheyCameFrom) {
@@ -91,24 +101,18 @@ TEST_F(PythonVariants, ListSaysWhereTheyCameFrom) {
 }
 
 TEST_F(PythonVariants, IsolatedChildrenLoadTheSameFiles) {
-  const std::string out = test::temp_path("python-isolate.json");
-  const auto r = run_command(harness_run(std::string(kSuite) + " --python " + kVariants +
-                                         " --isolate --variants py_ok,py_raises --filter op:copy --out " + out));
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  const auto results = results_of(out);
-  EXPECT_EQ(results.at("stream/py_ok/op:copy/n:257")["status"], "passed");
-  EXPECT_EQ(results.at("stream/py_raises/op:copy/n:257")["status"], "error");
-  test::remove_report(out);
+  const HarnessRun run = run_and_read(std::string(kSuite) + " --python " + kVariants +
+                               " --isolate --variants py_ok,py_raises --filter op:copy", "python-isolate.json");
+  EXPECT_EQ(run.command.exit_code, 1) << run.command.output;
+  EXPECT_EQ(run.results.at("stream/py_ok/op:copy/n:257")["status"], "passed");
+  EXPECT_EQ(run.results.at("stream/py_raises/op:copy/n:257")["status"], "error");
 }
 
 TEST_F(PythonVariants, TheExampleFromTheDocsPasses) {
-  const std::string out = test::temp_path("python-example.json");
-  const auto r = run_command(harness_run("examples/python/gemm_tiny.yaml --python examples/python/cpu_matmul.py --out " + out));
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  const auto results = results_of(out);
-  EXPECT_EQ(results.at("gemm/py_matmul/M:16/N:16/K:16/alpha:1/beta:0.5/dtype:f32/layout:nn")["status"], "passed");
-  EXPECT_EQ(results.at("gemm/py_matmul/M:8/N:8/K:8/alpha:1/beta:0/dtype:f32/layout:tn")["reason"], "layout tn: nn only");
-  test::remove_report(out);
+  const HarnessRun run = run_and_read("examples/python/gemm_tiny.yaml --python examples/python/cpu_matmul.py", "python-example.json");
+  EXPECT_EQ(run.command.exit_code, 0) << run.command.output;
+  EXPECT_EQ(run.results.at("gemm/py_matmul/M:16/N:16/K:16/alpha:1/beta:0.5/dtype:f32/layout:nn")["status"], "passed");
+  EXPECT_EQ(run.results.at("gemm/py_matmul/M:8/N:8/K:8/alpha:1/beta:0/dtype:f32/layout:tn")["reason"], "layout tn: nn only");
 }
 
 // Every bad file: exactly one line, located, exit 2, and nothing run or written.
@@ -124,12 +128,11 @@ TEST_F(PythonVariants, ABadFileIsOneLocatedErrorBeforeAnyWork) {
       {"bad_backend.py", "bad_backend.py:4: ValueError: backend must be 'cpu' or 'cuda', not 'gpu'"},
       {"bad_dtype.py", "bad_dtype.py:4: 'f31' is not a dtype of problem 'gemm' (one of {f32, tf32, bf16, f16}); did you mean 'f32'?"},
   };
-  const std::string out = test::temp_path("python-bad.json");
   for (const auto& [file, message] : expected) {
-    const auto r = run_command(harness_run(std::string(kSuite) + " --python " + dir + file + " --out " + out));
-    EXPECT_EQ(r.exit_code, 2) << file << ": " << r.output;
-    EXPECT_EQ(r.output, "harness: error: " + dir + message + "\n") << file;
-    EXPECT_TRUE(test::read_file(out).empty()) << file << ": a report was written";
+    const HarnessRun run = run_and_read(std::string(kSuite) + " --python " + dir + file, "python-bad.json");
+    EXPECT_EQ(run.command.exit_code, 2) << file << ": " << run.command.output;
+    EXPECT_EQ(run.command.output, "harness: error: " + dir + message + "\n") << file;
+    EXPECT_TRUE(run.results.empty() && run.journal.empty()) << file << ": a report or journal was written";
   }
 }
 

@@ -113,6 +113,19 @@ TEST_F(PythonVariants, TheExampleFromTheDocsPasses) {
   EXPECT_EQ(run.command.exit_code, 0) << run.command.output;
   EXPECT_EQ(run.results.at("gemm/py_matmul/M:16/N:16/K:16/alpha:1/beta:0.5/dtype:f32/layout:nn")["status"], "passed");
   EXPECT_EQ(run.results.at("gemm/py_matmul/M:8/N:8/K:8/alpha:1/beta:0/dtype:f32/layout:tn")["reason"], "layout tn: nn only");
+  // dtypes=["f32"]: other values of the problem's dtype parameter are skipped, saying why.
+  EXPECT_EQ(run.results.at("gemm/py_matmul/M:8/N:8/K:8/alpha:1/beta:0/dtype:bf16/layout:nn")["reason"],
+            "dtype bf16 is not one of this variant's dtypes (f32)");
+}
+
+TEST_F(PythonVariants, TwoDimensionalViewsAndBf16Bits) {
+  // softmax's (rows, cols) operands as 2-D memoryviews; bf16 elements as their 16 bits.
+  const HarnessRun run = run_and_read("tests/data/python/softmax.yaml --python tests/data/python/softmax_variants.py",
+                                      "python-softmax.json");
+  EXPECT_EQ(run.command.exit_code, 0) << run.command.output;
+  for (const char* dtype : {"f32", "bf16"})
+    EXPECT_EQ(run.results.at(std::string("softmax/py_softmax/rows:5/cols:33/inputs:uniform/dtype:") + dtype)["status"],
+              "passed") << run.command.output;
 }
 
 // Every bad file: exactly one line, located, exit 2, and nothing run or written.

@@ -9,8 +9,8 @@ bool python_built() { return false; }
 
 void load_python_variants(const std::vector<std::string>& files, Registry&) {
   if (files.empty()) return;
-  throw InputError("--python: this harness was built without Python (CMake found no Python 3 development files: "
-                   "install python3-dev, or pass -DPython3_EXECUTABLE=..., and rebuild; docs/python.md)");
+  throw InputError("--python: this harness was built without Python (-DHARNESS_PYTHON=OFF, or CMake found no Python 3 "
+                   "development files: install python3-dev, or pass -DPython3_EXECUTABLE=..., and rebuild; docs/python.md)");
 }
 
 }  // namespace harness

@@ -118,6 +118,15 @@ TEST_F(PythonVariants, TheExampleFromTheDocsPasses) {
             "dtype bf16 is not one of this variant's dtypes (f32)");
 }
 
+TEST_F(PythonVariants, AViewKeptPastItsBuffersIsReleased) {
+  const HarnessRun run = run_and_read("tests/data/python/keep_view.yaml --python tests/data/python/keep_view.py",
+                                      "python-keep.json");
+  EXPECT_EQ(run.command.exit_code, 1) << run.command.output;
+  EXPECT_EQ(run.results.at("stream/py_keep/op:copy/n:3")["status"], "passed");
+  EXPECT_EQ(run.results.at("stream/py_keep/op:copy/n:5")["reason"],
+            "tests/data/python/keep_view.py:12: ValueError: operation forbidden on released memoryview object");
+}
+
 TEST_F(PythonVariants, TwoDimensionalViewsAndBf16Bits) {
   // softmax's (rows, cols) operands as 2-D memoryviews; bf16 elements as their 16 bits.
   const HarnessRun run = run_and_read("tests/data/python/softmax.yaml --python tests/data/python/softmax_variants.py",

@@ -91,7 +91,7 @@ std::string take_error(const std::vector<std::string>& files) {
   Ref set(PySet_New(nullptr));
   for (const auto& f : files) {
     Ref name(PyUnicode_FromString(f.c_str()));
-    if (set && name) PySet_Add(set.get(), name.get());
+    if (!set || !name || PySet_Add(set.get(), name.get()) != 0) PyErr_Clear();  // located less precisely
   }
   Ref text(set && value ? PyObject_CallMethod(g_module, "_describe", "OO", value, set.get()) : nullptr);
   std::string out = text_of(text.get());

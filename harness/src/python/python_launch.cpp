@@ -51,8 +51,11 @@ Ref memory_view(void* data, const OperandSpec& spec) {
 
 Ref shape_tuple(const std::vector<std::int64_t>& shape) {
   Ref t(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
-  for (std::size_t i = 0; t && i < shape.size(); ++i)
-    PyTuple_SET_ITEM(t.get(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
+  for (std::size_t i = 0; t && i < shape.size(); ++i) {
+    PyObject* extent = PyLong_FromLongLong(shape[i]);
+    if (!extent) return Ref();
+    PyTuple_SET_ITEM(t.get(), static_cast<Py_ssize_t>(i), extent);  // steals it
+  }
   return t;
 }
 

@@ -108,6 +108,13 @@ TEST_F(PythonVariants, IsolatedChildrenLoadTheSameFiles) {
   EXPECT_EQ(run.results.at("stream/py_raises/op:copy/n:257")["status"], "error");
 }
 
+TEST_F(PythonVariants, GoogleBenchmarkTimesThemToo) {
+  const auto r = run_command(std::string(HARNESS_EXE) + " gbench " + kSuite + " --python " + kVariants +
+                             " --variants py_ok --filter op:copy --benchmark_min_time=0.01");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("stream/py_ok/op:copy/n:257"), std::string::npos) << r.output;
+}
+
 TEST_F(PythonVariants, TheExampleFromTheDocsPasses) {
   const HarnessRun run = run_and_read("examples/python/gemm_tiny.yaml --python examples/python/cpu_matmul.py", "python-example.json");
   EXPECT_EQ(run.command.exit_code, 0) << run.command.output;

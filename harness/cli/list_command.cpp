@@ -108,9 +108,7 @@ void add_list_command(CLI::App& app, int& exit_code) {
                   "Load every plugin (*.so) of a directory (repeatable; also HARNESS_PLUGIN_PATH)")
       ->allow_extra_args(false);
   auto python = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("--python", *python, "Load variants written in Python from this file (repeatable; docs/python.md)")
-      ->allow_extra_args(false)
-      ->check(CLI::ExistingFile);
+  add_python_option(cmd, *python);
   cmd->callback([=, &exit_code] {
     Registry& reg = Registry::instance();
     load_plugins(*plugins, *plugin_dirs, reg);

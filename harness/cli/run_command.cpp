@@ -81,11 +81,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Load every plugin (*.so) of a directory (repeatable; also HARNESS_PLUGIN_PATH)")
       ->allow_extra_args(false);
   auto python = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("--python", *python,
-                  "Load variants written in Python from this file (repeatable; @harness.variant,\n"
-                  "docs/python.md)")
-      ->allow_extra_args(false)
-      ->check(CLI::ExistingFile);
+  add_python_option(cmd, *python);
   cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)")->check(seed_validator());
   cmd->add_flag("--dry-run", args->dry_run, "Print the expanded cases and results without running them");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only failures, errors and the summary");
@@ -141,7 +137,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
     args->command_line = command_line();
     args->child_argv = child_argv();
     args->worker_argv = worker_argv();
-    if (!python->empty()) args->add_variants = [python](Registry& registry) { load_python_variants(*python, registry); };
+    if (!python->empty())
+      args->add_variants = [python](Registry& registry) { load_python_variants(*python, registry); };
     exit_code = run_session(*args);
   });
 }

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -113,6 +115,25 @@ TEST_F(PythonVariants, GoogleBenchmarkTimesThemToo) {
                              " --variants py_ok --filter op:copy --benchmark_min_time=0.01");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("stream/py_ok/op:copy/n:257"), std::string::npos) << r.output;
+}
+
+// The journal's header names the --python files with their content's hash: --resume
+// completes the run that wrote it, not one whose Python variants are others.
+TEST_F(PythonVariants, ResumeRefusesOtherPythonFiles) {
+  const std::string out = test::temp_path("python-resume.json");
+  const std::string edited = test::temp_path("edited_variants.py");
+  std::ofstream(edited) << test::read_file(kVariants) << "# edited\n";
+  const std::string run = harness_run(std::string(kSuite) + " --variants py_ok --filter op:copy");
+  ASSERT_EQ(run_command(run + " --python " + kVariants + " --out " + out).exit_code, 0);
+  const std::string journal = out + ".journal.jsonl";
+  auto r = run_command(run + " --python " + edited + " --resume " + journal);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output, "harness: error: --resume " + journal + ": it was written by a run of " + kSuite + " with --python " +
+                          kVariants + "; this run is " + kSuite + " with --python " + edited + "\n");
+  r = run_command(run + " --python " + kVariants + " --resume " + journal);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::remove(edited.c_str());
+  test::remove_report(out);
 }
 
 TEST_F(PythonVariants, TheExampleFromTheDocsPasses) {

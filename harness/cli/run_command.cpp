@@ -80,8 +80,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--plugin-dir", args->plugin_dirs,
                   "Load every plugin (*.so) of a directory (repeatable; also HARNESS_PLUGIN_PATH)")
       ->allow_extra_args(false);
-  auto python = std::make_shared<std::vector<std::string>>();
-  add_python_option(cmd, *python);
+  add_python_option(cmd, args->python);
   cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)")->check(seed_validator());
   cmd->add_flag("--dry-run", args->dry_run, "Print the expanded cases and results without running them");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only failures, errors and the summary");
@@ -133,12 +132,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
                 "skipped (default: exit 2, the run measured nothing on the GPU)");
   cmd->add_flag("--allow-mixed", args->allow_mixed, "With --devices: allow GPUs of different models (timings not comparable)");
   cmd->add_option(kPoolChildOption, args->pool_child)->group("");  // hidden: set by --isolate and --devices
-  cmd->callback([args, python, &exit_code] {
+  cmd->callback([args, &exit_code] {
     args->command_line = command_line();
     args->child_argv = child_argv();
     args->worker_argv = worker_argv();
-    if (!python->empty())
-      args->add_variants = [python](Registry& registry) { load_python_variants(*python, registry); };
+    if (!args->python.empty())
+      args->add_variants = [files = args->python](Registry& registry) { load_python_variants(files, registry); };
     exit_code = run_session(*args);
   });
 }

@@ -26,6 +26,7 @@ struct SessionOptions {
   // suites are read: the executable's --python files (harness/src/python, which the core
   // does not link). Empty: nothing.
   std::function<void(Registry&)> add_variants;
+  std::vector<std::string> python;  // those --python files: named in the journal's header and the resume command
   std::uint64_t seed = 42;
   bool dry_run = false;
   bool quiet = false;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -193,6 +194,27 @@ TEST_F(PythonVariants, ANameFromAnotherFileClashesToo) {
   EXPECT_NE(r.output.find("harness: error: tests/data/python/./stream_variants.py:10: variant 'stream/py_ok' is already "
                           "registered by tests/data/python/stream_variants.py"),
             std::string::npos) << r.output;
+}
+
+// A virtual environment is a folder with bin/python3 (a link to its base interpreter) and
+// pyvenv.cfg naming the base's folder: the harness started as that program uses the venv
+// (its site-packages: PyTorch on the GPU machine), as `python3` of the venv would.
+TEST_F(PythonVariants, HarnessPythonPicksAVirtualEnvironment) {
+  namespace fs = std::filesystem;
+  const fs::path venv = test::temp_path("venv");
+  fs::create_directories(venv / "bin");
+  const fs::path base = HARNESS_PYTHON_PROGRAM;
+  fs::create_symlink(base, venv / "bin" / "python3");
+  std::ofstream(venv / "pyvenv.cfg") << "home = " << base.parent_path().string() << "\ninclude-system-site-packages = false\n";
+  const std::string list = std::string(HARNESS_EXE) + " list problems --python tests/data/python/print_prefix.py";
+  const auto r = run_command("HARNESS_PYTHON=" + (venv / "bin" / "python3").string() + " " + list);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("sys.prefix=" + venv.string() + "\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("harness: warning: tests/data/python/print_prefix.py: declares no variant"), std::string::npos);
+  // Without it, the interpreter CMake built against.
+  const auto plain = run_command("env -u HARNESS_PYTHON " + list);
+  EXPECT_EQ(plain.output.find("sys.prefix=" + venv.string()), std::string::npos) << plain.output;
+  fs::remove_all(venv);
 }
 
 TEST(PythonBuild, WithoutPythonTheOptionIsRefusedInOneLine) {

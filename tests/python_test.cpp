@@ -59,7 +59,7 @@ TEST_F(PythonVariants, CheckedTimedAndReportedLikeACppVariant) {
   const auto& r = run.command;
   const auto& results = run.results;
   EXPECT_EQ(r.exit_code, 1) << r.output;  // checks failed and variants errored, by design
-  ASSERT_EQ(results.size(), 18u) << r.output;  // 3 ops x 6 variants: the run went on after every error
+  ASSERT_EQ(results.size(), 21u) << r.output;  // 3 ops x 7 variants: the run went on after every error
 
   // Passed, timed, with rates, beside the C++ cpu variant.
   for (const char* op : {"copy", "scale"}) {
@@ -89,8 +89,12 @@ TEST_F(PythonVariants, CheckedTimedAndReportedLikeACppVariant) {
   const auto& supports = results.at("stream/py_supports_raises/op:triad/n:257");
   EXPECT_EQ(supports["status"], "error");
   EXPECT_EQ(supports["reason"], "tests/data/python/stream_variants.py:40: KeyError: 'no_such_parameter'");
+  // An output of its own (returned, never written into the harness's): the check names it.
+  const auto& own = results.at("stream/py_own_output/op:copy/n:257");
+  EXPECT_EQ(own["status"], "failed");
+  EXPECT_NE(own["reason"].get<std::string>().find("257 unwritten"), std::string::npos) << own["reason"];
   // Journaled as they finished: a header line and one line per result.
-  EXPECT_EQ(std::count(run.journal.begin(), run.journal.end(), '\n'), 19) << run.journal;
+  EXPECT_EQ(std::count(run.journal.begin(), run.journal.end(), '\n'), 22) << run.journal;
   EXPECT_NE(run.journal.find("stream/py_ok/op:copy/n:257"), std::string::npos);
 }
 

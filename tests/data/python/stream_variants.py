@@ -1,5 +1,5 @@
-"""Python variants of the `stream` problem on the cpu backend, for tests/python_test.cpp:
-one correct, one wrong, one raising, one writing to an input, one whose supports() raises."""
+"""Python variants of `stream` on the cpu backend for tests/python_test.cpp: correct, wrong,
+raising, writing an input, supports() raising, filling an output of its own (the last)."""
 import harness
 
 
@@ -40,3 +40,10 @@ def py_writes_input(ctx):
 @harness.variant("stream", "py_supports_raises", backend="cpu", supports=lambda params: params["no_such_parameter"])
 def py_supports_raises(ctx):
     pass
+
+
+@harness.variant("stream", "py_own_output", backend="cpu")
+def py_own_output(ctx):
+    """computes into a list of its own and returns it: the given output stays unwritten"""
+    x = ctx.inputs.x
+    return [x[i] for i in range(len(x))]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Trust figures of harness reports (docs/trust.md).
+"""Trust figures of harness reports (docs/measurement.md, "Trust figures").
 
 For every timed CUDA result with a profiling pass, the event-timed median is compared
 with the CUPTI kernel time of the same result (the sum of its kernels' durations in one
@@ -9,7 +9,9 @@ the timed batches' SM clock, sensors.sm_clock_mhz.median or else the probe's
 clocks.median_mhz, and the profiling pass's NVML clock, profile.clock.sm_mhz_median), the
 same at matched clocks: the CUPTI time scaled by profiling clock / timed clock, which
 assumes a time proportional to 1 / SM clock (compute-bound; a DRAM-bound kernel moves
-less with the clock, so its gap there is an upper bound of the clock's share).
+less with the clock, so its gap there is an upper bound of the clock's share). A steady
+(power-capped) result's profiling pass is re-warmed first (profile.rewarm), so that its
+traced launches run in the state the result was timed in; the count is printed.
 
   python3 reports/trust.py gemm.json attention.json          agreement table
   python3 reports/trust.py --tiny events.json graph.json     event vs graph vs CUPTI time
@@ -61,6 +63,9 @@ def agreement(paths, floor_s=50e-6, tol=0.02):
         print(f"{path}: {gpu}, commit {env.get('git_commit', env.get('commit', '?'))}, {env.get('date', env.get('timestamp', '?'))}")
         print(f"  results >= {floor_s * 1e6:.0f} us with a kernel time: {len(rows)}; "
               f"event median within {tol:.0%} of CUPTI: {len(within)} ({len(within) / max(len(rows), 1):.0%})")
+        warmed = [r for r, med, k in timed(rep) if med >= floor_s and (r.get("profile") or {}).get("rewarm")]
+        if warmed:
+            print(f"  profiled after a re-warm to the timed power state (steady results): {len(warmed)}")
         for name, med, k, d in sorted(rows, key=lambda x: -abs(x[3]))[:8]:
             print(f"    {d:+7.1%}  event {med * 1e6:10.1f} us  cupti {k * 1e6:10.1f} us  {name}")
         both = matched([(r["name"], med, k, None, r) for r, med, k in timed(rep) if med >= floor_s], tol)

@@ -11,7 +11,7 @@
 #           spmv (the spmv GPU test, then suites/spmv.yaml)
 #           template measure
 #           conv2d (the conv2d suite, cuDNN in the same run, and its GPU tests)
-#           gemm-tc (tensor-core GEMM suite: mma vs cuBLAS in tf32/bf16/f16, and its GPU test)
+#           gemm-tc (tensor-core GEMM suite: mma/wgmma vs cuBLAS in tf32/bf16/f16 and fp8_e4m3 (cuBLASLt), and its GPU tests)
 #           attention-compare (flash vs PyTorch SDPA at B=4, H=16/32, N=1K-16K, f32 and bf16;
 #           SDPA's flash and cuDNN backends at bf16, table-attention-sdpa.md against the faster;
 #           ATTN_COMPARE_FILTER narrows it: the whole suite takes tens of minutes)
@@ -71,6 +71,7 @@ for s in $stages; do
     gemm-tc)
       step "gemm_tc_gpu_test + harness run suites/gemm-tensor-cores.yaml"
       build/release/tests/gemm_tc_gpu_test 2>&1 | tail -5 || status=1
+      build/release/tests/gemm_wgmma_fp8_gpu_test 2>&1 | grep -E "\[timing\]|FAILED|PASSED|SKIPPED" || status=1
       timeout "${SUITE_TIMEOUT:-600}" $exe run suites/gemm-tensor-cores.yaml --out "$OUT/gemm-tc.json" --quiet 2>&1 | tee "$OUT/gemm-tc.log" | tail -60 || status=1 ;;
     attention)
       step "harness run suites/attention.yaml"

@@ -24,7 +24,7 @@ echo "--- configure, build (out of the harness tree, against the installed packa
 show cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" | grep -vE "^-- (Detecting|Check for working|Looking for)" 
 show cmake --build build
 echo "--- harness list"
-show "$prefix/bin/harness" list --plugin build/my_plugin.so | sed -n '/^my_axpy:/,/^$/p'
+show "$prefix/bin/harness" list my_axpy --plugin build/my_plugin.so
 echo "--- harness run"
 rc=0
 show "$prefix/bin/harness" run --plugin build/my_plugin.so suite.yaml --out "$work/template.json" --no-profile || rc=$?

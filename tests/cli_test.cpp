@@ -35,12 +35,12 @@ TEST(Cli, NoSubcommandOrUnknownOptionIsExit2) {
 
 TEST(Cli, OneSampleHasNoNoiseNotZeroNoise) {
   const std::string out = test::temp_path("one_sample.json");
-  const auto r = run_command(kExe + " run tests/data/suites/one_sample.yaml --out " + out);
+  const auto r = run_command(kExe + " run tests/data/suites/one_sample.yaml --table --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("noise n/a"), std::string::npos) << r.output;  // the progress line
   EXPECT_EQ(r.output.find("0.0%"), std::string::npos) << r.output;       // never "±0.0%"
   EXPECT_EQ(r.output.find("(noisy)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("      n/a  "), std::string::npos) << r.output;  // the summary's noise column
+  EXPECT_NE(r.output.find("      n/a  "), std::string::npos) << r.output;  // the --table's noise column
   const auto j = nlohmann::json::parse(test::read_file(out));
   const auto& stats = j["results"][0]["stats"];
   EXPECT_EQ(stats["count"], 1);
@@ -63,8 +63,17 @@ TEST(Cli, SmokeRunWritesAValidReportAndJournal) {
   const std::string out = test::temp_path("tiny.json");
   const auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  // One progress line per result, then the summary.
+  // One progress line per result, then the summary: not the whole table again (issue 34),
+  // only what did not pass, the skipped results one row per reason.
   EXPECT_NE(r.output.find("[1/8] passed  stream/cpu op=copy n=1000"), std::string::npos) << r.output;
+  EXPECT_EQ(test::count(r.output, "stream/cpu op=copy n=1000 "), 1u) << r.output;
+  EXPECT_EQ(r.output.find("result  "), std::string::npos) << r.output;
+  if (r.output.find("4 skipped") != std::string::npos) {
+    EXPECT_NE(r.output.find("\nNot passed or marked (4 of 8; --table lists every result):\n"
+                            "stream/cuda op=copy n=1000 (+3 more)  skipped  no CUDA device"),
+              std::string::npos)
+        << r.output;
+  }
   // Without a GPU the 4 cuda results are skipped; with one they pass.
   EXPECT_TRUE(r.output.find("8 results: 4 passed, 0 failed, 4 skipped, 0 errors") != std::string::npos ||
               r.output.find("8 results: 8 passed, 0 failed, 0 skipped, 0 errors") != std::string::npos)
@@ -242,10 +251,33 @@ TEST(Cli, PluginErrorsAreExit2) {
 }
 
 TEST(Cli, ListShowsProblemsParametersAndVariants) {
+  // The default: one line per problem with its variants, the steady rule once (issue 34:
+  // it was hundreds of lines of paragraphs).
   auto r = run_command(kExe + " list");
   ASSERT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.output.find("stream: STREAM"), std::string::npos);
+  EXPECT_NE(r.output.find("\nstream               cpu, cuda\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("default triad"), std::string::npos) << r.output;
+  EXPECT_EQ(test::count(r.output, "by default"), 1u) << r.output;  // the steady rule, not per problem
+  EXPECT_NE(r.output.find("`harness list PROBLEM`: a problem's parameters"), std::string::npos) << r.output;
+  EXPECT_LT(test::count(r.output, "\n"), 40u) << r.output;
+  // One problem in full; --verbose: every problem in full.
+  r = run_command(kExe + " list stream");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output.rfind("stream: STREAM", 0), 0u) << r.output;
   EXPECT_NE(r.output.find("default triad"), std::string::npos);
+  EXPECT_NE(r.output.find("    cuda         cuda  grid-stride"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("gemm"), std::string::npos) << r.output;
+  r = run_command(kExe + " list --verbose");
+  EXPECT_NE(r.output.find("stream: STREAM"), std::string::npos);
+  EXPECT_NE(r.output.find("\ngemm: "), std::string::npos);
+  EXPECT_EQ(r.output, run_command(kExe + " list all").output);
+  r = run_command(kExe + " list --help");
+  EXPECT_NE(r.output.find("Default: one line per problem with its variants. A problem's name:"), std::string::npos)
+      << r.output;
+  r = run_command(kExe + " list gemmm");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output, "harness: error: list: 'gemmm' is not a problem (nor problems, variants or all); did you mean "
+                      "'gemm'?\n");
   r = run_command(kExe + " list variants");
   EXPECT_NE(r.output.find("stream/cuda"), std::string::npos);
   r = run_command(kExe + " list --json --plugin " + kPlugins + "example_plugin.so");

@@ -190,6 +190,27 @@ TEST(CompareCli, WarnsAboutDifferentGpusAndDrivers) {
   EXPECT_TRUE(has(r.output, "warning: clock states")) << r.output;
 }
 
+// Reports of different GPUs side by side (issue 34): merged (md and html carry the warning
+// too) or as a history, a warning naming both GPUs; reports of one GPU, none.
+TEST(ReportCli, MergedOrHistoryOfDifferentGpusWarnsNamingBoth) {
+  const std::string both = kReports + "gemm_base.json " + kReports + "gemm_other_gpu.json";
+  const std::string warning = "the reports ran on different GPUs: NVIDIA H100 80GB HBM3 (" + kReports +
+                              "gemm_base.json), NVIDIA H200 (" + kReports +
+                              "gemm_other_gpu.json); their timings are not comparable";
+  auto r = run_command(kExe + " report " + both + " --merge --format md");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("harness: warning: " + warning + "\n", 0), 0u) << r.output;
+  EXPECT_TRUE(has(r.output, "| Warning | " + warning + " |")) << r.output;
+  r = run_command(kExe + " report " + both + " --merge --format html");
+  EXPECT_TRUE(has(r.output, "<th>Warning</th><td>" + warning + "</td>")) << r.output;
+  r = run_command(kExe + " report " + both + " --format csv");  // a history
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "harness: warning: " + warning + "\n")) << r.output;
+  r = run_command(kExe + " report " + kReports + "gemm_base.json " + kReports + "gemm_rerun.json --merge --format md");
+  EXPECT_FALSE(has(r.output, "different GPUs")) << r.output;
+  EXPECT_FALSE(has(r.output, "Warning")) << r.output;
+}
+
 TEST(CompareCli, FormatsAndOptions) {
   auto r = run_command(compare("gemm_base.json", "gemm_slow.json", "--format json"));
   EXPECT_EQ(r.exit_code, 1);

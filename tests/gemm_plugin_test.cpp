@@ -10,27 +10,18 @@
 #include <gtest/gtest.h>
 
 #include "gemm/gemm.hpp"
+#include "gemm_problem_support.hpp"
 #include "harness/check.hpp"
 #include "harness/random.hpp"
 #include "harness/registry.hpp"
 
 namespace {
 
-const harness::Problem& gemm_problem() {
-  const harness::Problem* p = harness::Registry::instance().find_problem("gemm");
-  EXPECT_NE(p, nullptr);
-  return *p;
-}
+using harness::test::gemm_problem;
 
-harness::Params params(std::int64_t M, std::int64_t N, std::int64_t K, double alpha = 1.0,
-                       double beta = 0.0) {
-  harness::Params p;
-  p.set("M", M);
-  p.set("N", N);
-  p.set("K", K);
-  p.set("alpha", alpha);
-  p.set("beta", beta);
-  return harness::with_defaults(gemm_problem().params(), p);
+// An FP32 nn case (the problem's defaults).
+harness::Params params(std::int64_t M, std::int64_t N, std::int64_t K, double alpha = 1.0, double beta = 0.0) {
+  return harness::test::gemm_params(M, N, K, "f32", "nn", alpha, beta);
 }
 
 const harness::Variant& variant(std::string_view name) {  // by value: no dangling-reference warning

@@ -26,6 +26,7 @@
 #include "gemm_params.hpp"
 #include "gemm_tolerance.hpp"
 #include "harness/check.hpp"
+#include "gemm_problem_support.hpp"
 #include "harness/registry.hpp"
 #include "test_support.hpp"
 
@@ -35,24 +36,8 @@ namespace kg = kernels::gemm;
 using kg::Layout;
 using kg::TcDType;
 
-const harness::Problem& gemm_problem() {
-  const harness::Problem* p = harness::Registry::instance().find_problem("gemm");
-  EXPECT_NE(p, nullptr);
-  return *p;
-}
-
-harness::Params params(std::int64_t M, std::int64_t N, std::int64_t K, const char* dtype = "f32",
-                       const char* layout = "nn", double alpha = 1.0, double beta = 0.0) {
-  harness::Params p;
-  p.set("M", M);
-  p.set("N", N);
-  p.set("K", K);
-  p.set("alpha", alpha);
-  p.set("beta", beta);
-  p.set("dtype", std::string(dtype));
-  p.set("layout", std::string(layout));
-  return harness::with_defaults(gemm_problem().params(), p);
-}
+using harness::test::gemm_problem;
+using harness::test::gemm_params;
 
 const harness::ParamSpec& spec(const char* name) {
   static const auto specs = gemm_problem().params();
@@ -88,8 +73,8 @@ TEST(GemmTc, DtypeAndLayoutParameters) {
   EXPECT_TRUE(spec("dtype").reject(std::string("fp8")).has_value());
   EXPECT_TRUE(spec("dtype").reject(std::string("F16")).has_value());
   EXPECT_TRUE(spec("layout").reject(std::string("tx")).has_value());
-  EXPECT_EQ(plugins::gemm::dtype_param(params(1, 1, 1, "bf16")), TcDType::bf16);
-  EXPECT_EQ(plugins::gemm::layout_param(params(1, 1, 1, "f32", "tn")), Layout::tn);
+  EXPECT_EQ(plugins::gemm::dtype_param(gemm_params(1, 1, 1, "bf16")), TcDType::bf16);
+  EXPECT_EQ(plugins::gemm::layout_param(gemm_params(1, 1, 1, "f32", "tn")), Layout::tn);
 }
 
 // What a user sees: `harness run` on a suite with dtype fp8 is an input error (exit 2)
@@ -132,11 +117,11 @@ TEST(GemmTc, ShapeZooAndHopperAttentionSuitesAreValid) {
 }
 
 TEST(GemmTc, Fp32KernelsRunOnlyF32Nn) {
-  EXPECT_FALSE(plugins::gemm::fp32_nn_only(params(8, 8, 8)).has_value());
-  const auto why_dtype = plugins::gemm::fp32_nn_only(params(8, 8, 8, "bf16"));
+  EXPECT_FALSE(plugins::gemm::fp32_nn_only(gemm_params(8, 8, 8)).has_value());
+  const auto why_dtype = plugins::gemm::fp32_nn_only(gemm_params(8, 8, 8, "bf16"));
   ASSERT_TRUE(why_dtype.has_value());
   EXPECT_NE(why_dtype->find("bf16"), std::string::npos) << *why_dtype;
-  const auto why_layout = plugins::gemm::fp32_nn_only(params(8, 8, 8, "f32", "nt"));
+  const auto why_layout = plugins::gemm::fp32_nn_only(gemm_params(8, 8, 8, "f32", "nt"));
   ASSERT_TRUE(why_layout.has_value());
   EXPECT_NE(why_layout->find("nt"), std::string::npos) << *why_layout;
   // Every FP32 table kernel carries it; cublas, mma and cpu take other dtypes and layouts.
@@ -144,30 +129,30 @@ TEST(GemmTc, Fp32KernelsRunOnlyF32Nn) {
     const harness::Variant* v = harness::Registry::instance().find_variant("gemm", name);
     ASSERT_NE(v, nullptr) << name;
     ASSERT_TRUE(static_cast<bool>(v->constraint)) << name;
-    EXPECT_FALSE(v->constraint(params(8, 8, 8)).has_value()) << name;
-    EXPECT_TRUE(v->constraint(params(8, 8, 8, "tf32")).has_value()) << name;
-    EXPECT_TRUE(v->constraint(params(8, 8, 8, "f32", "tt")).has_value()) << name;
+    EXPECT_FALSE(v->constraint(gemm_params(8, 8, 8)).has_value()) << name;
+    EXPECT_TRUE(v->constraint(gemm_params(8, 8, 8, "tf32")).has_value()) << name;
+    EXPECT_TRUE(v->constraint(gemm_params(8, 8, 8, "f32", "tt")).has_value()) << name;
   }
   const harness::Variant* cpu = harness::Registry::instance().find_variant("gemm", "cpu");
   ASSERT_NE(cpu, nullptr);
-  EXPECT_FALSE(cpu->constraint(params(8, 8, 8, "f16", "tt")).has_value());
+  EXPECT_FALSE(cpu->constraint(gemm_params(8, 8, 8, "f16", "tt")).has_value());
   const harness::Variant* mma = harness::Registry::instance().find_variant("gemm", "mma");
   ASSERT_NE(mma, nullptr);
-  const auto why_mma = mma->constraint(params(8, 8, 8));
+  const auto why_mma = mma->constraint(gemm_params(8, 8, 8));
   ASSERT_TRUE(why_mma.has_value());  // no FP32 tensor-core path
   EXPECT_NE(why_mma->find("tf32"), std::string::npos) << *why_mma;
   // wgmma likewise (host-side, before any device query): f32 points to tf32.
   const harness::Variant* wgmma = harness::Registry::instance().find_variant("gemm", "wgmma");
   ASSERT_NE(wgmma, nullptr);
-  const auto why_wgmma = wgmma->constraint(params(8, 8, 8));
+  const auto why_wgmma = wgmma->constraint(gemm_params(8, 8, 8));
   ASSERT_TRUE(why_wgmma.has_value());
   EXPECT_NE(why_wgmma->find("tf32"), std::string::npos) << *why_wgmma;
   // Its workspace: tf32 layouts other than nt hold the transposed operand; 16-bit none.
   ASSERT_TRUE(static_cast<bool>(wgmma->workspace_bytes));
-  EXPECT_EQ(wgmma->workspace_bytes(params(64, 32, 16, "tf32", "nt")), 0u);
-  EXPECT_EQ(wgmma->workspace_bytes(params(64, 32, 16, "tf32", "nn")), 32u * 16 * 4);
-  EXPECT_EQ(wgmma->workspace_bytes(params(64, 32, 16, "tf32", "tt")), 64u * 16 * 4);
-  EXPECT_EQ(wgmma->workspace_bytes(params(64, 32, 16, "bf16", "nn")), 0u);
+  EXPECT_EQ(wgmma->workspace_bytes(gemm_params(64, 32, 16, "tf32", "nt")), 0u);
+  EXPECT_EQ(wgmma->workspace_bytes(gemm_params(64, 32, 16, "tf32", "nn")), 32u * 16 * 4);
+  EXPECT_EQ(wgmma->workspace_bytes(gemm_params(64, 32, 16, "tf32", "tt")), 64u * 16 * 4);
+  EXPECT_EQ(wgmma->workspace_bytes(gemm_params(64, 32, 16, "bf16", "nn")), 0u);
 }
 
 TEST(GemmTc, OperandShapesAndWorkFollowLayoutAndDtype) {
@@ -177,16 +162,16 @@ TEST(GemmTc, OperandShapesAndWorkFollowLayoutAndDtype) {
   };
   for (const Want& w : {Want{"nn", {3, 5}, {5, 7}}, Want{"nt", {3, 5}, {7, 5}}, Want{"tn", {5, 3}, {5, 7}},
                         Want{"tt", {5, 3}, {7, 5}}}) {
-    const auto ops = gemm_problem().operands(params(3, 7, 5, "bf16", w.layout));
+    const auto ops = gemm_problem().operands(gemm_params(3, 7, 5, "bf16", w.layout));
     ASSERT_EQ(ops.size(), 3u);
     EXPECT_EQ(ops[0].shape, w.a) << w.layout;
     EXPECT_EQ(ops[1].shape, w.b) << w.layout;
     EXPECT_EQ(ops[2].shape, (std::vector<std::int64_t>{3, 7})) << w.layout;
     for (const auto& o : ops) EXPECT_EQ(o.dtype, harness::DType::bf16);
   }
-  EXPECT_EQ(gemm_problem().operands(params(3, 7, 5, "tf32"))[0].dtype, harness::DType::f32);
-  EXPECT_EQ(gemm_problem().work(params(2, 3, 5, "f16")).bytes, 2.0 * (2 * 5 + 5 * 3 + 2 * 3));
-  EXPECT_EQ(gemm_problem().work(params(2, 3, 5, "tf32")).bytes, 4.0 * (2 * 5 + 5 * 3 + 2 * 3));
+  EXPECT_EQ(gemm_problem().operands(gemm_params(3, 7, 5, "tf32"))[0].dtype, harness::DType::f32);
+  EXPECT_EQ(gemm_problem().work(gemm_params(2, 3, 5, "f16")).bytes, 2.0 * (2 * 5 + 5 * 3 + 2 * 3));
+  EXPECT_EQ(gemm_problem().work(gemm_params(2, 3, 5, "tf32")).bytes, 4.0 * (2 * 5 + 5 * 3 + 2 * 3));
 }
 
 TEST(GemmTc, RoundToTf32IsNearestTiesAway) {
@@ -225,7 +210,8 @@ struct Stored {
       case TcDType::bf16: return __bfloat162float(bf[i]);
       case TcDType::f16: return __half2float(h[i]);
       case TcDType::tf32: return kg::round_to_tf32(f[i]);
-      case TcDType::f32: break;
+      case TcDType::f32:
+      case TcDType::fp8_e4m3: break;  // fp8 has its own test (gemm_fp8_cpu_test)
     }
     return f[i];
   }
@@ -283,7 +269,7 @@ TEST(GemmTc, Tf32ReferenceRoundsInputs) {
 TEST(GemmTc, CpuVariantThroughTheHarness) {
   const int M = 6, N = 5, K = 11;
   for (const char* layout : {"nn", "tn", "nt", "tt"}) {
-    const auto p = params(M, N, K, "bf16", layout, 2.0, -1.0);
+    const auto p = gemm_params(M, N, K, "bf16", layout, 2.0, -1.0);
     auto inst = gemm_problem().make_instance(p, 77);
     inst->prepare(harness::Backend::cpu);
     inst->reset_outputs(harness::Backend::cpu, nullptr);
@@ -315,7 +301,7 @@ TEST(GemmTc, LowPrecisionToleranceRule) {
   const int M = 32, N = 32, K = 1024;
   for (TcDType d : {TcDType::bf16, TcDType::f16}) {
     const char* name = d == TcDType::bf16 ? "bf16" : "f16";
-    const auto tol = gemm_problem().tolerance(params(M, N, K, name));
+    const auto tol = gemm_problem().tolerance(gemm_params(M, N, K, name));
     EXPECT_EQ(tol.rel, 2.0 * unit_roundoff(d) + 4.0 * std::ldexp(1.0, -24)) << name;
     Stored A(d, M * K, 5), B(d, K * N, 6);
     Stored ref(d, M * N, 7), other(d, M * N, 7);
@@ -348,7 +334,7 @@ TEST(GemmTc, LowPrecisionToleranceRule) {
     Stored r1(d, 4 * K, 10), r2(d, 4 * K, 10);
     kg::gemm_cpu_ex(d, Layout::nn, 4, K, K, 1.0f, Asq.data(), Bsq.data(), 0.0f, r1.data());
     kg::gemm_cpu_ex(d, Layout::nt, 4, K, K, 1.0f, Asq.data(), Bsq.data(), 0.0f, r2.data());
-    const auto tol_sq = gemm_problem().tolerance(params(4, K, K, name));
+    const auto tol_sq = gemm_problem().tolerance(gemm_params(4, K, K, name));
     EXPECT_FALSE(harness::compare_outputs({to_output(r2)}, {to_output(r1)}, tol_sq).passed) << name;
     // A missed k tile: the first 32 rows of B zero.
     Stored B_missing = B;
@@ -384,8 +370,8 @@ TEST(GemmTc, Tf32ToleranceRule) {
   auto Bm = B.f;
   std::fill(Bm.begin(), Bm.begin() + 16 * N, 0.0f);
   kg::gemm_cpu_ex(TcDType::tf32, Layout::nn, M, N, K, 1.0f, A.f.data(), Bm.data(), 0.0f, missing.data());
-  const auto tol32 = gemm_problem().tolerance(params(M, N, K, "f32"));
-  const auto tol19 = gemm_problem().tolerance(params(M, N, K, "tf32"));
+  const auto tol32 = gemm_problem().tolerance(gemm_params(M, N, K, "f32"));
+  const auto tol19 = gemm_problem().tolerance(gemm_params(M, N, K, "tf32"));
   using O = harness::Output;
   EXPECT_FALSE(harness::compare_outputs({O{"C", tf32}}, {O{"C", f32}}, tol32).passed);
   EXPECT_TRUE(harness::compare_outputs({O{"C", truncated}}, {O{"C", tf32}}, tol19).passed);

@@ -1,6 +1,6 @@
 #pragma once
-// Helpers of the FP32 GEMM GPU tests (gemm_gpu_test, gemm_auto_gpu_test): device floats
-// with optional misalignment, and seeded uniform inputs in [-1, 1).
+// Helpers of the GEMM GPU tests (gemm_gpu_test, gemm_auto_gpu_test, the wgmma tests): device
+// floats with optional misalignment, seeded uniform inputs in [-1, 1), wgmma's kernel paths.
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -8,6 +8,8 @@
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+
+#include "gemm/gemm_wgmma.hpp"
 
 namespace harness::test {
 
@@ -43,6 +45,16 @@ inline std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
   std::vector<float> v(n);
   for (auto& x : v) x = dist(gen);
   return v;
+}
+
+// The wgmma kernel paths the GPU tests cover, i = 0..3: clusters of 1 (even i) or 2 (odd),
+// direct epilogue with tile-row group 3 (i < 2) or TMA store with group 16.
+inline kernels::gemm::GemmWgmmaTuning wgmma_tuning_of(int i) {
+  kernels::gemm::GemmWgmmaTuning t;
+  t.cluster_m = (i & 1) != 0 ? 2 : 1;
+  t.tma_store = (i & 2) != 0;
+  t.group_m = (i & 2) != 0 ? 16 : 3;
+  return t;
 }
 
 }  // namespace harness::test

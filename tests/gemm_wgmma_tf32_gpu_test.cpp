@@ -95,13 +95,7 @@ TEST(GemmWgmmaTf32, ErrorsAndNoAlignmentConstraint) {
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
-kg::GemmWgmmaTuning tuning_of(int i) {
-  kg::GemmWgmmaTuning t;
-  t.cluster_m = (i & 1) != 0 ? 2 : 1;
-  t.tma_store = (i & 2) != 0;
-  t.group_m = (i & 2) != 0 ? 16 : 3;
-  return t;
-}
+constexpr auto tuning_of = harness::test::wgmma_tuning_of;
 
 // One case against gemm_cpu_ex (tf32: inputs rounded to TF32, double sums). a_offset: floats
 // by which A's base is shifted (1: not 16-byte aligned).

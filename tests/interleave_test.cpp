@@ -96,7 +96,7 @@ TEST(Interleave, TheVariantsOfACaseAreTimedInRounds) {
   const Result back = result_from_json(json["results"][1]);
   EXPECT_TRUE(back.timing->interleaved);
   EXPECT_EQ(back.timing->rounds, 6u);
-  EXPECT_TRUE(back.settings.interleave);
+  EXPECT_EQ(back.settings.interleave, true);
 }
 
 TEST(Interleave, OffOrWithOneVariantItIsPlainTiming) {
@@ -128,7 +128,34 @@ TEST(Interleave, TheSettingIsTrueOrFalse) {
   const Suite s = parse_suite("suite: s\ncases:\n  - problem: stream\n    settings: {interleave: true}\n", "s.yaml",
                               Registry::instance());
   ASSERT_FALSE(s.cases.empty());
-  EXPECT_TRUE(s.cases[0].settings.interleave);
+  EXPECT_EQ(s.cases[0].settings.interleave, true);
+}
+
+// The default follows steady's rule: on for tensor-core dtypes (the power-capped work
+// where timing the variants one after the other moved their ratios), off otherwise; a
+// suite's or a case's setting wins.
+TEST(Interleave, OnByDefaultForTensorCoreDtypesOnly) {
+  const Suite s = parse_suite(R"(
+suite: demo
+cases:
+  - problem: gemm
+    params: {M: 64, N: 64, K: 64, dtype: [f32, tf32, bf16, f16]}
+    variants: [naive]
+  - problem: gemm
+    params: {M: 64, N: 64, K: 64, dtype: bf16}
+    settings: {interleave: false}
+    variants: [naive]
+  - problem: stream
+    variants: [cpu]
+)", "s.yaml", Registry::instance());
+  ASSERT_EQ(s.cases.size(), 6u);
+  EXPECT_EQ(s.cases[0].settings.interleave, false);  // f32: CUDA cores
+  EXPECT_EQ(s.cases[1].settings.interleave, true);
+  EXPECT_EQ(s.cases[2].settings.interleave, true);
+  EXPECT_EQ(s.cases[3].settings.interleave, true);
+  EXPECT_EQ(s.cases[4].settings.interleave, false);  // the case said so
+  EXPECT_EQ(s.cases[5].settings.interleave, false);  // no dtype
+  EXPECT_FALSE(s.settings.interleave.has_value());   // the suite's: unset, the rule decides
 }
 
 }  // namespace

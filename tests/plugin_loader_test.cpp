@@ -109,6 +109,11 @@ TEST(PluginCli, ListNamesTheFileOfEachProblemAndVariant) {
   const std::string dir = plugin_dir("clidir", {kFixtures + "dir_probe.so", kNotAPlugin});
   auto r = run_command(kExe + " list --plugin-dir " + dir);
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The default listing: the problem's line names its file too.
+  EXPECT_NE(r.output.find("\ndir_probe "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" cpu  [from " + dir + "/dir_probe.so]\n"), std::string::npos) << r.output;
+  r = run_command(kExe + " list --verbose --plugin-dir " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("harness: warning: " + dir + "/not_a_plugin.so: not a harness plugin"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("dir_probe: a loader test fixture: out = x\n  from: " + dir + "/dir_probe.so\n"),

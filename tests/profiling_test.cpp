@@ -14,6 +14,7 @@
 #include "profile/kernel_trace.hpp"
 #include "profile/metrics.hpp"
 #include "profile/nvtx.hpp"
+#include "types/settings.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -329,6 +330,24 @@ TEST(Roofline, ABf16ResultIsJudgedAgainstTheBf16TensorPeak) {
   const auto j = to_json(r);
   EXPECT_EQ(j["compute_pipe"], "bf16 tensor");
   EXPECT_DOUBLE_EQ(j["compute_peak_gflops"].get<double>(), 800000);
+}
+
+// The gemm problem's `dtype: fp8_e4m3` (its parameter value, as dtype_param reads it) is
+// judged against the fp8 tensor peak, not bf16's or FP32's.
+TEST(Roofline, AnFp8GemmResultIsJudgedAgainstTheFp8TensorPeak) {
+  auto pk = peaks(3000, 60000);
+  pk.tensor.push_back({"bf16", 800000, 790000});
+  pk.tensor.push_back({"fp8_e4m3", 1600000, 1590000});
+  harness::Params params;
+  params.set("dtype", std::string("fp8_e4m3"));
+  const std::string dtype = harness::dtype_param(params);
+  EXPECT_EQ(pk.compute_peak(dtype).pipe, "fp8_e4m3 tensor");
+  EXPECT_TRUE(harness::steady_by_default(params));
+  const double n3 = 4096.0 * 4096.0 * 4096.0;
+  const Roofline r = derive_roofline(MetricsResult{}, Work{2 * n3, 2 * 4096.0 * 4096.0 + 2 * 4096.0 * 4096.0}, 2e-4,
+                                     &pk, dtype);
+  EXPECT_EQ(r.compute_pipe, "fp8_e4m3 tensor");
+  EXPECT_NEAR(*r.pct_of_roof, 100.0 * r.achieved_gflops / 1600000, 1e-9);
 }
 
 TEST(Roofline, WithoutPeaksOrTimeTheCountersStillCompare) {

@@ -181,7 +181,9 @@ TEST_F(PythonVariants, ABadFileIsOneLocatedErrorBeforeAnyWork) {
       {"clash.py", "clash.py:4: variant 'stream/cpu' is already built in"},
       {"twice.py", "twice.py:9: variant 'stream/py_twice' is already registered by " + dir + "twice.py"},
       {"bad_backend.py", "bad_backend.py:4: ValueError: backend must be 'cpu' or 'cuda', not 'gpu'"},
-      {"bad_dtype.py", "bad_dtype.py:4: 'f31' is not a dtype of problem 'gemm' (one of {f32, tf32, bf16, f16}); did you mean 'f32'?"},
+      {"bad_dtype.py", "bad_dtype.py:4: 'f31' is not a dtype of problem 'softmax' (one of {f32, bf16}); did you mean 'f32'?"},
+      {"no_dtype_parameter.py", "no_dtype_parameter.py:4: problem 'stream' has no dtype parameter; leave out dtypes= "
+                                "(supports= can check any parameter)"},
   };
   for (const auto& [file, message] : expected) {
     const HarnessRun run = run_and_read(std::string(kSuite) + " --python " + dir + file, "python-bad.json");

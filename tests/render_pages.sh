@@ -4,7 +4,8 @@
 # GEMM baseline), the comparison page (the baseline against the scaled history fixture),
 # the history page over the three fixtures, a trace page (a synthetic trace: the real
 # one needs a GPU run, see scripts/gpu-round.sh stage `trace`), and the merged training
-# page of ours and two PyTorch modes (issue 34), its text read back from the browser's DOM.
+# page of ours and two PyTorch modes (issue 34), its text read back from the browser's DOM,
+# and the kernel timelines of an H200 report with the page's note on them (issue 34).
 #
 #   tests/render_pages.sh HARNESS_EXE
 # Exit 0 pass, 1 fail, 77 skipped (no Chromium).
@@ -38,8 +39,13 @@ merged=$root/tests/data/reports/merged
 "$exe" report "$merged/ours.json" "$merged/pt-default.json" "$merged/pt-reduce-overhead.json" --merge --format html \
   --out "$work/merged.html" 2>/dev/null || exit 1
 
+# Kernel timelines from an H200 run (issue 34), trimmed from
+# reports/baselines/h200/2026-11-23/gemm.json: cublas at 256^3 has a 1.536 ms idle gap in its
+# traced run, beside a 11.68 us median.
+"$exe" report "$root/tests/data/reports/kernel_timelines.json" --format html --out "$work/timelines.html" 2>/dev/null || exit 1
+
 status=0
-for page in speedup compare history memory trace merged; do
+for page in speedup compare history memory trace merged timelines; do
   echo "== $page"
   "$here/render_html.sh" "$exe" "$work/$page.html"
   rc=$?
@@ -55,5 +61,13 @@ HOME=$work XDG_CONFIG_HOME=$work XDG_CACHE_HOME=$work timeout 120 "$browser" --h
 for text in 'pytorch_bf16_compile compile_mode=reduce-overhead</td>' 'pytorch_bf16_compile compile_mode=default</td>' \
             'Training step: ms/step, tokens/s, MFU, phases' '>seq_len (tokens)<' '>6.08 ms (33%)<'; do
   grep -qF "$text" "$work/merged.dom" || { echo "FAIL: the merged page lacks: $text"; status=1; }
+done
+# The timelines page says they are the profiling pass's, and cuts the idle stretch.
+HOME=$work XDG_CONFIG_HOME=$work XDG_CACHE_HOME=$work timeout 120 "$browser" --headless --no-sandbox --disable-gpu \
+  --no-first-run --disable-background-networking --disable-component-update --disable-sync \
+  --user-data-dir="$work/dom-profile" --dump-dom "file://$work/timelines.html" >"$work/timelines.dom" 2>/dev/null
+for text in 'From the profiling pass, not the timed samples' 'not kernel time' '>1.543 ms (1.536 ms cut)<' \
+            '1.536 ms idle, cut out: host work between launches in the profiling pass'; do
+  grep -qF "$text" "$work/timelines.dom" || { echo "FAIL: the timelines page lacks: $text"; status=1; }
 done
 exit $status

@@ -33,11 +33,7 @@ Report load(const std::string& path) { return decode_report(load_json(path), pat
 Report ours() { return load(kCurves + "transformer.json"); }
 Report merged() { return merge_reports({ours(), load(kCurves + "pytorch.json")}); }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
+using test::count;
 
 // The <svg> element with this id.
 std::string svg_of(const std::string& html, const std::string& id) {

@@ -58,6 +58,21 @@ TEST(MergedReports, PairByTheParametersBothSidesHaveAndTellModesApart) {
   EXPECT_EQ(rep.results[3].name.rfind("train_transformer/" + kRo + "/batch:4/seq_len:2048/", 0), 0u);
 }
 
+// Reports of one GPU merge without a warning; of two, the warning names both with their
+// files (issue 34; the CLI side: compare_cli_test's ReportCli).
+TEST(MergedReports, DifferentGpusAreAWarningNamingBoth) {
+  EXPECT_TRUE(merged().merge_warnings.empty());
+  Report ours = load("ours.json"), other = load("pt-default.json"), none = load("pt-reduce-overhead.json");
+  other.environment.gpu->name = "NVIDIA H100 80GB HBM3";
+  none.environment.gpu.reset();
+  const Report m = merge_reports({ours, other, none});
+  ASSERT_EQ(m.merge_warnings.size(), 1u);
+  EXPECT_EQ(m.merge_warnings[0], "the reports ran on different GPUs: NVIDIA H200 (" + kDir + "ours.json), NVIDIA H100 "
+                                 "80GB HBM3 (" + kDir + "pt-default.json), no GPU (" + kDir +
+                                 "pt-reduce-overhead.json); their timings are not comparable");
+  EXPECT_NE(render_report(m, "md").find("| Warning | the reports ran on different GPUs"), std::string::npos);
+}
+
 TEST(MergedReports, MarkdownNamesBothModesAndShowsTheStepSideBySide) {
   const std::string md = render_report(merged(), "md");
   EXPECT_FALSE(has(md, "(2)"));

@@ -24,11 +24,7 @@ namespace {
 
 using nlohmann::json;
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
+using test::count;
 
 std::string fmt_name(const std::string& problem, const std::string& variant, long long n) {
   return problem + "/" + variant + "/N:" + std::to_string(n);
@@ -286,6 +282,37 @@ TEST(TracePage, DrawsRangesKernelsAndFlows) {
   EXPECT_EQ(count(html, "stroke=\"#d04a02\""), 2u);  // the arrow in the whole-run and the zoomed view
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_THROW(render_trace_html(json::object(), "x.json"), InputError);
+}
+
+// The report page's kernel timelines (issue 34) come from the profiling pass: the page says
+// so, and an idle stretch longer than the timed median (in no timed sample: the traced
+// run's host work between launches) is cut out and drawn as a break, not to scale.
+TEST(KernelTimelines, SayTheyAreTheProfilingPassAndCutIdleLongerThanTheTimedRun) {
+  Result r = timed("cublas", 256, around(11.7e-6));
+  // 7 us of kernel, 1.5 ms idle (the traced run's host work), 7 us of kernel.
+  r.profile = {{"kernels",
+                {{"timeline", {{"names", {"gemm", "epilogue"}}, {"kernels", {{0.0, 7e-6, 0}, {1.507e-3, 7e-6, 1}}}}}}}};
+  Result quick = timed("tiled", 256, around(30e-6));
+  // A 2 us gap, shorter than the 30 us median: drawn to scale.
+  quick.profile = {{"kernels", {{"timeline", {{"names", {"a", "b"}}, {"kernels", {{0.0, 10e-6, 0}, {12e-6, 10e-6, 1}}}}}}}};
+  const std::string html = kernel_timelines_html(report_of({r, quick}));
+  EXPECT_NE(html.find("From the profiling pass, not the timed samples"), std::string::npos) << html;
+  EXPECT_NE(html.find("not kernel time"), std::string::npos) << html;
+  EXPECT_EQ(count(html, "class=\"gap-cut\""), 1u) << html;
+  EXPECT_NE(html.find("<title>1.500 ms idle, cut out: host work between launches in the profiling pass (not kernel "
+                      "time; longer than the timed median 11.70 us, so in no timed sample)</title>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find(">1.514 ms (1.500 ms cut)</text>"), std::string::npos) << html;
+  EXPECT_NE(html.find(">22.00 us</text>"), std::string::npos) << html;
+  // The second kernel starts right after the break (14 px), not 99% of the way along.
+  const std::regex second(R"re(<rect x="([0-9.]+)"[^>]*><title>epilogue:)re");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(html, m, second)) << html;
+  EXPECT_NEAR(std::stod(m[1]), 300 + 540 / 2.0 - 7 + 14, 1.0);
+  // No timeline anywhere: no note, the reason instead.
+  EXPECT_EQ(kernel_timelines_html(report_of({timed("tiled", 64, around(1e-3))})).find("profiling pass, not"),
+            std::string::npos);
 }
 
 }  // namespace

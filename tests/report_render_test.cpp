@@ -28,11 +28,7 @@ json load_json(const std::string& name) { return json::parse(test::read_file(kRe
 Report load(const std::string& name) { return decode_report(load_json(name), name); }
 Report model(const json& report) { return decode_report(report, "test.json"); }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
+using test::count;
 
 void check_golden(const std::string& name, const std::string& actual) {
   const std::string path = kGolden + name;

@@ -118,5 +118,33 @@ TEST(SensorsGpu, RunRecordsSensorsAndSteadyInTheReport) {
   std::remove(suite.c_str());
 }
 
+// The profiling pass of a steady result starts in the state the result was timed in: the
+// kernel is launched back to back first (measure/rewarm.hpp), and the report says so; a
+// result timed without steady gets no re-warm.
+TEST(SensorsGpu, TheProfilingPassOfASteadyResultIsReWarmed) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const std::string suite = test::temp_path("rewarm.yaml");
+  std::ofstream(suite) << "suite: rewarm\nsettings: {min_time: 0.1, max_time: 0.3}\ncases:\n"
+                          "  - problem: gemm\n    params: {M: 1024, N: 1024, K: 1024, dtype: bf16}\n"
+                          "    variants: [cublas]\n";
+  for (const char* steady : {"on", "off"}) {
+    const std::string out = test::temp_path(std::string("rewarm-") + steady + ".json");
+    const auto r = test::run_command(std::string(HARNESS_EXE) + " run " + suite + " --steady " + steady + " --out " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto res = nlohmann::json::parse(test::read_file(out))["results"][0];
+    ASSERT_EQ(res["status"], "passed") << res.dump();
+    ASSERT_TRUE(res.contains("profile")) << res.dump();
+    if (std::string(steady) == "on") {
+      ASSERT_TRUE(res["profile"].contains("rewarm")) << res["profile"].dump();
+      EXPECT_GE(res["profile"]["rewarm"]["seconds"].get<double>(), 0.5);
+      EXPECT_GT(res["profile"]["rewarm"]["launches"].get<int>(), 0);
+    } else {
+      EXPECT_FALSE(res["profile"].contains("rewarm")) << res["profile"].dump();
+    }
+    test::remove_report(out);
+  }
+  std::remove(suite.c_str());
+}
+
 }  // namespace
 }  // namespace harness

@@ -8,6 +8,7 @@
 
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
+#include "measure/rewarm.hpp"
 #include "measure/settle.hpp"
 #include "measure/steady.hpp"
 #include "suite/suite.hpp"
@@ -160,8 +161,27 @@ TEST(SteadySetting, ANonBooleanIsALocatedError) {
 }
 
 TEST(SteadySetting, TheRuleIsInTheDtypeList) {
-  for (const char* d : {"bf16", "f16", "tf32", "fp8", "e4m3", "e5m2"}) EXPECT_TRUE(is_tensor_core_dtype(d)) << d;
+  for (const char* d : {"bf16", "f16", "tf32", "fp8", "e4m3", "e5m2", "fp8_e4m3", "fp8_e5m2"})
+    EXPECT_TRUE(is_tensor_core_dtype(d)) << d;
   for (const char* d : {"f32", "f64", "int8", ""}) EXPECT_FALSE(is_tensor_core_dtype(d)) << d;
+}
+
+// How long a steady result's profiling pass re-warms: the warm-up its clock needed,
+// within [0.5, 3] s; the cap where it never settled; nothing without steady.
+TEST(SteadySetting, TheProfilingPassReWarmsForAsLongAsTheClockTookToSettle) {
+  Timing t;
+  EXPECT_EQ(rewarm_seconds(t), 0.0);
+  t.steady = SteadyState{};
+  t.steady->reached = true;
+  t.steady->seconds = 1.7;
+  EXPECT_DOUBLE_EQ(rewarm_seconds(t), 1.7);
+  t.steady->seconds = 0.1;
+  EXPECT_DOUBLE_EQ(rewarm_seconds(t), 0.5);
+  t.steady->seconds = 9.0;
+  EXPECT_DOUBLE_EQ(rewarm_seconds(t), 3.0);
+  t.steady->reached = false;
+  t.steady->seconds = 10.0;
+  EXPECT_DOUBLE_EQ(rewarm_seconds(t), 3.0);
 }
 
 const std::string kExe = HARNESS_EXE;
@@ -169,7 +189,8 @@ const std::string kExe = HARNESS_EXE;
 TEST(SteadyList, HarnessListStatesTheRule) {
   const auto r = test::run_command(kExe + " list problems");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("  steady: on by default for dtype tf32, bf16, f16 (tensor cores), off otherwise"),
+  // gemm: every tensor-core dtype of its enum, fp8_e4m3 included.
+  EXPECT_NE(r.output.find("  steady: on by default for dtype tf32, bf16, f16, fp8_e4m3 (tensor cores), off otherwise"),
             std::string::npos) << r.output;
   EXPECT_NE(r.output.find("  steady: off by default (no tensor-core dtype)"), std::string::npos);
   EXPECT_NE(r.output.find("steady: " + std::string(kSteadyDefaultRule)), std::string::npos);

@@ -85,6 +85,13 @@ inline std::string temp_path(const std::string& name) {
   return std::string(dir ? dir : "/tmp") + "/harness-test-" + std::to_string(::getpid()) + "-" + name;
 }
 
+// How often `what` occurs in `text` (overlapping counted).
+inline std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
 // Removes a report written by `harness run --out out` and its journal.
 inline void remove_report(const std::string& out) {
   std::remove(out.c_str());

@@ -97,6 +97,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
                                        input));
         reports.push_back(decode_report(json, input));
       }
+      // Side by side, timings of different GPUs look comparable: say so (issue 34).
+      if (auto gpus = different_gpus(reports)) std::fprintf(stderr, "harness: warning: %s\n", gpus->c_str());
       if (history) {
         if (format == "html") text = render_history_html(reports);
         else if (format == "csv") text = render_history_csv(reports);

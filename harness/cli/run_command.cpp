@@ -84,6 +84,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)")->check(seed_validator());
   cmd->add_flag("--dry-run", args->dry_run, "Print the expanded cases and results without running them");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only failures, errors and the summary");
+  cmd->add_flag("--table", args->table,
+                "End with a table of every result (default: the results that did not pass or are\n"
+                "marked, as the progress lines showed the rest; a resumed run prints it too)");
   cmd->add_option("--metrics", args->metrics,
                   "CUPTI counters to collect in the profiling pass, comma-separated\n"
                   "(default: the suite's `metrics`, else a default set; `none`: only the kernel\n"
@@ -120,7 +123,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--interleave", args->interleave,
                   "on: time the variants of a case in rounds (one batch of each per round), so that a\n"
                   "slow drift (clock, temperature, a busy host) hits them alike; off: each variant's\n"
-                  "samples back to back. Default: the suites' settings.interleave, else off")
+                  "samples back to back. Default: the suites' settings.interleave, else on for dtype\n"
+                  "bf16, f16, tf32, fp8 (power-capped work; harness list states it)")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--devices", args->devices,
                   "Shard the suite over devices, one worker process per device: all, a list like 0,1,\n"

@@ -18,8 +18,10 @@
 #include <thread>
 #include <vector>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -151,6 +153,7 @@ float load_float(TcDType dtype, const void* p, std::size_t i) {
     case TcDType::tf32: return round_to_tf32(static_cast<const float*>(p)[i]);
     case TcDType::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
     case TcDType::f16: return __half2float(static_cast<const __half*>(p)[i]);
+    case TcDType::fp8_e4m3: return fp8_e4m3_to_float(static_cast<const std::uint8_t*>(p)[i]);
   }
   return 0.0f;
 }
@@ -173,6 +176,7 @@ void gemm_cpu_ex(TcDType dtype, Layout layout, int M, int N, int K, float alpha,
     throw std::invalid_argument("gemm_cpu_ex: M, N, K must be >= 1 (got M=" + std::to_string(M) +
                                 " N=" + std::to_string(N) + " K=" + std::to_string(K) + ")");
   if (A == nullptr || B == nullptr || C == nullptr) throw std::invalid_argument("gemm_cpu_ex: null matrix pointer");
+  if (dtype == TcDType::fp8_e4m3) throw std::invalid_argument("gemm_cpu_ex: fp8_e4m3 has scales: gemm_cpu_fp8_e4m3");
   const bool direct = dtype == TcDType::f32 && layout == Layout::nn;
   std::vector<float> a_packed, b_packed;
   if (!direct) {
@@ -193,8 +197,33 @@ void gemm_cpu_ex(TcDType dtype, Layout layout, int M, int N, int K, float alpha,
         case TcDType::tf32: static_cast<float*>(C)[i] = static_cast<float>(v); break;
         case TcDType::bf16: static_cast<__nv_bfloat16*>(C)[i] = __double2bfloat16(v); break;
         case TcDType::f16: static_cast<__half*>(C)[i] = __double2half(v); break;
+        case TcDType::fp8_e4m3: break;  // rejected above
       }
     }
+  });
+}
+
+float fp8_e4m3_to_float(std::uint8_t x) {
+  const int sign = x >> 7, exponent = (x >> 3) & 0xF, mantissa = x & 0x7;
+  if (exponent == 0xF && mantissa == 0x7) return std::numeric_limits<float>::quiet_NaN();
+  const float magnitude = exponent == 0 ? std::ldexp(static_cast<float>(mantissa), -9)  // m/8 2^-6
+                                        : std::ldexp(static_cast<float>(8 + mantissa), exponent - 10);  // (1+m/8) 2^(e-7)
+  return sign != 0 ? -magnitude : magnitude;
+}
+
+void gemm_cpu_fp8_e4m3(Layout layout, int M, int N, int K, float scale_a, float scale_b, const std::uint8_t* A,
+                       const std::uint8_t* B, __nv_bfloat16* C, unsigned threads) {
+  if (M < 1 || N < 1 || K < 1)
+    throw std::invalid_argument("gemm_cpu_fp8_e4m3: M, N, K must be >= 1 (got M=" + std::to_string(M) +
+                                " N=" + std::to_string(N) + " K=" + std::to_string(K) + ")");
+  if (A == nullptr || B == nullptr || C == nullptr) throw std::invalid_argument("gemm_cpu_fp8_e4m3: null matrix pointer");
+  // op(A) as (M, K), op(B) as (K, N) float panels (nt: B (N, K) transposed).
+  const std::vector<float> a = pack(TcDType::fp8_e4m3, A, M, K, a_transposed(layout));
+  const std::vector<float> b = pack(TcDType::fp8_e4m3, B, K, N, b_transposed(layout));
+  const double scale = static_cast<double>(scale_a) * static_cast<double>(scale_b);
+  run_panels(M, N, K, a.data(), b.data(), threads, [&](int row, int col0, const double* sums, int cols) {
+    __nv_bfloat16* c = C + static_cast<std::size_t>(row) * N + col0;
+    for (int j = 0; j < cols; ++j) c[j] = __double2bfloat16(scale * sums[j]);
   });
 }
 

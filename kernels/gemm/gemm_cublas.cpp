@@ -28,6 +28,8 @@ cublasStatus_t gemm_cublas_ex(cublasHandle_t handle, TcDType dtype, Layout layou
                               std::size_t workspace_bytes) {
   if (handle == nullptr || M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr)
     return CUBLAS_STATUS_INVALID_VALUE;
+  // cublasGemmEx has no FP8: gemm_cublaslt_fp8_e4m3 (cuBLASLt) takes it.
+  if (dtype == TcDType::fp8_e4m3) return CUBLAS_STATUS_NOT_SUPPORTED;
   if (cublasStatus_t s = bind(handle, stream, workspace, workspace_bytes); s != CUBLAS_STATUS_SUCCESS) return s;
   // Row-major C = op(A) op(B) as column-major C^T = op(B)^T op(A)^T (see the header).
   const cublasOperation_t opb = b_transposed(layout) ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -43,7 +45,8 @@ cublasStatus_t gemm_cublas_ex(cublasHandle_t handle, TcDType dtype, Layout layou
     case TcDType::tf32: compute = CUBLAS_COMPUTE_32F_FAST_TF32; break;
     case TcDType::bf16: type = CUDA_R_16BF; break;
     case TcDType::f16: type = CUDA_R_16F; break;
-    case TcDType::f32: break;
+    case TcDType::f32:
+    case TcDType::fp8_e4m3: break;
   }
   return cublasGemmEx(handle, opb, opa, N, M, K, &alpha, B, type, ldb, A, type, lda, &beta, C, type, N, compute,
                       CUBLAS_GEMM_DEFAULT);

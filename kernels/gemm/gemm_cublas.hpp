@@ -39,6 +39,7 @@ cublasStatus_t gemm_cublas(cublasHandle_t handle, int M, int N, int K, float alp
 // CUBLAS_COMPUTE_32F_FAST_TF32 on float storage; bf16 / f16 -> cublasGemmEx with
 // CUDA_R_16BF / CUDA_R_16F for A, B and C and CUBLAS_COMPUTE_32F (FP32 accumulation,
 // float alpha and beta). A, B, C point to elements of the dtype (float for f32 / tf32).
+// fp8_e4m3: CUBLAS_STATUS_NOT_SUPPORTED (cuBLASLt only: gemm_cublaslt_fp8.hpp).
 cublasStatus_t gemm_cublas_ex(cublasHandle_t handle, TcDType dtype, Layout layout, int M, int N,
                               int K, float alpha, const void* A, const void* B, float beta,
                               void* C, cudaStream_t stream, void* workspace = nullptr,

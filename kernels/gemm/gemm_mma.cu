@@ -471,7 +471,8 @@ bool gemm_mma_fast_path(TcDType dtype, Layout layout, int M, int N, int K, const
 
 cudaError_t gemm_mma_tile(MmaTile tile, TcDType dtype, Layout layout, int M, int N, int K, float alpha,
                           const void* A, const void* B, float beta, void* C, cudaStream_t stream) {
-  if (M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr || dtype == TcDType::f32)
+  if (M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr || dtype == TcDType::f32 ||
+      dtype == TcDType::fp8_e4m3)
     return cudaErrorInvalidValue;
   int device = 0, major = 0, minor = 0, sms = 0;
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
@@ -498,7 +499,8 @@ cudaError_t gemm_mma_tile(MmaTile tile, TcDType dtype, Layout layout, int M, int
     case TcDType::tf32: return launch_layout<float>(tile, layout, fast, M, N, K, alpha, A, B, beta, C, stream);
     case TcDType::bf16: return launch_layout<__nv_bfloat16>(tile, layout, fast, M, N, K, alpha, A, B, beta, C, stream);
     case TcDType::f16: return launch_layout<__half>(tile, layout, fast, M, N, K, alpha, A, B, beta, C, stream);
-    case TcDType::f32: break;
+    case TcDType::f32:
+    case TcDType::fp8_e4m3: break;
   }
   return cudaErrorInvalidValue;
 }

@@ -6,14 +6,14 @@
 //
 // dtype tf32 (float storage: inputs rounded to TF32 with round-to-nearest, ties away --
 // cvt.rna.tf32.f32 -- products exact, summed in FP32), bf16, f16. f32 has no mma path:
-// cudaErrorInvalidValue (use tf32 for tensor cores).
+// cudaErrorInvalidValue (use tf32 for tensor cores); nor has fp8_e4m3 (wgmma, cuBLASLt).
 //
 // Any M, N, K >= 1. The fast path (16-byte cp.async) needs the leading dimension of the
 // stored A and B to be a multiple of 16 bytes (8 bf16/f16 elements, 4 floats) and A, B
 // 16-byte aligned (gemm_mma_fast_path); other shapes run the same kernel with scalar,
 // bounds-checked global loads (correct, slower). C needs no alignment.
 //
-// Errors: cudaErrorInvalidValue for a dimension < 1, a null pointer or dtype f32;
+// Errors: cudaErrorInvalidValue for a dimension < 1, a null pointer or dtype f32 / fp8_e4m3;
 // cudaErrorNotSupported on a device below compute capability 8.0 (nothing launched);
 // otherwise the launch status. Asynchronous on `stream`; allocates nothing.
 #include <cuda_runtime_api.h>

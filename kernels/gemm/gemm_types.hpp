@@ -13,18 +13,23 @@
 //
 // Dtype: f32 (float storage, FP32 math), tf32 (float storage, inputs rounded to TF32 --
 // 10 explicit mantissa bits -- products summed in FP32), bf16 and f16 (A, B, C in that
-// type, FP32 accumulation, alpha and beta float, C rounded to the type once at the end).
+// type, FP32 accumulation, alpha and beta float, C rounded to the type once at the end),
+// fp8_e4m3 (A and B in FP8 E4M3 with per-tensor f32 scales, C in bf16:
+//   C = scale_a * scale_b * (A_q B_q^T), FP32 accumulation, alpha = 1 and beta = 0 only;
+//   the tensor cores read fp8 operands K-major only, so layout nt: A (M, K), B (N, K)).
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
 namespace kernels::gemm {
 
 enum class Layout { nn, nt, tn, tt };
-enum class TcDType { f32, tf32, bf16, f16 };
+enum class TcDType { f32, tf32, bf16, f16, fp8_e4m3 };
 
 inline constexpr std::string_view kLayoutNames[] = {"nn", "nt", "tn", "tt"};
-inline constexpr std::string_view kTcDTypeNames[] = {"f32", "tf32", "bf16", "f16"};
+inline constexpr std::string_view kTcDTypeNames[] = {"f32", "tf32", "bf16", "f16", "fp8_e4m3"};
+inline constexpr int kTcDTypeCount = static_cast<int>(std::size(kTcDTypeNames));
 
 constexpr std::string_view to_string(Layout l) { return kLayoutNames[static_cast<int>(l)]; }
 constexpr std::string_view to_string(TcDType d) { return kTcDTypeNames[static_cast<int>(d)]; }
@@ -35,7 +40,7 @@ constexpr std::optional<Layout> layout_from_string(std::string_view s) {
   return std::nullopt;
 }
 constexpr std::optional<TcDType> tc_dtype_from_string(std::string_view s) {
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < kTcDTypeCount; ++i)
     if (kTcDTypeNames[i] == s) return static_cast<TcDType>(i);
   return std::nullopt;
 }
@@ -43,8 +48,12 @@ constexpr std::optional<TcDType> tc_dtype_from_string(std::string_view s) {
 constexpr bool a_transposed(Layout l) { return l == Layout::tn || l == Layout::tt; }
 constexpr bool b_transposed(Layout l) { return l == Layout::nt || l == Layout::tt; }
 
-// Bytes of one stored element (f32 and tf32: 4, bf16 and f16: 2).
-constexpr int element_bytes(TcDType d) { return d == TcDType::f32 || d == TcDType::tf32 ? 4 : 2; }
+// Bytes of one stored element of A and B (f32 and tf32: 4, bf16 and f16: 2, fp8: 1).
+constexpr int element_bytes(TcDType d) {
+  return d == TcDType::f32 || d == TcDType::tf32 ? 4 : d == TcDType::fp8_e4m3 ? 1 : 2;
+}
+// Bytes of one element of C: the inputs' size, except fp8 whose C is bf16 (2).
+constexpr int output_bytes(TcDType d) { return d == TcDType::fp8_e4m3 ? 2 : element_bytes(d); }
 
 // Stored shapes (rows, cols) of A and B, row-major; the leading dimension is cols.
 struct StoredShape {

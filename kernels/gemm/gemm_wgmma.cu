@@ -1,11 +1,24 @@
 // Hopper GEMM: TMA (multicast in clusters of 2) -> 128B-swizzled shared memory ring ->
 // wgmma.mma_async -> registers -> shared memory -> TMA store (or predicated global stores).
 // Built for sm_90a only (kernels/gemm/CMakeLists.txt).
-// One kernel for bf16, f16 (K step 64 elements, wgmma m64n256k16) and tf32 (float storage,
+// One kernel for bf16, f16 (K step 64 elements, wgmma m64n256k16), tf32 (float storage,
 // K step 32 elements, m64n256k8, both operands K-major: see gemm_wgmma.hpp for the re-layout
-// of the other layouts). A stage row is 128 bytes of K in every dtype, so the ring, the
-// swizzle, the descriptors and the byte offsets below are the same; "64 k" below reads
-// "32 k" for tf32.
+// of the other layouts) and fp8 e4m3 (K step 128 elements, m64n128k32 twice per slice, both
+// operands K-major, bf16 C: see "fp8" below). A stage row is 128 bytes of K in every dtype,
+// so the ring, the swizzle, the descriptors and the byte offsets below are the same; "64 k"
+// below reads "32 k" for tf32 and "128 k" for fp8.
+//
+// fp8 (T = __nv_fp8_e4m3, TOut = bf16): the tensor cores add fp8 products into the
+// accumulator with ~14 significant bits only (DeepSeek-V3 report, sec. 3.3.2; cuBLASLt's
+// CUBLASLT_MATMUL_DESC_FAST_ACCUM off "periodically promotes" for the same reason), which
+// at K = 4096 errs by percents. So every K step (128 k) runs into a fresh f32 fragment
+// `part` (first wgmma with scale-d 0) and is added to the f32 accumulator `acc` on the CUDA
+// cores ("promotion", as DeepGEMM): the tensor-core precision covers 128 products, FP32
+// the rest. acc (64, 256) is 128 registers a thread; a (64, 256) part as well would not
+// fit setmaxnreg's 232, so a step runs as two m64n128k32 halves (columns [0, 128) and
+// [128, 256) of B's 256 rows) through one (64, 128) part of 64 registers: issue 4 wgmma
+// k32, wait, add into acc[64 h ..], next half. The consumer waits for its own wgmmas there;
+// the other consumer's keep the tensor cores busy meanwhile.
 //
 // Tiles and data path (one CTA per SM, persistent):
 //   block tile (BM, BN, BK) = (128, 256, 64); 384 threads = 3 warpgroups:
@@ -78,6 +91,9 @@ constexpr int kBN = 256;
 // elements; every byte count below is the same for both element sizes.
 template <typename T>
 constexpr int kBK = 128 / static_cast<int>(sizeof(T));
+// fp8 inputs: promoted accumulation in two N halves (see the top).
+template <typename T>
+constexpr bool kPromote = arch::detail::is_fp8<T>;
 constexpr int kStages = 4;
 // Split-K (gemm_wgmma_splits): at least 16 K steps (four passes over the 4-stage ring) per
 // split, so that filling the pipeline, the f32 atomics and the two extra launches (memset,
@@ -156,18 +172,46 @@ __device__ __forceinline__ void split_range(int s, int splits, int k_steps, int&
   end = static_cast<int>(static_cast<long long>(s + 1) * k_steps / splits);
 }
 
+// fp8: one K step (128 k = 4 slices of k32) promoted into acc (see the top). sa: this
+// consumer's 64 A rows, sb: the stage's 256 B rows, both K-major rows of 128 bytes (SBO
+// 1024, LBO unused). Half h multiplies into part (64, 128) against B rows [128 h, 128 h +
+// 128), 16 KB further (1024-aligned: the swizzle phase holds), then acc[64 h + i] +=
+// part[i]: fragment element i of an n128 tile sits at column 8 (i / 4) + ..., which is
+// column 128 h + that in the n256 fragment at index 64 h + i. The smem of the stage is
+// read completely once this returns (wait_group 0).
+template <typename T>
+__device__ __forceinline__ void promoted_step(float (&acc)[128], float (&part)[64], uint32_t sa, uint32_t sb) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    arch::fence_regs(part);
+    arch::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const uint64_t da = arch::make_smem_desc(sa + kk * 32u, 16u, 1024u);
+      const uint64_t db = arch::make_smem_desc(sb + h * 16384u + kk * 32u, 16u, 1024u);
+      arch::wgmma_ss<T, 128, 0, 0>(part, da, db, kk == 0 ? 0 : 1);  // kk 0: part = A B (no add)
+    }
+    arch::wgmma_commit();
+    arch::wgmma_wait<0>();
+    arch::fence_regs(part);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[64 * h + i] += part[i];
+  }
+}
+
+// T: input element, TOut: C's element (T, except bf16 for fp8).
 // TA: A is M-major (layout 't'); TB: B is K-major (layout 't'). Note the wgmma transpose
 // bit of B is the opposite: wgmma's default B is K-major, so B 'n' (N-major) sets it.
 // Launched with clusters of 1 or 2 CTAs along x (read from %cluster_nctarank). tma_store:
 // nonzero for the shared-memory + TMA store epilogue (beta == 0, map_c valid). group_m: unit
 // rows per raster group (see the top). splits > 1: split-K into `partial` (M, N) f32, zeroed
 // (alpha, beta and C untouched here; tma_store must be 0).
-template <typename T, bool TA, bool TB>
+template <typename T, typename TOut, bool TA, bool TB>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
                       const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
-                      float alpha, float beta, T* __restrict__ C, int tma_store, int group_m,
+                      float alpha, float beta, TOut* __restrict__ C, int tma_store, int group_m,
                       int splits, float* __restrict__ partial) {
   extern __shared__ unsigned char smem_raw[];
   // Same offsets in every CTA (same kernel, same dynamic layout): multicast relies on it.
@@ -287,6 +331,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     int stage = 0;
     uint32_t phase = 0;
     float acc[128];
+    float part[kPromote<T> ? 64 : 1] = {};  // fp8's per-step fragment (see promoted_step)
     for (int u = first_unit; u < work_units; u += unit_stride) {
       int m0, n0, ks_begin, ks_end;
       unit_origin(u % num_units, units_m, tiles_n, cl, group_m, m0, n0);
@@ -299,21 +344,27 @@ __global__ void __launch_bounds__(kThreads, 1)
         arch::mbar_wait(full_bar + 8 * stage, phase);
         const uint32_t sa = ring + stage * kStageBytes + a_off;
         const uint32_t sb = ring + stage * kStageBytes + kABytes;
-        arch::fence_regs(acc);
-        arch::wgmma_fence();
+        if constexpr (kPromote<T>) {
+          static_assert(!TA && TB, "fp8 wgmma: both operands K-major (layout nt)");
+          promoted_step<T>(acc, part, sa, sb);
+          release(stage);  // read completely (prev_stage stays -1)
+        } else {
+          arch::fence_regs(acc);
+          arch::wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {  // 4 slices of 32 bytes of K (k16 or tf32 k8)
-          const uint64_t da = arch::make_smem_desc(sa + kk * kSliceA, kLboA, 1024u);
-          const uint64_t db = arch::make_smem_desc(sb + kk * kSliceB, kLboB, 1024u);
-          arch::wgmma_ss<T, 256, kTnspA, kTnspB>(acc, da, db);
+          for (int kk = 0; kk < 4; ++kk) {  // 4 slices of 32 bytes of K (k16 or tf32 k8)
+            const uint64_t da = arch::make_smem_desc(sa + kk * kSliceA, kLboA, 1024u);
+            const uint64_t db = arch::make_smem_desc(sb + kk * kSliceB, kLboB, 1024u);
+            arch::wgmma_ss<T, 256, kTnspA, kTnspB>(acc, da, db);
+          }
+          arch::wgmma_commit();
+          // The previous K step's wgmma group is done once at most this one is pending:
+          // its stage goes back to the producer(s).
+          arch::wgmma_wait<1>();
+          arch::fence_regs(acc);
+          if (prev_stage >= 0) release(prev_stage);
+          prev_stage = stage;
         }
-        arch::wgmma_commit();
-        // The previous K step's wgmma group is done once at most this one is pending:
-        // its stage goes back to the producer(s).
-        arch::wgmma_wait<1>();
-        arch::fence_regs(acc);
-        if (prev_stage >= 0) release(prev_stage);
-        prev_stage = stage;
         if (++stage == kStages) {
           stage = 0;
           phase ^= 1u;
@@ -332,7 +383,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // 16-byte chunk ch of row r sits at chunk ch ^ (r % 8), so the 8 rows a warp store
         // touches spread over all 32 banks: one wavefront per 128 bytes stored) -> one thread
         // issues the TMA stores, which run on while the next tile's mainloop starts.
-        constexpr int kBoxCols = 128 / static_cast<int>(sizeof(T));  // 64 or 32
+        constexpr int kBoxCols = 128 / static_cast<int>(sizeof(TOut));  // 64 or 32
         constexpr int kPassCols = 2 * kBoxCols;
         constexpr int kGroups = kPassCols / 8;  // 8-column accumulator groups per pass
         const bool leader = (tid % 128) == 0;
@@ -345,13 +396,13 @@ __global__ void __launch_bounds__(kThreads, 1)
             const int j8 = kGroups * pass + jl;
             const int col = 8 * jl + 2 * (lane % 4);  // inside the pass
             const uint32_t box = my_cstage + static_cast<uint32_t>(col / kBoxCols) * kBoxBytes;
-            const int byte = (col % kBoxCols) * static_cast<int>(sizeof(T));  // inside the row
+            const int byte = (col % kBoxCols) * static_cast<int>(sizeof(TOut));  // inside the row
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               const int r = 16 * warp + lane / 4 + 8 * h;  // row inside the 64-row slab
               const uint32_t addr = box + static_cast<uint32_t>(r) * 128u +
                                     static_cast<uint32_t>(((byte / 16) ^ (r % 8)) * 16 + byte % 16);
-              st_shared_pair<T>(addr, alpha * acc[4 * j8 + 2 * h], alpha * acc[4 * j8 + 2 * h + 1]);
+              st_shared_pair<TOut>(addr, alpha * acc[4 * j8 + 2 * h], alpha * acc[4 * j8 + 2 * h + 1]);
             }
           }
           arch::fence_proxy_async();
@@ -388,36 +439,36 @@ __global__ void __launch_bounds__(kThreads, 1)
         continue;
       }
       // Column pairs are aligned vectors when N is even and C is aligned to a pair.
-      const bool pairs = (N % 2) == 0 && (reinterpret_cast<uintptr_t>(C) % sizeof(Pair<T>)) == 0;
+      const bool pairs = (N % 2) == 0 && (reinterpret_cast<uintptr_t>(C) % sizeof(Pair<TOut>)) == 0;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = row_base + 8 * h;
         if (row >= M) continue;
-        T* crow = C + static_cast<size_t>(row) * static_cast<size_t>(N);
+        TOut* crow = C + static_cast<size_t>(row) * static_cast<size_t>(N);
 #pragma unroll
         for (int j8 = 0; j8 < 32; ++j8) {
           const int col = n0 + 8 * j8 + 2 * (lane % 4);
           float v0 = alpha * acc[4 * j8 + 2 * h];
           float v1 = alpha * acc[4 * j8 + 2 * h + 1];
           if (pairs && col + 1 < N) {
-            Pair<T>* p = reinterpret_cast<Pair<T>*>(crow + col);
+            Pair<TOut>* p = reinterpret_cast<Pair<TOut>*>(crow + col);
             if (beta != 0.f) {
-              const Pair<T> old = *p;
+              const Pair<TOut> old = *p;
               v0 += beta * to_float(old.x);
               v1 += beta * to_float(old.y);
             }
-            Pair<T> out;
-            out.x = from_float<T>(v0);
-            out.y = from_float<T>(v1);
+            Pair<TOut> out;
+            out.x = from_float<TOut>(v0);
+            out.y = from_float<TOut>(v1);
             *p = out;
           } else {
             if (col < N) {
               if (beta != 0.f) v0 += beta * to_float(crow[col]);
-              crow[col] = from_float<T>(v0);
+              crow[col] = from_float<TOut>(v0);
             }
             if (col + 1 < N) {
               if (beta != 0.f) v1 += beta * to_float(crow[col + 1]);
-              crow[col + 1] = from_float<T>(v1);
+              crow[col + 1] = from_float<TOut>(v1);
             }
           }
         }
@@ -446,11 +497,11 @@ __global__ void splitk_finish_kernel(const float* __restrict__ sum, T* __restric
 // ---- host side ------------------------------------------------------------------------------
 
 // Row-major (rows, cols) matrix with leading dimension `ld` elements (2 bytes each, 4 for
-// FLOAT32), boxes of {box_cols, box_rows} elements, 128B swizzle, zero fill out of bounds
+// FLOAT32, 1 for UINT8: fp8 moves as raw bytes), boxes of {box_cols, box_rows} elements, 128B swizzle, zero fill out of bounds
 // (arch::encode_tensor_map: the driver's encoder through the runtime, no -lcuda).
 bool encode_map(bool cached, CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int rows, int cols, int ld,
                 int box_cols, int box_rows) {
-  const std::uint64_t elem = type == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ? 4 : 2;
+  const std::uint64_t elem = type == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ? 4 : type == CU_TENSOR_MAP_DATA_TYPE_UINT8 ? 1 : 2;
   const std::uint64_t dims[2] = {static_cast<std::uint64_t>(cols), static_cast<std::uint64_t>(rows)};
   const std::uint64_t strides[1] = {static_cast<std::uint64_t>(ld) * elem};  // bytes, dim 1
   const std::uint32_t box[2] = {static_cast<std::uint32_t>(box_cols), static_cast<std::uint32_t>(box_rows)};
@@ -464,7 +515,7 @@ cudaError_t sm_count(int* sms) {
   return cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
 }
 
-// K steps of a stage (128 bytes of K: 64 16-bit or 32 f32 elements), the unit a split takes whole.
+// K steps of a stage (128 bytes of K: 64 16-bit, 32 f32 or 128 fp8 elements), the unit a split takes whole.
 int k_steps_of(int K, int elem_bytes) { return (K + 128 / elem_bytes - 1) / (128 / elem_bytes); }
 
 // The split count asked for: tuning.splits (at most one split per K step), else the shape's.
@@ -495,9 +546,10 @@ cudaError_t splits_for(int M, int N, int K, int elem_bytes, int sms, const GemmW
 // lda, ldb: leading dimensions of the stored A and B (elements; the tf32 path passes the
 // padded ones of its workspace copies). splits > 1: split-K with (M, N) f32 sums at
 // `partial` (16-byte aligned). sms: the device's multiprocessors (the callers' sm_count).
-template <typename T, bool TA, bool TB>
+// type, c_type: the tensor-map types of A and B, and of C (TOut).
+template <typename T, typename TOut, bool TA, bool TB>
 cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, const T* B, int ldb,
-                         float beta, T* C, cudaStream_t stream, CUtensorMapDataType type,
+                         float beta, TOut* C, cudaStream_t stream, CUtensorMapDataType type, CUtensorMapDataType c_type,
                          const GemmWgmmaTuning& tuning, int sms, int splits, float* partial) {
   constexpr int BK = kBK<T>;
   const int cl = tuning.cluster_m == 2 ? 2 : 1;
@@ -514,12 +566,13 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
                        : map_of(&map_b, type, B, K, N, ldb, 64, 64);        // B (K, N)
   if (!ok_a || !ok_b) return cudaErrorInvalidValue;
   // The TMA store needs 16-byte row strides and base; beta != 0 reads C (direct path).
-  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
+  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(TOut));
+  constexpr int kBoxColsC = 128 / static_cast<int>(sizeof(TOut));
   const bool tma_store = splits == 1 && tuning.tma_store && beta == 0.f && N % kPerChunk == 0 &&
                          reinterpret_cast<uintptr_t>(C) % 16 == 0 &&
-                         map_of(&map_c, type, C, M, N, N, BK, 64);  // C (M, N): {128 B of n, 64 m}
+                         map_of(&map_c, c_type, C, M, N, N, kBoxColsC, 64);  // C (M, N): {128 B of n, 64 m}
 
-  auto* kernel = gemm_wgmma_kernel<T, TA, TB>;
+  auto* kernel = gemm_wgmma_kernel<T, TOut, TA, TB>;
   // Raising the dynamic shared-memory limit is per function and cheap, but done once.
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
@@ -571,7 +624,7 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
     return e;
   constexpr int kFinishThreads = 256;
   const long long blocks = std::min<long long>((elements + kFinishThreads - 1) / kFinishThreads, 8LL * sms);
-  splitk_finish_kernel<T><<<static_cast<unsigned>(blocks), kFinishThreads, 0, stream>>>(partial, C, elements,
+  splitk_finish_kernel<TOut><<<static_cast<unsigned>(blocks), kFinishThreads, 0, stream>>>(partial, C, elements,
                                                                                          alpha, beta);
   return cudaGetLastError();
 }
@@ -581,10 +634,12 @@ bool tuning_valid(const GemmWgmmaTuning& tuning) {
          tuning.splits >= 0;
 }
 
-template <typename T>
+// TOut: C's element (T for 16-bit inputs, bf16 for fp8, whose only layout is nt).
+template <typename T, typename TOut = T>
 cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha, const T* A,
-                   const T* B, float beta, T* C, cudaStream_t stream, CUtensorMapDataType type,
-                   const GemmWgmmaTuning& tuning, void* workspace, std::size_t workspace_bytes) {
+                   const T* B, float beta, TOut* C, cudaStream_t stream, CUtensorMapDataType type,
+                   CUtensorMapDataType c_type, const GemmWgmmaTuning& tuning, void* workspace,
+                   std::size_t workspace_bytes) {
   if (M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr)
     return cudaErrorInvalidValue;
   if (!tuning_valid(tuning)) return cudaErrorInvalidValue;
@@ -603,26 +658,43 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
     return e;
   auto* partial = static_cast<float*>(workspace);
   const int lda = a_trans ? M : K, ldb = b_trans ? K : N;
-  if (!a_trans && !b_trans)
-    return launch_typed<T, false, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, sms,
-                                         splits, partial);
-  if (!a_trans && b_trans)
-    return launch_typed<T, false, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, sms,
-                                        splits, partial);
-  if (a_trans && !b_trans)
-    return launch_typed<T, true, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, sms,
-                                        splits, partial);
-  return launch_typed<T, true, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, tuning, sms, splits,
-                                     partial);
+  if constexpr (kPromote<T>) {
+    // gemm_wgmma_unsupported admitted layout nt only.
+    return launch_typed<T, TOut, false, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
+                                              tuning, sms, splits, partial);
+  } else {
+    if (!a_trans && !b_trans)
+      return launch_typed<T, TOut, false, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
+                                                 tuning, sms, splits, partial);
+    if (!a_trans && b_trans)
+      return launch_typed<T, TOut, false, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
+                                                tuning, sms, splits, partial);
+    if (a_trans && !b_trans)
+      return launch_typed<T, TOut, true, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
+                                                tuning, sms, splits, partial);
+    return launch_typed<T, TOut, true, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type, tuning,
+                                             sms, splits, partial);
+  }
 }
 
 }  // namespace
 
+const char* gemm_wgmma_fp8_unsupported(bool a_trans, bool b_trans, int K) {
+  if (a_trans || !b_trans)
+    return "layout: fp8 wgmma reads both operands K-major only: layout nt (A stored (M, K), B stored (N, K))";
+  if (K % 16 != 0) return "alignment: TMA needs 16-byte aligned row strides (fp8: K % 16 != 0)";
+  return nullptr;
+}
+
 const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M, int N, int K,
                                    int elem_bytes) {
-  if (elem_bytes != 2 && elem_bytes != 4)
-    return "wgmma kernel takes 16-bit inputs (bf16, f16) or f32 storage with tf32 math";
+  if (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4)
+    return "wgmma kernel takes fp8 e4m3, 16-bit inputs (bf16, f16) or f32 storage with tf32 math";
   if (M < 1 || N < 1 || K < 1) return "M, N, K must be >= 1";
+  // fp8's layout and alignment rule first: host arithmetic, the same answer on every machine.
+  if (elem_bytes == 1) {
+    if (const char* why = gemm_wgmma_fp8_unsupported(a_trans, b_trans, K)) return why;
+  }
   int major = 0;
   int minor = 0;
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
@@ -644,7 +716,7 @@ const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M
 }
 
 int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms) {
-  if (M < 1 || N < 1 || K < 1 || sms < 1 || (elem_bytes != 2 && elem_bytes != 4)) return 1;
+  if (M < 1 || N < 1 || K < 1 || sms < 1 || (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4)) return 1;
   const long long tiles = static_cast<long long>((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
   const int k_steps = k_steps_of(K, elem_bytes);
   if (2 * tiles > sms) return 1;  // at least half the SMs busy without a split
@@ -666,7 +738,7 @@ cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, flo
                             __nv_bfloat16* C, cudaStream_t stream,
                             const GemmWgmmaTuning& tuning, void* workspace, std::size_t workspace_bytes) {
   return launch(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream,
-                CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, tuning, workspace, workspace_bytes);
+                CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, tuning, workspace, workspace_bytes);
 }
 
 cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
@@ -674,7 +746,16 @@ cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, floa
                            cudaStream_t stream, const GemmWgmmaTuning& tuning, void* workspace,
                            std::size_t workspace_bytes) {
   return launch(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream,
-                CU_TENSOR_MAP_DATA_TYPE_FLOAT16, tuning, workspace, workspace_bytes);
+                CU_TENSOR_MAP_DATA_TYPE_FLOAT16, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, tuning, workspace, workspace_bytes);
+}
+
+// fp8 e4m3 (layout nt): alpha = scale_a * scale_b (one f32 rounding, 2^-24 relative), beta = 0.
+// TMA moves the bytes untyped (UINT8); wgmma reads them as e4m3.
+cudaError_t gemm_wgmma_fp8_e4m3(int M, int N, int K, float scale_a, float scale_b, const __nv_fp8_e4m3* A,
+                                const __nv_fp8_e4m3* B, __nv_bfloat16* C, cudaStream_t stream,
+                                const GemmWgmmaTuning& tuning, void* workspace, std::size_t workspace_bytes) {
+  return launch(false, true, M, N, K, scale_a * scale_b, A, B, 0.f, C, stream, CU_TENSOR_MAP_DATA_TYPE_UINT8,
+                CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, tuning, workspace, workspace_bytes);
 }
 
 // ---- tf32 -----------------------------------------------------------------------------------
@@ -760,8 +841,9 @@ cudaError_t gemm_wgmma_tf32(bool a_trans, bool b_trans, int M, int N, int K, flo
                                    &ldb, stream);
       e != cudaSuccess)
     return e;
-  return launch_typed<float, false, true>(M, N, K, alpha, a, lda, b, ldb, beta, C, stream,
-                                          CU_TENSOR_MAP_DATA_TYPE_FLOAT32, tuning, sms, splits,
+  return launch_typed<float, float, false, true>(M, N, K, alpha, a, lda, b, ldb, beta, C, stream,
+                                                 CU_TENSOR_MAP_DATA_TYPE_FLOAT32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                                                 tuning, sms, splits,
                                           static_cast<float*>(sums));
 }
 

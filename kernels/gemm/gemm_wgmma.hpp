@@ -1,7 +1,8 @@
 #pragma once
 // Hopper (sm_90a) tensor-core GEMM: TMA loads, wgmma.mma_async, warp specialization and a
-// persistent tile scheduler. 16-bit inputs and output, or f32 storage with tf32 math
-// (gemm_wgmma_tf32); f32 accumulation:
+// persistent tile scheduler. 16-bit inputs and output, f32 storage with tf32 math
+// (gemm_wgmma_tf32), or fp8 e4m3 inputs with bf16 output (gemm_wgmma_fp8_e4m3); f32
+// accumulation:
 //
 //   C (M, N) = alpha * op(A) (M, K) * op(B) (K, N) + beta * C, C row-major (leading dim N)
 //
@@ -27,11 +28,18 @@
 // row by row to a padded leading dimension (cudaMemcpy2DAsync) instead, so every shape
 // runs. The rewritten operands have leading dimension kpad = round_up(K, 4).
 //
+// fp8 e4m3 (gemm_wgmma_fp8_e4m3): A (M, K) and B (N, K) in e4m3 (layout nt only: wgmma reads
+// fp8 operands K-major only and has no transpose bits for them), per-tensor f32 scales,
+//   C (M, N) bf16 = scale_a * scale_b * sum_k A[m, k] B[n, k],
+// every product of a K step of 128 accumulated by the tensor cores (~14 significant bits),
+// then added to an f32 accumulator on the CUDA cores (see gemm_wgmma.cu, "promotion").
+// K % 16 == 0 (TMA: 16-byte row strides of 1-byte elements); M, N any (masked epilogue).
+//
 // beta == 0: C is written only, never read (BLAS semantics).
 //
 // Constraints (gemm_wgmma_unsupported says which one fails): a device of compute capability
 // 9.0 (the kernel is built for sm_90a only); 2-byte elements (or 4: tf32, no alignment
-// constraint); M, N, K >= 1; the tensor
+// constraint; or 1: fp8 e4m3, layout nt and K % 16 == 0 only); M, N, K >= 1; the tensor
 // memory accelerator (TMA) needs 16-byte aligned row strides, so the stored leading
 // dimension of A and of B (K for A 'n' and B 't', M for A 't', N for B 'n') must be a
 // multiple of 8 elements. C has no alignment constraint (the epilogue stores are
@@ -45,6 +53,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime_api.h>
 
 namespace kernels::gemm {
@@ -75,7 +84,7 @@ namespace kernels::gemm {
 //     grid change the speed?); 0: one CTA per SM (or as many clusters as fit).
 //   splits: split-K. 0 (default): by shape, gemm_wgmma_splits, when the call's workspace
 //     holds the (M, N) f32 sums (else unsplit); 1: never; n > 1: n splits (at most one per K
-//     step of 64 16-bit / 32 f32 elements), cudaErrorInvalidValue without the workspace.
+//     step of 64 16-bit / 32 f32 / 128 fp8 elements), cudaErrorInvalidValue without the workspace.
 struct GemmWgmmaTuning {
   int cluster_m = 1;
   bool tma_store = true;
@@ -101,9 +110,14 @@ std::size_t gemm_wgmma_splitk_workspace_bytes(int M, int N, int K, int elem_byte
                                               const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
 
 // nullptr when gemm_wgmma_* can run this case on `device`, else the reason (a static
-// string). elem_bytes: size of one input element (2 for bf16 and f16, 4 for tf32).
+// string). elem_bytes: size of one input element (1 for fp8 e4m3, 2 for bf16 and f16, 4 for
+// tf32).
 const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M, int N, int K,
                                    int elem_bytes);
+
+// fp8's own rule, host arithmetic only (no device query, so it answers on any machine):
+// nullptr for layout nt with K % 16 == 0, else the reason ("layout: ..." or "alignment: ...").
+const char* gemm_wgmma_fp8_unsupported(bool a_trans, bool b_trans, int K);
 
 // workspace (16-byte aligned, optional): gemm_wgmma_splitk_workspace_bytes(...) bytes for
 // split-K; without it the GEMM runs unsplit (unless tuning.splits > 1 forces a split).
@@ -118,6 +132,13 @@ cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, floa
                            cudaStream_t stream,
                            const GemmWgmmaTuning& tuning = GemmWgmmaTuning{}, void* workspace = nullptr,
                            std::size_t workspace_bytes = 0);
+
+// fp8 e4m3, layout nt: A (M, K), B (N, K) row-major, C (M, N) bf16 = scale_a scale_b A B^T
+// (beta 0: C written only). Workspace as for bf16 (split-K sums, elem_bytes 1).
+cudaError_t gemm_wgmma_fp8_e4m3(int M, int N, int K, float scale_a, float scale_b, const __nv_fp8_e4m3* A,
+                                const __nv_fp8_e4m3* B, __nv_bfloat16* C, cudaStream_t stream,
+                                const GemmWgmmaTuning& tuning = GemmWgmmaTuning{}, void* workspace = nullptr,
+                                std::size_t workspace_bytes = 0);
 
 // Workspace bytes gemm_wgmma_tf32 uses: the rewritten operands (see the top: rows * kpad
 // floats for each operand that is not read in place; 0 for layout nt with K % 4 == 0), then

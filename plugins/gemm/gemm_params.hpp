@@ -3,7 +3,8 @@
 // constraints that follow from them. Every file that registers a gemm variant uses these
 // (so that an FP32-only kernel skips other dtypes and layouts with the same reason).
 //
-//   dtype  f32 | tf32 | bf16 | f16 (default f32): storage and math of A, B, C
+//   dtype  f32 | tf32 | bf16 | f16 (default f32): storage and math of A, B, C;
+//          fp8_e4m3: A, B e4m3 with per-tensor scales, C bf16 (gemm_fp8.hpp)
 //   layout nn | nt | tn | tt (default nn): op(A), op(B) as cuBLAS; see
 //          kernels/gemm/gemm_types.hpp for the stored shapes
 #include <optional>
@@ -30,15 +31,21 @@ inline Layout layout_param(const harness::Params& p) {
                          : Layout::nn;
 }
 
-// The harness dtype the operands are stored in (tf32 is stored as f32).
+// The harness dtype A and B are stored in (tf32 is stored as f32; fp8 e4m3 as raw bytes, u8,
+// which the harness fills through gemm_fp8.hpp's quantizing fill).
 inline harness::DType storage_dtype(TcDType d) {
   switch (d) {
     case TcDType::bf16: return harness::DType::bf16;
     case TcDType::f16: return harness::DType::f16;
+    case TcDType::fp8_e4m3: return harness::DType::u8;
     case TcDType::f32:
     case TcDType::tf32: break;
   }
   return harness::DType::f32;
+}
+// The harness dtype of C: A's, except bf16 for fp8.
+inline harness::DType output_dtype(TcDType d) {
+  return d == TcDType::fp8_e4m3 ? harness::DType::bf16 : storage_dtype(d);
 }
 
 // The constraint of every FP32 kernel written for row-major A (M, K), B (K, N): it runs
@@ -69,7 +76,7 @@ inline std::optional<int> current_compute_capability() {
 }
 
 // Skip reason for a reduced-precision dtype on a device without it: bf16 and tf32 need
-// compute capability 8.0 (Ampere) for cuBLAS and mma alike; f16 tensor cores exist from
+// compute capability 8.0 (Ampere) for cuBLAS and mma alike, fp8 8.9 (Ada: FP8 tensor cores); f16 tensor cores exist from
 // 7.0 but the mma kernel's m16n8k16 needs 8.0 too (`mma_variant` says so). Nothing where
 // no device can be asked (the run itself then reports the missing device).
 inline std::optional<std::string> dtype_supported(const harness::Params& p, int min_cc_f16 = 70) {
@@ -77,7 +84,7 @@ inline std::optional<std::string> dtype_supported(const harness::Params& p, int 
   if (d == TcDType::f32) return std::nullopt;
   const auto cc = current_compute_capability();
   if (!cc) return std::nullopt;
-  const int need = d == TcDType::f16 ? min_cc_f16 : 80;
+  const int need = d == TcDType::f16 ? min_cc_f16 : d == TcDType::fp8_e4m3 ? 89 : 80;
   if (*cc < need)
     return "dtype " + std::string(kernels::gemm::to_string(d)) + " needs compute capability " +
            std::to_string(need / 10) + "." + std::to_string(need % 10) + " (this GPU: " + std::to_string(*cc / 10) +

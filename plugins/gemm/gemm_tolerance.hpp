@@ -57,6 +57,17 @@ inline harness::Tolerance tolerance_for(std::int64_t K, double alpha, double bet
 //         the type). A one-ulp difference (2 u_o relative) is the most two correct
 //         roundings can differ by; a wrong layout, a missed k tile, a doubled tile or
 //         an element off by more than 2 ulps fails (gemm_plugin_test checks such cases).
+//   fp8_e4m3 (alpha = 1, beta = 0; inputs dequantized to ~U[-1, 1], see gemm_fp8.hpp): the
+//         bf16 rule (C rounded to bf16 once on each side, FP32 sums) plus abs += 2^-11 sqrt K
+//         for the tensor cores' fp8 accumulation inside each K step of 128: they keep ~14
+//         significant bits (DeepSeek-V3 report), i.e. truncate the running block sum (|s| up
+//         to ~4 after 128 products of std 1/3) by up to ~2^-13 |s| per k32 wgmma. Per block
+//         4 such truncations of one sign, ~6e-4 (std); the K / 128 blocks' errors have random
+//         signs: ~5.3e-5 sqrt K in all, and 2^-11 sqrt K (4.9e-4 sqrt K, 0.031 at K = 4096) is
+//         ~9 of those. The double reference has none of it; cuBLASLt (reference above 2^30
+//         multiply-adds) promotes likewise. Next to |C| ~ sqrt(K) / 3 (21 at K = 4096) the
+//         rel term 2^-7 |C| still dominates for typical elements; a missed or doubled K step
+//         (~sqrt(128) / 3 = 3.8) or a missing scale (x 172032) fails everywhere.
 inline harness::Tolerance tolerance_for(kernels::gemm::TcDType dtype, std::int64_t K, double alpha, double beta) {
   using kernels::gemm::TcDType;
   harness::Tolerance t = tolerance_for(K, alpha, beta);
@@ -71,6 +82,10 @@ inline harness::Tolerance tolerance_for(kernels::gemm::TcDType dtype, std::int64
       t.rel = 2.0 * uo + 4.0 * kUnitRoundoff;
       break;
     }
+    case TcDType::fp8_e4m3:
+      t.abs = 1.1 * t.abs + (1.0 / 2048.0) * std::sqrt(k);
+      t.rel = 2.0 / 256.0 + 4.0 * kUnitRoundoff;
+      break;
   }
   return t;
 }
@@ -81,7 +96,9 @@ inline constexpr const char* kToleranceRule =
     "product or TF32 rounding still exceeds it. tf32: the f32 rule + |alpha| 4 2^-11 sqrt K (inputs "
     "rounded to TF32 differently by another implementation). bf16/f16: abs = 1.1 x the f32 abs, "
     "rel = 2 u_o + 4u (u_o = 2^-8 bf16, 2^-11 f16): both sides round C once to the type, at most "
-    "one ulp apart. Reference: double on the rounded inputs (tf32: inputs rounded to TF32, "
+    "one ulp apart. fp8_e4m3 (bf16 C, inputs dequantized to ~U[-1,1]): the bf16 rule + 2^-11 sqrt K "
+    "(the tensor cores' ~14-bit sums inside each 128-long K step). Reference: double on the rounded "
+    "(fp8: dequantized) inputs (tf32: inputs rounded to TF32, "
     "nearest/ties away) while M N K <= 2^30, cuBLAS in the same dtype above (derivation: "
     "gemm_tolerance.hpp)";
 

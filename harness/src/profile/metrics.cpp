@@ -751,6 +751,7 @@ ProfileResult profile_pass(MetricCollector& collector, const std::function<void(
   } else {
     p.kernels.unavailable = "kernel trace not requested";
   }
+  if (options.after_trace) options.after_trace();
   if (options.counters) {
     const auto& names = options.metrics.empty() ? MetricCollector::default_metrics() : options.metrics;
     p.metrics = collector.collect(launch, stream, names, before_run);

@@ -133,6 +133,9 @@ struct ProfileOptions {
   int trace_runs = 3;                // runs traced for the kernel breakdown
   bool kernels = true;
   bool counters = true;
+  // Called between the kernel trace and the counter passes: the trace is the part whose
+  // times stand next to the timed ones (the runner's clock reading stops there).
+  std::function<void()> after_trace;
 };
 
 struct ProfileResult {

@@ -148,6 +148,7 @@ std::vector<std::pair<std::string, std::string>> environment_lines(const Report&
     out.emplace_back("Reports", fmt::format("{} merged: {}", report.merged_from.size(), fmt::join(report.merged_from, ", ")));
   if (!report.merge_notes.empty())  // engine-only settings the other side does not have
     out.emplace_back("Not paired on", fmt::format("{}", fmt::join(report.merge_notes, "; ")));
+  for (const auto& w : report.merge_warnings) out.emplace_back("Warning", w);
   out.emplace_back("Date", env.date.value_or("?"));
   if (const auto& g = env.gpu) {
     std::string gpu = g->name.value_or("?");

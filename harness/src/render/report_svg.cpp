@@ -8,6 +8,10 @@
 
 namespace harness::svg {
 
+std::string elide(const std::string& text, std::size_t n) {
+  return text.size() > n ? text.substr(0, n - 3) + "..." : text;
+}
+
 std::string escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());

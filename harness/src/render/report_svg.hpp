@@ -81,6 +81,9 @@ std::string render(const Chart& chart);
 // Escapes text for XML/HTML content and attribute values.
 std::string escape(std::string_view text);
 
+// `text` cut to `n` characters, the last three "..." (labels that must fit a width).
+std::string elide(const std::string& text, std::size_t n);
+
 // Tick label text: 1, 2.5, 1k, 10M, 2^20 (binary style, powers of two >= 2^17).
 std::string tick_label(double v, TickStyle style);
 

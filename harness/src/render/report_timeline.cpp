@@ -18,47 +18,6 @@ namespace {
 using nlohmann::json;
 using svg::escape;
 
-std::string short_name(const std::string& s, std::size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; }
-
-// ---------------------------------------------------------------------------------------
-// Per result: one row per result, its kernels to scale over the run's span.
-
-std::string result_rows_svg(const std::vector<const Result*>& rows, std::size_t index) {
-  const double label_w = 300, track_w = 640, right_w = 90, row_h = 22, top = 8;
-  const double width = label_w + track_w + right_w, height = top + static_cast<double>(rows.size()) * row_h + 8;
-  std::string o = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"kernel-timeline-{}\" class=\"tl\" viewBox=\"0 0 {:.0f} {:.0f}\" "
-      "width=\"{:.0f}\" height=\"{:.0f}\" font-family=\"Helvetica, Arial, sans-serif\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n",
-      index, width, height, width, height);
-  double y = top;
-  for (const Result* r : rows) {
-    const json& tl = r->profile["kernels"]["timeline"];
-    const json& names = tl["names"];
-    double span = 0;
-    for (const json& k : tl["kernels"]) span = std::max(span, k[0].get<double>() + k[1].get<double>());
-    const std::string label = r->variant + " " + html::params_text(*r);
-    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{}<title>{}</title></text>\n",
-                     label_w - 8, y + 14, escape(short_name(label, 46)), escape(label));
-    o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#f6f6f6\"/>\n", label_w,
-                     y + 3, track_w, row_h - 6);
-    for (const json& k : tl["kernels"]) {
-      const double s = k[0].get<double>(), d = k[1].get<double>();
-      const std::size_t ni = k[2].get<std::size_t>();
-      const std::string name = ni < names.size() ? names[ni].get<std::string>() : "?";
-      const double x = label_w + (span > 0 ? s / span : 0) * track_w;
-      const double w = std::max(1.0, span > 0 ? d / span * track_w : track_w);
-      o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
-                       "<title>{}: {} at +{}</title></rect>\n",
-                       x, y + 3, w, row_h - 6, svg::color(ni), escape(name), format_seconds(d), format_seconds(s));
-    }
-    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">{}{}</text>\n", label_w + track_w + 6, y + 14,
-                     format_seconds(span), tl.contains("truncated") ? "+" : "");
-    y += row_h;
-  }
-  return o + "</svg>\n";
-}
-
 // ---------------------------------------------------------------------------------------
 // The trace page
 
@@ -131,7 +90,7 @@ std::string window_svg(const std::string& id, const std::string& title, const st
                      x0, y, std::max(0.8, x1 - x0), row_h - 4, fill, escape(tip));
     if (x1 - x0 > 60)
       o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#111\">{}</text>\n", x0 + 3, y + 12,
-                       escape(short_name(e.name, static_cast<std::size_t>((x1 - x0) / 6))));
+                       escape(svg::elide(e.name, static_cast<std::size_t>((x1 - x0) / 6))));
   }
   for (const auto& [s, f] : flows) {
     if (f.ts < t0 || s.ts > t1) continue;
@@ -155,36 +114,6 @@ std::string window_svg(const std::string& id, const std::string& title, const st
                    label_w + plot_w / 2, top + static_cast<double>(tracks.size()) * row_h + 32);
   return o + "</svg>\n";
 }
-
-}  // namespace
-
-std::string kernel_timelines_html(const Report& report) {
-  std::vector<std::string> problems;
-  for (const auto& r : report.results)
-    if (std::find(problems.begin(), problems.end(), r.problem) == problems.end()) problems.push_back(r.problem);
-  std::string o;
-  std::size_t index = 0;
-  for (const auto& p : problems) {
-    std::vector<const Result*> rows;
-    for (const auto& r : report.results)
-      if (r.problem == p && r.profile.is_object() && r.profile.contains("kernels") && r.profile["kernels"].is_object() &&
-          r.profile["kernels"].contains("timeline") && r.profile["kernels"]["timeline"].contains("kernels") &&
-          !r.profile["kernels"]["timeline"]["kernels"].empty())
-        rows.push_back(&r);
-    if (rows.empty()) continue;
-    o += fmt::format("<details open><summary>{}: the kernels of one profiled run per result, to scale ({} results)"
-                     "</summary>\n",
-                     escape(p), rows.size());
-    o += result_rows_svg(rows, index++);
-    o += "</details>\n";
-  }
-  if (o.empty())
-    o = "<p class=\"nochart\">No result carries a kernel timeline (profile.kernels.timeline: reports of a harness that "
-        "did not record it, or runs with --no-profile).</p>\n";
-  return o;
-}
-
-namespace {
 
 // A trace's complete events, the launch arrows (flow start -> end) and the tracks to draw.
 struct TraceData {

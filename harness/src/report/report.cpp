@@ -45,7 +45,7 @@ nlohmann::json settings_to_json(const MeasureSettings& s) {
                         {"max_angle", s.stopping.max_angle}, {"min_r2", s.stopping.min_r2}}},
           {"throttle", s.throttle},
           {"steady", s.steady ? nlohmann::json(*s.steady) : nlohmann::json(nullptr)},  // null: the dtype rule decides
-          {"interleave", s.interleave},
+          {"interleave", s.interleave ? nlohmann::json(*s.interleave) : nlohmann::json(nullptr)},
           {"steady_settings", {{"window_s", s.steady_settings.window}, {"tolerance", s.steady_settings.tolerance},
                                {"min_time_s", s.steady_settings.min_time}, {"max_time_s", s.steady_settings.max_time},
                                {"burst_s", s.steady_settings.burst}}}};
@@ -69,7 +69,7 @@ MeasureSettings settings_from_json(const nlohmann::json& s) {
   m.stopping.min_r2 = num_or(s, {"stopping", "min_r2"}, m.stopping.min_r2);
   m.throttle = num_or(s, {"throttle"}, m.throttle);
   m.steady = boolean(s, {"steady"});
-  m.interleave = boolean(s, {"interleave"}).value_or(false);
+  m.interleave = boolean(s, {"interleave"});
   SteadySettings& st = m.steady_settings;
   st.window = num_or(s, {"steady_settings", "window_s"}, st.window);
   st.tolerance = num_or(s, {"steady_settings", "tolerance"}, st.tolerance);

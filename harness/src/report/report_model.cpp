@@ -171,7 +171,22 @@ Report merge_reports(const std::vector<Report>& reports) {
   out.merge_notes = align_merged_results(out.results, source, out.merged_from);
   // The case count of one suite does not describe the sum.
   if (reports.size() > 1) out.suite.cases.reset();
+  if (auto gpus = different_gpus(reports)) out.merge_warnings.push_back(*gpus);
   return out;
+}
+
+std::optional<std::string> different_gpus(const std::vector<Report>& reports) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> paths_of;  // GPU -> its reports, in order given
+  for (const Report& r : reports) {
+    const std::string gpu = r.environment.gpu ? r.environment.gpu->name.value_or("an unnamed GPU") : "no GPU";
+    auto it = std::find_if(paths_of.begin(), paths_of.end(), [&](const auto& p) { return p.first == gpu; });
+    if (it == paths_of.end()) it = paths_of.insert(paths_of.end(), {gpu, {}});
+    it->second.push_back(r.path);
+  }
+  if (paths_of.size() < 2) return std::nullopt;
+  std::vector<std::string> parts;
+  for (const auto& [gpu, paths] : paths_of) parts.push_back(fmt::format("{} ({})", gpu, fmt::join(paths, ", ")));
+  return fmt::format("the reports ran on different GPUs: {}; their timings are not comparable", fmt::join(parts, ", "));
 }
 
 }  // namespace harness

@@ -67,6 +67,9 @@ struct Report {
   // Parameters only some of the merged reports' results have, at one value, left out of
   // the pairing (merge_align.hpp): "graph=true (only in train.json)".
   std::vector<std::string> merge_notes;
+  // A merged report's warnings of its own (its GPUs differ: different_gpus); the
+  // environment lines and `harness report`'s standard error show them.
+  std::vector<std::string> merge_warnings;
   bool is_harness_report() const;
 };
 
@@ -83,5 +86,11 @@ Report read_report_model(const std::string& path);
 // " + ", warnings and errors of all, merged_from = the paths; the results aligned by
 // align_merged_results (report/merge_align.hpp). Throws InputError for none.
 Report merge_reports(const std::vector<Report>& reports);
+
+// Reports side by side (merged, or a history) whose GPUs differ: their timings are not
+// comparable. "the reports ran on different GPUs: NVIDIA H100 80GB HBM3 (a.json), NVIDIA
+// H200 (b.json, c.json); their timings are not comparable"; nothing when all name one
+// GPU (a report without one counts as "no GPU").
+std::optional<std::string> different_gpus(const std::vector<Report>& reports);
 
 }  // namespace harness

@@ -2,11 +2,7 @@
 
 #include <unistd.h>
 
-#include <map>
-
 #include <fmt/format.h>
-
-#include "run/speed_summary.hpp"
 
 #include "measure/sensors.hpp"
 #include "measure/steady.hpp"
@@ -29,14 +25,8 @@ void Console::start(const std::string& name, std::size_t index, std::size_t tota
   pending_line_ = true;
 }
 
-namespace {
-// "±1.2%", or "n/a" for one sample (no spread to state).
-std::string noise_text(const Stats& s, const char* sign) {
-  return s.has_noise() ? fmt::format("{}{:.1f}%", sign, s.rel_noise * 100) : "noise n/a";
-}
-
-// "63% of bf16 tensor" / "81% of DRAM": the profiling pass's roofline position (the roof
-// of the result's dtype, or DRAM where that binds); empty when not profiled or no peaks.
+// The profiling pass's roofline position: the roof of the result's dtype, or DRAM where
+// that binds; empty when not profiled or no peaks.
 std::string peak_text(const Result& r) {
   if (!r.profile.is_object() || !r.profile.contains("roofline")) return {};
   const auto& rf = r.profile["roofline"];
@@ -45,6 +35,12 @@ std::string peak_text(const Result& r) {
   const std::string pipe = rf.contains("compute_pipe") && rf["compute_pipe"].is_string()
                                ? rf["compute_pipe"].get<std::string>() : std::string("FP32");
   return fmt::format("{:.0f}% of {}", rf["pct_of_roof"].get<double>(), memory ? std::string("DRAM") : pipe);
+}
+
+namespace {
+// "±1.2%", or "n/a" for one sample (no spread to state).
+std::string noise_text(const Stats& s, const char* sign) {
+  return s.has_noise() ? fmt::format("{}{:.1f}%", sign, s.rel_noise * 100) : "noise n/a";
 }
 
 std::string outcome_text(const Result& r) {
@@ -66,6 +62,7 @@ std::string outcome_text(const Result& r) {
 
 void Console::result(const Result& r, std::size_t index, std::size_t total) {
   progress_.finished();
+  ran_.insert(r.name);
   const bool marked = r.integrity.suspicious || r.integrity.outside;
   if (quiet_ && ((r.status == Status::passed && !marked) || r.status == Status::skipped)) return;
   if (pending_line_) fmt::print(out_, "\r\033[K");
@@ -106,47 +103,6 @@ void Console::result(const Result& r, std::size_t index, std::size_t total) {
 void Console::print_integrity(const Result& r) {
   if (r.integrity.suspicious) fmt::print(out_, "    warning: suspicious: {}\n", *r.integrity.suspicious);
   if (r.integrity.outside) fmt::print(out_, "    warning: work outside the timed region: {}\n", *r.integrity.outside);
-}
-
-void Console::summary(const std::vector<Result>& results) {
-  std::map<Status, int> counts;
-  for (const auto& r : results) ++counts[r.status];
-  if (!quiet_ && !results.empty()) {
-    std::size_t w = 6;
-    for (const auto& r : results) w = std::max(w, display_name(r).size());
-    fmt::print(out_, "\n{:<{}}  {:<7}  {:>12}  {:>7}  {:>14}  {:>11}  {}\n", "result", w, "status", "median", "noise",
-               "rate", "bandwidth", "of peak");
-    std::string last_reason;
-    for (const auto& r : results) {
-      if (r.status == Status::passed && r.timing) {
-        const Stats& s = r.timing->stats;
-        // A mark of issue 33 replaces "passed": the figures beside it are not to be trusted.
-        const char* status = r.integrity.suspicious ? "suspect" : r.integrity.outside ? "outside" : "passed";
-        const std::string peak = peak_text(r);
-        fmt::print(out_, "{:<{}}  {:<7}  {:>12}  {:>7}  {:>14}  {:>11}  {}\n", display_name(r), w, status,
-                   format_seconds(s.median), s.has_noise() ? fmt::format("{:.1f}%", s.rel_noise * 100) : "n/a",
-                   r.work.flops > 0 ? format_rate(r.gflops) : "-",
-                   r.work.bytes > 0 ? fmt::format("{:.1f} GB/s", r.gbytes_per_s) : "-", peak.empty() ? "-" : peak);
-      } else {
-        // A reason repeated row after row (every CUDA result on a machine without a GPU) is
-        // written once.
-        const bool repeat = !r.reason.empty() && r.reason == last_reason;
-        fmt::print(out_, "{:<{}}  {:<7}  {}\n", display_name(r), w, to_string(r.status),
-                   repeat ? std::string("(the same reason)") : r.reason);
-        last_reason = r.reason;
-      }
-    }
-  }
-  if (!quiet_) {
-    const std::string speed = speed_summary_text(speed_summary(results));
-    if (!speed.empty())
-      fmt::print(out_, "\nFastest per shape (median ratio ± one sigma from both sides' spread):\n{}", speed);
-  }
-  std::string extra;
-  if (counts[Status::crashed]) extra += fmt::format(", {} crashed", counts[Status::crashed]);
-  if (counts[Status::timeout]) extra += fmt::format(", {} timed out", counts[Status::timeout]);
-  fmt::print(out_, "\n{} results: {} passed, {} failed, {} skipped, {} errors{}\n", results.size(), counts[Status::passed],
-             counts[Status::failed], counts[Status::skipped], counts[Status::error], extra);
 }
 
 }  // namespace harness

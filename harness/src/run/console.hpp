@@ -1,8 +1,10 @@
 #pragma once
 // What a person sees: a progress line per result as it completes (a live "running" line
-// on a terminal), and a summary table at the end.
+// on a terminal), and at the end what those lines leave to be said: the results that did
+// not pass or are marked, the fastest per shape and the counts (console_summary.cpp).
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,17 +23,28 @@ class Console {
   void result(const Result& r, std::size_t index, std::size_t total);
   void summary(const std::vector<Result>& results);
   bool tty() const { return tty_; }
+  // --table: end with a row for every result, not only those that need a look.
+  void full_table(bool on) { full_table_ = on; }
 
  private:
   void print_integrity(const Result& r);
+  void print_table(const std::vector<Result>& results) const;
+  void print_recap(const std::vector<Result>& results) const;
+  void print_counts(const std::vector<Result>& results) const;
   std::FILE* out_;
   bool quiet_;
   bool tty_;
   bool pending_line_ = false;
+  bool full_table_ = false;
   Progress progress_;
+  std::set<std::string> ran_;  // the results this run finished (not those resumed from a journal)
 };
 
 // "gemm/tiled M=4096 N=4096 K=4096"
 std::string display_name(const Result& r);
+
+// "63% of bf16 tensor" / "81% of DRAM"; empty when not profiled (the progress line and the
+// table both show it).
+std::string peak_text(const Result& r);
 
 }  // namespace harness

@@ -17,7 +17,7 @@ namespace harness {
 
 bool Runner::interleaves(const CaseState& state, const std::vector<const Variant*>& variants) const {
   const Case& c = state.c;
-  return c.settings.interleave && variants.size() >= 2 && !c.problem->collective_at(c.params) &&
+  return c.settings.interleave.value_or(false) && variants.size() >= 2 && !c.problem->collective_at(c.params) &&
          !options_.check_only && !state.reference_problem;
 }
 

@@ -339,6 +339,7 @@ Session::Session(const SessionOptions& args, const Plan& p, std::vector<WorkerDe
   journal_ = std::make_unique<Journal>(journal_path_, args.resume.empty());
   if (args.resume.empty()) journal_->append(to_json(run_header(args)));
   device_ = probe_device(workers_.empty() ? p.options.device : std::max(workers_.front().index, 0));
+  console_.full_table(args.table);
 }
 
 void Session::print_banner() const {

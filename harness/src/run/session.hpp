@@ -30,6 +30,7 @@ struct SessionOptions {
   std::uint64_t seed = 42;
   bool dry_run = false;
   bool quiet = false;
+  bool table = false;               // --table: end with every result, not only those to look at
   bool isolate = false;
   bool no_profile = false;
   std::string metrics;              // comma-separated, or "none"

@@ -512,6 +512,7 @@ class Loader {
       c.params = std::move(p);
       // Unset by the suite: the default for this case's parameters (types/settings.hpp).
       if (!c.settings.steady) c.settings.steady = steady_by_default(c.params);
+      if (!c.settings.interleave) c.settings.interleave = interleave_by_default(c.params);
       suite.cases.push_back(std::move(c));
     }
   }

@@ -18,7 +18,8 @@ std::string_view to_string(StoppingRule rule) {
 }
 
 bool is_tensor_core_dtype(std::string_view dtype) {
-  for (std::string_view t : {"bf16", "f16", "fp16", "tf32", "fp8", "e4m3", "e5m2"})
+  // The gemm problem names its fp8 dtype "fp8_e4m3" (the tensor peaks' name too).
+  for (std::string_view t : {"bf16", "f16", "fp16", "tf32", "fp8", "e4m3", "e5m2", "fp8_e4m3", "fp8_e5m2"})
     if (dtype == t) return true;
   return false;
 }
@@ -33,6 +34,8 @@ bool steady_by_default(const Params& params) {
   const std::string dtype = dtype_param(params);
   return !dtype.empty() && is_tensor_core_dtype(dtype);
 }
+
+bool interleave_by_default(const Params& params) { return steady_by_default(params); }
 
 std::optional<StoppingRule> stopping_rule_from_string(std::string_view name) {
   for (StoppingRule r : {StoppingRule::noise, StoppingRule::entropy, StoppingRule::samples})

@@ -43,13 +43,22 @@ struct SteadySettings {
 
 // The default of `steady` for a case whose suite does not say: on for tensor-core work.
 // The rule: the case has a parameter `dtype` whose value is bf16, f16, tf32 or an fp8
-// type (fp8, e4m3, e5m2); those kernels draw the most power and are the ones a power cap
+// type (fp8, e4m3, e5m2, fp8_e4m3, fp8_e5m2); those kernels draw the most power and are the ones a power cap
 // slows. Stated in `harness list` and docs/measurement.md.
 bool is_tensor_core_dtype(std::string_view dtype);
 // A case's `dtype` parameter ("bf16", ...), "" where it has none (or not as text): what
 // picks the steady default, the roofline's compute roof and the cheat check's roof.
 std::string dtype_param(const Params& params);
 bool steady_by_default(const Params& params);
+// The default of `interleave`: the same rule as steady's. Measured on an H100 (bf16 GEMMs
+// at the 700 W cap, docs/measurement.md): timed one after the other, each kernel ran at its
+// own capped clock and wgmma/cuBLAS read 0.95-1.00x; in rounds they shared one power state
+// and read 1.03-1.09x, in both repeats, outside each other's 95% intervals. Work that does
+// not reach the cap was not seen to move, so it keeps plain timing.
+bool interleave_by_default(const Params& params);
+inline constexpr std::string_view kInterleaveDefaultRule =
+    "interleave (a case's variants timed in rounds, A B A B ...) is on by default when a case's dtype is bf16, f16, "
+    "tf32 or fp8 (tensor cores, power-capped), off otherwise; a suite's settings.interleave overrides it";
 inline constexpr std::string_view kSteadyDefaultRule =
     "steady (warm up until the SM clock settles) is on by default when a case's dtype is bf16, f16, tf32 or fp8 "
     "(tensor cores), off otherwise; a suite's settings.steady overrides it";
@@ -69,9 +78,9 @@ struct MeasureSettings {
   std::optional<bool> steady;
   SteadySettings steady_settings;
   // interleave: true (measure/interleave.hpp): a case's variants timed in rounds, one
-  // batch of each per round, so that a slow drift falls on all of them alike. Off by
-  // default: docs/measurement.md says what would make it the default.
-  bool interleave = false;
+  // batch of each per round, so that a slow drift (the power cap's clock) falls on all of
+  // them alike. Unset until the suite loader resolves it per case (interleave_by_default).
+  std::optional<bool> interleave;
   // Set by the runner for a collective (not a suite key): exactly warmup + stopping.samples
   // launches, whatever the timings, so that every rank launches the same collectives.
   bool fixed_launches = false;

@@ -3,8 +3,10 @@
 # 24.04). The CUDA toolkit (nvcc, cudart, cuBLAS, CUPTI, NVTX) is expected under
 # /usr/local/cuda. Skips apt-get when everything is already there or when not root.
 set -euo pipefail
+# python3-dev: the headers and libpython that the harness embeds for --python variants
+# (docs/python.md); without it the harness still builds, and refuses --python.
 packages=(cmake ninja-build g++ pkg-config libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev libbenchmark-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev python3-dev)
 missing=()
 for p in "${packages[@]}" "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -23,7 +23,8 @@ LAYERS = [
     ["core"],                             # error helpers, did_you_mean
     ["types"],                            # the records every stage passes on
     ["plugin", "operands", "profile"],    # registry, buffers, CUPTI/NVTX/peaks
-    ["suite"],                            # YAML -> cases (checks metric names: profile/)
+    ["suite", "python"],                  # YAML -> cases (checks metric names: profile/);
+                                          # --python variants (embedded CPython)
     ["measure"],                          # timing (NVTX ranges, the L2 evictor: profile/)
     ["report"],                           # the report record, JSON, journal
     ["compare"],                          # statistics and verdicts

@@ -25,6 +25,16 @@ inline CLI::Validator seed_validator() {
       "UINT64");
 }
 
+// --python FILE.py (repeatable), the same for run, gbench and list: variants written in
+// Python (docs/python.md), loaded after the plugins.
+inline CLI::Option* add_python_option(CLI::App* cmd, std::vector<std::string>& files) {
+  return cmd->add_option("--python", files,
+                         "Load variants written in Python from this file (repeatable; @harness.variant,\n"
+                         "docs/python.md)")
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingFile);
+}
+
 void add_run_command(CLI::App& app, int& exit_code);
 void add_list_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);

@@ -1,10 +1,11 @@
-// harness gbench SUITE... [--benchmark_*]: the command line of a Google Benchmark run;
+// harness gbench SUITE... [--python FILE.py] [--benchmark_*]: the command line of a Google Benchmark run;
 // the run itself is the core's (harness/src/run/gbench_session.cpp).
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
+#include "python/python_variants.hpp"
 #include "run/gbench_session.hpp"
 
 namespace harness::cli {
@@ -21,6 +22,8 @@ void add_gbench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--variants", args->variants, "Only these variants (comma-separated names)");
   cmd->add_option("--plugin", args->plugins, "Load variants from a plugin shared library (repeatable)")
       ->allow_extra_args(false);
+  auto python = std::make_shared<std::vector<std::string>>();
+  add_python_option(cmd, *python);
   cmd->add_option("--device", args->device, "CUDA device index")->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)")->check(seed_validator());
   cmd->allow_extras();
@@ -34,8 +37,10 @@ void add_gbench_command(CLI::App& app, int& exit_code) {
       "breakdown, roofline), the journal and --resume, --isolate, and the harness's own report.\n"
       "Example:\n"
       "  harness gbench suites/gemm.yaml --benchmark_filter=4096 --benchmark_format=json --benchmark_out=gb.json");
-  cmd->callback([args, cmd, &exit_code] {
+  cmd->callback([args, cmd, python, &exit_code] {
     args->benchmark_args = cmd->remaining();
+    if (!python->empty())
+      args->add_variants = [python](Registry& registry) { load_python_variants(*python, registry); };
     args->command_line = command_line();
     exit_code = run_gbench(*args);
   });

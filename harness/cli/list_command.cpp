@@ -1,4 +1,5 @@
 // harness list [PROBLEM|problems|variants|all] [--verbose] [--json] [--plugin LIB] [--plugin-dir DIR]
+//              [--python FILE.py]
 // Every problem and variant says where it came from: "built-in" or the plugin's file.
 #include <algorithm>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
 #include "plugin/plugin_loader.hpp"
+#include "python/python_variants.hpp"
 #include "types/settings.hpp"
 
 namespace harness::cli {
@@ -179,8 +181,11 @@ void add_list_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--plugin-dir", *plugin_dirs,
                   "Load every plugin (*.so) of a directory (repeatable; also HARNESS_PLUGIN_PATH)")
       ->allow_extra_args(false);
+  auto python = std::make_shared<std::vector<std::string>>();
+  add_python_option(cmd, *python);
   cmd->callback([=, &exit_code] {
     load_plugins(*plugins, *plugin_dirs, Registry::instance());
+    load_python_variants(*python, Registry::instance());
     const std::string listing = what->empty() && *verbose ? "all" : *what;
     const auto problems = selected_problems(listing);
     if (*json) print_json(listing, problems);

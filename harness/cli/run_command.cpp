@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "python/python_variants.hpp"
 #include "run/pool.hpp"
 #include "run/session.hpp"
 #include "harness/error.hpp"
@@ -79,6 +80,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--plugin-dir", args->plugin_dirs,
                   "Load every plugin (*.so) of a directory (repeatable; also HARNESS_PLUGIN_PATH)")
       ->allow_extra_args(false);
+  add_python_option(cmd, args->python);
   cmd->add_option("--seed", args->seed, "Seed of the random inputs (default 42)")->check(seed_validator());
   cmd->add_flag("--dry-run", args->dry_run, "Print the expanded cases and results without running them");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only failures, errors and the summary");
@@ -138,6 +140,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
     args->command_line = command_line();
     args->child_argv = child_argv();
     args->worker_argv = worker_argv();
+    if (!args->python.empty())
+      args->add_variants = [files = args->python](Registry& registry) { load_python_variants(files, registry); };
     exit_code = run_session(*args);
   });
 }

@@ -22,11 +22,27 @@ std::string file_content_hash(const std::string& path) {
   return fmt::format("fnv1a64:{:016x}", h);
 }
 
+namespace {
+
+nlohmann::json files_json(const std::vector<JournalHeader::SuiteFile>& files) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : files) out.push_back({{"path", s.path}, {"hash", s.hash}});
+  return out;
+}
+
+std::vector<JournalHeader::SuiteFile> files_of(const nlohmann::json& list) {
+  std::vector<JournalHeader::SuiteFile> out;
+  for (const auto& s : list) out.push_back({s.at("path").get<std::string>(), s.at("hash").get<std::string>()});
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const JournalHeader& header) {
-  nlohmann::json suites = nlohmann::json::array();
-  for (const auto& s : header.suites) suites.push_back({{"path", s.path}, {"hash", s.hash}});
-  return {{"event", kRunEvent}, {"suites", suites}, {"seed", header.seed},
-          {"filter", header.filter}, {"variants", header.variants}};
+  nlohmann::json out = {{"event", kRunEvent}, {"suites", files_json(header.suites)}, {"seed", header.seed},
+                        {"filter", header.filter}, {"variants", header.variants}};
+  if (!header.python.empty()) out["python"] = files_json(header.python);
+  return out;
 }
 
 std::optional<JournalHeader> read_journal_header(const std::string& journal) {
@@ -39,7 +55,8 @@ std::optional<JournalHeader> read_journal_header(const std::string& journal) {
   if (j.is_discarded() || events::kind(j) != kRunEvent) return std::nullopt;  // an older journal
   try {
     JournalHeader h;
-    for (const auto& s : j.at("suites")) h.suites.push_back({s.at("path").get<std::string>(), s.at("hash").get<std::string>()});
+    h.suites = files_of(j.at("suites"));
+    if (j.contains("python")) h.python = files_of(j.at("python"));
     h.seed = j.at("seed").get<std::uint64_t>();
     h.filter = j.value("filter", "");
     h.variants = j.value("variants", "");

@@ -1,6 +1,6 @@
 #pragma once
 // The first line of a run's journal: what run wrote it (its suite files with a hash of
-// their content, the seed, --filter and --variants), so that --resume can refuse to
+// their content, the --python files alike, the seed, --filter and --variants), so that --resume can refuse to
 // complete it with another run's results. An event line ("event":"run"): journal readers
 // that do not know it skip it as they skip every event but results.
 #include <cstdint>
@@ -20,6 +20,9 @@ struct JournalHeader {
     std::string hash;  // "fnv1a64:<16 hex digits>" of the file's bytes
   };
   std::vector<SuiteFile> suites;
+  // --python files (docs/python.md), hashed alike: their variants are part of what ran.
+  // Absent from the line when there are none (and from journals written before them).
+  std::vector<SuiteFile> python;
   std::uint64_t seed = 0;
   std::string filter;    // --filter as typed ("" = none)
   std::string variants;  // --variants as typed ("" = all)

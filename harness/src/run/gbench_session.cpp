@@ -141,6 +141,7 @@ void run_one(benchmark::State& state, Shared& shared, const Case& c, const Varia
 int run_gbench(const GbenchOptions& args) {
   Registry& registry = Registry::instance();
   load_plugins(args.plugins, {}, registry);
+  if (args.add_variants) args.add_variants(registry);
   initialize_google_benchmark(args.benchmark_args);
 
   const Suite suite = load_suites(args.suites, registry);

@@ -6,14 +6,18 @@
 // CPU variants with Google Benchmark's own clock, FLOP/s and bytes/s as rate counters,
 // and Google Benchmark's reporters and --benchmark_* flags for the output.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace harness {
 
+class Registry;
+
 struct GbenchOptions {
   std::vector<std::string> suites;
   std::vector<std::string> plugins;
+  std::function<void(Registry&)> add_variants;  // after the plugins: the CLI's --python files
   std::string filter;      // on harness result names, before Google Benchmark's own filter
   std::string variants;    // comma-separated
   int device = 0;

@@ -20,19 +20,21 @@ std::string shell_word(const std::string& s) {
   return out + "'";
 }
 
-std::string suite_paths(const JournalHeader& h) {
+std::string paths_of(const std::vector<JournalHeader::SuiteFile>& files) {
   std::vector<std::string> paths;
-  for (const auto& s : h.suites) paths.push_back(s.path);
+  for (const auto& s : files) paths.push_back(s.path);
   return fmt::format("{}", fmt::join(paths, " "));
 }
+std::string suite_paths(const JournalHeader& h) { return paths_of(h.suites); }
 
-bool same_suites(const JournalHeader& a, const JournalHeader& b) {
-  if (a.suites.size() != b.suites.size()) return false;
-  // The same content under another spelling of its path is the same suite.
-  for (std::size_t i = 0; i < a.suites.size(); ++i)
-    if (a.suites[i].hash != b.suites[i].hash) return false;
+bool same_files(const std::vector<JournalHeader::SuiteFile>& a, const std::vector<JournalHeader::SuiteFile>& b) {
+  if (a.size() != b.size()) return false;
+  // The same content under another spelling of its path is the same file.
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].hash != b[i].hash) return false;
   return true;
 }
+bool same_suites(const JournalHeader& a, const JournalHeader& b) { return same_files(a.suites, b.suites); }
 
 std::string option_text(const std::string& option, const std::string& value) {
   return value.empty() ? "without " + option : fmt::format("with {} {}", option, shell_word(value));
@@ -44,6 +46,11 @@ std::string describe(const JournalHeader& h, const JournalHeader& other) {
   if (h.seed != other.seed) out += fmt::format(" with --seed {}", h.seed);
   if (h.filter != other.filter) out += " " + option_text("--filter", h.filter);
   if (h.variants != other.variants) out += " " + option_text("--variants", h.variants);
+  if (!same_files(h.python, other.python)) {
+    if (h.python.empty()) out += " without --python";
+    for (std::size_t i = 0; i < h.python.size(); ++i)
+      out += fmt::format("{} --python {}", i == 0 ? " with" : "", shell_word(h.python[i].path));
+  }
   return out;
 }
 
@@ -55,6 +62,7 @@ JournalHeader run_header(const SessionOptions& args) {
   h.seed = args.seed;
   h.filter = args.filter;
   h.variants = args.variants;
+  for (const auto& path : args.python) h.python.push_back({path, file_content_hash(path)});
   return h;
 }
 
@@ -65,7 +73,9 @@ std::optional<std::string> check_resume(const SessionOptions& args, const std::s
                        "seed it ran; it cannot be checked against this run", journal);
   const JournalHeader now = run_header(args);
   const bool suites = same_suites(*was, now);
-  if (suites && was->seed == now.seed && was->filter == now.filter && was->variants == now.variants) return std::nullopt;
+  if (suites && was->seed == now.seed && was->filter == now.filter && was->variants == now.variants &&
+      same_files(was->python, now.python))
+    return std::nullopt;
   // The same paths with other content: the suite was edited since.
   if (!suites && suite_paths(*was) == suite_paths(now))
     for (std::size_t i = 0; i < now.suites.size(); ++i)
@@ -84,6 +94,7 @@ std::string resume_command(const SessionOptions& args, const std::string& journa
   if (args.seed != SessionOptions{}.seed) out += fmt::format(" --seed {}", args.seed);
   if (!args.filter.empty()) out += fmt::format(" --filter {}", shell_word(args.filter));
   if (!args.variants.empty()) out += fmt::format(" --variants {}", shell_word(args.variants));
+  for (const auto& p : args.python) out += fmt::format(" --python {}", shell_word(p));
   if (!args.devices.empty()) out += fmt::format(" --devices {}", shell_word(args.devices));
   if (args.isolate) out += " --isolate";
   return out + fmt::format(" --resume {}", shell_word(journal));

@@ -183,6 +183,7 @@ struct Plan {
 void make_plan(const SessionOptions& args, Plan& p) {
   Registry& registry = Registry::instance();
   load_plugins(args.plugins, args.plugin_dirs, registry);
+  if (args.add_variants) args.add_variants(registry);
   p.suite = load_suites(args.suites, registry);
   apply_overrides(args, p.suite);
   RunOptions& options = p.options;

@@ -5,11 +5,14 @@
 // result, write the report, print the summary. run_session only decides which. The CLI parses
 // the command line into SessionOptions and calls run_session.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace harness {
+
+class Registry;
 
 struct SessionOptions {
   std::vector<std::string> suites;
@@ -19,6 +22,11 @@ struct SessionOptions {
   int device = 0;
   std::vector<std::string> plugins;
   std::vector<std::string> plugin_dirs;  // --plugin-dir (HARNESS_PLUGIN_PATH is read too)
+  // Adds variants once the plugins are loaded (their problems can be named), before the
+  // suites are read: the executable's --python files (harness/src/python, which the core
+  // does not link). Empty: nothing.
+  std::function<void(Registry&)> add_variants;
+  std::vector<std::string> python;  // those --python files: named in the journal's header and the resume command
   std::uint64_t seed = 42;
   bool dry_run = false;
   bool quiet = false;

@@ -1,0 +1,6 @@
+import harness
+
+
+@harness.variant("stream", "cpu", backend="cpu")
+def cpu(ctx):
+    pass

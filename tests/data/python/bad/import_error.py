@@ -1,0 +1,2 @@
+import harness
+import no_such_module_for_harness_tests

@@ -1,0 +1,5 @@
+import harness
+
+
+def broken(ctx)
+    pass

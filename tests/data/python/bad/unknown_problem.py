@@ -1,0 +1,6 @@
+import harness
+
+
+@harness.variant("streem", "py_x", backend="cpu")
+def py_x(ctx):
+    pass

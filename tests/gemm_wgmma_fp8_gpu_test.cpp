@@ -124,15 +124,15 @@ cudaError_t run_wgmma(Case& c, const kg::GemmWgmmaTuning& tuning = {}, void* ws 
 // cuBLASLt with device scales and its recommended workspace.
 struct Lt {
   cublasLtHandle_t handle = nullptr;
-  DeviceBytes scales{8}, workspace{kg::kCublasWorkspaceBytes};
+  DeviceBytes scales{32}, workspace{kg::kCublasWorkspaceBytes};  // scale_b 16 bytes after scale_a
   Lt() {
     EXPECT_EQ(cublasLtCreate(&handle), CUBLAS_STATUS_SUCCESS);
-    const float s[2] = {pg::kFp8ScaleA, pg::kFp8ScaleB};
+    const float s[5] = {pg::kFp8ScaleA, 0, 0, 0, pg::kFp8ScaleB};
     EXPECT_EQ(cudaMemcpy(scales.p, s, sizeof(s), cudaMemcpyHostToDevice), cudaSuccess);
   }
   ~Lt() { cublasLtDestroy(handle); }
   cublasStatus_t run(Case& c) const {
-    return kg::gemm_cublaslt_fp8_e4m3(handle, c.M, c.N, c.K, scales.as<const float>(), scales.as<const float>() + 1,
+    return kg::gemm_cublaslt_fp8_e4m3(handle, c.M, c.N, c.K, scales.as<const float>(), scales.as<const float>() + 4,
                                       c.da.p, c.db.p, c.dc.as<__nv_bfloat16>(), nullptr, workspace.p,
                                       kg::kCublasWorkspaceBytes);
   }

@@ -104,6 +104,17 @@ TEST_F(PythonVariants, CheckedTimedAndReportedLikeACppVariant) {
   EXPECT_NE(run.journal.find("stream/py_ok/op:copy/n:257"), std::string::npos);
 }
 
+// A suite that names its variants still runs the ones --python loaded, beside its own.
+TEST_F(PythonVariants, LoadedVariantsJoinTheCasesOfTheirProblem) {
+  const HarnessRun run = run_and_read("tests/data/python/stream_cpu_only.yaml --python tests/data/python/"
+                                      "stream_variants.py --variants cpu,py_ok",
+                                      "python-cpu-only.json");
+  ASSERT_EQ(run.command.exit_code, 0) << run.command.output;
+  ASSERT_EQ(run.results.size(), 2u) << run.command.output;
+  EXPECT_EQ(run.results.at("stream/cpu/op:copy/n:257")["status"], "passed");
+  EXPECT_EQ(run.results.at("stream/py_ok/op:copy/n:257")["status"], "passed");
+}
+
 TEST_F(PythonVariants, ListSaysWhereTheyCameFrom) {
   const auto r = run_command(std::string(HARNESS_EXE) + " list variants --python " + kVariants);
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -71,7 +71,8 @@ cublasStatus_t gemm_cublaslt_fp8_e4m3(cublasLtHandle_t handle, int M, int N, int
                                       const float* scale_b, const void* A, const void* B, __nv_bfloat16* C,
                                       cudaStream_t stream, void* workspace, std::size_t workspace_bytes) {
   if (handle == nullptr || M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr ||
-      scale_a == nullptr || scale_b == nullptr || !aligned16(A) || !aligned16(B) || !aligned16(C))
+      scale_a == nullptr || scale_b == nullptr || !aligned16(A) || !aligned16(B) || !aligned16(C) ||
+      !aligned16(scale_a) || !aligned16(scale_b))
     return CUBLAS_STATUS_INVALID_VALUE;
   if (workspace == nullptr) workspace_bytes = 0;
   static std::mutex mutex;

@@ -37,7 +37,9 @@ inline constexpr int kCublasLtFp8MinComputeCapability = 89;
 // capability `cc` (major * 10 + minor), else the reason (a static string).
 const char* gemm_cublaslt_fp8_unsupported(int cc, int M, int N, int K);
 
-// scale_a, scale_b: device pointers to one float each. A, B: e4m3 bytes (row-major (M, K),
+// scale_a, scale_b: device pointers to one float each, each 16-byte aligned (cuBLASLt
+// answers CUBLAS_STATUS_NOT_SUPPORTED otherwise; here: INVALID_VALUE before asking it).
+// A, B: e4m3 bytes (row-major (M, K),
 // (N, K)). Returns the first failing cuBLASLt status; CUBLAS_STATUS_INVALID_VALUE for a
 // dimension < 1 or a null pointer, CUBLAS_STATUS_NOT_SUPPORTED when the heuristic finds no
 // algorithm.

@@ -106,12 +106,16 @@ void launch_wgmma_fp8(harness::LaunchContext& ctx) {
                                        ctx.out<__nv_bfloat16>("C"), ctx.stream, {}, workspace, bytes));
 }
 
+constexpr int kFp8ScaleBSlot = 4;  // floats: 16 bytes after scale_a
+
 cublasStatus_t launch_cublas_fp8(harness::LaunchContext& ctx, void* workspace, std::size_t workspace_bytes) {
   // One handle and one pair of device scales for the process (created at the first launch,
   // never at static-initialization time; they live until the process ends).
   static std::mutex mutex;
   static cublasLtHandle_t handle = nullptr;
-  static float* scales = nullptr;  // {scale_a, scale_b}
+  // {scale_a, pad, pad, pad, scale_b}: cuBLASLt wants each scale pointer 16-byte aligned
+  // (a pair of adjacent floats made every FP8 matmul CUBLAS_STATUS_NOT_SUPPORTED on an H100).
+  static float* scales = nullptr;
   const std::lock_guard<std::mutex> lock(mutex);
   if (handle == nullptr) {
     if (cublasStatus_t s = cublasLtCreate(&handle); s != CUBLAS_STATUS_SUCCESS) {
@@ -121,13 +125,13 @@ cublasStatus_t launch_cublas_fp8(harness::LaunchContext& ctx, void* workspace, s
   }
   if (scales == nullptr) {
     float* dev = nullptr;
-    const float host[2] = {kFp8ScaleA, kFp8ScaleB};
+    const float host[kFp8ScaleBSlot + 1] = {kFp8ScaleA, 0, 0, 0, kFp8ScaleB};
     HARNESS_CUDA(cudaMalloc(reinterpret_cast<void**>(&dev), sizeof(host)));
     HARNESS_CUDA(cudaMemcpy(dev, host, sizeof(host), cudaMemcpyHostToDevice));
     scales = dev;
   }
   const Dims d(*ctx.params);
-  return kg::gemm_cublaslt_fp8_e4m3(handle, d.M, d.N, d.K, scales, scales + 1, ctx.in<std::uint8_t>("A"),
+  return kg::gemm_cublaslt_fp8_e4m3(handle, d.M, d.N, d.K, scales, scales + kFp8ScaleBSlot, ctx.in<std::uint8_t>("A"),
                                     ctx.in<std::uint8_t>("B"), ctx.out<__nv_bfloat16>("C"), ctx.stream, workspace,
                                     workspace_bytes);
 }

@@ -120,7 +120,11 @@ class CudaArray:
     def __cuda_array_interface__(self):
         # v3: `stream` is the stream the data was produced on (the harness's); a consumer
         # orders its own work after it. 0 would be ambiguous: the legacy default stream is 1.
-        return {"shape": self.shape, "typestr": self.typestr, "data": (self.ptr, self.readonly),
+        # The read-only flag is always False: PyTorch refuses any other (TypeError: the read
+        # only flag is not supported), seen on the GPU machine. `readonly` stays on the object
+        # for the variant to see; a write to an input shows in the check where it changes the
+        # output.
+        return {"shape": self.shape, "typestr": self.typestr, "data": (self.ptr, False),
                 "version": 3, "strides": None, "stream": self.stream or 1}
 
     def __repr__(self):

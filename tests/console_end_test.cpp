@@ -69,6 +69,21 @@ TEST(ConsoleEnd, OnlyWhatDidNotPassOrIsMarkedAfterTheProgressLines) {
   EXPECT_NE(text.find("\n6 results: 2 passed, 1 failed, 3 skipped, 0 errors\n"), std::string::npos) << text;
 }
 
+// A skip reason repeated on consecutive progress lines is printed once; a new reason in
+// full again.
+TEST(ConsoleEnd, AProgressLineDoesNotRepeatTheReasonAbove) {
+  const auto rs = mixed();
+  const std::string text = console_text(rs, rs.size());
+  auto line = [&](const std::string& start) {
+    const auto at = text.find(start);
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+  };
+  EXPECT_TRUE(line("[2/6]").ends_with("  no CUDA device")) << text;
+  EXPECT_TRUE(line("[3/6]").ends_with("  (the same reason as above)")) << text;
+  EXPECT_TRUE(line("[4/6]").ends_with("  (the same reason as above)")) << text;
+  EXPECT_TRUE(line("[5/6]").ends_with("  check failed: 3 of 1000 elements differ")) << text;
+}
+
 TEST(ConsoleEnd, NothingToRecapWhenEveryResultPassed) {
   const std::vector<Result> rs = {make("cpu", Status::passed), make("cpu2", Status::passed)};
   const std::string text = console_text(rs, rs.size());

@@ -80,8 +80,15 @@ void Console::result(const Result& r, std::size_t index, std::size_t total) {
       case Status::timeout: color = "\033[1;31m"; break;
     }
   }
+  // A reason repeated line after line (every CUDA result of a machine without a GPU says
+  // the same long sentence) is printed once (issue 34).
+  std::string outcome = outcome_text(r);
+  if (r.status != Status::passed && !r.reason.empty()) {
+    if (r.reason == last_reason_) outcome = "(the same reason as above)";
+    last_reason_ = r.reason;
+  }
   fmt::print(out_, "[{:>{}}/{}] {}{:<7}{} {}  {}\n", index, fmt::formatted_size("{}", total), total, color,
-             to_string(r.status), reset, display_name(r) + (r.device.empty() ? "" : " [" + r.device + "]"), outcome_text(r));
+             to_string(r.status), reset, display_name(r) + (r.device.empty() ? "" : " [" + r.device + "]"), outcome);
   // NVML's line when the clock fell (below 95% of its maximum, or a power or thermal
   // limit seen); without NVML the probe's warning when it fell under the threshold.
   const SensorStats* sensors = r.timing && r.timing->sensors ? &*r.timing->sensors : nullptr;

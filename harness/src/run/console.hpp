@@ -36,6 +36,7 @@ class Console {
   bool tty_;
   bool pending_line_ = false;
   bool full_table_ = false;
+  std::string last_reason_;  // of the last result printed that did not pass
   Progress progress_;
   std::set<std::string> ran_;  // the results this run finished (not those resumed from a journal)
 };

@@ -154,7 +154,7 @@ TEST(ReportRender, HtmlHasTheChartsAndNothingExternal) {
   EXPECT_NE(html.find("id=\"roofline\""), std::string::npos);
   EXPECT_NE(html.find("arithmetic intensity (FLOP/byte)"), std::string::npos);
   EXPECT_NE(html.find("roof (device peaks)"), std::string::npos);
-  EXPECT_NE(html.find("3000 GB/s DRAM, 60000 GFLOP/s FP32; each point against the roof of its dtype"), std::string::npos);
+  EXPECT_NE(html.find("3000 GB/s DRAM, 60.0 TFLOP/s FP32; each point against the roof of its dtype"), std::string::npos);
   EXPECT_NE(html.find("<th>% of peak</th>"), std::string::npos);
   EXPECT_NE(html.find(">34% FP32<"), std::string::npos);  // flash at 32768: 20341 of 60000 GFLOP/s
   EXPECT_NE(html.find("attention: extra device memory against seq_len"), std::string::npos);
@@ -202,7 +202,7 @@ TEST(ReportRender, EachResultStandsAgainstTheRoofOfItsDtype) {
   EXPECT_EQ(share->roof, "bf16 tensor");
   EXPECT_NEAR(share->pct, 50.0, 0.01);
   const std::string md = render_report_markdown(m);
-  EXPECT_NE(md.find("| Device peaks | 3000 GB/s DRAM, 60000 GFLOP/s FP32, 800000 GFLOP/s bf16 tensor |"), std::string::npos);
+  EXPECT_NE(md.find("| Device peaks | 3000 GB/s DRAM, 60.0 TFLOP/s FP32, 800.0 TFLOP/s bf16 tensor |"), std::string::npos);
   EXPECT_NE(md.find("| 50% bf16 tensor |"), std::string::npos);
   const std::string html = render_report_html(m);
   EXPECT_NE(html.find("roof bf16 tensor"), std::string::npos);

@@ -203,7 +203,15 @@ std::string memory_driver(const std::vector<const Result*>& used, const std::vec
   return best;
 }
 
+// How many variants the results are of.
+std::size_t variant_count(const std::vector<const Result*>& results) {
+  std::set<std::string> names;
+  for (const Result* r : results) names.insert(r->variant);
+  return names.size();
+}
+
 }  // namespace
+
 
 std::string throughput_chart(const std::string& problem, const std::vector<const Result*>& prow, std::size_t index,
                              svg::ColorMap& colors) {
@@ -262,7 +270,7 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
     const double y = all_flops ? gflops_of(*r) : all_bytes ? gbps_of(*r) : median_s(*r) * scale;
     const std::size_t si = series_index(c.series, by_work ? r->variant : series_key(*r, l));
     c.series[si].color = colors(r->variant);
-    const std::string value = all_flops ? fmt::format("{} GFLOP/s", format_figure(y))
+    const std::string value = all_flops ? format_rate(y)
                               : all_bytes ? fmt::format("{} GB/s", format_figure(y))
                                           : format_seconds(median_s(*r));
     c.series[si].points.push_back({x, y, fmt::format("{}: {} (median {}, {} samples)", describe(*r), value,
@@ -271,6 +279,10 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
     xs.push_back(x);
     ys.push_back(y);
   }
+  // The variant's colour identifies it across the page, but where one variant has several
+  // series here (mma at bf16 and at f16) they would share it (issue 34): then every series
+  // takes its own palette colour.
+  if (c.series.size() > variant_count(timed)) for (auto& series : c.series) series.color.clear();
   x_axis(c.x, xs, x_label);
   y_axis(c.y, ys, all_flops || all_bytes ? metric : fmt::format("median time ({})", unit),
          all_flops || all_bytes ? 50 : 20);
@@ -328,7 +340,7 @@ std::string roofline_chart(const Report& report, const std::vector<Result>& rows
   c.title = "Roofline";
   std::vector<std::string> parts;
   if (peak_bw > 0) parts.push_back(fmt::format("{} GB/s", format_figure(peak_bw)));
-  if (peak_flops > 0) parts.push_back(fmt::format("{} GFLOP/s", format_figure(peak_flops)));
+  if (peak_flops > 0) parts.push_back(format_rate(peak_flops));
   c.subtitle = have_peaks ? fmt::format("roof: the device peaks measured at run start, {} (FP32)", fmt::join(parts, ", "))
                           : fmt::format("roof: the best results of this report, {} (the report states no device peaks)",
                                         fmt::join(parts, ", "));
@@ -362,8 +374,8 @@ std::string roofline_chart(const Report& report, const std::vector<Result>& rows
                         : flops_roof > 0               ? flops_roof
                                                        : peak_bw * intensity_of(r);
     c.series[si].points.push_back({intensity_of(r), gflops_of(r),
-                                   fmt::format("{}: {} GFLOP/s at {} FLOP/byte ({:.0f}% of the roof)", describe(r),
-                                               format_figure(gflops_of(r)), format_figure(intensity_of(r)),
+                                   fmt::format("{}: {} at {} FLOP/byte ({:.0f}% of the roof)", describe(r),
+                                               format_rate(gflops_of(r)), format_figure(intensity_of(r)),
                                                roof > 0 ? 100 * gflops_of(r) / roof : 0.0)});
     xlo = std::min(xlo, intensity_of(r));
     xhi = std::max(xhi, intensity_of(r));
@@ -378,7 +390,7 @@ std::string roofline_chart(const Report& report, const std::vector<Result>& rows
   std::sort(pipes.begin(), pipes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   if (have_peaks) {
     std::vector<std::string> roofs;
-    for (const auto& [pipe, gflops] : pipes) roofs.push_back(fmt::format("{} GFLOP/s {}", format_figure(gflops), pipe));
+    for (const auto& [pipe, gflops] : pipes) roofs.push_back(fmt::format("{} {}", format_rate(gflops), pipe));
     c.subtitle = fmt::format("roofs: the device peaks measured at run start, {} GB/s DRAM, {}; each point against "
                              "the roof of its dtype", format_figure(peak_bw), fmt::join(roofs, ", "));
   }

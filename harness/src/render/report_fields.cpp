@@ -167,9 +167,9 @@ std::vector<std::pair<std::string, std::string>> environment_lines(const Report&
   if (const auto& p = env.peaks) {
     std::vector<std::string> parts;
     if (p->dram_gbytes_per_s > 0) parts.push_back(fmt::format("{} GB/s DRAM", format_figure(p->dram_gbytes_per_s)));
-    if (p->fp32_gflops > 0) parts.push_back(fmt::format("{} GFLOP/s FP32", format_figure(p->fp32_gflops)));
-    for (const auto& [name, gflops] : p->tensor_gflops)
-      parts.push_back(fmt::format("{} GFLOP/s {} tensor", format_figure(gflops), name));
+    // TFLOP/s above 1000 GFLOP/s (issue 34: "972566 GFLOP/s bf16 tensor" was unreadable)
+    if (p->fp32_gflops > 0) parts.push_back(fmt::format("{} FP32", format_rate(p->fp32_gflops)));
+    for (const auto& [name, gflops] : p->tensor_gflops) parts.push_back(fmt::format("{} {} tensor", format_rate(gflops), name));
     if (!parts.empty()) out.emplace_back("Device peaks", fmt::format("{}", fmt::join(parts, ", ")));
   }
   out.emplace_back("CUDA", fmt::format("driver {}, runtime {}", env.cuda_driver.value_or("?"), env.cuda_runtime.value_or("?")));

@@ -141,7 +141,13 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   std::size_t longest = 0;
   for (const auto& v : legend) longest = std::max(longest, v.size());
   const double legend_w = std::max(170.0, 7.0 * static_cast<double>(longest) + 50);
-  const double label_w = 250, plot_w = 520, top = 52, bar_h = 10, gap = 2, group_gap = 12;
+  // The shape labels as wide as the longest (up to kMaxLabel characters, ~6.5 px each at
+  // 11 px): a fixed 250 px cut "M=4096 N=4096 K=4096 dtype=bf16 layout=nt" at its left.
+  constexpr std::size_t kMaxLabel = 56;
+  std::size_t longest_label = 0;
+  for (const auto& g : groups) longest_label = std::max(longest_label, std::min(g.label.size(), kMaxLabel));
+  const double label_w = std::max(120.0, 6.5 * static_cast<double>(longest_label) + 16);
+  const double plot_w = 520, top = 52, bar_h = 10, gap = 2, group_gap = 12;
   const double width = label_w + plot_w + legend_w + 20;
   double plot_h = 0;
   for (const auto& g : groups) plot_h += static_cast<double>(g.bars.size()) * (bar_h + gap) + group_gap;
@@ -173,7 +179,7 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   for (const auto& g : groups) {
     const double gh = static_cast<double>(g.bars.size()) * (bar_h + gap);
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", label_w - 8,
-                     y + gh / 2 + 4, escape(g.label.size() > 40 ? g.label.substr(0, 37) + "..." : g.label));
+                     y + gh / 2 + 4, escape(g.label.size() > kMaxLabel ? g.label.substr(0, kMaxLabel - 3) + "..." : g.label));
     for (const auto& b : g.bars) {
       const double x0 = px(log ? axis_lo : 0), x1 = px(b.share);
       o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.0f}\" fill=\"{}\"><title>{}</title></rect>\n",

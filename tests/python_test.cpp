@@ -137,6 +137,13 @@ TEST_F(PythonVariants, GoogleBenchmarkTimesThemToo) {
                              " --variants py_ok --filter op:copy --benchmark_min_time=0.01");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("stream/py_ok/op:copy/n:257"), std::string::npos) << r.output;
+  // A suite that lists only its C++ variant: the loaded ones join it here too.
+  const auto joined = run_command(std::string(HARNESS_EXE) +
+                                  " gbench tests/data/python/stream_cpu_only.yaml --python " + kVariants +
+                                  " --variants cpu,py_ok --benchmark_min_time=0.01");
+  EXPECT_EQ(joined.exit_code, 0) << joined.output;
+  EXPECT_NE(joined.output.find("stream/py_ok/op:copy/n:257"), std::string::npos) << joined.output;
+  EXPECT_NE(joined.output.find("stream/cpu/op:copy/n:257"), std::string::npos) << joined.output;
 }
 
 // The journal's header names the --python files with their content's hash: --resume

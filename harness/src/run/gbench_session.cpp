@@ -17,6 +17,7 @@
 #include "plugin/plugin_loader.hpp"
 #include "profile/nvtx.hpp"
 #include "types/environment.hpp"
+#include "run/added_variants.hpp"
 #include "run/options_text.hpp"
 #include "run/runner.hpp"
 
@@ -141,10 +142,9 @@ void run_one(benchmark::State& state, Shared& shared, const Case& c, const Varia
 int run_gbench(const GbenchOptions& args) {
   Registry& registry = Registry::instance();
   load_plugins(args.plugins, {}, registry);
-  if (args.add_variants) args.add_variants(registry);
   initialize_google_benchmark(args.benchmark_args);
 
-  const Suite suite = load_suites(args.suites, registry);
+  const Suite suite = load_suites_with_added(args.suites, registry, args.add_variants);
   RunOptions options;
   options.suite_name = suite.name;
   options.seed = args.seed;

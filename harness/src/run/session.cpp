@@ -10,7 +10,6 @@
 #include <map>
 #include <mutex>
 #include <regex>
-#include <set>
 #include <sstream>
 #include <thread>
 
@@ -25,6 +24,7 @@
 #include "profile/metrics.hpp"
 #include "profile/timeline.hpp"
 #include "report/report.hpp"
+#include "run/added_variants.hpp"
 #include "run/console.hpp"
 #include "run/devices.hpp"
 #include "types/environment.hpp"
@@ -181,32 +181,10 @@ struct Plan {
   std::vector<PlannedResult> planned;
 };
 
-// Every variant registered so far, of every problem.
-std::set<const Variant*> all_variants(const Registry& registry) {
-  std::set<const Variant*> out;
-  for (const Problem* problem : registry.problems())
-    for (const Variant* v : registry.variants(problem->name())) out.insert(v);
-  return out;
-}
-
-// Variants the command line added (--python) join every case of their problem, also where
-// the suite lists its variants: the user loaded them to run them beside the suite's
-// (issue 35: `harness run suites/attention.yaml --python my_variants.py`). Their
-// constraints skip them, with the reason, where they do not apply.
-void join_added_variants(Suite& suite, const std::set<const Variant*>& before, const Registry& registry) {
-  for (Case& c : suite.cases)
-    for (const Variant* v : registry.variants(c.problem->name()))
-      if (!before.count(v) && std::find(c.variants.begin(), c.variants.end(), v) == c.variants.end())
-        c.variants.push_back(v);
-}
-
 void make_plan(const SessionOptions& args, Plan& p) {
   Registry& registry = Registry::instance();
   load_plugins(args.plugins, args.plugin_dirs, registry);
-  const std::set<const Variant*> before = all_variants(registry);
-  if (args.add_variants) args.add_variants(registry);
-  p.suite = load_suites(args.suites, registry);
-  if (args.add_variants) join_added_variants(p.suite, before, registry);
+  p.suite = load_suites_with_added(args.suites, registry, args.add_variants);
   apply_overrides(args, p.suite);
   RunOptions& options = p.options;
   options.suite_name = p.suite.name;

@@ -13,6 +13,12 @@ std::string display_name(const Result& r) {
   return fmt::format("{}/{} {}", r.problem, r.variant, r.params.describe());
 }
 
+std::string reason_once(const std::string& reason, std::string& last, std::string_view repeat_text) {
+  const bool repeat = !reason.empty() && reason == last;
+  last = reason;
+  return repeat ? std::string(repeat_text) : reason;
+}
+
 Console::Console(std::FILE* out, bool quiet, std::optional<bool> tty, Progress progress)
     : out_(out), quiet_(quiet), tty_(tty ? *tty : isatty(fileno(out)) != 0), progress_(std::move(progress)) {}
 
@@ -80,13 +86,8 @@ void Console::result(const Result& r, std::size_t index, std::size_t total) {
       case Status::timeout: color = "\033[1;31m"; break;
     }
   }
-  // A reason repeated line after line (every CUDA result of a machine without a GPU says
-  // the same long sentence) is printed once (issue 34).
-  std::string outcome = outcome_text(r);
-  if (r.status != Status::passed && !r.reason.empty()) {
-    if (r.reason == last_reason_) outcome = "(the same reason as above)";
-    last_reason_ = r.reason;
-  }
+  const std::string outcome =
+      r.status == Status::passed ? outcome_text(r) : reason_once(r.reason, last_reason_, "(the same reason as above)");
   fmt::print(out_, "[{:>{}}/{}] {}{:<7}{} {}  {}\n", index, fmt::formatted_size("{}", total), total, color,
              to_string(r.status), reset, display_name(r) + (r.device.empty() ? "" : " [" + r.device + "]"), outcome);
   // NVML's line when the clock fell (below 95% of its maximum, or a power or thermal

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/units.hpp"  // format_seconds, format_rate, format_bytes
@@ -43,6 +44,10 @@ class Console {
 
 // "gemm/tiled M=4096 N=4096 K=4096"
 std::string display_name(const Result& r);
+// A reason repeated line after line (every CUDA result on a machine without a GPU says the
+// same long sentence) is written once: `reason`, or `repeat_text` where it equals `last`
+// (a non-empty one); `last` becomes `reason`.
+std::string reason_once(const std::string& reason, std::string& last, std::string_view repeat_text);
 
 // "63% of bf16 tensor" / "81% of DRAM"; empty when not profiled (the progress line and the
 // table both show it).

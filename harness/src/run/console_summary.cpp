@@ -77,12 +77,8 @@ void Console::print_table(const std::vector<Result>& results) const {
                  r.work.flops > 0 ? format_rate(r.gflops) : "-",
                  r.work.bytes > 0 ? fmt::format("{:.1f} GB/s", r.gbytes_per_s) : "-", peak.empty() ? "-" : peak);
     } else {
-      // A reason repeated row after row (every CUDA result on a machine without a GPU) is
-      // written once.
-      const bool repeat = !r.reason.empty() && r.reason == last_reason;
       fmt::print(out_, "{:<{}}  {:<7}  {}\n", display_name(r), w, to_string(r.status),
-                 repeat ? std::string("(the same reason)") : r.reason);
-      last_reason = r.reason;
+                 reason_once(r.reason, last_reason, "(the same reason)"));
     }
   }
 }

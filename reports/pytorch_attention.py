@@ -4,7 +4,17 @@ written as a harness report, so that `harness compare` / `harness report` and
 reports/tables.py put both side by side.
 
   python3 reports/pytorch_attention.py suites/attention.yaml --out pytorch.json \
-      [--harness build/release/bin/harness] [--filter REGEX] [--variants auto|all|LIST]
+      [--harness build/release/bin/harness] [--filter REGEX] [--variants auto|all|LIST] [--as-variants]
+
+The same backends run inside the harness as variants (examples/python/torch_sdpa.py:
+sdpa_flash, sdpa_cudnn, sdpa_efficient of `attention` and `attention_backward`, checked
+and timed by the harness on its own buffers; docs/python.md "PyTorch references"). They
+replace this script for new comparisons; it stays because scripts/gpu-round.sh and
+reports/tables.py (attention-sdpa) read its report, and as the cross-check of the
+harness's timing: with --as-variants it times exactly what those variants do
+(examples/python/sdpa_ops.py: the backend's op with LSE, O and LSE copied into given
+buffers; backward: the backend's backward op on a kept O and LSE, dQ, dK, dV copied),
+in its own loop, so the two timings of the same work can be compared.
 
 Variants (each a result of its own; SDPBackend = torch.nn.attention.SDPBackend):
   sdpa_fp32        FP32 inputs, TF32 off: the memory-efficient backend, math where it cannot run
@@ -24,6 +34,9 @@ raises "No available kernel" with its reasons as warnings) gives a skipped resul
 reason is the exception's message and those reasons; out of memory is skipped too. Forward
 (problem attention) times the call under torch.no_grad(); backward (attention_backward)
 times torch.autograd.grad of one forward's output, the backend's own backward kernels.
+With --as-variants the calls are sdpa_ops.py's for the variant's backend (sdpa_fp32: the
+efficient backend alone), a refusal by PyTorch's check for the backend is the skip reason,
+and extra.calls names sdpa_ops.py.
 Timing: CUDA events around each call, warm-up first, the median of the samples. The
 shapes come from `harness run SUITE --dry-run`, so they are exactly the suite's.
 PyTorch is needed only to measure: --help and the argument checks work without it.
@@ -156,6 +169,56 @@ def run_one(torch, problem, params, variant):
     return samples, peak, clocks
 
 
+# --as-variants: the harness variant (examples/python/sdpa_ops.py) of a variant's first backend
+OPS_VARIANT = {"FLASH_ATTENTION": "sdpa_flash", "CUDNN_ATTENTION": "sdpa_cudnn", "EFFICIENT_ATTENTION": "sdpa_efficient"}
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "python")
+# Set by main() with --as-variants: the results' extra.calls.
+CALLS = None
+
+
+def run_as_variants(torch, problem, params, variant):
+    """As run_one, timing what the harness variant of the same backend does per launch
+    (examples/python/sdpa_ops.py): forward_into (the backend's op, O and LSE copied into
+    given buffers) or backward_into (its backward op on a kept O and LSE, dQ, dK, dV
+    copied). Raises RuntimeError with PyTorch's reasons where its check refuses the backend."""
+    if EXAMPLES not in sys.path:
+        sys.path.insert(0, EXAMPLES)
+    import sdpa_ops
+    b, h = int(params["batch"]), int(params["heads"])
+    hkv = int(params.get("kv_heads", h)) or h
+    n, d = int(params["seq_len"]), int(params["head_dim"])
+    causal = params.get("causal", "false") == "true"
+    scale = float(params.get("scale", 0)) or 1.0 / math.sqrt(d)
+    op = OPS_VARIANT[VARIANTS[variant][1][0]]
+    dtype = getattr(torch, VARIANTS[variant][0])
+    grad = problem == "attention_backward"
+    g = torch.Generator(device="cuda").manual_seed(42)
+    q = torch.randn(b, h, n, d, device="cuda", dtype=dtype, generator=g)
+    k = torch.randn(b, hkv, n, d, device="cuda", dtype=dtype, generator=g)
+    v = torch.randn(b, hkv, n, d, device="cuda", dtype=dtype, generator=g)
+    why = sdpa_ops.refusal(op, q, k, v, causal, grad)
+    if why:
+        raise RuntimeError(why)
+    clocks = []
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    with torch.no_grad():
+        o, lse = torch.empty_like(q), torch.empty(b, h, n, device="cuda", dtype=torch.float32)
+        sdpa_ops.forward_into(op, q, k, v, causal, scale, o, lse)
+        if grad:
+            do = torch.randn(b, h, n, d, device="cuda", dtype=dtype, generator=g)
+            dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+            state = sdpa_ops.backward_state(op, q, k, v, causal, scale)
+            samples = time_cuda(torch, lambda: sdpa_ops.backward_into(op, state, do, q, k, v, o, lse, causal, scale,
+                                                                      dq, dk, dv), clocks=clocks)
+        else:
+            samples = time_cuda(torch, lambda: sdpa_ops.forward_into(op, q, k, v, causal, scale, o, lse),
+                                clocks=clocks)
+    peak = torch.cuda.max_memory_allocated() - base
+    return samples, peak, clocks
+
+
 def param_value(v):
     if re.fullmatch(r"-?\d+", v):
         return int(v)
@@ -209,6 +272,8 @@ def measure(torch, problem, params, variant, runner=run_one):
                       "rates": {"gflops": w / st["median_s"] * 1e-9, "gbytes_per_s": 0, "arithmetic_intensity": 0},
                       "memory": {"io_device_bytes": 0, "workspace_peak_bytes": max(0, peak)},
                       "extra": {"sdpa_backends": list(VARIANTS[variant][1]), "dtype": VARIANTS[variant][0]}})
+        if CALLS:
+            entry["extra"].update(calls=CALLS, sdpa_backends=[VARIANTS[variant][1][0]])
         clocks = nvml_clock.clock_stats(rest[0], SENSORS.max_mhz) if rest and SENSORS is not None else None
         if clocks:
             entry["clocks"] = clocks
@@ -227,6 +292,9 @@ def parse_args(argv):
     ap.add_argument("--variants", default="auto",
                     help="auto (the variants of the shape's dtype), all, or a comma-separated list of "
                     + ", ".join(VARIANTS))
+    ap.add_argument("--as-variants", action="store_true",
+                    help="time exactly what the harness variants of examples/python/torch_sdpa.py do "
+                    "(examples/python/sdpa_ops.py), for comparing the two timings of the same work")
     args = ap.parse_args(argv)
     try:
         args.variant_list = parse_variants(args.variants)
@@ -246,7 +314,9 @@ def main(argv=None):
         print(f"pytorch_attention.py: `{args.harness} run {args.suite} --dry-run` failed ({e}); build the "
               "harness or pass --harness", file=sys.stderr)
         return 2
-    global SENSORS
+    global SENSORS, CALLS
+    CALLS = "examples/python/sdpa_ops.py" if args.as_variants else None
+    runner = run_as_variants if args.as_variants else run_one
     SENSORS = nvml_clock.GpuSensors(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
     if not SENSORS.ok:
         print(f"pytorch_attention.py: no SM clocks recorded: {SENSORS.why}", file=sys.stderr)
@@ -256,7 +326,7 @@ def main(argv=None):
     results = []
     for problem, params in shapes:
         for variant in variants_for(params, args.variant_list):
-            results.append(measure(torch, problem, params, variant))
+            results.append(measure(torch, problem, params, variant, runner=runner))
             torch.cuda.empty_cache()
     harness_report.write(args.out, args.suite, results, torch, " ".join(sys.argv))
     return 0

@@ -175,6 +175,48 @@ TEST_F(PythonVariants, TheExampleFromTheDocsPasses) {
             "dtype bf16 is not one of this variant's dtypes (f32)");
 }
 
+// examples/python/torch_sdpa.py needs PyTorch; here a stand-in torch
+// (tests/data/python/stand_in_torch) lets it import, so its registration (both problems,
+// three backends) and its static skip reasons are tested on the CPU machines. Its runs are
+// tests/python_gpu_test.cpp's.
+TEST_F(PythonVariants, TheSdpaReferencesRegisterWithAStandInTorch) {
+  const std::string env = "PYTHONPATH=tests/data/python/stand_in_torch ";
+  for (const char* problem : {"attention", "attention_backward"}) {
+    const auto r = run_command(env + HARNESS_EXE + " list " + problem + " --python examples/python/torch_sdpa.py");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    for (const char* name : {"sdpa_flash ", "sdpa_cudnn ", "sdpa_efficient "})
+      EXPECT_NE(r.output.find(std::string("    ") + name), std::string::npos) << problem << ": " << r.output;
+    EXPECT_NE(r.output.find("[from examples/python/torch_sdpa.py]"), std::string::npos) << r.output;
+  }
+  // supports() of each variant, called as the harness calls it (a dict of the case's params).
+  const std::string script =
+      "import sys; sys.path[:0] = ['tests/data/python/stand_in_torch', 'harness/src/python', 'examples/python']\n"
+      "import harness, torch_sdpa\n"
+      "base = dict(batch=1, heads=4, kv_heads=0, seq_len=999, head_dim=64, causal=False, scale=0.0, dtype='bf16')\n"
+      "for r in harness._registered:\n"
+      "    for change in (dict(), dict(head_dim=60), dict(head_dim=320), dict(heads=6, kv_heads=4),\n"
+      "                   dict(deterministic=True)):\n"
+      "        print(r['problem'], r['name'], r['dtypes'], sorted(change.items()), r['supports'](dict(base, **change)))\n";
+  const std::string file = test::temp_path("sdpa_supports.py");
+  std::ofstream(file) << script;
+  const auto r = run_command(std::string("\"") + HARNESS_PYTHON_PROGRAM + "\" " + file);
+  std::remove(file.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string& out = r.output;
+  auto has = [&](const std::string& line) { EXPECT_NE(out.find(line + "\n"), std::string::npos) << line << "\n" << out; };
+  has("attention sdpa_flash ['bf16', 'f16'] [] None");  // PyTorch's own check is asked on a GPU only
+  has("attention sdpa_efficient ['f32', 'bf16', 'f16'] [] None");
+  has("attention_backward sdpa_cudnn ['bf16', 'f16'] [('head_dim', 60)] head_dim 60 is not a multiple of 8 "
+      "(the public SDPA pads it; the backend's op does not)");
+  has("attention sdpa_flash ['bf16', 'f16'] [('head_dim', 320)] FlashAttention-2 has head dims up to 256, not 320");
+  has("attention sdpa_cudnn ['bf16', 'f16'] [('head_dim', 320)] None");
+  has("attention sdpa_efficient ['f32', 'bf16', 'f16'] [('heads', 6), ('kv_heads', 4)] "
+      "heads 6 is not a multiple of kv_heads 4");
+  has("attention_backward sdpa_flash ['bf16', 'f16'] [('deterministic', True)] deterministic: not asked of PyTorch "
+      "(torch.use_deterministic_algorithms is process-wide)");
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 6 * 5) << out;
+}
+
 TEST_F(PythonVariants, AViewKeptPastItsBuffersIsReleased) {
   const HarnessRun run = run_data("keep_view");
   EXPECT_EQ(run.results.at("stream/py_keep/op:copy/n:3")["status"], "passed") << run.command.output;

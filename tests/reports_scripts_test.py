@@ -729,6 +729,21 @@ class TinyPytorchAttention(unittest.TestCase):
         n = sum(len(self.pa.variants_for(s, None)) for _, s in shapes)
         self.assertEqual(n, 8 * 1 + 8 * 2)
 
+    def test_as_variants_calls_the_harness_variants_code(self):
+        # --as-variants times examples/python/sdpa_ops.py's calls, those of torch_sdpa.py's
+        # harness variants: every script variant's first backend is one of them.
+        pa = self.pa
+        with open(os.path.join(pa.EXAMPLES, "sdpa_ops.py")) as f:
+            tree = ast.parse(f.read())
+        backends = next(ast.literal_eval(n.value) for n in tree.body
+                        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "BACKENDS")
+        self.assertEqual({pa.OPS_VARIANT[b[0]] for _, b in pa.VARIANTS.values()}, set(backends))
+        self.assertEqual({v[0] for v in backends.values()}, set(pa.OPS_VARIANT))
+        rc, _, err = no_torch(script("pytorch_attention"), "suites/attention-compare.yaml", "--out", "x.json",
+                              "--as-variants")
+        self.assertEqual(rc, 2)
+        self.assertIn("PyTorch is not installed", err)
+
     def test_without_torch_it_says_so(self):
         rc, _, err = no_torch(script("pytorch_attention"), "suites/attention-compare.yaml", "--out", "x.json")
         self.assertEqual(rc, 2)

@@ -1,5 +1,6 @@
-"""NEEDS a GPU with PyTorch (the GPU machine's venv). Not run on the CPU machines, and not
-yet run on a GPU: an example of a cuda-backend Python variant (docs/python.md).
+"""NEEDS a GPU with PyTorch (the GPU machine's venv); not run on the CPU machines. An
+example of a cuda-backend Python variant (docs/python.md). Run on an H100 (2026-11-26, the
+lead's run): passed its check, 707 TFLOP/s against cuBLAS's 713 at bf16 4096^3.
 
     harness run suites/gemm-tensor-cores.yaml --python examples/python/torch_matmul.py \\
         --variants cublas,mma,torch_matmul

@@ -59,6 +59,26 @@ TEST(Cli, OneSampleHasNoNoiseNotZeroNoise) {
   std::remove((out + ".journal.jsonl").c_str());
 }
 
+// A result two cases plan (same problem, variant and parameters) runs once, in its first
+// case, with a note: results are identified by name (report, journal, --resume, compare),
+// and two results of one name made the report hold the second case's twice.
+TEST(Cli, AResultInTwoCasesRunsOnceInItsFirstCase) {
+  const std::string out = test::temp_path("same_shape.json");
+  const auto r = run_command(kExe + " run tests/data/suites/same_shape_two_cases.yaml --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("harness: note: 1 result is in more than one case; each runs once, in its first case (e.g. "
+                          "stream/cpu/op:copy/n:1000 in cases 'first' and 'second')"),
+            std::string::npos)
+      << r.output;
+  const auto j = nlohmann::json::parse(test::read_file(out));
+  std::vector<std::string> got;
+  for (const auto& res : j["results"]) got.push_back(res["case"].get<std::string>() + " " + res["name"].get<std::string>());
+  EXPECT_EQ(got, (std::vector<std::string>{"first stream/cpu/op:copy/n:1000", "first stream/cpu/op:copy/n:2000",
+                                           "second stream/cpu/op:scale/n:1000"}));
+  std::remove(out.c_str());
+  std::remove((out + ".journal.jsonl").c_str());
+}
+
 TEST(Cli, SmokeRunWritesAValidReportAndJournal) {
   const std::string out = test::temp_path("tiny.json");
   const auto r = run_command(kExe + " run tests/data/suites/tiny.yaml --out " + out);

@@ -43,6 +43,26 @@ TEST(SpeedSummary, TheFastestVariantAndEachOthersRatioWithItsSpread) {
   EXPECT_EQ(speed_summary_text(groups), "gemm M=4096\n  cublas ran\n    1.10 ± 0.02 times faster than wgmma\n");
 }
 
+// One shape in two cases of a suite (gemm-tensor-cores.yaml holds 4096^3 nn in `square`
+// and `layouts`): a group per case, named, and no variant compared with its own other run.
+TEST(SpeedSummary, AShapeInTwoCasesIsAGroupPerCase) {
+  std::vector<Result> rs = {timed("wgmma", 4096, 1.1e-3, 1.1e-3, 1.1e-3), timed("cublas", 4096, 1.0e-3, 1.0e-3, 1.0e-3),
+                            timed("wgmma", 4096, 1.0e-3, 1.0e-3, 1.0e-3), timed("cublas", 4096, 1.05e-3, 1.05e-3, 1.05e-3),
+                            timed("wgmma", 8192, 8.0e-3, 8.0e-3, 8.0e-3), timed("cublas", 8192, 8.0e-3, 8.0e-3, 8.0e-3)};
+  rs[2].case_name = rs[3].case_name = "layouts";
+  const auto groups = speed_summary(rs);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].shape, "gemm M=4096 (case square)");
+  EXPECT_EQ(groups[0].fastest, "cublas");
+  ASSERT_EQ(groups[0].slower.size(), 1u);
+  EXPECT_EQ(groups[0].slower[0].variant, "wgmma");
+  EXPECT_EQ(groups[1].shape, "gemm M=4096 (case layouts)");
+  EXPECT_EQ(groups[1].fastest, "wgmma");
+  ASSERT_EQ(groups[1].slower.size(), 1u);
+  EXPECT_EQ(groups[1].slower[0].variant, "cublas");
+  EXPECT_EQ(groups[2].shape, "gemm M=8192");  // in one case only: no case named
+}
+
 TEST(SpeedSummary, WithFiveSamplesASideTheLineGivesTheBootstrapInterval) {
   // Samples spread evenly over +-2% of each median: the interval holds the ratio 1.10.
   auto with_samples = [](const std::string& variant, double median, std::size_t n) {

@@ -1,5 +1,7 @@
 #include "run/runner.hpp"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "harness/collective.hpp"
@@ -42,13 +44,18 @@ bool selected(const Variant& v, const RunOptions& options) {
 }
 }  // namespace
 
-std::vector<PlannedResult> plan(const Suite& suite, const RunOptions& options) {
+std::vector<PlannedResult> plan(const Suite& suite, const RunOptions& options, std::vector<DuplicateResult>* duplicates) {
   std::vector<PlannedResult> out;
+  std::map<std::string, const Case*> first;  // result name -> the case that plans it
   for (const auto& c : suite.cases)
     for (const Variant* v : c.variants) {
       if (!selected(*v, options)) continue;
       std::string name = result_name(c, *v);
       if (options.filter && !std::regex_search(name, *options.filter)) continue;
+      if (const auto [it, fresh] = first.emplace(name, &c); !fresh) {
+        if (duplicates) duplicates->push_back({name, it->second->name, c.name});
+        continue;
+      }
       out.push_back({&c, v, std::move(name)});
     }
   return out;

@@ -42,8 +42,18 @@ struct PlannedResult {
   std::string name;
 };
 
-// The results a suite will produce under these options, in run order.
-std::vector<PlannedResult> plan(const Suite& suite, const RunOptions& options);
+// A result name that more than one case plans (a suite holding one shape in two cases,
+// as gemm-tensor-cores.yaml's 4096^3 in `square` and `layouts`). Results are identified by
+// name everywhere (journal, --resume, --devices, compare, the report), so such a result
+// runs once, in its first case.
+struct DuplicateResult {
+  std::string name, first_case, other_case;
+};
+
+// The results a suite will produce under these options, in run order; each name once
+// (`duplicates`, when given, gets the ones left out).
+std::vector<PlannedResult> plan(const Suite& suite, const RunOptions& options,
+                                std::vector<DuplicateResult>* duplicates = nullptr);
 // A result with the identity of a planned one and no outcome yet (status error).
 Result unfinished_result(const PlannedResult& p);
 

@@ -212,7 +212,13 @@ void make_plan(const SessionOptions& args, Plan& p) {
     if (args.isolate) throw InputError("--trace: the timeline is recorded in one process; it cannot go with --isolate");
     if (args.no_profile) throw InputError("--trace records the profiling pass; it cannot go with --no-profile");
   }
-  p.planned = plan(p.suite, options);
+  std::vector<DuplicateResult> duplicates;
+  p.planned = plan(p.suite, options, &duplicates);
+  if (!duplicates.empty() && args.pool_child.empty() && !args.quiet)
+    fmt::print(stderr, "harness: note: {} result{} in more than one case; each runs once, in its first case (e.g. {} "
+                       "in cases '{}' and '{}')\n",
+               duplicates.size(), duplicates.size() == 1 ? " is" : "s are", duplicates.front().name,
+               duplicates.front().first_case, duplicates.front().other_case);
   if (p.planned.empty()) {
     RunOptions every = options;
     every.filter.reset();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -23,12 +24,23 @@ double relative_sigma(const Stats& s) {
 }  // namespace
 
 std::vector<SpeedGroup> speed_summary(const std::vector<Result>& results) {
+  // A suite may hold one shape in several cases (gemm-tensor-cores: 4096^3 in `square` and
+  // `layouts`): each case is its own group, so that a variant is never compared with its
+  // own second run; such a shape's line names its case.
+  auto shape_of = [](const Result& r) {
+    std::string key = r.problem + " " + r.params.describe();
+    if (!r.device.empty()) key += " [" + r.device + "]";
+    return key;
+  };
+  std::map<std::string, std::set<std::string>> cases_of_shape;
+  for (const auto& r : results)
+    if (comparable(r)) cases_of_shape[shape_of(r)].insert(r.case_name);
   std::map<std::string, std::vector<const Result*>> by_shape;
   std::vector<std::string> order;  // shapes in the order they first ran
   for (const auto& r : results) {
     if (!comparable(r)) continue;
-    std::string key = r.problem + " " + r.params.describe();
-    if (!r.device.empty()) key += " [" + r.device + "]";
+    std::string key = shape_of(r);
+    if (cases_of_shape[key].size() > 1) key += " (case " + r.case_name + ")";
     auto& v = by_shape[key];
     if (v.empty()) order.push_back(key);
     v.push_back(&r);

@@ -1,7 +1,7 @@
 #pragma once
 // The end-of-run summary in hyperfine's style: for every shape that several variants ran
-// (same problem, same parameters, same device), the fastest variant and each other's speed
-// relative to it with its spread:
+// (same problem, same parameters, same device, same case), the fastest variant and each
+// other's speed relative to it with its spread:
 //
 //   gemm M=8192 N=8192 K=8192 alpha=1 beta=0 dtype=bf16 layout=nn
 //     cublas ran

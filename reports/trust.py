@@ -11,7 +11,11 @@ same at matched clocks: the CUPTI time scaled by profiling clock / timed clock, 
 assumes a time proportional to 1 / SM clock (compute-bound; a DRAM-bound kernel moves
 less with the clock, so its gap there is an upper bound of the clock's share). A steady
 (power-capped) result's profiling pass is re-warmed first (profile.rewarm), so that its
-traced launches run in the state the result was timed in; the count is printed.
+traced launches run in the state the result was timed in; the count is printed. A result
+timed in rounds (interleave) has a traced round besides (profile.traced_round: one more
+batch timed as a round times it, right after the rounds, with CUPTI on the same launches):
+its event median is compared with that round's CUPTI kernel median (same GPU state), and
+the round's own events with its own kernel times (the same launches).
 
   python3 reports/trust.py gemm.json attention.json          agreement table
   python3 reports/trust.py --tiny events.json graph.json     event vs graph vs CUPTI time
@@ -68,6 +72,7 @@ def agreement(paths, floor_s=50e-6, tol=0.02):
             print(f"  profiled after a re-warm to the timed power state (steady results): {len(warmed)}")
         for name, med, k, d in sorted(rows, key=lambda x: -abs(x[3]))[:8]:
             print(f"    {d:+7.1%}  event {med * 1e6:10.1f} us  cupti {k * 1e6:10.1f} us  {name}")
+        print_traced_rounds(traced_rounds([(r["name"], med, r) for r, med, k in timed(rep) if med >= floor_s], tol), tol)
         both = matched([(r["name"], med, k, None, r) for r, med, k in timed(rep) if med >= floor_s], tol)
         if both:
             ok = [x for x in both if abs(x[3]) <= tol]
@@ -76,6 +81,32 @@ def agreement(paths, floor_s=50e-6, tol=0.02):
             for name, med, km, d, t_mhz, p_mhz in sorted(both, key=lambda x: -abs(x[3]))[:8]:
                 print(f"    {d:+7.1%}  event {med * 1e6:10.1f} us at {t_mhz:.0f} MHz  "
                       f"cupti {km * 1e6:10.1f} us (profiled at {p_mhz:.0f} MHz)  {name}")
+
+
+def traced_rounds(rows, tol):
+    """Rows (name, event median, traced-round kernel median, difference, same-launch
+    events / kernels) of the results with a traced round (profile.traced_round)."""
+    out = []
+    for name, med, r in rows:
+        t = (r.get("profile") or {}).get("traced_round") or {}
+        k = t.get("kernel_median_s") or t.get("kernel_mean_s")
+        if k:
+            out.append((name, med, k, med / k - 1, t.get("event_over_kernel")))
+    return out
+
+
+def print_traced_rounds(rows, tol):
+    if not rows:
+        return
+    ok = [x for x in rows if abs(x[3]) <= tol]
+    same = [x for x in rows if x[4] is not None and abs(x[4] - 1) <= tol]
+    print(f"  timed in rounds, with a traced round ({len(rows)}): event median within {tol:.0%} of the round's "
+          f"CUPTI kernel median: {len(ok)} ({len(ok) / len(rows):.0%}); the round's own events within {tol:.0%} "
+          f"of its kernels: {len(same)}")
+    for name, med, k, d, eok in sorted(rows, key=lambda x: -abs(x[3]))[:8]:
+        own = f"{eok - 1:+6.1%}" if eok is not None else "   -  "
+        print(f"    {d:+7.1%}  event {med * 1e6:10.1f} us  traced round cupti {k * 1e6:10.1f} us  "
+              f"(same launches {own})  {name}")
 
 
 def tiny(events_path, graph_path):

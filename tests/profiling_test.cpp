@@ -14,6 +14,7 @@
 #include "profile/kernel_trace.hpp"
 #include "profile/metrics.hpp"
 #include "profile/nvtx.hpp"
+#include "profile/traced_round.hpp"
 #include "types/settings.hpp"
 #include "test_support.hpp"
 
@@ -122,6 +123,36 @@ TEST(KernelTrace, BreakdownJson) {
   EXPECT_DOUBLE_EQ(j["kernels"][0]["time_s"].get<double>(), 1e-6);
   EXPECT_DOUBLE_EQ(j["kernel_time_s"].get<double>(), 1e-6);
   KernelBreakdown u;
+  u.unavailable = "kernel trace unavailable: no CUDA device";
+  EXPECT_EQ(to_json(u), nlohmann::json({{"unavailable", "kernel trace unavailable: no CUDA device"}}));
+}
+
+// The traced round of a result timed in rounds (profile/traced_round.hpp): the flush's
+// kernels are taken out, the rest cut into one group per launch in GPU order.
+TEST(TracedRound, KernelsGroupPerLaunchWithoutTheFlush) {
+  TracedLaunches t;
+  t.launches = 2;
+  t.event_s = {1.1e-6, 1.3e-6};
+  // Records out of order: flush, a (600 ns), b (400 ns) per launch.
+  assign_kernels(t, {rec("b", 1600, 2000, 1), rec("flush", 0, 500, 1), rec("a", 500, 1100, 1), rec("flush", 2000, 2500, 1),
+                     rec("a", 2500, 3100, 1), rec("b", 3100, 3500, 1)},
+                 {"flush"});
+  ASSERT_EQ(t.kernel_s.size(), 2u);
+  EXPECT_NEAR(t.kernel_s[0], 1.0e-6, 1e-15);  // a + b, not the flush
+  EXPECT_NEAR(t.kernel_s[1], 1.0e-6, 1e-15);
+  EXPECT_NEAR(t.kernel_total_s, 2.0e-6, 1e-15);
+  auto j = to_json(t);
+  EXPECT_EQ(j["launches"], 2);
+  EXPECT_NEAR(j["event_median_s"].get<double>(), 1.2e-6, 1e-15);
+  EXPECT_NEAR(j["kernel_median_s"].get<double>(), 1.0e-6, 1e-15);
+  EXPECT_NEAR(j["event_over_kernel"].get<double>(), 1.2, 1e-9);
+  // Records that do not divide into the launches: the mean only.
+  assign_kernels(t, {rec("a", 0, 600, 1), rec("a", 700, 1300, 1), rec("b", 1300, 1700, 1)}, {});
+  EXPECT_TRUE(t.kernel_s.empty());
+  j = to_json(t);
+  EXPECT_FALSE(j.contains("kernel_median_s"));
+  EXPECT_NEAR(j["kernel_mean_s"].get<double>(), 0.8e-6, 1e-15);
+  TracedLaunches u;
   u.unavailable = "kernel trace unavailable: no CUDA device";
   EXPECT_EQ(to_json(u), nlohmann::json({{"unavailable", "kernel trace unavailable: no CUDA device"}}));
 }

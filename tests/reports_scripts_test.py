@@ -475,6 +475,22 @@ class TinyTrust(unittest.TestCase):
             self.assertIn("at 1470 MHz", out)
             self.assertIn("(profiled at 1980 MHz)", out)
 
+    def test_traced_round(self):
+        # Timed in rounds at 1811 us; the profiling pass (alone) saw 1514 us; the traced
+        # round right after the rounds: 1800 us of kernels, its own events 0.3% above them.
+        with tempfile.TemporaryDirectory() as d:
+            r = result("gemm", "wgmma", {"M": 8192}, 1811e-6, profile={
+                "kernels": {"kernel_time_s": 1514e-6},
+                "traced_round": {"launches": 10, "event_median_s": 1805.4e-6, "kernel_median_s": 1800e-6,
+                                 "event_over_kernel": 1.003}})
+            path = write_json(d, "rounds.json", {"environment": ENV, "results": [r]})
+            rc, out, err = no_torch(script("trust"), path)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("event median within 2% of CUPTI: 0 (0%)", out)
+            self.assertIn("timed in rounds, with a traced round (1): event median within 2% of the round's "
+                          "CUPTI kernel median: 1 (100%); the round's own events within 2% of its kernels: 1", out)
+            self.assertIn("(same launches  +0.3%)", out)
+
 
 class TinyTorchAllreduce(unittest.TestCase):
     def nccl_reports(self, d):

@@ -14,6 +14,7 @@
 #include "measure/measure.hpp"
 #include "measure/nvml_sensors.hpp"
 #include "measure/steady.hpp"
+#include "profile/traced_round.hpp"
 #include "test_support.hpp"
 
 namespace harness {
@@ -140,6 +141,43 @@ TEST(SensorsGpu, TheProfilingPassOfASteadyResultIsReWarmed) {
       EXPECT_GT(res["profile"]["rewarm"]["launches"].get<int>(), 0);
     } else {
       EXPECT_FALSE(res["profile"].contains("rewarm")) << res["profile"].dump();
+    }
+    test::remove_report(out);
+  }
+  std::remove(suite.c_str());
+}
+
+// A result timed in rounds gets one more traced round right after them
+// (profile/traced_round.hpp): the events and CUPTI over the same launches, in the rounds'
+// state. For a 4 ms GEMM the two agree within 2% (the events add only the gap between the
+// start event and the kernel); interleave off: no traced round.
+TEST(SensorsGpu, AResultTimedInRoundsGetsATracedRoundOfItsOwnLaunches) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const std::string suite = test::temp_path("traced-round.yaml");
+  std::ofstream(suite) << "suite: traced-round\nsettings: {min_time: 0.1, max_time: 0.3, steady: false}\ncases:\n"
+                          "  - problem: gemm\n    params: {M: 4096, N: 4096, K: 4096, dtype: f32}\n"
+                          "    variants: [cublas, coarsened]\n";
+  for (const char* interleave : {"on", "off"}) {
+    const std::string out = test::temp_path(std::string("traced-round-") + interleave + ".json");
+    const auto r = test::run_command(std::string(HARNESS_EXE) + " run " + suite + " --interleave " + interleave +
+                                     " --metrics none --out " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (const auto& res : nlohmann::json::parse(test::read_file(out))["results"]) {
+      ASSERT_EQ(res["status"], "passed") << res.dump();
+      ASSERT_TRUE(res.contains("profile")) << res.dump();
+      const auto& p = res["profile"];
+      if (std::string(interleave) == "off") {
+        EXPECT_FALSE(p.contains("traced_round")) << p.dump();
+        continue;
+      }
+      ASSERT_TRUE(p.contains("traced_round")) << p.dump();
+      const auto& t = p["traced_round"];
+      if (t.contains("unavailable")) GTEST_SKIP() << t["unavailable"].get<std::string>();
+      EXPECT_EQ(t["launches"], kTracedRoundLaunches);
+      ASSERT_TRUE(t.contains("kernel_median_s")) << t.dump();  // one kernel per launch: grouped
+      EXPECT_NEAR(t["event_over_kernel"].get<double>(), 1.0, 0.02) << t.dump();
+      // The same launches' kernel time is near the rounds' median (same GPU state).
+      EXPECT_NEAR(t["kernel_median_s"].get<double>() / res["stats"]["median_s"].get<double>(), 1.0, 0.1) << t.dump();
     }
     test::remove_report(out);
   }

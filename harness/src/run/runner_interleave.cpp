@@ -11,6 +11,7 @@
 #include "harness/cuda_check.hpp"
 #include "measure/interleave.hpp"
 #include "profile/nvtx.hpp"
+#include "profile/traced_round.hpp"
 #include "run/runner_case.hpp"
 
 namespace harness {
@@ -84,6 +85,25 @@ void Runner::run_case_interleaved(CaseState& state, const std::vector<const Vari
       return true;
     });
   }
+  // 2b. One more round, traced, while the GPU is still in the rounds' power state: the
+  // trust check of results timed in rounds (profile/traced_round.hpp says why). Profiled
+  // runs only, events timing (what a round's batch is), CUDA variants.
+  std::vector<nlohmann::json> traced(timed.size());
+  if (interleaved && options_.profile && c.settings.timing == TimingMode::events) {
+    NvtxRange traced_range("traced round", NvtxPhase::profile);
+    std::function<void()> before;
+    if (c.settings.cache == CacheMode::cold) before = [&] { flusher_->flush(stream_); };
+    for (std::size_t i = 0; i < timed.size(); ++i) {
+      Slot& s = *timed[i];
+      if (!s.timing || s.v->backend != Backend::cuda) continue;
+      bool ok = false;
+      guarded(s.r, [&] {
+        traced[i] = to_json(trace_launches([&s] { s.v->launch(*s.ctx); }, before, stream_, kTracedRoundLaunches));
+        ok = true;
+      });
+      if (!ok) s.timing.reset();  // guarded() recorded why in its result
+    }
+  }
   // 3. Each timed variant finished as run_variant finishes it.
   for (std::size_t i = 0; i < timed.size(); ++i) {
     Slot& s = *timed[i];
@@ -94,6 +114,7 @@ void Runner::run_case_interleaved(CaseState& state, const std::vector<const Vari
       if (interleaved) s.r.timing->rounds = rounds[i];
       if (s.v->backend == Backend::cuda) HARNESS_CUDA(cudaGetLastError());
       after_timing(state, *s.v, s.ws, *s.ctx, s.r);
+      if (!traced[i].is_null() && s.r.profile.is_object()) s.r.profile["traced_round"] = traced[i];
     });
     s.timing.reset();
   }

@@ -1,0 +1,117 @@
+#include "profile/traced_round.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "harness/cuda_check.hpp"
+
+namespace harness {
+namespace {
+
+// Owns the events of one batch.
+struct EventPairs {
+  std::vector<cudaEvent_t> start, stop;
+  explicit EventPairs(int n) {
+    for (int i = 0; i < n; ++i) {
+      start.emplace_back();
+      stop.emplace_back();
+      HARNESS_CUDA(cudaEventCreate(&start.back()));
+      HARNESS_CUDA(cudaEventCreate(&stop.back()));
+    }
+  }
+  ~EventPairs() {
+    for (auto e : start) cudaEventDestroy(e);  // best effort: a destructor does not throw
+    for (auto e : stop) cudaEventDestroy(e);
+  }
+  EventPairs(const EventPairs&) = delete;
+  EventPairs& operator=(const EventPairs&) = delete;
+};
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+void assign_kernels(TracedLaunches& t, std::vector<KernelRecord> records, const std::vector<std::string>& flush_names) {
+  std::erase_if(records, [&](const KernelRecord& r) {
+    return std::find(flush_names.begin(), flush_names.end(), r.mangled) != flush_names.end();
+  });
+  std::sort(records.begin(), records.end(), [](const KernelRecord& a, const KernelRecord& b) { return a.start_ns < b.start_ns; });
+  t.kernel_total_s = 0;
+  for (const auto& r : records) t.kernel_total_s += r.duration_ns() * 1e-9;
+  t.kernel_s.clear();
+  if (t.launches <= 0 || records.empty() || records.size() % static_cast<std::size_t>(t.launches) != 0) return;
+  const std::size_t per = records.size() / static_cast<std::size_t>(t.launches);
+  for (std::size_t i = 0; i < records.size(); i += per) {
+    double s = 0;
+    for (std::size_t j = i; j < i + per; ++j) s += records[j].duration_ns() * 1e-9;
+    t.kernel_s.push_back(s);
+  }
+}
+
+TracedLaunches trace_launches(const std::function<void()>& launch, const std::function<void()>& before,
+                              cudaStream_t stream, int launches) {
+  TracedLaunches t;
+  t.launches = std::max(1, launches);
+  if (auto why = KernelTrace::unavailable_reason()) {
+    t.unavailable = "kernel trace unavailable: " + *why;
+    return t;
+  }
+  EventPairs ev(t.launches);
+  try {
+    // The flush's kernel names, from one traced flush alone (nothing to take out when hot).
+    std::vector<std::string> flush_names;
+    if (before) {
+      HARNESS_CUDA(cudaStreamSynchronize(stream));
+      KernelTrace f;
+      f.start();
+      before();
+      HARNESS_CUDA(cudaStreamSynchronize(stream));
+      for (const auto& r : f.stop()) flush_names.push_back(r.mangled);
+    }
+    HARNESS_CUDA(cudaStreamSynchronize(stream));
+    KernelTrace k;
+    k.start();
+    for (int i = 0; i < t.launches; ++i) {  // as BatchTimer::run (measure/measure.cpp)
+      if (before) before();
+      HARNESS_CUDA(cudaEventRecord(ev.start[i], stream));
+      launch();
+      HARNESS_CUDA(cudaEventRecord(ev.stop[i], stream));
+    }
+    HARNESS_CUDA(cudaGetLastError());
+    HARNESS_CUDA(cudaStreamSynchronize(stream));
+    auto records = k.stop();
+    for (int i = 0; i < t.launches; ++i) {
+      float ms = 0;
+      HARNESS_CUDA(cudaEventElapsedTime(&ms, ev.start[i], ev.stop[i]));
+      t.event_s.push_back(static_cast<double>(ms) * 1e-3);
+    }
+    assign_kernels(t, std::move(records), flush_names);
+  } catch (const CuptiError& e) {
+    t.unavailable = std::string("kernel trace unavailable: ") + e.what();
+  }
+  return t;
+}
+
+nlohmann::json to_json(const TracedLaunches& t) {
+  if (t.unavailable) return {{"unavailable", *t.unavailable}};
+  nlohmann::json j = {{"launches", t.launches}};
+  if (t.event_s.empty()) return j;
+  const double event = median_of(t.event_s);
+  j["event_median_s"] = event;
+  double kernel = 0;
+  if (!t.kernel_s.empty()) {
+    kernel = median_of(t.kernel_s);
+    j["kernel_median_s"] = kernel;
+  } else {
+    kernel = t.kernel_total_s / t.launches;
+    j["kernel_mean_s"] = kernel;
+  }
+  if (kernel > 0) j["event_over_kernel"] = event / kernel;
+  return j;
+}
+
+}  // namespace harness

@@ -92,7 +92,7 @@ TEST(MergedReports, HtmlPutsPyTorchInTheChartsAgainstASizeParameter) {
   ASSERT_FALSE(speed.empty()) << "no speedup chart";
   for (const auto& v : {std::string("ours_bf16"), kDefault, kRo}) EXPECT_TRUE(has(speed, ">" + v + "<")) << v;
   const std::string tp = svg_of(html, "throughput-0");
-  EXPECT_TRUE(has(tp, "train_transformer: GFLOP/s against seq_len"));
+  EXPECT_TRUE(has(tp, "train_transformer: TFLOP/s against seq_len"));
   EXPECT_TRUE(has(tp, ">seq_len (tokens)<"));
   EXPECT_FALSE(has(tp, "clip_norm<"));
   for (const auto& v : {kDefault, kRo}) EXPECT_TRUE(has(tp, "data-label=\"" + v + "\"")) << v;

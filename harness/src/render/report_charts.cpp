@@ -245,9 +245,18 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
   svg::Chart c;
   c.id = fmt::format("throughput-{}", index);
   std::string metric;
-  if (all_flops) metric = "GFLOP/s";
-  else if (all_bytes) metric = "GB/s";
-  else metric = "median time";
+  // FLOP rates in TFLOP/s once one reaches 1000 GFLOP/s (tensor cores: "700" reads, "700k" does not).
+  double flop_unit = 1;  // GFLOP/s per plotted unit
+  if (all_flops) {
+    double top = 0;
+    for (const Result* r : timed) top = std::max(top, gflops_of(*r));
+    flop_unit = top >= 1000 ? 1000 : 1;
+    metric = flop_unit > 1 ? "TFLOP/s" : "GFLOP/s";
+  } else if (all_bytes) {
+    metric = "GB/s";
+  } else {
+    metric = "median time";
+  }
   // One series per variant and value of the other varying parameters reads well for a
   // sweep of one size; a suite of unrelated shapes (square, odd, tall-skinny, K=1 ...)
   // would make dozens of two-point lines. Then the x axis is the work of one run and
@@ -267,10 +276,10 @@ std::string throughput_chart(const std::string& problem, const std::vector<const
   for (const Result* r : timed) {
     if (!by_work && !r->params.has(l.x)) continue;
     const double x = by_work ? (all_flops ? flops_of(*r) : bytes_of(*r)) * 1e-9 : pv(*r, l.x).get<double>();
-    const double y = all_flops ? gflops_of(*r) : all_bytes ? gbps_of(*r) : median_s(*r) * scale;
+    const double y = all_flops ? gflops_of(*r) / flop_unit : all_bytes ? gbps_of(*r) : median_s(*r) * scale;
     const std::size_t si = series_index(c.series, by_work ? r->variant : series_key(*r, l));
     c.series[si].color = colors(r->variant);
-    const std::string value = all_flops ? format_rate(y)
+    const std::string value = all_flops ? format_rate(gflops_of(*r))
                               : all_bytes ? fmt::format("{} GB/s", format_figure(y))
                                           : format_seconds(median_s(*r));
     c.series[si].points.push_back({x, y, fmt::format("{}: {} (median {}, {} samples)", describe(*r), value,

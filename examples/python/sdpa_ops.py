@@ -72,16 +72,28 @@ def backward_state(variant, q, k, v, causal, scale):
     b, h, n = q.shape[0], q.shape[1], q.shape[2]
     padded = r[1].shape[-1] if variant == "sdpa_efficient" else n
     pad = torch.zeros(b, h, padded, device=q.device, dtype=torch.float32) if padded != n else None
-    return (None, None) + tuple(r[2:]), pad  # not its O and LSE: no memory kept
+    # The efficient backward reads O and dO as its forward leaves O: (B,H,N,d) views of
+    # (B,N,H,d) memory (it takes O's row stride to be dO's, H d); the harness's are
+    # (B,H,N,d) contiguous, so they are copied into such views first.
+    bnhd = None
+    if variant == "sdpa_efficient":
+        bnhd = tuple(torch.empty(b, n, h, q.shape[3], device=q.device, dtype=q.dtype).transpose(1, 2)
+                     for _ in range(2))
+    return (None, None) + tuple(r[2:]), pad, bnhd  # not its O and LSE: no memory kept
 
 
 def backward_into(variant, state, d_o, q, k, v, o, lse, causal, scale, dq, dk, dv):
     """One backward from the given O and LSE (B,H,N) into dQ, dK, dV: the backend's
-    backward op (what autograd runs for its forward), then three copies."""
-    aux, pad = state
+    backward op (what autograd runs for its forward), then three copies (efficient: two
+    more before it, O and dO into its layout)."""
+    aux, pad, bnhd = state
     if pad is not None:
         pad[..., :lse.shape[2]].copy_(lse)
         lse = pad
+    if bnhd is not None:
+        bnhd[0].copy_(o)
+        bnhd[1].copy_(d_o)
+        o, d_o = bnhd
     aten = torch.ops.aten
     if variant == "sdpa_flash":
         g = aten._scaled_dot_product_flash_attention_backward(

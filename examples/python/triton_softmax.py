@@ -1,5 +1,5 @@
-"""NEEDS a GPU with PyTorch and Triton (the GPU machine's venv). Not run on the CPU
-machines, and not yet run on a GPU: an example of a Triton kernel as a variant
+"""NEEDS a GPU with PyTorch and Triton (the GPU machine's venv); not run on the CPU
+machines. An example of a Triton kernel as a variant
 (docs/python.md), written for this harness after the idea of Triton's fused-softmax
 tutorial (one program per row, the row in registers).
 

@@ -141,14 +141,13 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   std::size_t longest = 0;
   for (const auto& v : legend) longest = std::max(longest, v.size());
   const double legend_w = std::max(170.0, 7.0 * static_cast<double>(longest) + 50);
-  // The shape labels as wide as the longest (up to kMaxLabel characters, ~6.5 px each at
+  // The shape labels as wide as the longest (up to kMaxLabel characters, ~7 px each at
   // 11 px): a fixed 250 px cut "M=4096 N=4096 K=4096 dtype=bf16 layout=nt" at its left.
   constexpr std::size_t kMaxLabel = 56;
   std::size_t longest_label = 0;
   for (const auto& g : groups) longest_label = std::max(longest_label, std::min(g.label.size(), kMaxLabel));
-  const double label_w = std::max(120.0, 6.5 * static_cast<double>(longest_label) + 16);
+  const double label_w = std::max(120.0, 7.0 * static_cast<double>(longest_label) + 16);
   const double plot_w = 520, top = 52, bar_h = 10, gap = 2, group_gap = 12;
-  const double width = label_w + plot_w + legend_w + 20;
   double plot_h = 0;
   for (const auto& g : groups) plot_h += static_cast<double>(g.bars.size()) * (bar_h + gap) + group_gap;
   const double height = std::max(top + plot_h + 50, top + static_cast<double>(legend.size()) * 18.0 + 40);
@@ -157,6 +156,16 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
                          : (v - axis_lo) / (axis_hi - axis_lo);
     return label_w + std::clamp(f, 0.0, 1.0) * plot_w;
   };
+  // The value labels ("0.982x (0.982-0.983)", 9 px: ~5 px a character) may run past the
+  // plot's right edge: the legend starts after the furthest one, not on top of it.
+  double value_room = 0;
+  for (const auto& g : groups)
+    for (const auto& b : g.bars) {
+      const double end = std::max(px(b.share), b.interval ? px(b.interval->hi) : 0.0) + 3 +
+                         5.0 * static_cast<double>(reference_ratio_text({b.share, b.interval}).size());
+      value_room = std::max(value_room, end - (label_w + plot_w));
+    }
+  const double width = label_w + plot_w + value_room + legend_w + 20;
   std::string o = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"{}\" class=\"bars\" viewBox=\"0 0 {:.0f} {:.0f}\" width=\"{:.0f}\" "
       "height=\"{:.0f}\" role=\"img\" aria-label=\"{}\" font-family=\"Helvetica, Arial, sans-serif\">\n"
@@ -198,7 +207,7 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   for (const auto& v : legend) {
     o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"10\" fill=\"{}\"/>"
                      "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\">{}</text>\n",
-                     label_w + plot_w + 30, ly - 9, colors(v), label_w + plot_w + 50, ly, escape(v));
+                     label_w + plot_w + value_room + 30, ly - 9, colors(v), label_w + plot_w + value_room + 50, ly, escape(v));
     ly += 18;
   }
   return o + "</svg>\n";

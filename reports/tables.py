@@ -10,6 +10,9 @@
   python3 reports/tables.py transformer REPORT.json [PYTORCH.json]   + MFU, PyTorch's best mode as the reference
   python3 reports/tables.py nccl REPORT.json TORCH.json   all_reduce: ours vs torch.distributed per size
                                                           (reports/torch_allreduce.py; both timed alike)
+  python3 reports/tables.py breakdown REPORT.json PYTORCH.json   the training step kernel by kernel class,
+                                                          ours (profile.kernels) beside PyTorch's (extra.kernels,
+                                                          pytorch_transformer.py --kernel-steps), per configuration
 
 Every table starts with the GPU, the date, the commit and the command of the report.
 PyTorch's reference at an attention shape is the fastest of the SDPA variants of
@@ -382,10 +385,136 @@ def stream(report):
     return "\n".join(out) + "\n"
 
 
+# Kernel classes of a training step (issue 36 item 2), first match wins. A name is matched
+# lower-cased; Triton kernels of torch.compile (triton_poi/red/per_fused_<ops>) by the ops
+# their name lists, so a fused LayerNorm backward is LayerNorm, not "elementwise".
+KERNEL_CLASSES = (
+    ("attention backward", ("flash_bprop", "flash_tc_backward", "flash_backward", "flash_wgmma_backward",
+                            "hopper_backward", "fmha_bwd", "attention_backward", "compute_dot_do_o", "convert_dq",
+                            "dot_do_o", "attention::(anonymous namespace)::preprocess",
+                            "attention::(anonymous namespace)::convert")),
+    ("attention forward", ("flash_fprop", "flash_tc_forward", "flash_forward", "hopper_forward", "fmha_fwd",
+                           "attention_forward", "sdpa", "flash", "fmha")),
+    ("GEMM", ("gemm", "nvjet", "cutlass", "xmma", "gemv", "cublas", "sm90_", "sm80_", "splitk")),
+    ("LayerNorm (and fused add)", ("layer_norm", "layernorm", "add_ln", "ln_dx", "ln_param", "ln_forward")),
+    ("softmax + cross-entropy", ("cross_entropy", "ce_rows", "ce_finish", "softmax", "nll_loss", "log_softmax")),
+    ("optimizer", ("adam", "multi_tensor_apply", "clip_multi", "sum_squares", "_foreach", "lerp", "sgd")),
+    ("bias + activation", ("bias_act", "relu", "gelu", "threshold_backward", "silu")),
+    ("head reshapes / transposes", ("heads_kernel", "transpose", "permute")),
+    ("embedding + positions", ("embedding", "positional", "index_select", "gather", "scatter")),
+    ("casts and copies", ("to_f32", "to_bf16", "multi_cast", "convert_kernel", "copy", "memcpy", "memset", "fill",
+                          "_to_copy", "cast")),
+    ("reductions (bias gradients, sums)", ("fused_sum", "sum_kernel", "reduce_kernel", "bias_grad")),
+    ("elementwise (add, scale)", ("add_kernel", "map_kernel", "mul_kernel", "triton_poi")),
+)
+
+
+def gemm_layout(name):
+    """The layout of a GEMM kernel where its name gives it: ours gemm_wgmma_kernel<T, TA, TB>
+    (TA: A stored K x M, TB: B stored N x K) as nn / nt / tn / tt; cuBLAS nvjet_..._XYZ by
+    its last letters; else ''."""
+    low = name.lower()
+    if "gemm_wgmma_kernel<" in low or "gemm_mma_kernel<" in low:
+        args = [a.strip() for a in low.split("<", 1)[1].rstrip(">").split(",")]
+        flags = [a for a in args if a in ("true", "false", "0", "1")]
+        if len(flags) >= 2:
+            ta, tb = (f in ("true", "1") for f in flags[-2:])
+            return ("t" if ta else "n") + ("t" if tb else "n")
+    if low.startswith("nvjet_"):
+        tail = low.rsplit("_", 1)[-1]
+        if len(tail) == 3 and set(tail) <= {"n", "t"}:
+            return f"cuBLAS {tail.upper()}"
+    return ""
+
+
+def kernel_class(name):
+    """The class of a kernel name (KERNEL_CLASSES); "other"."""
+    low = name.lower()
+    for cls, keys in KERNEL_CLASSES:
+        if any(k in low for k in keys):
+            return cls
+    return "other"
+
+
+def class_times(kernels, by_layout=None):
+    """{class: [calls per step, seconds per step]} of a per-step kernel list ([{name, calls,
+    time_s}]); `by_layout` (a dict) gets the GEMMs per layout the same way."""
+    out = {}
+    for k in kernels or []:
+        cls = kernel_class(k["name"])
+        lay = (gemm_layout(k["name"]) or ("split-K finish" if "splitk" in k["name"].lower() else "other")) \
+            if cls == "GEMM" else None
+        for d, key in ((out, cls), (by_layout, lay) if lay else (None, None)):
+            if d is None:
+                continue
+            c = d.setdefault(key, [0.0, 0.0])
+            c[0] += float(k.get("calls") or 0)
+            c[1] += float(k.get("time_s") or 0)
+    return out
+
+
+def layout_text(layouts):
+    return ", ".join(f"{k} {v[1] * 1e3:.3f} ms ({v[0]:.0f})" for k, v in sorted(layouts.items(), key=lambda x: -x[1][1]))
+
+
+def breakdown(report, pytorch):
+    """The step by kernel class, ours beside PyTorch's, per configuration: ms per step, and
+    the difference (positive: ours slower). Ours from a profiled engine result
+    (profile.kernels: one traced step), PyTorch's from extra.kernels (torch.profiler over
+    --kernel-steps steps)."""
+    ours = [r for r in report.get("results", []) if r.get("problem") == "train_transformer" and r["status"] == "passed"
+            and ((r.get("profile") or {}).get("kernels") or {}).get("kernels")]
+    theirs = [t for t in (pytorch or {}).get("results", []) if t.get("problem") == "train_transformer"
+              and t["status"] == "passed" and (t.get("extra") or {}).get("kernels")]
+    out = [header(report)]
+    if pytorch:
+        out.append(f"PyTorch: {header(pytorch).splitlines()[0]}")
+    if not ours:
+        out.append("No engine result with a kernel breakdown (run with the profiling pass: not --no-profile, not graph).")
+        return "\n".join(out)
+    for r in ours:
+        cfg, prec = transformer_config(r["params"]), transformer_precision(r)
+        mine_lay, other_lay = {}, {}
+        mine = class_times(r["profile"]["kernels"]["kernels"], mine_lay)
+        # PyTorch's fastest mode with a breakdown at this configuration and precision.
+        peers = [t for t in theirs if transformer_config(t["params"]) == cfg and transformer_precision(t) == prec]
+        peer = min(peers, key=lambda t: t["stats"]["median_s"]) if peers else None
+        other = class_times(peer["extra"]["kernels"], other_lay) if peer else {}
+        who = pytorch_label(peer) if peer else "no PyTorch breakdown at this configuration"
+        out += ["", f"**{cfg} {prec}: {engine_label(r)} vs {who}** (ms per step; + = ours slower)", "",
+                "| kernel class | ours calls | ours ms | PyTorch calls | PyTorch ms | ours - PyTorch |",
+                "|---|---|---|---|---|---|"]
+        classes = sorted(set(mine) | set(other), key=lambda c: -max(mine.get(c, [0, 0])[1], other.get(c, [0, 0])[1]))
+        for c in classes:
+            a, b = mine.get(c, [0, 0]), other.get(c, [0, 0])
+            pc = f"{b[0]:.0f}" if peer else "-"
+            pm = f"{b[1] * 1e3:.3f}" if peer else "-"
+            d = f"{(a[1] - b[1]) * 1e3:+.3f}" if peer else "-"
+            out.append(f"| {c} | {a[0]:.0f} | {a[1] * 1e3:.3f} | {pc} | {pm} | {d} |")
+        k_ours = sum(v[1] for v in mine.values())
+        k_peer = sum(v[1] for v in other.values())
+        step_ours = r["stats"]["median_s"]
+        out.append(f"| **kernels, sum** | {sum(v[0] for v in mine.values()):.0f} | {k_ours * 1e3:.3f} | "
+                   + (f"{sum(v[0] for v in other.values()):.0f} | {k_peer * 1e3:.3f} | {(k_ours - k_peer) * 1e3:+.3f} |"
+                      if peer else "- | - | - |"))
+        line = f"| step (median) and host gaps (step - kernels) | | {step_ours * 1e3:.3f} ({(step_ours - k_ours) * 1e3:.3f}) | "
+        if peer:
+            step_peer = peer["stats"]["median_s"]
+            line += f"| {step_peer * 1e3:.3f} ({(step_peer - k_peer) * 1e3:.3f}) | {(step_ours - step_peer) * 1e3:+.3f} |"
+        else:
+            line += "| - | - |"
+        out.append(line)
+        out += ["", f"GEMMs by layout (ms per step, calls): ours {layout_text(mine_lay) or '-'}"
+                + (f"; PyTorch {layout_text(other_lay) or '-'}" if peer else "")
+                + ". Ours name the stored layout of A and B (nn, nt, tn); cuBLAS names its column-major "
+                  "operations, so the two are not paired row by row."]
+    return "\n".join(out)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("kind", choices=("gemm", "attention", "attention-sdpa", "memory", "stream", "attention-summary",
-                                     "transformer", "nccl"))
+                                     "transformer", "nccl", "breakdown"))
     ap.add_argument("report", metavar="REPORT.json")
     ap.add_argument("pytorch", nargs="?", metavar="PYTORCH.json",
                     help="attention, attention-sdpa, transformer; nccl: reports/torch_allreduce.py's JSON")
@@ -403,6 +532,10 @@ def main(argv):
         if extra is None:
             ap.error("nccl needs torch.distributed's figures (reports/torch_allreduce.py --out)")
         print(torch_allreduce.compare_table(report, extra), end="")
+    elif args.kind == "breakdown":
+        if extra is None:
+            ap.error("breakdown needs the PyTorch report (reports/pytorch_transformer.py --kernel-steps N)")
+        print(breakdown(report, extra))
     elif args.kind == "transformer":
         lines = [json.loads(l) for l in open(args.metrics)] if args.metrics else None
         print(transformer(report, extra, lines))

@@ -179,7 +179,9 @@ for s in $stages; do
     kernels-transformer)
       # KT_FILTER / KT_VARIANTS choose the configuration and variants (default: the seed
       # config, cublas_flash and ours); KT_PYTORCH_MODES (e.g. bf16-compile) adds PyTorch's
-      # breakdown of the same configuration (torch.profiler, reports/pytorch_transformer.py --kernels).
+      # breakdown of the same configuration (torch.profiler, reports/pytorch_transformer.py --kernels;
+      # KT_COMPILE_MODES, e.g. all, its torch.compile modes)
+      # and the table by kernel class of both (reports/tables.py breakdown).
       kt_filter=${KT_FILTER:-seq_len:13/}
       step "the training step's kernel breakdown ($kt_filter: ${KT_VARIANTS:-cublas_flash,ours})"
       HARNESS_TRAIN_METRICS="$OUT/train_metrics_kernels.jsonl" timeout "${SUITE_TIMEOUT:-400}" $exe run suites/transformer.yaml \
@@ -197,8 +199,11 @@ for x in r["results"]:
 PY
       if [ -n "${KT_PYTORCH_MODES:-}" ]; then
         PYTHONUNBUFFERED=1 timeout "${SUITE_TIMEOUT:-400}" python3 reports/pytorch_transformer.py suites/transformer.yaml \
-          --harness $exe --filter "$kt_filter" --modes "$KT_PYTORCH_MODES" --kernels 5 \
+          --harness $exe --filter "$kt_filter" --modes "$KT_PYTORCH_MODES" ${KT_COMPILE_MODES:+--compile-modes "$KT_COMPILE_MODES"} --kernels 5 \
           --out "$OUT/pytorch-transformer-kernels.json" 2>&1 | tee "$OUT/pytorch-kernels.log" | tail -30 || status=1
+        # The step by kernel class, ours beside PyTorch's fastest mode (issue 36).
+        python3 reports/tables.py breakdown "$OUT/transformer-kernels.json" "$OUT/pytorch-transformer-kernels.json" \
+          | tee "$OUT/table-transformer-breakdown.md" || status=1
       fi
       ;;
     tasks)

@@ -375,6 +375,61 @@ class TinyTables(unittest.TestCase):
         self.assertIn("| problem | B | H |", self.tables("attention-summary", self.ours))
         self.assertIn("| config | variant |", self.tables("transformer", self.ours))
 
+    def test_breakdown_by_kernel_class_ours_beside_pytorchs_fastest_mode(self):
+        d = self.dir.name
+        params = {"batch": 4, "seq_len": 2048, "src_len": 0, "tgt_len": 0}
+        ours_k = [
+            {"name": "kernels::attention::(anonymous namespace)::flash_tc_backward_kernel<__nv_bfloat16, 64, 4, 2, 32>",
+             "calls": 18, "time_s": 5.0e-3},
+            {"name": "kernels::attention::(anonymous namespace)::preprocess_kernel<__nv_bfloat16>", "calls": 18,
+             "time_s": 0.2e-3},
+            {"name": "kernels::gemm::(anonymous namespace)::gemm_wgmma_kernel<__nv_bfloat16, true, false>", "calls": 73,
+             "time_s": 2.0e-3},
+            {"name": "kernels::gemm::(anonymous namespace)::splitk_finish_kernel<__nv_bfloat16>", "calls": 72,
+             "time_s": 0.2e-3},
+            {"name": "kernels::nn::(anonymous namespace)::bias_act_forward_kernel<__nv_bfloat16, float, 8>", "calls": 73,
+             "time_s": 1.0e-3},
+            {"name": "kernels::nn::(anonymous namespace)::adam_multi_kernel<float>", "calls": 4, "time_s": 0.4e-3},
+        ]
+        pt_k = [
+            {"name": "cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26", "calls": 18, "time_s": 3.0e-3},
+            {"name": "void cudnn::fusion::compute_dot_do_o_specialized<true, 64>(void const*)", "calls": 18,
+             "time_s": 0.1e-3},
+            {"name": "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT", "calls": 42, "time_s": 0.8e-3},
+            {"name": "triton_poi_fused_relu_threshold_backward_view_11", "calls": 12, "time_s": 0.2e-3},
+            {"name": "triton_per_fused__to_copy_add_native_layer_norm_backward_view_12", "calls": 12, "time_s": 0.2e-3},
+            {"name": "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<...>", "calls": 4,
+             "time_s": 1.3e-3},
+        ]
+        ours = write_json(d, "bd-ours.json", {"environment": ENV, "results": [
+            result("train_transformer", "ours_bf16", params, 0.0100, extra={"precision": "bf16"},
+                   profile={"kernels": {"kernels": ours_k}})]})
+        theirs = write_json(d, "bd-pt.json", {"environment": ENV, "results": [
+            result("train_transformer", "pytorch_bf16_compile", params, 0.0200,
+                   extra={"precision": "bf16", "compile_mode": "default", "kernels": pt_k}),
+            result("train_transformer", "pytorch_bf16_compile_reduce_overhead", params, 0.0080,
+                   extra={"precision": "bf16", "compile_mode": "reduce-overhead", "kernels": pt_k[:3]})]})
+        out = self.tables("breakdown", ours, theirs)
+        # The fastest PyTorch mode with a breakdown is the peer.
+        self.assertIn("**B=4 N=2048 bf16: ours_bf16 vs pytorch_bf16_compile_reduce_overhead (PyTorch)**", out)
+        self.assertIn("| attention backward | 36 | 5.200 | 36 | 3.100 | +2.100 |", out)
+        self.assertIn("| GEMM | 145 | 2.200 | 42 | 0.800 | +1.400 |", out)
+        self.assertIn("| optimizer | 4 | 0.400 | 0 | 0.000 | +0.400 |", out)
+        self.assertIn("| **kernels, sum** | 258 | 8.800 | 78 | 3.900 | +4.900 |", out)
+        self.assertIn("| step (median) and host gaps (step - kernels) | | 10.000 (1.200) | | 8.000 (4.100) | +2.000 |", out)
+        self.assertIn("ours tn 2.000 ms (73), split-K finish 0.200 ms (72); PyTorch cuBLAS TNT 0.800 ms (42)", out)
+        # Classes of the other Triton kernels.
+        default = write_json(d, "bd-pt1.json", {"environment": ENV, "results": [
+            result("train_transformer", "pytorch_bf16_compile", params, 0.0200,
+                   extra={"precision": "bf16", "compile_mode": "default", "kernels": pt_k})]})
+        out = self.tables("breakdown", ours, default)
+        self.assertIn("| bias + activation | 73 | 1.000 | 12 | 0.200 | +0.800 |", out)
+        self.assertIn("| LayerNorm (and fused add) | 0 | 0.000 | 12 | 0.200 | -0.200 |", out)
+        self.assertIn("| optimizer | 4 | 0.400 | 4 | 1.300 | -0.900 |", out)
+        rc, _, err = no_torch(script("tables"), "breakdown", ours)
+        self.assertEqual(rc, 2)
+        self.assertIn("breakdown needs the PyTorch report", err)
+
     def test_transformer_mfu_and_pytorchs_best_mode_as_the_reference(self):
         d = self.dir.name
         params = {"batch": 4, "seq_len": 2048, "src_len": 0, "tgt_len": 0}

@@ -141,6 +141,20 @@ TEST(ReportRender, CsvParses) {
   }
 }
 
+// Throughput charts: TFLOP/s once a rate reaches 1000 GFLOP/s, GFLOP/s below (issue 34:
+// "664679 GFLOP/s" read badly; "0.05 TFLOP/s" would too).
+TEST(ReportRender, ThroughputChartUnitFollowsTheRates) {
+  Report rep = load("gemm_base.json");
+  std::erase_if(rep.results, [](const Result& r) { return r.problem != "gemm"; });
+  for (auto& r : rep.results) r.gflops = r.gflops > 0 ? 900.0 * r.gflops / (r.gflops + 1) : r.gflops;  // all < 900
+  std::string html = render_report(rep, "html");
+  EXPECT_NE(html.find("gemm: GFLOP/s against M = N = K"), std::string::npos);
+  EXPECT_EQ(html.find("gemm: TFLOP/s against"), std::string::npos);
+  rep.results.front().gflops = 1500;  // one rate past 1000: the chart in TFLOP/s
+  html = render_report(rep, "html");
+  EXPECT_NE(html.find("gemm: TFLOP/s against M = N = K"), std::string::npos);
+}
+
 TEST(ReportRender, HtmlHasTheChartsAndNothingExternal) {
   const std::string html = render_report(load("gemm_base.json"), "html");
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);

@@ -18,7 +18,7 @@
 // fit setmaxnreg's 232, so a step runs as two m64n128k32 halves (columns [0, 128) and
 // [128, 256) of B's 256 rows) through one (64, 128) part of 64 registers: issue 4 wgmma
 // k32, wait, add into acc[64 h ..], next half. The consumer waits for its own wgmmas there;
-// the other consumer's keep the tensor cores busy meanwhile (the two take turns: promoted_step).
+// the other consumer's keep the tensor cores busy meanwhile.
 //
 // Tiles and data path (one CTA per SM, persistent):
 //   block tile (BM, BN, BK) = (128, 256, 64); 384 threads = 3 warpgroups:
@@ -179,21 +179,11 @@ __device__ __forceinline__ void split_range(int s, int splits, int k_steps, int&
 // part[i]: fragment element i of an n128 tile sits at column 8 (i / 4) + ..., which is
 // column 128 h + that in the n256 fragment at index 64 h + i. The smem of the stage is
 // read completely once this returns (wait_group 0).
-//
-// Ping-pong (as flash_hopper_forward): consumer c issues a half's wgmmas only on its turn
-// (named barrier kTurnBar + c, 256 threads: its own sync and the other consumer's arrive),
-// then hands the turn over. So the tensor cores run the consumers' halves alternately, and
-// one consumer's wait and promotion (64 FADDs a thread) overlap the other's wgmmas instead
-// of both promoting at once with the tensor cores idle. Consumer 0 goes first (an arrive
-// before its mainloop); every half of every tile passes once per consumer.
-constexpr int kTurnBar = 3;  // named barriers 3 and 4 (1 and 2: the epilogue's)
 template <typename T>
-__device__ __forceinline__ void promoted_step(float (&acc)[128], float (&part)[64], uint32_t sa, uint32_t sb,
-                                              int c) {
+__device__ __forceinline__ void promoted_step(float (&acc)[128], float (&part)[64], uint32_t sa, uint32_t sb) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     arch::fence_regs(part);
-    arch::named_bar_sync(kTurnBar + c, 256);
     arch::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
@@ -202,7 +192,6 @@ __device__ __forceinline__ void promoted_step(float (&acc)[128], float (&part)[6
       arch::wgmma_ss<T, 128, 0, 0>(part, da, db, kk == 0 ? 0 : 1);  // kk 0: part = A B (no add)
     }
     arch::wgmma_commit();
-    arch::named_bar_arrive(kTurnBar + (c ^ 1), 256);
     arch::wgmma_wait<0>();
     arch::fence_regs(part);
 #pragma unroll
@@ -341,7 +330,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     int stage = 0;
     uint32_t phase = 0;
-    if (kPromote<T> && c == 0) arch::named_bar_arrive(kTurnBar, 256);  // consumer 0 goes first
     float acc[128];
     float part[kPromote<T> ? 64 : 1] = {};  // fp8's per-step fragment (see promoted_step)
     for (int u = first_unit; u < work_units; u += unit_stride) {
@@ -358,7 +346,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint32_t sb = ring + stage * kStageBytes + kABytes;
         if constexpr (kPromote<T>) {
           static_assert(!TA && TB, "fp8 wgmma: both operands K-major (layout nt)");
-          promoted_step<T>(acc, part, sa, sb, c);
+          promoted_step<T>(acc, part, sa, sb);
           release(stage);  // read completely (prev_stage stays -1)
         } else {
           arch::fence_regs(acc);

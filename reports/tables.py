@@ -439,17 +439,18 @@ def kernel_class(name):
 def class_times(kernels, by_layout=None):
     """{class: [calls per step, seconds per step]} of a per-step kernel list ([{name, calls,
     time_s}]); `by_layout` (a dict) gets the GEMMs per layout the same way."""
+    def add(table, key, k):
+        c = table.setdefault(key, [0.0, 0.0])
+        c[0] += float(k.get("calls") or 0)
+        c[1] += float(k.get("time_s") or 0)
+
     out = {}
     for k in kernels or []:
         cls = kernel_class(k["name"])
-        lay = (gemm_layout(k["name"]) or ("split-K finish" if "splitk" in k["name"].lower() else "other")) \
-            if cls == "GEMM" else None
-        for d, key in ((out, cls), (by_layout, lay) if lay else (None, None)):
-            if d is None:
-                continue
-            c = d.setdefault(key, [0.0, 0.0])
-            c[0] += float(k.get("calls") or 0)
-            c[1] += float(k.get("time_s") or 0)
+        add(out, cls, k)
+        if cls == "GEMM" and by_layout is not None:
+            split_k = "splitk" in k["name"].lower()
+            add(by_layout, gemm_layout(k["name"]) or ("split-K finish" if split_k else "other"), k)
     return out
 
 

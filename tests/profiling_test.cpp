@@ -14,7 +14,7 @@
 #include "profile/kernel_trace.hpp"
 #include "profile/metrics.hpp"
 #include "profile/nvtx.hpp"
-#include "profile/traced_round.hpp"
+#include "measure/traced_round.hpp"
 #include "types/settings.hpp"
 #include "test_support.hpp"
 
@@ -127,7 +127,7 @@ TEST(KernelTrace, BreakdownJson) {
   EXPECT_EQ(to_json(u), nlohmann::json({{"unavailable", "kernel trace unavailable: no CUDA device"}}));
 }
 
-// The traced round of a result timed in rounds (profile/traced_round.hpp): the flush's
+// The traced round of a result timed in rounds (measure/traced_round.hpp): the flush's
 // kernels are taken out, the rest cut into one group per launch in GPU order.
 TEST(TracedRound, KernelsGroupPerLaunchWithoutTheFlush) {
   TracedLaunches t;

@@ -14,7 +14,7 @@
 #include "measure/measure.hpp"
 #include "measure/nvml_sensors.hpp"
 #include "measure/steady.hpp"
-#include "profile/traced_round.hpp"
+#include "measure/traced_round.hpp"
 #include "test_support.hpp"
 
 namespace harness {
@@ -148,7 +148,7 @@ TEST(SensorsGpu, TheProfilingPassOfASteadyResultIsReWarmed) {
 }
 
 // A result timed in rounds gets one more traced round right after them
-// (profile/traced_round.hpp): the events and CUPTI over the same launches, in the rounds'
+// (measure/traced_round.hpp): the events and CUPTI over the same launches, in the rounds'
 // state. For a 4 ms GEMM the two agree within 2% (the events add only the gap between the
 // start event and the kernel); interleave off: no traced round.
 TEST(SensorsGpu, AResultTimedInRoundsGetsATracedRoundOfItsOwnLaunches) {

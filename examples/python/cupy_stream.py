@@ -57,6 +57,7 @@ STREAM_ENTRY(stream_triad, 3)
 """
 _OPS = ("copy", "scale", "add", "triad")
 _module = None
+_sms = None
 _streams = {}
 _THREADS = 256
 _Q = numpy.float32(3.0)  # STREAM's q, as plugins/stream
@@ -69,6 +70,14 @@ def _kernel(op):
     return _module.get_function(f"stream_{op}")
 
 
+def _sm_count():
+    """The device's SM count, asked once (not on every launch)."""
+    global _sms
+    if _sms is None:
+        _sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    return _sms
+
+
 def _pointer(buffer):
     return numpy.uint64(buffer.__cuda_array_interface__["data"][0])
 
@@ -77,9 +86,8 @@ def _pointer(buffer):
 def py_cupy(ctx):
     """the C++ stream kernel's source, compiled by CuPy (NVRTC), launched from Python"""
     n = int(ctx.params["n"])
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     work_blocks = (max(n // 4, 1) + _THREADS - 1) // _THREADS
-    blocks = min(work_blocks, sms * 16)
+    blocks = min(work_blocks, _sm_count() * 16)
     if ctx.stream not in _streams:
         _streams[ctx.stream] = cupy.cuda.ExternalStream(ctx.stream)
     _kernel(ctx.params["op"])((blocks,), (_THREADS,),

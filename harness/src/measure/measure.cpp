@@ -10,6 +10,7 @@
 #include "harness/cuda_check.hpp"
 #include "harness/error.hpp"
 #include "measure/clock_probe.hpp"
+#include "measure/event_pool.hpp"
 #include "measure/steady.hpp"
 #include "profile/nvtx.hpp"
 
@@ -23,24 +24,6 @@ constexpr double kBatchSeconds = 0.05;   // a batch of samples between host roun
 constexpr std::size_t kMaxBatch = 256;
 constexpr double kGraphReplaySeconds = 100e-6;  // launches per graph: about this much work
 constexpr std::size_t kMaxGraphLaunches = 1000;
-
-// Events for up to `n` samples of one batch, created once.
-struct EventPool {
-  std::vector<cudaEvent_t> start, stop;
-  ~EventPool() {
-    for (auto e : start) HARNESS_CUDA_NOTHROW(cudaEventDestroy(e));
-    for (auto e : stop) HARNESS_CUDA_NOTHROW(cudaEventDestroy(e));
-  }
-  void reserve(std::size_t n) {
-    while (start.size() < n) {
-      cudaEvent_t a, b;
-      HARNESS_CUDA(cudaEventCreate(&a));
-      start.push_back(a);
-      HARNESS_CUDA(cudaEventCreate(&b));
-      stop.push_back(b);
-    }
-  }
-};
 
 // k launches captured once into an executable graph.
 class LaunchGraph {
@@ -78,9 +61,7 @@ double time_one(const std::function<void()>& launch, cudaStream_t stream) {
   launch();
   HARNESS_CUDA(cudaEventRecord(e.stop[0], stream));
   HARNESS_CUDA(cudaEventSynchronize(e.stop[0]));
-  float ms = 0;
-  HARNESS_CUDA(cudaEventElapsedTime(&ms, e.start[0], e.stop[0]));
-  return static_cast<double>(ms) * 1e-3;
+  return e.seconds(0);
 }
 
 // Device buffer of clock probes: two words per batch.
@@ -142,11 +123,7 @@ struct BatchTimer {
     probes.enqueue(stream);  // the clock right after the batch, outside every sample
     HARNESS_CUDA(cudaStreamSynchronize(stream));
     std::vector<double> out(batch);
-    for (std::size_t i = 0; i < batch; ++i) {
-      float ms = 0;
-      HARNESS_CUDA(cudaEventElapsedTime(&ms, events.start[i], events.stop[i]));
-      out[i] = static_cast<double>(ms) * 1e-3 / launches_per_sample;
-    }
+    for (std::size_t i = 0; i < batch; ++i) out[i] = events.seconds(i) / launches_per_sample;
     return out;
   }
 };

@@ -372,6 +372,11 @@ void Runner::time_variant(const Case& c, const Variant& v, LaunchContext& ctx, R
   HARNESS_CUDA(cudaGetLastError());
 }
 
+std::function<void()> Runner::flush_before_each(const Case& c) {
+  if (c.settings.cache != CacheMode::cold) return {};
+  return [this] { flusher_->flush(stream_); };
+}
+
 // Profiling: its own pass after timing (kernel trace, counters with replay), so it never
 // perturbs the timed samples.
 void Runner::profile_variant(const Case& c, const Variant& v, LaunchContext& ctx, Result& r) {
@@ -379,10 +384,7 @@ void Runner::profile_variant(const Case& c, const Variant& v, LaunchContext& ctx
   try {
     if (!collector_) collector_ = std::make_unique<MetricCollector>(device_.index);
     if (!peaks_) peaks_ = measure_device_peaks(device_.index);
-    std::function<void()> before;
-    if (c.settings.cache == CacheMode::cold) {
-      before = [&] { flusher_->flush(stream_); };
-    }
+    const std::function<void()> before = flush_before_each(c);
     ProfileOptions po;
     po.metrics = !options_.metrics.empty() ? options_.metrics : c.metrics;
     po.counters = options_.counters;

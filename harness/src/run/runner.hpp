@@ -103,6 +103,9 @@ class Runner {
   std::unique_ptr<BatchedTiming> start_timing(const Case& c, const Variant& v, LaunchContext& ctx);
   void time_variant(const Case& c, const Variant& v, LaunchContext& ctx, Result& r);
   void profile_variant(const Case& c, const Variant& v, LaunchContext& ctx, Result& r);
+  // What untimed launches of a case do before each launch: the L2 flush in cold mode (as
+  // the timed samples), nothing when hot.
+  std::function<void()> flush_before_each(const Case& c);
   void ensure_stream();
 
   RunOptions options_;

@@ -11,7 +11,7 @@
 #include "harness/cuda_check.hpp"
 #include "measure/interleave.hpp"
 #include "profile/nvtx.hpp"
-#include "profile/traced_round.hpp"
+#include "measure/traced_round.hpp"
 #include "run/runner_case.hpp"
 
 namespace harness {
@@ -86,13 +86,12 @@ void Runner::run_case_interleaved(CaseState& state, const std::vector<const Vari
     });
   }
   // 2b. One more round, traced, while the GPU is still in the rounds' power state: the
-  // trust check of results timed in rounds (profile/traced_round.hpp says why). Profiled
+  // trust check of results timed in rounds (measure/traced_round.hpp says why). Profiled
   // runs only, events timing (what a round's batch is), CUDA variants.
   std::vector<nlohmann::json> traced(timed.size());
   if (interleaved && options_.profile && c.settings.timing == TimingMode::events) {
     NvtxRange traced_range("traced round", NvtxPhase::profile);
-    std::function<void()> before;
-    if (c.settings.cache == CacheMode::cold) before = [&] { flusher_->flush(stream_); };
+    const std::function<void()> before = flush_before_each(c);
     for (std::size_t i = 0; i < timed.size(); ++i) {
       Slot& s = *timed[i];
       if (!s.timing || s.v->backend != Backend::cuda) continue;

@@ -1,36 +1,17 @@
-#include "profile/traced_round.hpp"
+#include "measure/traced_round.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "harness/cuda_check.hpp"
+#include "measure/event_pool.hpp"
+#include "measure/stats.hpp"
 
 namespace harness {
 namespace {
 
-// Owns the events of one batch.
-struct EventPairs {
-  std::vector<cudaEvent_t> start, stop;
-  explicit EventPairs(int n) {
-    for (int i = 0; i < n; ++i) {
-      start.emplace_back();
-      stop.emplace_back();
-      HARNESS_CUDA(cudaEventCreate(&start.back()));
-      HARNESS_CUDA(cudaEventCreate(&stop.back()));
-    }
-  }
-  ~EventPairs() {
-    for (auto e : start) cudaEventDestroy(e);  // best effort: a destructor does not throw
-    for (auto e : stop) cudaEventDestroy(e);
-  }
-  EventPairs(const EventPairs&) = delete;
-  EventPairs& operator=(const EventPairs&) = delete;
-};
-
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return quantile_sorted(v, 0.5);
 }
 
 }  // namespace
@@ -60,7 +41,8 @@ TracedLaunches trace_launches(const std::function<void()>& launch, const std::fu
     t.unavailable = "kernel trace unavailable: " + *why;
     return t;
   }
-  EventPairs ev(t.launches);
+  EventPool events;
+  events.reserve(static_cast<std::size_t>(t.launches));
   try {
     // The flush's kernel names, from one traced flush alone (nothing to take out when hot).
     std::vector<std::string> flush_names;
@@ -75,20 +57,16 @@ TracedLaunches trace_launches(const std::function<void()>& launch, const std::fu
     HARNESS_CUDA(cudaStreamSynchronize(stream));
     KernelTrace k;
     k.start();
-    for (int i = 0; i < t.launches; ++i) {  // as BatchTimer::run (measure/measure.cpp)
+    for (int i = 0; i < t.launches; ++i) {  // as a timed batch (measure.cpp's BatchTimer::run)
       if (before) before();
-      HARNESS_CUDA(cudaEventRecord(ev.start[i], stream));
+      HARNESS_CUDA(cudaEventRecord(events.start[i], stream));
       launch();
-      HARNESS_CUDA(cudaEventRecord(ev.stop[i], stream));
+      HARNESS_CUDA(cudaEventRecord(events.stop[i], stream));
     }
     HARNESS_CUDA(cudaGetLastError());
     HARNESS_CUDA(cudaStreamSynchronize(stream));
     auto records = k.stop();
-    for (int i = 0; i < t.launches; ++i) {
-      float ms = 0;
-      HARNESS_CUDA(cudaEventElapsedTime(&ms, ev.start[i], ev.stop[i]));
-      t.event_s.push_back(static_cast<double>(ms) * 1e-3);
-    }
+    for (int i = 0; i < t.launches; ++i) t.event_s.push_back(events.seconds(static_cast<std::size_t>(i)));
     assign_kernels(t, std::move(records), flush_names);
   } catch (const CuptiError& e) {
     t.unavailable = std::string("kernel trace unavailable: ") + e.what();

@@ -22,23 +22,23 @@
 //       [64 c, 64 c + 64) of the block; per query tile:
 //         S^T  = K_c Q_i^T        wgmma m64n64k16 SS (both K-major)        32 f32 a thread
 //         dP^T = V_c dO_i^T       wgmma m64n64k16 SS                       32 f32
+//                                 (d = 64: RS, K_c and V_c held in registers; see below)
 //         P^T  = exp2(c S^T - log2(e) LSE_q)  (causal: 0 where key > query), rounded to T
 //         dS^T = P^T (dP^T - D_q), rounded to T; both stay in registers as RS A fragments
 //         dV  += P^T dO_i         wgmma m64n{d}k16 RS, B = dO_i MN-major   d/2 f32 (whole block)
 //         dK  += dS^T Q_i         wgmma m64n{d}k16 RS, B = Q_i MN-major    d/2 f32
 //         dQ   = dS K             dS^T goes to shared memory (rows = keys, 128 bytes of 64
 //                                 queries each, 128B-swizzled), A = dS (M-major, transposed
-//                                 descriptor), B = K (MN-major); 32 f32 a thread, stored to
-//                                 two swizzled f32 boxes {32 columns, 64 queries} for the dQ
-//                                 warp. d = 128: consumer c computes dQ columns
-//                                 [64 c, 64 c + 64) over all 128 keys (the two consumers meet
-//                                 at a named barrier once their dS^T halves are written, dS
-//                                 double-buffered); d = 64: each consumer over its own 64
-//                                 keys, all 64 columns (two partials, two reduce-adds).
-//       d = 64: the consumers ping-pong (kPP): named barriers make them take turns issuing
-//       S/dP and dV/dK/dQ, so one's element-wise work overlaps the other's products (+1-2%;
-//       at d = 128 it needs the dQ of tile i - 1 issued after tile i's dV/dK, kDelayDq, and
-//       measured 2-4% slower, so d = 128 runs without).
+//                                 descriptor), B = K (MN-major); consumer c computes dQ
+//                                 columns [d/2 c, d/2 c + d/2) over all 128 keys (the two
+//                                 consumers meet at a named barrier once their dS^T halves
+//                                 are written, dS double-buffered); d/4 f32 a thread, stored
+//                                 to d/64 swizzled f32 boxes {32 columns, 64 queries} for the
+//                                 dQ warp.
+//       Ping-pong (kPP, off by default): named barriers make the consumers take turns issuing
+//       S/dP and dV/dK/dQ, the dQ of tile i - 1 issued after tile i's dV/dK (kDelayDq). It
+//       measured 2-4% slower at d = 128 (H200) and 10-12% slower at d = 64 (H100, with K, V
+//       in registers), so it is kept for experiments only (HARNESS_BWD_PINGPONG=1).
 //     dQ in an f32 workspace rather than a second pass: a pass per query block would
 //     recompute S and dP (2 of the 5 products). The TMA reduce-adds replaced float2 atomics
 //     from the consumers (B=4 H=16 N=4096 d=128 on H200: 4.18 -> 2.66 ms).
@@ -48,11 +48,10 @@
 // Deterministic mode (counters in the workspace): the key blocks of a (b, h) add their dQ of
 // a query tile in the order kb = 0, 1, ... (the dQ warp waits until the tile's counter reads
 // kb, reduce-adds, waits for completion, bumps it); causal runs the tiles backwards so that
-// all key blocks reach a tile at about the same step; d = 64 sums the two consumers' partials
-// in shared memory first (a fixed order); GQA dK/dV are added in the order h % group (a
+// all key blocks reach a tile at about the same step; GQA dK/dV are added in the order h % group (a
 // counter per (b, kv head, key block)). Lower blocks are launched first, so no deadlock.
 // Shared memory (d = 128, 2 stages): K 32 KB + V 32 KB + 2 x (Q 16 KB + dO 16 KB + 512 B)
-// + dS 2 x 16 KB + dQ 2 x 16 KB = 194 KB; d = 64 (one dS buffer): 114 KB.
+// + dS 2 x 16 KB + dQ 2 x 16 KB = 194 KB; d = 64: 130 KB.
 // Tails: TMA zero-fills rows past N (3-D maps (d, N, heads) for Q, K, V, dO); LSE and D of a
 // query >= N are stored as 0. Such a query has Q = dO = 0 and LSE = D = 0: P = 1 there but dP = 0, so
 // dS = 0 and P dO = 0: it adds nothing, and its dQ row is not written (the reduce clips it); keys >= N have K = V = 0 and
@@ -70,6 +69,7 @@
 
 #include "arch/memory_order.cuh"
 #include "arch/numeric.cuh"
+#include "arch/sm80_ldmatrix.cuh"
 #include "arch/sm90_mbarrier.cuh"
 #include "arch/sm90_tma.cuh"
 #include "arch/sm90_warpgroup.cuh"
@@ -91,9 +91,8 @@ constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (1 + kConsumers);
 constexpr int kBoxCols = 64;  // 16-bit elements per 128-byte swizzled row
 constexpr float kLog2e = 1.4426950408889634f;
-// Named barriers: 1, 2 dS^T written (d = 128: 1 over both consumers); 3 GQA deterministic;
-// 4, 5 ping-pong turns; 6, 9 d = 64 deterministic dQ sum hand-over; kLseFree + s: LSE/D of
-// stage s read by the consumers.
+// Named barriers: 1 dS^T written by both consumers; 3 GQA deterministic; 4, 5 ping-pong
+// turns; kLseFree + s: LSE/D of stage s read by the consumers.
 constexpr int kLseFree = 7;
 
 constexpr int kStages = 2;  // Q/dO ring stages
@@ -106,7 +105,7 @@ struct Layout {
   static constexpr int kKV = kBoxes * kKBox;
   static constexpr int kQT = kBoxes * kQBox;
   static constexpr int kDsBuf = kBN * 128;  // dS^T: 128 key rows of 64 queries
-  static constexpr int kDsBufs = kD == 128 ? 2 : 1;
+  static constexpr int kDsBufs = 2;
   static constexpr int kK = 0;
   static constexpr int kV = kK + kKV;
   static constexpr int kQ = kV + kKV;                    // kStages x Q tile
@@ -139,6 +138,12 @@ struct Bars {
 };
 
 
+// d = 64 is bound by shared-memory bandwidth: an SS wgmma of n64 reads 4 KB in its 32 tensor
+// cycles, all of the SM's 128 B/cycle. So there K_c and V_c are loaded once into registers
+// (ldmatrix, 16 + 16 registers) as the A operands of S^T and dP^T (RS: 2 KB per k16 instead
+// of 4): per step and CTA 192 -> 160 KB of shared-memory traffic for 1280 tensor cycles
+// (measured H100: 5-6% faster). (K_c^T in registers for dQ^T = K_c^T dS^T too, with dQ^T
+// stored a float at a time, measured 10-15% slower and spilled.)
 template <class T, int kD, bool kPP, int kStages>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_hopper_backward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
@@ -149,6 +154,11 @@ __global__ void __launch_bounds__(kThreads, 1)
                                  int group, int n, float c, float scale, int causal, int* __restrict__ dq_count,
                                  int* __restrict__ dkv_count) {
   using L = Layout<kD, kStages>;
+  constexpr bool kKVRegs = kD == 64;
+  // dQ accumulators a consumer holds (its kD / 2 columns of the tile over all 128 keys), in
+  // kDqBoxes f32 boxes {32 columns, 64 queries}.
+  constexpr int kDqRegs = kD / 4;
+  constexpr int kDqBoxes = kDqRegs / 16;
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t base = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
   const Bars<kStages> bars{base + L::kBars};
@@ -168,6 +178,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   // i in the order kb = 0, 1, ... (a counter per tile; block kb waits until it reads kb). So
   // that all of them reach a tile at about the same step, causal runs the tiles backwards
   // (non-causal: every block starts at tile 0); lower kb are launched first, so no deadlock.
+  // (A staggered schedule, each block adding a tile in the order the schedule reaches it,
+  // measured 1.4-7.9x slower on an H100: the blocks of a head that straddles a wave wait a
+  // whole CTA lifetime for the blocks launched in the next.)
   const bool det = dq_count != nullptr;
   const bool reverse = det && causal;
   auto tile_of = [&](int it) { return reverse ? n_qtiles - 1 - it : first_tile + it; };
@@ -238,27 +251,20 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int it = 0; it < n_steps; ++it) {
         const int i = tile_of(it), q0 = i * kBM;
         int* const turn = det ? dq_count + static_cast<std::int64_t>(bh) * n_qtiles + i : nullptr;
-        // d = 64 deterministic: consumer 1 arrives once the sum of both partials is in buffer 0.
-        const bool sum = kD == 64 && det;
-        const int bufs = sum ? 1 : kConsumers;
-        if (sum) {
-          arch::mbar_wait(bars.dq_full(1), it & 1);
-        } else {
-          for (int cc = 0; cc < kConsumers; ++cc) arch::mbar_wait(bars.dq_full(cc), it & 1);
-        }
+        for (int cc = 0; cc < kConsumers; ++cc) arch::mbar_wait(bars.dq_full(cc), it & 1);
         if (det) {
           while (arch::ld_acquire_gpu(turn) != kb) __nanosleep(64);
           arch::fence_proxy_async_global();
         }
-        for (int cc = 0; cc < bufs; ++cc) {
+        for (int cc = 0; cc < kConsumers; ++cc) {
 #pragma unroll
-          for (int bx = 0; bx < 2; ++bx)
-            arch::tma_reduce_add_3d(&map_dq, base + L::kDq + cc * L::kDqPer + bx * L::kDqBox,
-                                    (kD == 128 ? 64 * cc : 0) + 32 * bx, q0, bh);
+          for (int bx = 0; bx < kDqBoxes; ++bx)
+            arch::tma_reduce_add_3d(&map_dq, base + L::kDq + cc * L::kDqPer + bx * L::kDqBox, kD / 2 * cc + 32 * bx,
+                                    q0, bh);
         }
         arch::bulk_commit();
         arch::bulk_wait_read();
-        for (int cc = 0; cc < bufs; ++cc) arch::mbar_arrive(bars.dq_empty(cc));
+        for (int cc = 0; cc < kConsumers; ++cc) arch::mbar_arrive(bars.dq_empty(cc));
         if (det) {
           arch::bulk_wait_all();
           arch::fence_proxy_async_global();
@@ -282,79 +288,67 @@ __global__ void __launch_bounds__(kThreads, 1)
   float dv_acc[kD / 2], dk_acc[kD / 2];
 #pragma unroll
   for (int i = 0; i < kD / 2; ++i) dv_acc[i] = dk_acc[i] = 0.0f;
+  // d = 64: A fragments of K_c, V_c (rows = this warp's 16 keys, k16 slice kk of d), loaded once.
+  std::uint32_t kf[4][4], vf[4][4];
 
-  // dQ of step e (query tile tile_of(e)) -> this consumer's 2 swizzled f32 boxes for the dQ
-  // warp (accumulator j: query row 16 warp + g + 8 ((j / 2) % 2), column 8 (j / 4) + 2t + j % 2
-  // of the consumer's 64: box j / 16, 16-byte chunk 2 ((j / 4) % 4) + t / 2 at chunk ^ g,
-  // 8 (t % 2) bytes in). Lanes with t / 2 = 1 store pair j ^ 8 when the others store j, so
-  // that a half-warp's 8 16-byte chunks are distinct (no bank conflict).
-  // d = 64 deterministic (sum): the two consumers' partials cover the same 64 x 64 elements:
-  // consumer 0 stores its own, consumer 1 adds its own to them in shared memory (same fragment
-  // layout: each thread rewrites what its twin wrote; a fixed order), and the dQ warp reduces
-  // one buffer (dq_full(1) says the sum is there; dq_empty(0) frees it). Otherwise each
-  // consumer has its buffer (d = 64: two reduce-adds per tile, cheaper than the hand-over).
-  auto emit_dq = [&](int e, float (&dq)[32]) {
-    const bool sum = kD == 64 && det;
-    const bool add = sum && cw == 1;
-    if (add) {
-      arch::named_bar_sync(6, 256);  // consumer 0's partial is stored
-    } else {
-      if (sum && e > 0) arch::named_bar_sync(9, 256);  // consumer 1 is done with step e - 1's
-      arch::mbar_wait(bars.dq_empty(cw), (e & 1) ^ 1);
-    }
+  // dQ of step e (query tile tile_of(e)) -> this consumer's kDqBoxes swizzled f32 boxes for
+  // the dQ warp (accumulator j: query row 16 warp + g + 8 ((j / 2) % 2), column
+  // 8 (j / 4) + 2t + j % 2 of the consumer's kD / 2: box j / 16, 16-byte chunk
+  // 2 ((j / 4) % 4) + t / 2 at chunk ^ g, 8 (t % 2) bytes in). Lanes with t / 2 = 1 store pair
+  // j ^ 8 when the others store j, so that a half-warp's 8 16-byte chunks are distinct (no bank
+  // conflict).
+  auto emit_dq = [&](int e, float (&dq)[kDqRegs]) {
+    arch::mbar_wait(bars.dq_empty(cw), (e & 1) ^ 1);
     const int g = lane / 4;
     const bool swap = (t & 2) != 0;
-    const std::uint32_t dq_buf = base + L::kDq + (sum ? 0 : cw * L::kDqPer);
+    const std::uint32_t dq_buf = base + L::kDq + cw * L::kDqPer;
 #pragma unroll
-    for (int j0 = 0; j0 < 32; j0 += 2) {
+    for (int j0 = 0; j0 < kDqRegs; j0 += 2) {
       const int j = swap ? j0 ^ 8 : j0;
       const int row = 16 * warp + g + 8 * ((j / 2) % 2);
       const int chunk = 2 * ((j / 4) % 4) + t / 2;
       const std::uint32_t addr = dq_buf + (j / 16) * L::kDqBox + row * 128 + ((chunk ^ g) * 16) + 8 * (t % 2);
-      float x = swap ? dq[j0 ^ 8] : dq[j0], y = swap ? dq[(j0 ^ 8) + 1] : dq[j0 + 1];
-      if (add) {
-        float a, b;
-        arch::ld_shared_v2_f32(addr, a, b);
-        x = a + x;
-        y = b + y;
-      }
-      arch::st_shared_v2_f32(addr, x, y);
+      arch::st_shared_v2_f32(addr, swap ? dq[j0 ^ 8] : dq[j0], swap ? dq[(j0 ^ 8) + 1] : dq[j0 + 1]);
     }
-    if (sum && cw == 0) arch::named_bar_arrive(6, 256);
-    if (add) arch::named_bar_arrive(9, 256);
     arch::fence_proxy_async();
     __syncwarp();
     if (lane == 0) arch::mbar_arrive(bars.dq_full(cw));
   };
-  // dQ partial: d = 128, columns [64 cw, +64) over all 128 keys (both halves of dS^T in
-  // ds_buf); d = 64, all columns over this consumer's 64 keys.
-  constexpr bool kSplitN = kD == 128;
-  auto issue_dq = [&](float (&dq)[32], std::uint32_t ds_buf) {
+  // dQ of the tile, columns [kD / 2 cw, +kD / 2) over all 128 keys (both halves of dS^T in
+  // ds_buf; B = K's columns: d = 128 the consumer's box, d = 64 64 bytes into the 128-byte
+  // swizzled rows). (d = 64 once had each consumer's full-width partial over its own 64 keys:
+  // with K, V in registers that measured 3-6% slower on an H100, twice the f32 dQ stores and
+  // reduce-adds for a narrower dS read.)
+  auto issue_dq = [&](float (&dq)[kDqRegs], std::uint32_t ds_buf) {
     arch::wgmma_fence();
-    if constexpr (kSplitN) {
+    const std::uint32_t k_cols = base + L::kK + (kD == 128 ? cw * L::kKBox : cw * 64);
 #pragma unroll
-      for (int kk = 0; kk < kBN / 16; ++kk)
-        arch::wgmma_ss<T, 64, 1, 1>(dq, arch::make_smem_desc(ds_buf + kk * 2048, 8192, 1024),
-                                    arch::make_smem_desc(base + L::kK + cw * L::kKBox + kk * 2048, L::kKBox, 1024),
-                                    kk > 0 ? 1 : 0);
-    } else {
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        arch::wgmma_ss<T, 64, 1, 1>(dq, arch::make_smem_desc(ds_buf + cw * 8192 + kk * 2048, 8192, 1024),
-                                    arch::make_smem_desc(k_slab + kk * 2048, L::kKBox, 1024), kk > 0 ? 1 : 0);
-    }
+    for (int kk = 0; kk < kBN / 16; ++kk)
+      arch::wgmma_ss<T, kD / 2, 1, 1>(dq, arch::make_smem_desc(ds_buf + kk * 2048, 8192, 1024),
+                                      arch::make_smem_desc(k_cols + kk * 2048, L::kKBox, 1024), kk > 0 ? 1 : 0);
     arch::wgmma_commit();
   };
   // Ping-pong (kPP): the consumers take turns issuing their products (named barriers
   // kTurn + c: S/dP of tile i by 0 then 1, dV/dK/dQ by 0 then 1), so that one's element-wise
-  // work overlaps the other's products. d = 128 then adds the dQ of tile i - 1 (both dS^T
-  // halves ready, mbarrier ds_ready) after tile i's dV/dK rather than waiting for the other
+  // work overlaps the other's products. It then adds the dQ of tile i - 1 (both dS^T halves
+  // ready, mbarrier ds_ready) after tile i's dV/dK rather than waiting for the other
   // consumer's half of tile i.
   constexpr int kTurn = 4;
-  constexpr bool kDelayDq = kPP && kSplitN;
+  constexpr bool kDelayDq = kPP;
   if (kPP && cw == 1) arch::named_bar_arrive(kTurn, 256);
 
   arch::mbar_wait(bars.kv_full(), 0);
+  if constexpr (kKVRegs) {
+    // ldmatrix rows: the slab's rows are keys of 128 bytes, 16-byte chunk c at c ^ (row % 8);
+    // matrix l / 8 = keys 16 warp + 8 ((l / 8) % 2), d chunk 2 kk + l / 16.
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const int row = 16 * warp + lane % 8 + 8 * ((lane / 8) % 2), chunk = 2 * kk + lane / 16;
+      const std::uint32_t off = row * 128 + ((chunk ^ (row % 8)) * 16);
+      arch::ldsm_x4(kf[kk], k_slab + off);
+      arch::ldsm_x4(vf[kk], v_slab + off);
+    }
+  }
   for (int it = 0; it < n_steps; ++it) {
     const int i = tile_of(it);
     const int st = it % kStages;
@@ -366,17 +360,26 @@ __global__ void __launch_bounds__(kThreads, 1)
     float s[32], dp[32];
     if (kPP) arch::named_bar_sync(kTurn + cw, 256);
     arch::wgmma_fence();
+    if constexpr (kKVRegs) {
 #pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      const std::uint32_t off = (kk / 4) * L::kKBox + (kk % 4) * 32, qoff = (kk / 4) * L::kQBox + (kk % 4) * 32;
-      arch::wgmma_ss<T, 64, 0, 0>(s, arch::make_smem_desc(k_slab + off, 16, 1024),
-                                  arch::make_smem_desc(q_tile + qoff, 16, 1024), kk > 0 ? 1 : 0);
-    }
+      for (int kk = 0; kk < 4; ++kk)
+        arch::wgmma_rs<T, 64, 0>(s, kf[kk], arch::make_smem_desc(q_tile + kk * 32, 16, 1024), kk > 0 ? 1 : 0);
 #pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      const std::uint32_t off = (kk / 4) * L::kKBox + (kk % 4) * 32, qoff = (kk / 4) * L::kQBox + (kk % 4) * 32;
-      arch::wgmma_ss<T, 64, 0, 0>(dp, arch::make_smem_desc(v_slab + off, 16, 1024),
-                                  arch::make_smem_desc(do_tile + qoff, 16, 1024), kk > 0 ? 1 : 0);
+      for (int kk = 0; kk < 4; ++kk)
+        arch::wgmma_rs<T, 64, 0>(dp, vf[kk], arch::make_smem_desc(do_tile + kk * 32, 16, 1024), kk > 0 ? 1 : 0);
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < kD / 16; ++kk) {
+        const std::uint32_t off = (kk / 4) * L::kKBox + (kk % 4) * 32, qoff = (kk / 4) * L::kQBox + (kk % 4) * 32;
+        arch::wgmma_ss<T, 64, 0, 0>(s, arch::make_smem_desc(k_slab + off, 16, 1024),
+                                    arch::make_smem_desc(q_tile + qoff, 16, 1024), kk > 0 ? 1 : 0);
+      }
+#pragma unroll
+      for (int kk = 0; kk < kD / 16; ++kk) {
+        const std::uint32_t off = (kk / 4) * L::kKBox + (kk % 4) * 32, qoff = (kk / 4) * L::kQBox + (kk % 4) * 32;
+        arch::wgmma_ss<T, 64, 0, 0>(dp, arch::make_smem_desc(v_slab + off, 16, 1024),
+                                    arch::make_smem_desc(do_tile + qoff, 16, 1024), kk > 0 ? 1 : 0);
+      }
     }
     arch::wgmma_commit();
     if (kPP) arch::named_bar_arrive(kTurn + 1 - cw, 256);
@@ -438,7 +441,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         arch::st_shared_b32(addr, ds[jj / 2][r + 2 * (jj % 2)]);
       }
     arch::fence_proxy_async();
-    float dq[32];
+    float dq[kDqRegs];
     if constexpr (kDelayDq) {
       __syncwarp();
       if (lane == 0) arch::mbar_arrive(bars.ds_ready(buf));
@@ -447,13 +450,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (it > 0) arch::mbar_wait(bars.ds_ready(buf ^ 1), ((it - 1) >> 1) & 1);
       issue_dq(dq, base + L::kDs + (buf ^ 1) * L::kDsBuf);
     } else {
-      if constexpr (kSplitN) {
-        arch::named_bar_sync(1, 256);
-      } else if (cw == 0) {
-        arch::named_bar_sync(1, 128);
-      } else {
-        arch::named_bar_sync(2, 128);
-      }
+      arch::named_bar_sync(1, 256);  // both dS^T halves written
       issue_dq(dq, ds_buf);
     }
     if (kPP && !(cw == 1 && it == n_steps - 1)) arch::named_bar_arrive(kTurn + 1 - cw, 256);
@@ -474,14 +471,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   if constexpr (kDelayDq) {  // the last step's dQ
     const int e = n_steps - 1, buf = e & 1;
-    float dq[32];
+    float dq[kDqRegs];
     arch::mbar_wait(bars.ds_ready(buf), (e >> 1) & 1);
     issue_dq(dq, base + L::kDs + buf * L::kDsBuf);
     arch::wgmma_wait<0>();
     arch::fence_regs(dq);
     emit_dq(e, dq);
   }
-  if (kD == 64 && det && cw == 0) arch::named_bar_sync(9, 256);  // consumer 1's last arrival
 
   // dK = scale dK, dV: this thread's key rows, pairs of columns (accumulator j as above).
   // GQA deterministic: the group's heads add into the sums in the order h % group (a counter
@@ -570,11 +566,11 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
     if (!arch::encode_tensor_map_cached(&mdq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, dq_acc, dims, strides, box))
       return cudaErrorInvalidValue;
   }
-  // Ping-pong by head size (measured, H200: d = 64 gains 1-2%, d = 128 loses 2-4%);
-  // HARNESS_BWD_PINGPONG=0/1 overrides it for experiments (read once per process). (3 ring
-  // stages at d = 64 measured 1-2% slower than 2.)
+  // Ping-pong off (measured slower at both head sizes, see the top); HARNESS_BWD_PINGPONG=1
+  // turns it on for experiments (read once per process). (3 ring stages at d = 64 measured
+  // 1-2% slower than 2.)
   static const char* const pp_env = std::getenv("HARNESS_BWD_PINGPONG");
-  const bool pp = pp_env != nullptr ? pp_env[0] != '0' : kD == 64;
+  const bool pp = pp_env != nullptr && pp_env[0] != '0';
   const float scale = s.effective_scale();
   const dim3 grid(static_cast<unsigned>((s.seq_len + kBN - 1) / kBN), static_cast<unsigned>(s.heads),
                   static_cast<unsigned>(s.batch));

@@ -4,11 +4,13 @@
 // their constraints. CPU only: nothing here launches a kernel.
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "gemm/gemm_auto.hpp"
+#include "gemm_params.hpp"
 #include "harness/registry.hpp"
 #include "test_support.hpp"
 
@@ -255,14 +257,14 @@ TEST(GemmAuto, VariantsAreRegisteredWithConfigAndWorkspace) {
   EXPECT_EQ(variant("auto").config(dims(1, 1, 1)).empty(), !harness::test::have_device());
 }
 
-TEST(GemmAuto, GemvSkipsMatricesAndEverySkipsOtherDtypes) {
+TEST(GemmAuto, GemvSkipsMatricesAndTheFp32KernelsSkipOtherDtypes) {
   const auto why = variant("gemv").constraint(dims(8, 8, 8));
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("M == 1 or N == 1"), std::string::npos) << *why;
   EXPECT_FALSE(variant("auto").constraint(dims(8, 8, 8)).has_value());
   harness::Params bf16 = dims(64, 64, 64);
   bf16.set("dtype", std::string("bf16"));
-  for (const char* name : {"auto", "splitk", "gemv"}) {
+  for (const char* name : {"splitk", "gemv"}) {
     const auto skip = variant(name).constraint(bf16);
     ASSERT_TRUE(skip.has_value()) << name;
     EXPECT_NE(skip->find("bf16"), std::string::npos) << *skip;
@@ -302,3 +304,36 @@ TEST(GemmAuto, LayoutPicksTheGemvKernel) {
 }
 
 }  // namespace
+
+// auto in the reduced-precision dtypes runs wgmma or mma (the unaligned path: mma takes any
+// shape), so it runs wherever one of them does; where neither can (fp8 in a layout other
+// than nt: wgmma's fp8 path is nt only, mma has no fp8), it skips with both reasons.
+TEST(GemmAuto, ReducedPrecisionRunsWgmmaOrMmaAndSkipsOnlyWhenNeitherCan) {
+  const auto have_sm80 = [] {
+    const auto cc = plugins::gemm::current_compute_capability();
+    return !cc || *cc >= 80;  // no device: the constraints leave the device to the run
+  }();
+  for (const char* dtype : {"bf16", "f16", "tf32"}) {
+    for (const auto& [M, N, K] : {std::tuple{64, 64, 64}, std::tuple{67, 35, 45}}) {  // K % 8 != 0: mma only
+      harness::Params p = dims(M, N, K);
+      p.set("dtype", std::string(dtype));
+      p.set("layout", std::string("nt"));
+      const auto skip = variant("auto").constraint(p);
+      EXPECT_EQ(skip.has_value(), !have_sm80) << dtype << " " << M << "x" << N << "x" << K << ": " << skip.value_or("");
+      // The config names the kernel and, for mma, why not wgmma (nothing without a device).
+      const std::string config = variant("auto").config(p);
+      if (!harness::test::have_device()) {
+        EXPECT_TRUE(config.empty()) << config;
+      } else if (have_sm80) {
+        EXPECT_TRUE(config == "wgmma" || config.rfind("mma (wgmma: ", 0) == 0) << config;
+      }
+    }
+  }
+  harness::Params fp8 = dims(64, 64, 64);
+  fp8.set("dtype", std::string("fp8_e4m3"));
+  fp8.set("layout", std::string("nn"));
+  const auto skip = variant("auto").constraint(fp8);
+  ASSERT_TRUE(skip.has_value());
+  EXPECT_EQ(skip->rfind("auto: wgmma: ", 0), 0u) << *skip;
+  EXPECT_NE(skip->find("mma: no fp8 path"), std::string::npos) << *skip;
+}

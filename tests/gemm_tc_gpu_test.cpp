@@ -1,4 +1,4 @@
-// The tensor-core GEMMs (`mma`, and `cublas` in every dtype) against the problem's
+// The tensor-core GEMMs (`mma`, `auto` (wgmma or mma by shape), and `cublas` in every dtype) against the problem's
 // reference (the double host reference up to 2^30 multiply-adds, cuBLAS above) through the
 // registry, in every dtype x layout at odd sizes (partial tiles in M, N and K, unaligned
 // rows: the scalar load path) and aligned ones (the cp.async path), with beta 0 and != 0;
@@ -89,9 +89,10 @@ TEST(GemmTcGpu, OddAndAlignedSizesEveryDtypeAndLayout) {
                           {130, 136, 72, -1.0}, {16, 4099, 8, 0}};
   for (const char* d : kDtypes)
     for (const char* l : kLayouts)
-      for (const Shape& s : shapes) EXPECT_EQ(check(params(s.M, s.N, s.K, d, l, s.beta), {"mma", "cublas"}), 2);
-  // f32: cublas in every layout (mma skips: no FP32 tensor-core path).
-  for (const char* l : kLayouts) EXPECT_EQ(check(params(67, 35, 33, "f32", l, 0.5), {"mma", "cublas"}), 1);
+      for (const Shape& s : shapes)
+        EXPECT_EQ(check(params(s.M, s.N, s.K, d, l, s.beta), {"mma", "cublas", "auto"}), 3);
+  // f32: cublas and auto (FP32 kernels) in every layout (mma skips: no FP32 tensor-core path).
+  for (const char* l : kLayouts) EXPECT_EQ(check(params(67, 35, 33, "f32", l, 0.5), {"mma", "cublas", "auto"}), 2);
 }
 
 bool is_hopper() {

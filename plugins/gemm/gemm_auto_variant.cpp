@@ -1,5 +1,7 @@
-// The shape-dispatching FP32 variants of the gemm problem (kernels/gemm/gemm_auto.hpp):
-//   auto    picks gemv / outer / splitk / a tile size by (M, N, K, SM count)
+// The shape-dispatching variants of the gemm problem (kernels/gemm/gemm_auto.hpp):
+//   auto    f32: picks gemv / outer / splitk / a tile size by (M, N, K, SM count);
+//           tf32, bf16, f16, fp8_e4m3: `wgmma` where it takes the shape and device, else
+//           `mma` (gemm_tc_variants.hpp), the reason recorded
 //   splitk  deterministic split-K, auto's cheapest split (any shape)
 //   gemv    the GEMV kernels (M == 1 or N == 1 only)
 // Each records its choice as the result's config ("splitk tile=64x64 splits=31"), so a
@@ -12,7 +14,9 @@
 #include <fmt/format.h>
 
 #include "gemm/gemm_auto.hpp"
+#include "gemm_fp8.hpp"
 #include "gemm_params.hpp"
+#include "gemm_tc_variants.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/registry.hpp"
 
@@ -60,6 +64,50 @@ void launch_with(ChooseFn choose, harness::LaunchContext& ctx) {
                              workspace, bytes, ctx.stream));
 }
 
+// auto in the reduced-precision dtypes: wgmma (Hopper: persistent, TMA, split-K for few output
+// tiles) where its constraint passes, else mma (sm_80+, any shape: the unaligned path, e.g. K
+// not a multiple of 8 in bf16). Both skip reasons when neither can run.
+bool is_f32(const harness::Params& p) { return plugins::gemm::dtype_param(p) == kg::TcDType::f32; }
+
+const plugins::gemm::TcVariant& tc_pick(const harness::Params& p) {
+  const auto& wgmma = plugins::gemm::wgmma_variant();
+  return wgmma.constraint(p) ? plugins::gemm::mma_variant() : wgmma;
+}
+
+std::optional<std::string> auto_constraint(const harness::Params& p) {
+  if (is_f32(p)) return std::nullopt;
+  const auto wgmma_why = plugins::gemm::wgmma_variant().constraint(p);
+  if (!wgmma_why) return std::nullopt;
+  const auto mma_why = plugins::gemm::mma_variant().constraint(p);
+  if (!mma_why) return std::nullopt;
+  return fmt::format("auto: {}; {}", *wgmma_why, *mma_why);
+}
+
+void launch_auto(harness::LaunchContext& ctx) {
+  if (is_f32(*ctx.params)) {
+    launch_with(kg::choose_auto, ctx);
+    return;
+  }
+  tc_pick(*ctx.params).launch(ctx);
+}
+
+std::size_t auto_workspace(const harness::Params& p) {
+  if (!is_f32(p)) return tc_pick(p).workspace(p);
+  const Dims d(p);
+  return kg::auto_workspace_bytes(choice_at(kg::choose_auto, p), d.M, d.N, d.K);
+}
+
+// The kernel auto ran and, for mma, why not wgmma; nothing without a device (the choice
+// would be a guess).
+std::string auto_config(const harness::Params& p) {
+  if (kg::current_sm_count() <= 0) return std::string();
+  if (is_f32(p)) return kg::describe(choice_at(kg::choose_auto, p));
+  const auto wgmma_why = plugins::gemm::wgmma_variant().constraint(p);
+  const std::string fp8 = plugins::gemm::fp8_config(p);
+  const std::string kernel = wgmma_why ? fmt::format("mma ({})", *wgmma_why) : std::string("wgmma");
+  return fp8.empty() ? kernel : kernel + "; " + fp8;
+}
+
 void add(const char* name, const char* description, ChooseFn choose, harness::ConstraintFn constraint) {
   harness::Registry::instance().add_variant(
       harness::make_variant("gemm", name, harness::Backend::cuda,
@@ -77,10 +125,15 @@ void add(const char* name, const char* description, ChooseFn choose, harness::Co
 }
 
 const bool kRegistered = [] {
-  add("auto",
-      "FP32 by shape: GEMV (M or N = 1), rank-1 (K = 1), else the coarsened tile (128x128, 128x64, 64x64, "
-      "32x64) and deterministic split-K count (K >= 256) of least modelled time on this GPU's SMs",
-      kg::choose_auto, fp32_only);
+  harness::Registry::instance().add_variant(
+      harness::make_variant("gemm", "auto", harness::Backend::cuda, launch_auto)
+          .description("f32 by shape: GEMV (M or N = 1), rank-1 (K = 1), else the coarsened tile (128x128, "
+                       "128x64, 64x64, 32x64) and deterministic split-K count (K >= 256) of least modelled time "
+                       "on this GPU's SMs; tf32/bf16/f16/fp8_e4m3: wgmma where it takes the shape and device, "
+                       "else mma (any shape, sm_80+); the choice and its reason in the result's config")
+          .constraint(auto_constraint)
+          .workspace(auto_workspace)
+          .config(auto_config));
   add("splitk",
       "deterministic split-K (auto's model, >= 2 slices): coarsened-tile partials per K slice into a workspace, "
       "then a reduce",

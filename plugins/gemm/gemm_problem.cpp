@@ -18,6 +18,7 @@
 #include "gemm/gemm_table.hpp"
 #include "gemm_fp8.hpp"
 #include "gemm_params.hpp"
+#include "gemm_tc_variants.hpp"
 #include "gemm_tolerance.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/error.hpp"
@@ -311,7 +312,20 @@ const bool kTableRegistered = [] {
   return true;
 }();
 
+std::size_t no_workspace(const harness::Params&) { return 0; }
+
 }  // namespace
+
+namespace plugins::gemm {
+const TcVariant& wgmma_variant() {
+  static const TcVariant v{launch_wgmma, wgmma_constraint, wgmma_workspace};
+  return v;
+}
+const TcVariant& mma_variant() {
+  static const TcVariant v{launch_mma, mma_constraint, no_workspace};
+  return v;
+}
+}  // namespace plugins::gemm
 
 HARNESS_REGISTER_PROBLEM(GemmProblem);
 // cublas, wgmma and cpu record fp8's scales as the result's config (plugins::gemm::fp8_config).

@@ -111,9 +111,9 @@ struct Layout {
   static constexpr int kQ = kV + kKV;                    // kStages x Q tile
   static constexpr int kDO = kQ + kStages * kQT;         // kStages x dO tile
   static constexpr int kDs = kDO + kStages * kQT;        // dS^T buffers
-  // dQ of a tile, f32, 2 boxes {32 columns, 64 queries} (128B-swizzled) of 8 KB per consumer:
-  // d = 128 its columns [64 c, 64 c + 64), d = 64 its partial over its keys (deterministic:
-  // buffer 0 holds the sum of both).
+  // dQ of a tile, f32, room for 2 boxes {32 columns, 64 queries} (128B-swizzled) of 8 KB per
+  // consumer: its columns [d/2 c, d/2 c + d/2), kDqBoxes = d / 64 of them (d = 64 uses one;
+  // the second is left as it was when the d = 64 partials took both, the layout measured).
   static constexpr int kDqBox = kBM * 128;
   static constexpr int kDqPer = 2 * kDqBox;
   static constexpr int kDq = kDs + kDsBufs * kDsBuf;
@@ -141,9 +141,12 @@ struct Bars {
 // d = 64 is bound by shared-memory bandwidth: an SS wgmma of n64 reads 4 KB in its 32 tensor
 // cycles, all of the SM's 128 B/cycle. So there K_c and V_c are loaded once into registers
 // (ldmatrix, 16 + 16 registers) as the A operands of S^T and dP^T (RS: 2 KB per k16 instead
-// of 4): per step and CTA 192 -> 160 KB of shared-memory traffic for 1280 tensor cycles
-// (measured H100: 5-6% faster). (K_c^T in registers for dQ^T = K_c^T dS^T too, with dQ^T
-// stored a float at a time, measured 10-15% slower and spilled.)
+// of 4). Shared-memory traffic per 64-query step and CTA, for 1280 tensor cycles (at 128 B a
+// cycle: 1750 -> 1500 -> 1375 cycles): wgmma operand reads 128 KB, dS^T stores 16, dQ stores
+// 32 and the TMA reduce's reads of them 32, Q and dO landing 16 = 224 KB; with K, V in
+// registers 192 KB (measured H100: 5-6% faster); with dQ split by columns (issue_dq) 176 KB.
+// (K_c^T in registers for dQ^T = K_c^T dS^T too, with dQ^T stored a float at a time, measured
+// 10-15% slower and spilled.)
 template <class T, int kD, bool kPP, int kStages>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_hopper_backward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -119,6 +120,13 @@ TEST(SensorsGpu, RunRecordsSensorsAndSteadyInTheReport) {
   std::remove(suite.c_str());
 }
 
+// `harness run SUITE ARGS --out OUT` must exit 0; *results = the report's results.
+void run_suite(const std::string& suite, const std::string& args, const std::string& out, nlohmann::json* results) {
+  const auto r = test::run_command(std::string(HARNESS_EXE) + " run " + suite + " " + args + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  *results = nlohmann::json::parse(test::read_file(out))["results"];
+}
+
 // The profiling pass of a steady result starts in the state the result was timed in: the
 // kernel is launched back to back first (measure/rewarm.hpp), and the report says so; a
 // result timed without steady gets no re-warm.
@@ -130,9 +138,9 @@ TEST(SensorsGpu, TheProfilingPassOfASteadyResultIsReWarmed) {
                           "    variants: [cublas]\n";
   for (const char* steady : {"on", "off"}) {
     const std::string out = test::temp_path(std::string("rewarm-") + steady + ".json");
-    const auto r = test::run_command(std::string(HARNESS_EXE) + " run " + suite + " --steady " + steady + " --out " + out);
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto res = nlohmann::json::parse(test::read_file(out))["results"][0];
+    nlohmann::json results;
+    ASSERT_NO_FATAL_FAILURE(run_suite(suite, std::string("--steady ") + steady, out, &results));
+    const auto res = results[0];
     ASSERT_EQ(res["status"], "passed") << res.dump();
     ASSERT_TRUE(res.contains("profile")) << res.dump();
     if (std::string(steady) == "on") {
@@ -159,10 +167,9 @@ TEST(SensorsGpu, AResultTimedInRoundsGetsATracedRoundOfItsOwnLaunches) {
                           "    variants: [cublas, coarsened]\n";
   for (const char* interleave : {"on", "off"}) {
     const std::string out = test::temp_path(std::string("traced-round-") + interleave + ".json");
-    const auto r = test::run_command(std::string(HARNESS_EXE) + " run " + suite + " --interleave " + interleave +
-                                     " --metrics none --out " + out);
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    for (const auto& res : nlohmann::json::parse(test::read_file(out))["results"]) {
+    nlohmann::json results;
+    ASSERT_NO_FATAL_FAILURE(run_suite(suite, std::string("--interleave ") + interleave + " --metrics none", out, &results));
+    for (const auto& res : results) {
       ASSERT_EQ(res["status"], "passed") << res.dump();
       ASSERT_TRUE(res.contains("profile")) << res.dump();
       const auto& p = res["profile"];

@@ -432,7 +432,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     // dS^T -> shared memory: row = key (64 cw + key_row + 8 r) of 64 queries (128 bytes),
     // 16-byte chunk jj at chunk jj ^ (row % 8) (the 128B swizzle the descriptor expects).
-    const int buf = L::kDsBufs == 2 ? (it & 1) : 0;
+    const int buf = it & 1;  // dS^T double-buffered
     const std::uint32_t ds_buf = base + L::kDs + buf * L::kDsBuf;
     if (kDelayDq) arch::mbar_wait(bars.ds_free(buf), ((it >> 1) & 1) ^ 1);  // dQ of step it - 2 read it
 #pragma unroll

@@ -64,6 +64,16 @@ void launch_with(ChooseFn choose, harness::LaunchContext& ctx) {
                              workspace, bytes, ctx.stream));
 }
 
+std::size_t workspace_with(ChooseFn choose, const harness::Params& p) {
+  const Dims d(p);
+  return kg::auto_workspace_bytes(choice_at(choose, p), d.M, d.N, d.K);
+}
+
+// Without a device the choice would be made for a guessed SM count: say nothing then.
+std::string config_with(ChooseFn choose, const harness::Params& p) {
+  return kg::current_sm_count() > 0 ? kg::describe(choice_at(choose, p)) : std::string();
+}
+
 // auto in the reduced-precision dtypes: wgmma (Hopper: persistent, TMA, split-K for few output
 // tiles) where its constraint passes, else mma (sm_80+, any shape: the unaligned path, e.g. K
 // not a multiple of 8 in bf16). Both skip reasons when neither can run.
@@ -92,16 +102,14 @@ void launch_auto(harness::LaunchContext& ctx) {
 }
 
 std::size_t auto_workspace(const harness::Params& p) {
-  if (!is_f32(p)) return tc_pick(p).workspace(p);
-  const Dims d(p);
-  return kg::auto_workspace_bytes(choice_at(kg::choose_auto, p), d.M, d.N, d.K);
+  return is_f32(p) ? workspace_with(kg::choose_auto, p) : tc_pick(p).workspace(p);
 }
 
 // The kernel auto ran and, for mma, why not wgmma; nothing without a device (the choice
 // would be a guess).
 std::string auto_config(const harness::Params& p) {
+  if (is_f32(p)) return config_with(kg::choose_auto, p);
   if (kg::current_sm_count() <= 0) return std::string();
-  if (is_f32(p)) return kg::describe(choice_at(kg::choose_auto, p));
   const auto wgmma_why = plugins::gemm::wgmma_variant().constraint(p);
   const std::string fp8 = plugins::gemm::fp8_config(p);
   const std::string kernel = wgmma_why ? fmt::format("mma ({})", *wgmma_why) : std::string("wgmma");
@@ -114,14 +122,8 @@ void add(const char* name, const char* description, ChooseFn choose, harness::Co
                             [choose](harness::LaunchContext& ctx) { launch_with(choose, ctx); })
           .description(description)
           .constraint(std::move(constraint))
-          .workspace([choose](const harness::Params& p) {
-            const Dims d(p);
-            return kg::auto_workspace_bytes(choice_at(choose, p), d.M, d.N, d.K);
-          })
-          // Without a device the choice would be made for a guessed SM count: say nothing then.
-          .config([choose](const harness::Params& p) {
-            return kg::current_sm_count() > 0 ? kg::describe(choice_at(choose, p)) : std::string();
-          }));
+          .workspace([choose](const harness::Params& p) { return workspace_with(choose, p); })
+          .config([choose](const harness::Params& p) { return config_with(choose, p); }));
 }
 
 const bool kRegistered = [] {

@@ -13,6 +13,7 @@
 #include "attention/attention.hpp"
 #include "attention_rules.hpp"
 #include "harness/dtype.hpp"
+#include "attention_test_support.hpp"
 #include "harness/registry.hpp"
 
 namespace {
@@ -194,15 +195,7 @@ TEST(AttentionShape, RejectsKvHeadsThatDoNotDivideHeads) {
 // cpu run through the registry (the path `harness run` takes).
 
 harness::Params params(int b, int h, int hkv, int n, int d, bool causal) {
-  const harness::Problem* p = harness::Registry::instance().find_problem("attention");
-  harness::Params v;
-  v.set("batch", std::int64_t{b});
-  v.set("heads", std::int64_t{h});
-  v.set("kv_heads", std::int64_t{hkv});
-  v.set("seq_len", std::int64_t{n});
-  v.set("head_dim", std::int64_t{d});
-  v.set("causal", causal);
-  return harness::with_defaults(p->params(), v);
+  return harness::test::attention_params(b, h, hkv, n, d, causal);
 }
 
 TEST(AttentionPlugin, ProblemsAndVariantsAreRegistered) {

@@ -52,6 +52,27 @@ TEST(Check, ToleranceIsAbsPlusRelTimesReference) {
   EXPECT_NE(r.worst.find("out[0]"), std::string::npos);
 }
 
+TEST(Check, RelL2BoundsEachOutputOnItsOwn) {
+  // Every element within the loose element bound (abs 1), but O is off by 10% in L2:
+  // ||(0.1, 0.1)|| / ||(1, 1)|| = 0.1.
+  Output o{"O", {1.1f, 0.9f}}, ref_o{"O", {1.0f, 1.0f}};
+  EXPECT_TRUE(compare_outputs({o}, {ref_o}, {1, 0, 0.11}).passed);
+  auto r = compare_outputs({o}, {ref_o}, {1, 0, 0.05});
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.l2_failures, 1u);
+  EXPECT_EQ(r.mismatches, 0u);
+  EXPECT_NE(r.worst.find("O: rel L2 err 0.1 > 0.05"), std::string::npos) << r.worst;
+  EXPECT_NE(r.summary().find("1 output(s) over their rel L2 bound"), std::string::npos) << r.summary();
+  // Per output: a large exact output beside it does not dilute O's error (together the
+  // ratio would be ~1e-4), and an output whose own tolerance has no rel_l2 is not held to it.
+  Output big{"LSE", {1000.0f, 1000.0f}}, ref_big{"LSE", {1000.0f, 1000.0f}};
+  r = compare_outputs({o, big}, {ref_o, ref_big}, {1, 0, 0.05});
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.l2_failures, 1u);
+  o.tolerance = Tolerance{1, 0};
+  EXPECT_TRUE(compare_outputs({o, big}, {ref_o, ref_big}, {1, 0, 0.05}).passed);
+}
+
 TEST(Check, MissingOutputFails) {
   const auto r = compare_outputs({{"other", {1}}}, one({1}), {0, 0});
   EXPECT_FALSE(r.passed);

@@ -80,7 +80,7 @@ cases:
   - problem: stream
   - problem: stream
     settings: {max_time: 0.5, min_time: 0.1}
-    tolerance: {abs: 0.5}
+    tolerance: {abs: 0.5, rel_l2: 0.25}
     reference: cuda
 )");
   EXPECT_EQ(s.cases[0].settings.warmup, 7);
@@ -90,6 +90,7 @@ cases:
   EXPECT_DOUBLE_EQ(s.cases[1].settings.max_time, 0.5);
   ASSERT_TRUE(s.cases[1].tolerance);
   EXPECT_DOUBLE_EQ(s.cases[1].tolerance->abs, 0.5);
+  EXPECT_DOUBLE_EQ(s.cases[1].tolerance->rel_l2, 0.25);
   EXPECT_EQ(*s.cases[1].reference, "cuda");
 }
 

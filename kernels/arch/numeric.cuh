@@ -28,6 +28,21 @@ __device__ __forceinline__ float2 unpack2(std::uint32_t u) {
   }
 }
 
+// Four floats rounded to FP8 E4M3 (to nearest even, saturated to +-448: cvt.rn.satfinite),
+// packed a in the lowest byte .. d in the highest: the byte order of an 8-bit mma / wgmma A
+// fragment register (its element k, k + 1, k + 2, k + 3). sm_89+.
+__device__ __forceinline__ std::uint32_t pack4_e4m3(float a, float b, float c, float d) {
+  std::uint32_t out;
+  // cvt ... f8x2 d, x, y puts x in the upper byte of the 16-bit result and y in the lower.
+  asm("{\n.reg .b16 lo, hi;\n"
+      "cvt.rn.satfinite.e4m3x2.f32 lo, %2, %1;\n"
+      "cvt.rn.satfinite.e4m3x2.f32 hi, %4, %3;\n"
+      "mov.b32 %0, {lo, hi};\n}\n"
+      : "=r"(out)
+      : "f"(a), "f"(b), "f"(c), "f"(d));
+  return out;
+}
+
 // f32 -> tf32, rounded to nearest with ties away from zero (cvt.rna), on bit patterns as
 // mma_m16n8k8_tf32 takes them: the result's low 13 bits are zero.
 __device__ __forceinline__ std::uint32_t to_tf32(std::uint32_t f32_bits) {

@@ -145,6 +145,25 @@ const char* flash_hopper_unsupported(const Shape& shape);
 cudaError_t flash_hopper_forward(const Shape& shape, Precision precision, const void* q, const void* k,
                                  const void* v, void* o, float* lse, cudaStream_t stream);
 
+// ---- GPU: FP8 (E4M3) forward on Hopper (flash_hopper_forward.cu, FlashAttention-3's FP8 path) ----
+// Q, K, V hold E4M3 bytes q_x with per-tensor scales: the values are scale_x * q_x. Same
+// layouts; O is bf16, LSE f32 (natural log of the scaled scores' sum):
+//   S = scale * (s_q s_k) Q_q K_q^T,  P = exp(S - m) rounded to E4M3,  O = s_v (P V_q) / l
+// with l = rowsum(P) in f32 before the rounding. V is first transposed into `workspace`
+// (flash_hopper_fp8_workspace_bytes: B Hkv d N16 bytes, N16 = N rounded up to 16; timed with
+// the attention), as FP8 wgmma reads both operands K-major.
+struct Fp8Scales {
+  float q = 1.0f, k = 1.0f, v = 1.0f;
+};
+// nullptr when flash_hopper_forward_fp8 can run `shape` on the current device (head_dim 128,
+// a positive scale, sm_90), else why not.
+const char* flash_hopper_fp8_unsupported(const Shape& shape);
+std::size_t flash_hopper_fp8_workspace_bytes(const Shape& shape);
+// Throws std::invalid_argument for shapes it cannot run or scales that are not positive and
+// finite; q, k, v and workspace must be 16-byte aligned, else cudaErrorMisalignedAddress.
+cudaError_t flash_hopper_forward_fp8(const Shape& shape, Fp8Scales scales, const void* q, const void* k,
+                                     const void* v, void* o, float* lse, void* workspace, cudaStream_t stream);
+
 // The Hopper backward (flash_hopper_backward.cu: wgmma for all five products, TMA, warp
 // specialization), same math and layouts as flash_tc_backward. nullptr when it can run
 // `shape` on the current device (head_dim 64 or 128, sm_90), else why not.

@@ -58,6 +58,16 @@
 // Tails: TMA zero-fills rows past N of the (b, h) (3-D tensor maps (d, N, B H)); keys >= N
 // and, causal, keys > row get -inf scores in the tiles that can hold them. Causal tiles load
 // only key tiles up to their last row.
+// FP8 (e4m3, d = 128; T = __nv_fp8_e4m3, Elem<T>::Out = bf16): the same pipeline with
+//   Q, K boxes of {128 d, rows} (one-byte elements: a 128-byte row is all of d);
+//   S = Q K^T      wgmma m64n128k32 e4m3, SS, both K-major (k32 slice kk at +32 kk bytes);
+//   P              exp2(c S - m) rounded to e4m3 (pack4_e4m3): slice kk, group h, register
+//                  r + 2h = keys 2t, 2t+1, 8+2t, 9+2t of the 16-key group as k = 4t .. 4t+3;
+//   O += P V^T'    wgmma m64n128k32 e4m3, RS, B = V^T (kD rows of kBN key bytes, K-major:
+//                  fp8 wgmma has no transpose), its keys stored in that same order within
+//                  each 16-key group by v_transpose_fp8_kernel, so P needs no shuffle;
+//   c = scale log2(e) s_q s_k; O = s_v acc / l (l from the unrounded P), stored bf16.
+//   3 K/V stages: Q 16 + K 48 + V^T 48 + O 32 = 144 KB. Not yet run on a GPU (2026-11-26).
 // Measured (H200, bf16, TFLOP/s, 2026-11-26; the SM clock is power-throttled anywhere
 // between 1.56 and 1.98 GHz, so one shape moves by up to +-10% between runs; ours from one
 // harness call (suites/attention-hopper.yaml shapes, this version), cuDNN (PyTorch 2.11 SDPA)
@@ -97,6 +107,7 @@
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "arch/numeric.cuh"
 #include "arch/sm90_mbarrier.cuh"
@@ -114,34 +125,57 @@ namespace {
 
 namespace arch = kernels::arch;
 
-constexpr int kBoxCols = 64;    // 16-bit elements per 128-byte swizzled row
-constexpr int kBoxBytes = 64 * 128;  // one {64 d, 64 rows} box of Q or O
+constexpr int kOBoxCols = 64;        // 16-bit O elements per 128-byte swizzled row
+constexpr int kBoxBytes = 64 * 128;  // one {128 bytes, 64 rows} box of Q or O
 constexpr float kLn2 = 0.6931471805599453f;
 
 constexpr int kCons = 2;  // consumer warpgroups
 
-// Tiles and shared memory of one head size and K/V ring depth.
-template <int kD, int kStagesT>
+// The element types: T for Q, K, V as wgmma reads them, Out for O. FP8 (e4m3) inputs give a
+// bf16 O and read V transposed (see the fp8 notes at the top).
+template <class T>
+struct Elem {
+  using Out = T;
+  static constexpr bool kFp8 = false;
+};
+template <>
+struct Elem<__nv_fp8_e4m3> {
+  using Out = __nv_bfloat16;
+  static constexpr bool kFp8 = true;
+};
+
+// Tiles and shared memory of one element type, head size and K/V ring depth.
+template <class T, int kD, int kStagesT>
 struct Layout {
+  static constexpr bool kFp8 = Elem<T>::kFp8;
   static constexpr int kBM = 64 * kCons;                 // query rows of a tile
   static constexpr int kBN = kD == 256 ? 64 : 128;       // keys of a key tile (S is kBN / 2 f32 a thread)
   static constexpr int kStages = kStagesT;               // K and V ring depth
   static constexpr int kThreads = 128 * (1 + kCons);
   static constexpr int kRegs = 240;                      // consumer registers after setmaxnreg
   static constexpr bool kOSmem = kD != 256;              // O through shared memory + TMA store
-  static constexpr int kBoxes = kD / kBoxCols;           // 128-byte column boxes of a row
-  static constexpr int kQC = kBoxes * kBoxBytes;         // Q (or O) bytes of one consumer (64 rows)
+  static constexpr int kBoxCols = 128 / static_cast<int>(sizeof(T));  // Q, K elements per 128-byte row
+  static constexpr int kBoxes = kD / kBoxCols;           // 128-byte column boxes of a Q or K row
+  static constexpr int kOBoxes = kD / kOBoxCols;         // the same for O (16-bit)
+  static constexpr int kQC = kBoxes * kBoxBytes;         // Q bytes of one consumer (64 rows)
+  static constexpr int kOC = kOBoxes * kBoxBytes;        // O bytes of one consumer (64 rows)
   static constexpr int kKBox = kBN * 128;                // bytes of one K or V box
-  static constexpr int kKVBytes = kBoxes * kKBox;        // one K or V stage
+  static constexpr int kKVBytes = kBoxes * kKBox;        // one K or V stage (fp8 V^T: kD rows of kBN bytes)
   static constexpr int kQ = 0;
   static constexpr int kK = kQ + kCons * kQC;
   static constexpr int kV = kK + kStages * kKVBytes;
   static constexpr int kO = kV + kStages * kKVBytes;
-  static constexpr int kBars = kO + (kOSmem ? kCons * kQC : 0);
+  static constexpr int kBars = kO + (kOSmem ? kCons * kOC : 0);
   static constexpr int kNumBars = 2 * kCons + 4 * kStages;
   static constexpr int kSmem = kBars + 8 * kNumBars + 1024;  // + alignment slack
   static_assert(kSmem <= 227 * 1024, "shared memory");
+  static_assert(!kFp8 || (kD == 128 && kBN == 128), "fp8: one 128-byte box per row of Q, K and V^T");
 };
+
+// P's RS-form A fragments of one key tile: a k slice is 32 bytes of keys (16-bit: 16 keys,
+// fp8: 32), 4 registers a thread each.
+template <class T, int kBN>
+constexpr int kPSlices = kBN / (32 / static_cast<int>(sizeof(T)));
 
 // Barrier addresses: q_full[c], q_empty[c], then k_full[s], k_empty[s], v_full[s], v_empty[s].
 template <int kStages>
@@ -196,9 +230,12 @@ __device__ __forceinline__ void mask_tile(float (&s)[kBN / 2], int key0, int row
 
 // Online softmax of one tile for this thread's two rows (r = 0: row g, 1: row g + 8):
 // updates m, l; P rounded to T as RS-form A fragments; alpha = exp2(m_old - m_new).
+// fp8: slice kk (keys 32 kk ..), 16-key group h: register r + 2 h holds this thread's keys
+// 2t, 2t + 1, 8 + 2t, 9 + 2t of the group (accumulators 16 kk + 8 h + 2 r, +1, +4, +5) as
+// the fragment's k = 4t .. 4t + 3; V^T's keys are stored in that order (v_transpose_fp8).
 template <class T, int kBN>
 __device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c, float (&m)[2], float (&l)[2],
-                                             std::uint32_t (&p)[kBN / 16][4], float (&alpha)[2]) {
+                                             std::uint32_t (&p)[kPSlices<T, kBN>][4], float (&alpha)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float raw = -INFINITY;
@@ -209,28 +246,47 @@ __device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c,
     alpha[r] = arch::fast_exp2(m[r] - mu);
     m[r] = mx;
     float sum = 0.0f;
+    if constexpr (Elem<T>::kFp8) {
 #pragma unroll
-    for (int kk = 0; kk < kBN / 16; ++kk) {
+      for (int kk = 0; kk < kBN / 32; ++kk) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {  // keys 16 kk + 8 h + 2t, +1: accumulators 8 kk + 4 h + 2 r, +1
-        const int j = 8 * kk + 4 * h + 2 * r;
-        const float p0 = arch::fast_exp2(fmaf(s[j], c, -mu));
-        const float p1 = arch::fast_exp2(fmaf(s[j + 1], c, -mu));
-        sum += p0 + p1;
-        p[kk][r + 2 * h] = arch::pack2<T>(p0, p1);
+        for (int h = 0; h < 2; ++h) {
+          const int j = 16 * kk + 8 * h + 2 * r;
+          const float p0 = arch::fast_exp2(fmaf(s[j], c, -mu));
+          const float p1 = arch::fast_exp2(fmaf(s[j + 1], c, -mu));
+          const float p2 = arch::fast_exp2(fmaf(s[j + 4], c, -mu));
+          const float p3 = arch::fast_exp2(fmaf(s[j + 5], c, -mu));
+          sum += (p0 + p1) + (p2 + p3);
+          p[kk][r + 2 * h] = arch::pack4_e4m3(p0, p1, p2, p3);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < kBN / 16; ++kk) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {  // keys 16 kk + 8 h + 2t, +1: accumulators 8 kk + 4 h + 2 r, +1
+          const int j = 8 * kk + 4 * h + 2 * r;
+          const float p0 = arch::fast_exp2(fmaf(s[j], c, -mu));
+          const float p1 = arch::fast_exp2(fmaf(s[j + 1], c, -mu));
+          sum += p0 + p1;
+          p[kk][r + 2 * h] = arch::pack2<T>(p0, p1);
+        }
       }
     }
     l[r] = l[r] * alpha[r] + sum;
   }
 }
 
+// c: the softmax scale times log2(e) (fp8: times scale_q scale_k); o_scale: fp8 scale_v
+// (O = scale_v (P V_q) / l), unused for 16-bit inputs.
 template <class T, int kD, int kStagesT>
-__global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
+__global__ void __launch_bounds__(Layout<T, kD, kStagesT>::kThreads, 1)
     flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                 const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
-                                T* __restrict__ o, float* __restrict__ lse, const Schedule sched, int heads,
-                                int group, int n, float c) {
-  using L = Layout<kD, kStagesT>;
+                                typename Elem<T>::Out* __restrict__ o, float* __restrict__ lse, const Schedule sched,
+                                int heads, int group, int n, float c, float o_scale) {
+  using L = Layout<T, kD, kStagesT>;
+  using TO = typename Elem<T>::Out;
   constexpr int kBN = L::kBN, kBM = L::kBM, kStages = L::kStages;
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t base = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -276,8 +332,8 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
           arch::mbar_expect_tx(bars.q_full(cw), L::kQC);
 #pragma unroll
           for (int bx = 0; bx < L::kBoxes; ++bx)
-            arch::tma_load_3d(base + L::kQ + cw * L::kQC + bx * kBoxBytes, &map_q, kBoxCols * bx, q0 + 64 * cw, bh,
-                              bars.q_full(cw));
+            arch::tma_load_3d(base + L::kQ + cw * L::kQC + bx * kBoxBytes, &map_q, L::kBoxCols * bx, q0 + 64 * cw,
+                              bh, bars.q_full(cw));
         }
         for (int j = 0; j < n_tiles; ++j, ++it) {
           const int s = it % kStages;
@@ -286,14 +342,18 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
           arch::mbar_expect_tx(bars.k_full(s), L::kKVBytes);
 #pragma unroll
           for (int bx = 0; bx < L::kBoxes; ++bx)
-            arch::tma_load_3d(base + L::kK + s * L::kKVBytes + bx * L::kKBox, &map_k, kBoxCols * bx, j * kBN, bkv,
+            arch::tma_load_3d(base + L::kK + s * L::kKVBytes + bx * L::kKBox, &map_k, L::kBoxCols * bx, j * kBN, bkv,
                               bars.k_full(s));
           arch::mbar_wait(bars.v_empty(s), parity);
           arch::mbar_expect_tx(bars.v_full(s), L::kKVBytes);
+          if constexpr (L::kFp8) {  // V^T (d rows, keys contiguous): one {kBN keys, kD rows} box
+            arch::tma_load_3d(base + L::kV + s * L::kKVBytes, &map_v, j * kBN, 0, bkv, bars.v_full(s));
+          } else {
 #pragma unroll
-          for (int bx = 0; bx < L::kBoxes; ++bx)
-            arch::tma_load_3d(base + L::kV + s * L::kKVBytes + bx * L::kKBox, &map_v, kBoxCols * bx, j * kBN, bkv,
-                              bars.v_full(s));
+            for (int bx = 0; bx < L::kBoxes; ++bx)
+              arch::tma_load_3d(base + L::kV + s * L::kKVBytes + bx * L::kKBox, &map_v, L::kBoxCols * bx, j * kBN,
+                                bkv, bars.v_full(s));
+          }
         }
       }
     }
@@ -306,7 +366,7 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
   const int lane = tid % 32, warp = (tid % 128) / 32;
   const bool leader = tid % 128 == 0;
   const std::uint32_t q_smem = base + L::kQ + static_cast<std::uint32_t>(cw) * L::kQC;
-  const std::uint32_t o_smem = base + L::kO + static_cast<std::uint32_t>(cw) * L::kQC;
+  const std::uint32_t o_smem = base + L::kO + static_cast<std::uint32_t>(cw) * L::kOC;
 
   auto release = [&](std::uint32_t bar) {
     if (lane == 0) arch::mbar_arrive(bar);
@@ -319,12 +379,13 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
   auto sched_arrive = [&] {
     if constexpr (kPingPong) arch::named_bar_arrive(kSchedBar + (cw + 1) % kCons, 256);
   };
-  // S = Q K_s^T over d (kD / 16 k16 slices), issued and committed (not waited for).
+  // S = Q K_s^T over d (k slices of 32 bytes: kD / 16 for 16-bit, kD / 32 for fp8), issued
+  // and committed (not waited for).
   auto issue_s = [&](float (&s)[kBN / 2], int stage) {
     const std::uint32_t k_smem = arch::opaque(base + L::kK + stage * L::kKVBytes);
     arch::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
+    for (int kk = 0; kk < kD / arch::wgmma_k<T>; ++kk) {
       const std::uint32_t off = static_cast<std::uint32_t>(kk % 4) * 32;  // inside the 128-byte row
       const std::uint64_t da = arch::make_smem_desc(q_smem + (kk / 4) * kBoxBytes + off, 16, 1024);
       const std::uint64_t db = arch::make_smem_desc(k_smem + (kk / 4) * L::kKBox + off, 16, 1024);
@@ -332,14 +393,20 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
     }
     arch::wgmma_commit();
   };
-  // O += P V_s over kBN keys (kBN / 16 k16 slices), issued and committed.
-  auto issue_pv = [&](float (&acc)[kD / 2], std::uint32_t (&p)[kBN / 16][4], int stage) {
+  // O += P V_s over kBN keys (kPSlices k slices), issued and committed. 16-bit: V is
+  // MN-major (transpose bit); fp8: V^T is K-major, k32 slice kk at +32 kk bytes of its rows.
+  auto issue_pv = [&](float (&acc)[kD / 2], std::uint32_t (&p)[kPSlices<T, kBN>][4], int stage) {
     const std::uint32_t v_smem = arch::opaque(base + L::kV + stage * L::kKVBytes);
     arch::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < kBN / 16; ++kk) {
-      const std::uint64_t db = arch::make_smem_desc(v_smem + kk * 2048, L::kKBox, 1024);
-      arch::wgmma_rs<T, kD, 1>(acc, p[kk], db);
+    for (int kk = 0; kk < kPSlices<T, kBN>; ++kk) {
+      if constexpr (L::kFp8) {
+        const std::uint64_t db = arch::make_smem_desc(v_smem + kk * 32, 16, 1024);
+        arch::wgmma_rs<T, kD, 0>(acc, p[kk], db);
+      } else {
+        const std::uint64_t db = arch::make_smem_desc(v_smem + kk * 2048, L::kKBox, 1024);
+        arch::wgmma_rs<T, kD, 1>(acc, p[kk], db);
+      }
     }
     arch::wgmma_commit();
   };
@@ -348,7 +415,7 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
 
   float acc[kD / 2];
   float s[kBN / 2];
-  std::uint32_t p[kBN / 16][4], p2[kBN / 16][4];
+  std::uint32_t p[kPSlices<T, kBN>][4], p2[kPSlices<T, kBN>][4];
   int it = 0;  // key tiles consumed so far: ring position, as the producer's
   for (int round = 0;; ++round) {
     const int t = sched.tile(round, cta, ctas);
@@ -385,7 +452,7 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
     // Step j (1 <= j < n_tiles): S_j, then O += P_{j-1} V_{j-1} (pp = P_{j-1}), softmax of
     // S_j into pn while that product runs, then O *= alpha_j. P alternates between two
     // register arrays (no copies; the loop is unrolled by two).
-    auto step = [&](int j, std::uint32_t (&pp)[kBN / 16][4], std::uint32_t (&pn)[kBN / 16][4]) {
+    auto step = [&](int j, std::uint32_t (&pp)[kPSlices<T, kBN>][4], std::uint32_t (&pn)[kPSlices<T, kBN>][4]) {
       const int g = it + j;  // ring position of key tile j
       const int st = g % kStages, prev = (g - 1) % kStages;
       arch::mbar_wait(bars.k_full(st), (g / kStages) & 1);
@@ -398,7 +465,7 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
       auto pv_done = [&] {
         arch::fence_regs(acc);
 #pragma unroll
-        for (int kk = 0; kk < kBN / 16; ++kk) arch::fence_regs(pp[kk]);
+        for (int kk = 0; kk < kPSlices<T, kBN>; ++kk) arch::fence_regs(pp[kk]);
         release(bars.v_empty(prev));
       };
       arch::wgmma_wait<1>();  // S_j done
@@ -413,7 +480,7 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
       for (int i = 0; i < kD / 2; ++i) acc[i] *= alpha[(i / 2) % 2];
     };
     // The last product, O += P_last V_last.
-    auto finish = [&](std::uint32_t (&pl)[kBN / 16][4]) {
+    auto finish = [&](std::uint32_t (&pl)[kPSlices<T, kBN>][4]) {
       const int g = it + n_tiles - 1, st = g % kStages;
       arch::mbar_wait(bars.v_full(st), (g / kStages) & 1);
       issue_pv(acc, pl, st);
@@ -440,7 +507,8 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const float total = arch::quad_sum(l[r]);
-      inv[r] = 1.0f / total;
+      if constexpr (L::kFp8) inv[r] = o_scale / total;
+      else inv[r] = 1.0f / total;
       const int row = row0 + 8 * r;
       if (row < n && lane % 4 == 0)
         lse[static_cast<std::int64_t>(bh) * n + row] = (m[r] + log2f(total)) * kLn2;
@@ -458,14 +526,14 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
         const int chunk = (j / 4) % 8, bx = (j / 4) / 8;
         const std::uint32_t addr = o_smem + bx * kBoxBytes + row * 128 +
                                    ((chunk ^ (lane / 4)) << 4) + 4 * (lane % 4);
-        arch::st_shared_b32(addr, arch::pack2<T>(acc[j] * inv[r], acc[j + 1] * inv[r]));
+        arch::st_shared_b32(addr, arch::pack2<TO>(acc[j] * inv[r], acc[j + 1] * inv[r]));
       }
       arch::fence_proxy_async();
       arch::named_bar_sync(kEpiBar + cw, 128);
       if (leader && q0 + 64 * cw < n) {
 #pragma unroll
-        for (int bx = 0; bx < L::kBoxes; ++bx)
-          arch::tma_store_3d(&map_o, o_smem + bx * kBoxBytes, kBoxCols * bx, q0 + 64 * cw, bh);
+        for (int bx = 0; bx < L::kOBoxes; ++bx)
+          arch::tma_store_3d(&map_o, o_smem + bx * kBoxBytes, kOBoxCols * bx, q0 + 64 * cw, bh);
         arch::bulk_commit();
       }
     } else {
@@ -474,11 +542,11 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
       for (int r = 0; r < 2; ++r) {
         const int row = row0 + 8 * r;
         if (row >= n) continue;
-        T* orow = o + o_base + static_cast<std::int64_t>(row) * kD;
+        TO* orow = o + o_base + static_cast<std::int64_t>(row) * kD;
 #pragma unroll
         for (int j = 2 * r; j < kD / 2; j += 4)
           *reinterpret_cast<std::uint32_t*>(orow + 8 * (j / 4) + 2 * (lane % 4)) =
-              arch::pack2<T>(acc[j] * inv[r], acc[j + 1] * inv[r]);
+              arch::pack2<TO>(acc[j] * inv[r], acc[j + 1] * inv[r]);
       }
     }
   }
@@ -488,24 +556,81 @@ __global__ void __launch_bounds__(Layout<kD, kStagesT>::kThreads, 1)
 }
 
 
+// V (B Hkv, N, d) fp8 -> V^T (B Hkv, d, Np), Np = N rounded up to 16, keys >= N zero: the
+// fp8 P V product needs V K-major (fp8 wgmma has no transpose bit). Inside each group of 16
+// keys, position L = 4t + i holds key 2t + i (i < 2) or 8 + 2t + i - 2 (i >= 2): the order in
+// which softmax_tile packs P (a thread's accumulator columns 2t, 2t + 1, 8 + 2t, 9 + 2t as
+// its fragment's k = 4t .. 4t + 3), so P needs no shuffle across lanes. A block moves a
+// (64 keys, 64 d) tile through shared memory, 4 bytes a thread per access. Cost: one read
+// and one write of V (2 B Hkv N d bytes), timed with the attention.
+constexpr int kVtTile = 64;
+__device__ __forceinline__ int vt_key_of(int pos) {  // position in a row of V^T -> key
+  const int g = pos & ~15, x = pos & 15, t = x / 4, i = x % 4;
+  return g + (i < 2 ? 2 * t + i : 8 + 2 * t + i - 2);
+}
+__global__ void __launch_bounds__(256) v_transpose_fp8_kernel(const std::uint8_t* __restrict__ v,
+                                                               std::uint8_t* __restrict__ vt, int n, int np, int d,
+                                                               long long bkv_count) {
+  __shared__ __align__(4) std::uint8_t tile[kVtTile][kVtTile + 4];  // [key][d]
+  const int key0 = static_cast<int>(blockIdx.x) * kVtTile, col0 = static_cast<int>(blockIdx.y) * kVtTile;
+  const int tid = static_cast<int>(threadIdx.x);
+  for (long long bkv = blockIdx.z; bkv < bkv_count; bkv += gridDim.z) {
+    const std::uint8_t* src = v + bkv * n * d;
+#pragma unroll
+    for (int pass = 0; pass < 4; ++pass) {  // rows key0 + r, 4 bytes at d = col0 + c4
+      const int r = tid / 16 + 16 * pass, c4 = 4 * (tid % 16);
+      std::uint32_t w = 0;
+      if (key0 + r < n && col0 + c4 < d)
+        w = *reinterpret_cast<const std::uint32_t*>(src + static_cast<long long>(key0 + r) * d + col0 + c4);
+      *reinterpret_cast<std::uint32_t*>(&tile[r][c4]) = w;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int pass = 0; pass < 4; ++pass) {  // row col0 + c of V^T, positions key0 + q4 .. + 3
+      const int c = tid / 16 + 16 * pass, q4 = 4 * (tid % 16);
+      if (col0 + c < d && key0 + q4 < np) {
+        std::uint32_t w = 0;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) w |= static_cast<std::uint32_t>(tile[vt_key_of(q4 + i)][c]) << (8 * i);
+        *reinterpret_cast<std::uint32_t*>(vt + (bkv * d + col0 + c) * np + key0 + q4) = w;
+      }
+    }
+    __syncthreads();
+  }
+}
+// Keys of a V^T row: N rounded up to 16 (TMA row strides are multiples of 16 bytes).
+long long vt_keys(const Shape& s) { return (static_cast<long long>(s.seq_len) + 15) / 16 * 16; }
+
+template <class T>
+constexpr CUtensorMapDataType kMapType = std::is_same_v<T, __half>          ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                         : std::is_same_v<T, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                            : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+
+// c_scale: multiplies the softmax scale in c (fp8: scale_q scale_k; 16-bit: 1); o_scale: fp8
+// scale_v. fp8: v is V^T (v_transpose_fp8_kernel's layout).
 template <class T, int kD, int kStagesT>
-cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
-                   cudaStream_t stream) {
-  using L = Layout<kD, kStagesT>;
-  constexpr bool kHalf = std::is_same_v<T, __half>;
+cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse, float c_scale,
+                   float o_scale, cudaStream_t stream) {
+  using L = Layout<T, kD, kStagesT>;
+  using TO = typename Elem<T>::Out;
   CUtensorMap mq, mk, mv, mo;
   const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
-  auto map = [&](CUtensorMap* m, const void* p, long long heads, int rows) {
-    return detail::head_tensor_map(m, kHalf, p, kD, s.seq_len, heads, rows);
-  };
-  if (!map(&mq, q, bh, 64) || !map(&mk, k, bkv, L::kBN) ||
-      !map(&mv, v, bkv, L::kBN) || !map(&mo, o, bh, 64))
-    return cudaErrorInvalidValue;
+  auto map = [&](CUtensorMap* m, CUtensorMapDataType type, int elem, const void* p, int cols, int rows, long long heads,
+                 int box_rows) { return detail::head_tensor_map(m, type, elem, p, cols, rows, heads, box_rows); };
+  constexpr int kElem = static_cast<int>(sizeof(T));
+  bool ok = map(&mq, kMapType<T>, kElem, q, kD, s.seq_len, bh, 64) &&
+            map(&mk, kMapType<T>, kElem, k, kD, s.seq_len, bkv, L::kBN) &&
+            map(&mo, kMapType<TO>, 2, o, kD, s.seq_len, bh, 64);
+  if constexpr (L::kFp8)  // V^T: rows of vt_keys keys, kD rows a head, boxes {kBN keys, kD rows}
+    ok = ok && map(&mv, kMapType<T>, 1, v, static_cast<int>(vt_keys(s)), kD, bkv, kD);
+  else
+    ok = ok && map(&mv, kMapType<T>, kElem, v, kD, s.seq_len, bkv, L::kBN);
+  if (!ok) return cudaErrorInvalidValue;
   auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
   if (attr != cudaSuccess) return attr;
-  float c = s.effective_scale() * 1.4426950408889634f;
+  float c = s.effective_scale() * 1.4426950408889634f * c_scale;
   if (c < FLT_MIN) c = FLT_MIN;  // -inf * c stays -inf (a scale under ~8e-39; every score ~0 anyway)
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
@@ -515,7 +640,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   sched.m_blocks = (s.seq_len + L::kBM - 1) / L::kBM;
   sched.bh_count = static_cast<int>(bh);
   // (b, h) per section: K and V of the section's kv heads within ~32 MB of L2.
-  const long long kv_bytes = 4LL * s.seq_len * kD;
+  const long long kv_bytes = 2LL * kElem * s.seq_len * kD;
   const long long per_l2 = std::max(1LL, (32LL << 20) / kv_bytes) * s.group();
   sched.sec = static_cast<int>(std::min(per_l2, bh));
   sched.total = sched.m_blocks * sched.bh_count;
@@ -523,8 +648,8 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   // Persistent (one CTA per SM) without a mask; causal tiles differ in length, and the
   // hardware's block scheduler balances them better than a static assignment.
   const int ctas = s.causal ? sched.total : std::min(sched.total, sms);
-  kernel<<<ctas, L::kThreads, L::kSmem, stream>>>(mq, mk, mv, mo, static_cast<T*>(o), lse, sched, s.heads,
-                                                  s.group(), s.seq_len, c);
+  kernel<<<ctas, L::kThreads, L::kSmem, stream>>>(mq, mk, mv, mo, static_cast<TO*>(o), lse, sched, s.heads,
+                                                  s.group(), s.seq_len, c, o_scale);
   return cudaGetLastError();
 }
 
@@ -533,15 +658,19 @@ cudaError_t dispatch(const Shape& s, const void* q, const void* k, const void* v
                      cudaStream_t stream) {
   switch (s.head_dim) {
     case 64: {
-      return launch<T, 64, 2>(s, q, k, v, o, lse, stream);
+      return launch<T, 64, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     }
-    case 128: return launch<T, 128, 2>(s, q, k, v, o, lse, stream);
-    case 256: return launch<T, 256, 2>(s, q, k, v, o, lse, stream);
+    case 128: return launch<T, 128, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+    case 256: return launch<T, 256, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     default:
       throw std::invalid_argument("attention: the Hopper flash forward supports head_dim 64, 128, 256, not " +
                                   std::to_string(s.head_dim));
   }
 }
+
+// fp8 K/V ring depth: a key tile's two products take half the tensor time of bf16's, so one
+// more stage than bf16's 2 keeps the TMA loads ahead (3 x 32 KB of K + V^T; 144 KB in all).
+constexpr int kFp8Stages = 3;
 
 }  // namespace
 
@@ -562,6 +691,40 @@ cudaError_t flash_hopper_forward(const Shape& shape, Precision precision, const 
     return cudaErrorMisalignedAddress;
   return precision == Precision::bf16 ? dispatch<__nv_bfloat16>(shape, q, k, v, o, lse, stream)
                                       : dispatch<__half>(shape, q, k, v, o, lse, stream);
+}
+
+const char* flash_hopper_fp8_unsupported(const Shape& shape) {
+  if (shape.head_dim != 128) return "the FP8 Hopper flash forward has a kernel for head_dim 128 only";
+  if (!(shape.effective_scale() > 0.0f)) return "the FP8 Hopper flash forward takes a positive softmax scale";
+  return detail::hopper_device_unsupported(false);
+}
+
+std::size_t flash_hopper_fp8_workspace_bytes(const Shape& shape) {
+  return static_cast<std::size_t>(shape.batch) * static_cast<std::size_t>(shape.kv_heads) *
+         static_cast<std::size_t>(shape.head_dim) * static_cast<std::size_t>(vt_keys(shape));
+}
+
+cudaError_t flash_hopper_forward_fp8(const Shape& shape, Fp8Scales scales, const void* q, const void* k,
+                                     const void* v, void* o, float* lse, void* workspace, cudaStream_t stream) {
+  const std::string why = shape_error(shape);
+  if (!why.empty()) throw std::invalid_argument("attention: " + why);
+  if (const char* reason = flash_hopper_fp8_unsupported(shape))
+    throw std::invalid_argument(std::string("attention: ") + reason);
+  if (!(scales.q > 0.0f && scales.k > 0.0f && scales.v > 0.0f) || !std::isfinite(scales.q * scales.k) ||
+      !std::isfinite(scales.v))
+    throw std::invalid_argument("attention: the FP8 scales must be positive and finite");
+  if ((reinterpret_cast<std::uintptr_t>(q) | reinterpret_cast<std::uintptr_t>(k) |
+       reinterpret_cast<std::uintptr_t>(v) | reinterpret_cast<std::uintptr_t>(workspace)) % 16 != 0)
+    return cudaErrorMisalignedAddress;
+  const long long bkv = static_cast<long long>(shape.batch) * shape.kv_heads, np = vt_keys(shape);
+  const dim3 grid(static_cast<unsigned>((np + kVtTile - 1) / kVtTile),
+                  static_cast<unsigned>((shape.head_dim + kVtTile - 1) / kVtTile),
+                  static_cast<unsigned>(std::min(bkv, 65535LL)));
+  auto* vt = static_cast<std::uint8_t*>(workspace);
+  v_transpose_fp8_kernel<<<grid, 256, 0, stream>>>(static_cast<const std::uint8_t*>(v), vt, shape.seq_len,
+                                                   static_cast<int>(np), shape.head_dim, bkv);
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  return launch<__nv_fp8_e4m3, 128, kFp8Stages>(shape, q, k, vt, o, lse, scales.q * scales.k, scales.v, stream);
 }
 
 }  // namespace kernels::attention

@@ -43,13 +43,18 @@ const char* hopper_device_unsupported(bool backward) {
 
 bool head_tensor_map(CUtensorMap* map, bool half_floats, const void* base, int d, int n, long long heads,
                      int box_rows) {
+  return head_tensor_map(map, half_floats ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base,
+                         d, n, heads, box_rows);
+}
+
+bool head_tensor_map(CUtensorMap* map, CUtensorMapDataType type, int elem_bytes, const void* base, int d, int n,
+                     long long heads, int box_rows) {
+  const std::uint64_t e = static_cast<std::uint64_t>(elem_bytes);
   const std::uint64_t dims[3] = {static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(n),
                                  static_cast<std::uint64_t>(heads)};
-  const std::uint64_t strides[2] = {static_cast<std::uint64_t>(d) * 2, static_cast<std::uint64_t>(n) * d * 2};
-  const std::uint32_t box[3] = {64, static_cast<std::uint32_t>(box_rows), 1};
-  return kernels::arch::encode_tensor_map_cached(
-      map, half_floats ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, base, dims, strides,
-      box, CU_TENSOR_MAP_SWIZZLE_128B);
+  const std::uint64_t strides[2] = {static_cast<std::uint64_t>(d) * e, static_cast<std::uint64_t>(n) * d * e};
+  const std::uint32_t box[3] = {static_cast<std::uint32_t>(128 / elem_bytes), static_cast<std::uint32_t>(box_rows), 1};
+  return kernels::arch::encode_tensor_map_cached(map, type, 3, base, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 }  // namespace kernels::attention::detail

@@ -16,5 +16,9 @@ const char* hopper_device_unsupported(bool backward);
 // N of a head read as zero. Through arch's map cache. False when the driver rejects it.
 bool head_tensor_map(CUtensorMap* map, bool half_floats, const void* base, int d, int n, long long heads,
                      int box_rows);
+// The same for elements of `type` (elem_bytes each): boxes {128 bytes of d, box_rows, 1}
+// (fp8 Q, K: 128 elements; fp8 V^T: d = the padded keys, n = the head size).
+bool head_tensor_map(CUtensorMap* map, CUtensorMapDataType type, int elem_bytes, const void* base, int d, int n,
+                     long long heads, int box_rows);
 
 }  // namespace kernels::attention::detail

@@ -17,6 +17,9 @@
 // tensor << 32 | head), so heads are generated in parallel and a head's values do not
 // depend on how many other heads there are.
 //
+// dtype fp8_e4m3 (forward only): E4M3 Q, K, V with per-tensor scales, bf16 O; its inputs,
+// tolerance and kernel are in attention_fp8.hpp. Variants without an FP8 path skip it.
+//
 // Checking: the full CPU reference costs B*H*N^2*d multiply-adds (x ~3 backward), which
 // is hopeless at N = 131072. Above a threshold the outputs carry a row sample: 256 fixed
 // query rows of O and LSE (backward: of dQ) are compared in value, and every element of
@@ -31,6 +34,7 @@
 #include <fmt/format.h>
 
 #include "attention/attention.hpp"
+#include "attention_fp8.hpp"
 #include "attention_rules.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/dtype.hpp"
@@ -43,10 +47,14 @@ namespace attn = kernels::attention;
 namespace rules = plugins::attention;
 using harness::DType;
 
+// The dtype of Q, K, V (and of the backward's tensors): fp8_e4m3 bytes are u8 operands.
 DType dtype_of(const harness::Params& p) {
   const std::string& d = p.get_string("dtype");
-  return d == "bf16" ? DType::bf16 : d == "f16" ? DType::f16 : DType::f32;
+  return d == "bf16" ? DType::bf16 : d == "f16" ? DType::f16 : rules::is_fp8(p) ? DType::u8 : DType::f32;
 }
+// The dtype of O: the inputs' but for fp8_e4m3, whose O is bf16.
+DType out_dtype_of(const harness::Params& p) { return rules::is_fp8(p) ? DType::bf16 : dtype_of(p); }
+using rules::is_fp8;
 attn::Precision precision_of(DType d) { return d == DType::bf16 ? attn::Precision::bf16 : attn::Precision::f16; }
 
 attn::Shape shape_of(const harness::Params& p) {
@@ -82,9 +90,15 @@ std::vector<std::int64_t> sampled_rows(const attn::Shape& s) {
 
 // The operands: (B, H, N, d) query-side tensors, (B, Hkv, N, d) key-side ones, each head
 // its own N(0, 1) stream; outputs sampled by rows above the host reference's limit.
-std::vector<harness::OperandSpec> attention_operands(const attn::Shape& s, bool backward, DType dt) {
+// fp8: Q, K, V as u8 with the quantizing fill of their scale, O bf16.
+std::vector<harness::OperandSpec> attention_operands(const attn::Shape& s, bool backward, DType dt, bool fp8 = false) {
   const std::int64_t B = s.batch, H = s.heads, Hkv = s.kv_heads, N = s.seq_len, d = s.head_dim;
   auto tensor = [&](const char* name, std::int64_t heads, std::uint64_t stream) {
+    if (fp8) {
+      const float scale = stream == 1 ? rules::kFp8Scales.q : stream == 2 ? rules::kFp8Scales.k : rules::kFp8Scales.v;
+      return harness::input(name, DType::u8, {B, heads, N, d},
+                            rules::fp8_fill(scale, stream, static_cast<std::size_t>(N * d)));
+    }
     return harness::input(name, dt, {B, heads, N, d}, harness::normal().with_stream(stream).per_block(N * d));
   };
   const bool sampled = rules::sampled(s, backward);
@@ -97,8 +111,12 @@ std::vector<harness::OperandSpec> attention_operands(const attn::Shape& s, bool 
   };
   std::vector<harness::OperandSpec> ops = {tensor("Q", H, 1), tensor("K", Hkv, 2), tensor("V", Hkv, 3)};
   if (!backward) {
-    ops.push_back(out("O", {B, H, N, d}, d, true, dt));
+    ops.push_back(out("O", {B, H, N, d}, d, true, fp8 ? DType::bf16 : dt));
     ops.push_back(out("LSE", {B, H, N}, 1, true, DType::f32));
+    if (fp8) {
+      ops[ops.size() - 2].tolerance = rules::fp8_o_tolerance(s);
+      ops.back().tolerance = rules::fp8_lse_tolerance(s);
+    }
     return ops;
   }
   // The forward's O and LSE are inputs too, derived once by finish_inputs.
@@ -126,9 +144,11 @@ std::vector<harness::ParamSpec> attention_params() {
                          "multiple of 4"),
       harness::bool_param("causal", false, "query i attends keys j <= i only"),
       harness::float_param("scale", 0.0, -1000.0, 1000.0, "softmax scale of Q K^T; 0 means 1/sqrt(head_dim)"),
-      harness::enum_param("dtype", "f32", {"f32", "bf16", "f16"},
+      harness::enum_param("dtype", "f32", {"f32", "bf16", "f16", rules::kFp8DType},
                           "element type of Q, K, V, O (dO, dQ, dK, dV); LSE, softmax statistics and "
-                          "accumulation are f32"),
+                          "accumulation are f32. fp8_e4m3 (forward only): E4M3 Q, K, V with per-tensor "
+                          "scales (recorded in the result's config), bf16 O; flash/flash_wgmma (Hopper, "
+                          "d=128) and the references run it"),
   };
 }
 
@@ -148,23 +168,30 @@ const void* in_any(const harness::LaunchContext& ctx, const char* name) {
   const DType dt = dtype_of(*ctx.params);
   if (dt == DType::bf16) return ctx.in<__nv_bfloat16>(name);
   if (dt == DType::f16) return ctx.in<__half>(name);
+  if (dt == DType::u8) return ctx.in<std::uint8_t>(name);
   return ctx.in<float>(name);
 }
 void* out_any(const harness::LaunchContext& ctx, const char* name) {
-  const DType dt = dtype_of(*ctx.params);
+  const DType dt = out_dtype_of(*ctx.params);
   if (dt == DType::bf16) return ctx.out<__nv_bfloat16>(name);
   if (dt == DType::f16) return ctx.out<__half>(name);
   return ctx.out<float>(name);
 }
 
 // A host tensor of dtype `dt` as floats: the pointer itself for f32, else a widened copy
-// (bf16 and f16 convert to float exactly, so the references see the rounded inputs).
+// (bf16 and f16 convert to float exactly, so the references see the rounded inputs); u8 is
+// fp8_e4m3: the dequantized values fp8_scale * q (exact in float).
 struct HostFloats {
   std::vector<float> store;
   const float* ptr = nullptr;
-  HostFloats(const void* p, std::size_t n, DType dt) {
+  HostFloats(const void* p, std::size_t n, DType dt, float fp8_scale = 1.0f) {
     if (dt == DType::f32) {
       ptr = static_cast<const float*>(p);
+      return;
+    }
+    if (dt == DType::u8) {
+      store = rules::fp8_dequantized(p, n, fp8_scale);
+      ptr = store.data();
       return;
     }
     store.resize(n);
@@ -223,6 +250,9 @@ class AttentionProblemBase : public harness::Problem {
   std::optional<std::string> reject(const harness::Params& p) const override {
     const attn::Shape s = shape_of(p);
     if (std::string why = attn::shape_error(s); !why.empty()) return why;
+    if (backward_ && is_fp8(p))
+      return std::string("dtype fp8_e4m3 is forward only (the `attention` problem); attention_backward takes f32, "
+                         "bf16 or f16");
     try {  // the naive variants' N^2 scores must have a byte count that fits in 64 bits
       (void)rules::naive_workspace_bytes(s, backward_);
     } catch (const harness::InputError& e) {
@@ -231,16 +261,19 @@ class AttentionProblemBase : public harness::Problem {
     return std::nullopt;
   }
   std::vector<harness::OperandSpec> operands(const harness::Params& p) const override {
-    return attention_operands(shape_of(p), backward_, dtype_of(p));
+    return attention_operands(shape_of(p), backward_, dtype_of(p), is_fp8(p));
   }
   harness::Work work(const harness::Params& p) const override {
-    return rules::work(shape_of(p), backward_, static_cast<double>(harness::size_of(dtype_of(p))));
+    return rules::work(shape_of(p), backward_, static_cast<double>(harness::size_of(dtype_of(p))),
+                       static_cast<double>(harness::size_of(out_dtype_of(p))));
   }
   harness::Tolerance tolerance(const harness::Params& p) const override {
+    if (is_fp8(p)) return rules::fp8_o_tolerance(shape_of(p));  // O's and LSE's own are on the operands
     return rules::tolerance(shape_of(p), backward_, dtype_of(p));
   }
   std::string tolerance_rule() const override {
-    return backward_ ? rules::kBackwardToleranceRule : rules::kForwardToleranceRule;
+    return backward_ ? rules::kBackwardToleranceRule
+                     : std::string(rules::kForwardToleranceRule) + ". " + rules::kFp8ToleranceRule;
   }
   std::string reference_variant(const harness::Params& p) const override {
     return rules::sampled(shape_of(p), backward_) ? "cpu_sampled" : "cpu";
@@ -255,8 +288,8 @@ class AttentionProblem final : public AttentionProblemBase {
   AttentionProblem() : AttentionProblemBase(false) {}
   std::string name() const override { return "attention"; }
   std::string description() const override {
-    return "softmax(scale Q K^T) V (f32, bf16 or f16) per (batch, head), optional causal mask, GQA/MQA; "
-           "outputs O (B,H,N,d) and LSE (B,H,N)";
+    return "softmax(scale Q K^T) V (f32, bf16, f16, or fp8_e4m3 with per-tensor scales and a bf16 O) per "
+           "(batch, head), optional causal mask, GQA/MQA; outputs O (B,H,N,d) and LSE (B,H,N)";
   }
 };
 
@@ -302,13 +335,17 @@ class AttentionBackwardProblem final : public AttentionProblemBase {
 
 struct Tensors {
   attn::Shape s;
-  DType dt;
+  DType dt, odt;  // Q, K, V (u8: fp8_e4m3) and O
   const void *q, *k, *v;
   explicit Tensors(const harness::LaunchContext& ctx)
-      : s(shape_of(*ctx.params)), dt(dtype_of(*ctx.params)), q(in_any(ctx, "Q")), k(in_any(ctx, "K")),
-        v(in_any(ctx, "V")) {}
+      : s(shape_of(*ctx.params)), dt(dtype_of(*ctx.params)), odt(out_dtype_of(*ctx.params)), q(in_any(ctx, "Q")),
+        k(in_any(ctx, "K")), v(in_any(ctx, "V")) {}
   std::size_t q_count() const { return static_cast<std::size_t>(s.q_elements()); }
   std::size_t kv_count() const { return static_cast<std::size_t>(s.kv_elements()); }
+  // Q, K, V as floats for the host references (fp8: dequantized with their scales).
+  HostFloats host_q() const { return HostFloats(q, q_count(), dt, rules::kFp8Scales.q); }
+  HostFloats host_k() const { return HostFloats(k, kv_count(), dt, rules::kFp8Scales.k); }
+  HostFloats host_v() const { return HostFloats(v, kv_count(), dt, rules::kFp8Scales.v); }
 };
 const float* f32(const void* p) { return static_cast<const float*>(p); }
 float* f32(void* p) { return static_cast<float*>(p); }
@@ -334,11 +371,15 @@ void wgmma_forward(harness::LaunchContext& ctx, const Tensors& t) {
                                           ctx.out<float>("LSE"), ctx.stream));
 }
 void forward_flash_fa2(harness::LaunchContext& ctx) { fa2_forward(ctx, Tensors(ctx)); }
-void forward_flash_wgmma(harness::LaunchContext& ctx) { wgmma_forward(ctx, Tensors(ctx)); }
+void forward_flash_wgmma(harness::LaunchContext& ctx) {
+  if (is_fp8(*ctx.params)) return rules::launch_fp8_forward(ctx, shape_of(*ctx.params));
+  wgmma_forward(ctx, Tensors(ctx));
+}
 // f32: the FP32 FlashAttention-2 kernels; bf16/f16: the Hopper (wgmma) kernel where it can
 // run the shape (sm_90, head_dim 64/128/256, positive scale), else FlashAttention-2 on
-// mma.sync tensor cores.
+// mma.sync tensor cores; fp8_e4m3: the Hopper FP8 kernel (its constraint holds).
 void forward_flash(harness::LaunchContext& ctx) {
+  if (is_fp8(*ctx.params)) return rules::launch_fp8_forward(ctx, shape_of(*ctx.params));
   const Tensors t(ctx);
   if (t.dt != DType::f32)
     return attn::flash_hopper_unsupported(t.s) == nullptr ? wgmma_forward(ctx, t) : fa2_forward(ctx, t);
@@ -362,8 +403,8 @@ void forward_flash_tiles(harness::LaunchContext& ctx) {
 }
 void forward_cpu(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
-  const HostFloats q(t.q, t.q_count(), t.dt), k(t.k, t.kv_count(), t.dt), v(t.v, t.kv_count(), t.dt);
-  HostOut o(out_any(ctx, "O"), t.q_count(), t.dt);
+  const HostFloats q = t.host_q(), k = t.host_k(), v = t.host_v();
+  HostOut o(out_any(ctx, "O"), t.q_count(), t.odt);
   attn::forward_cpu(t.s, q.ptr, k.ptr, v.ptr, o.ptr, ctx.out<float>("LSE"));
   o.finish();
 }
@@ -372,13 +413,13 @@ void forward_cpu_sampled(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
   const auto rows = sampled_rows(t.s);
   const std::size_t d = static_cast<std::size_t>(t.s.head_dim);
-  const HostFloats q(t.q, t.q_count(), t.dt), k(t.k, t.kv_count(), t.dt), v(t.v, t.kv_count(), t.dt);
+  const HostFloats q = t.host_q(), k = t.host_k(), v = t.host_v();
   std::vector<float> o(rows.size() * d), lse(rows.size());
   attn::forward_cpu_rows(t.s, q.ptr, k.ptr, v.ptr, rows.data(), rows.size(), o.data(), lse.data());
   void* out_o = out_any(ctx, "O");
   float* out_lse = ctx.out<float>("LSE");
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    store_row(out_o, t.dt, static_cast<std::size_t>(rows[r]) * d, o.data() + r * d, d);
+    store_row(out_o, t.odt, static_cast<std::size_t>(rows[r]) * d, o.data() + r * d, d);
     out_lse[rows[r]] = lse[r];
   }
 }
@@ -464,6 +505,7 @@ void backward_cpu_sampled(harness::LaunchContext& ctx) {
 
 std::optional<std::string> flash_constraint(const harness::Params& p) {
   const int d = static_cast<int>(p.get_int("head_dim"));
+  if (is_fp8(p)) return rules::fp8_kernel_constraint(shape_of(p), "flash");
   if (dtype_of(p) != DType::f32) {
     if (attn::flash_tc_supported(d)) return std::nullopt;
     if (d == 256) {  // the Hopper kernel alone has d = 256
@@ -481,6 +523,7 @@ std::optional<std::string> flash_constraint(const harness::Params& p) {
 // flash_fa2: the mma.sync FlashAttention-2 kernels (bf16/f16, d = 64, 128) on any sm_80+.
 std::optional<std::string> flash_fa2_constraint(const harness::Params& p) {
   if (dtype_of(p) == DType::f32) return std::string("flash_fa2: bf16/f16 only (f32 has flash, flash_3xtf32)");
+  if (is_fp8(p)) return std::string("flash_fa2: bf16/f16 only (fp8_e4m3 has flash_wgmma on Hopper)");
   const int d = static_cast<int>(p.get_int("head_dim"));
   if (!attn::flash_tc_supported(d)) return fmt::format("flash_fa2 has kernels for head_dim 64, 128, not {}", d);
   return std::nullopt;
@@ -488,6 +531,7 @@ std::optional<std::string> flash_fa2_constraint(const harness::Params& p) {
 // flash_wgmma: the Hopper kernel (bf16/f16, d = 64, 128, 256, sm_90, positive scale).
 std::optional<std::string> flash_wgmma_constraint(const harness::Params& p) {
   if (dtype_of(p) == DType::f32) return std::string("flash_wgmma: bf16/f16 only (f32 has flash, flash_3xtf32)");
+  if (is_fp8(p)) return rules::fp8_kernel_constraint(shape_of(p), "flash_wgmma");
   if (const char* why = attn::flash_hopper_unsupported(shape_of(p))) return fmt::format("flash_wgmma: {}", why);
   return std::nullopt;
 }
@@ -530,6 +574,7 @@ std::optional<std::string> flash_backward_det_constraint(const harness::Params& 
 template <bool kBackward, attn::TcTiles kTiles>
 std::optional<std::string> flash_tiles_constraint(const harness::Params& p) {
   if (dtype_of(p) == DType::f32) return std::string("flash_tc_*: bf16/f16 tensor-core block shapes only, not f32");
+  if (is_fp8(p)) return std::string("flash_tc_*: bf16/f16 tensor-core block shapes only, not fp8_e4m3");
   if (kBackward && kTiles == attn::TcTiles::rows128 && p.get_int("head_dim") == 128)
     return std::string("flash_tc_r128 backward: 4 warps x 32 keys need 256 f32 registers of dK/dV at d=128");
   return flash_constraint(p);
@@ -578,6 +623,8 @@ std::optional<std::string> cpu_sampled_constraint(const harness::Params& p) {
 
 // Workspace sizes: the checked counts first (InputError on overflow), then the kernels'
 // own figures, which are the same products unchecked.
+// flash, flash_wgmma forward: V^T at fp8_e4m3, nothing otherwise.
+std::size_t fp8_ws(const harness::Params& p) { return is_fp8(p) ? rules::fp8_workspace(shape_of(p)) : 0; }
 template <bool kBackward>
 std::size_t naive_ws(const harness::Params& p) {
   const attn::Shape s = shape_of(p);
@@ -605,21 +652,32 @@ HARNESS_REGISTER_PROBLEM(AttentionBackwardProblem);
 HARNESS_REGISTER_VARIANT_FULL(attention, naive, cuda,
                               "S = scale Q K^T materialized (B*H*N^2 floats of workspace), row softmax, O = P V",
                               forward_naive, naive_constraint, naive_ws<false>);
-HARNESS_REGISTER_VARIANT_IF(attention, flash, cuda,
-                            "f32: FlashAttention-2, 128x64 (d=128: 64x32) tiles, online softmax, cp.async K/V "
-                            "pipeline, 8x8 register tiles per thread, causal tile skipping. bf16/f16: on sm_90 the "
-                            "Hopper kernel (flash_wgmma), elsewhere FlashAttention-2 on mma.sync (flash_fa2)",
-                            forward_flash, flash_constraint);
+// flash, flash_wgmma and the references record fp8's scales as the result's config; the
+// kernels' fp8 path has V^T in its workspace.
+HARNESS_REGISTER_VARIANT_WITH(
+    harness::make_variant("attention", "flash", harness::Backend::cuda, forward_flash)
+        .description("f32: FlashAttention-2, 128x64 (d=128: 64x32) tiles, online softmax, cp.async K/V "
+                     "pipeline, 8x8 register tiles per thread, causal tile skipping. bf16/f16: on sm_90 the "
+                     "Hopper kernel (flash_wgmma), elsewhere FlashAttention-2 on mma.sync (flash_fa2). "
+                     "fp8_e4m3: the Hopper FP8 kernel (flash_wgmma)")
+        .constraint(flash_constraint)
+        .workspace(fp8_ws)
+        .config(rules::fp8_config));
 HARNESS_REGISTER_VARIANT_IF(attention, flash_fa2, cuda,
                             "bf16/f16 FlashAttention-2 on tensor cores (mma.sync m16n8k16, sm_80+): 128 query rows "
                             "(4 warps x 32) x 64-key tiles (d=128: 48, Q re-read from smem), cp.async, swizzled smem, "
                             "P reused from registers; other block shapes: flash_tc_r64/_w8/_deep",
                             forward_flash_fa2, flash_fa2_constraint);
-HARNESS_REGISTER_VARIANT_IF(attention, flash_wgmma, cuda,
-                            "bf16/f16 Hopper flash forward (sm_90a): TMA loads + mbarrier ring, producer warp and 2 "
-                            "consumer warpgroups (setmaxnreg), S = Q K^T and O += P V on wgmma (P from registers), "
-                            "softmax overlapped with the previous tile's P V; 128 query rows x 128-key tiles (d=256: 64)",
-                            forward_flash_wgmma, flash_wgmma_constraint);
+HARNESS_REGISTER_VARIANT_WITH(
+    harness::make_variant("attention", "flash_wgmma", harness::Backend::cuda, forward_flash_wgmma)
+        .description("bf16/f16 Hopper flash forward (sm_90a): TMA loads + mbarrier ring, producer warp and 2 "
+                     "consumer warpgroups (setmaxnreg), S = Q K^T and O += P V on wgmma (P from registers), "
+                     "softmax overlapped with the previous tile's P V; 128 query rows x 128-key tiles (d=256: 64). "
+                     "fp8_e4m3 (d=128): the same with k32 e4m3 wgmma, P rounded to e4m3, V transposed first "
+                     "(K-major for fp8 wgmma; timed), 3 K/V stages, bf16 O")
+        .constraint(flash_wgmma_constraint)
+        .workspace(fp8_ws)
+        .config(rules::fp8_config));
 HARNESS_REGISTER_VARIANT_IF(attention, flash_3xtf32, cuda,
                             "f32 FlashAttention-2 with every product on tensor cores in 3xTF32 (x = tf32 hi + tf32 lo, "
                             "3 mma.sync m16n8k8 per product, ~2^-21 relative error, FP32 tolerances; PyTorch's FP32 "
@@ -646,13 +704,18 @@ HARNESS_REGISTER_VARIANT_IF(attention, flash_tc_deep, cuda,
                             "bf16/f16 flash forward, fixed shape (tuning): 128 rows, 4 warps x 32 rows, 48-key tiles "
                             "at d=128 (Q re-read from smem once per 48 keys instead of 32); d=128 only",
                             forward_flash_tiles<attn::TcTiles::rows128_deep>, flash_deep_constraint<false>);
-HARNESS_REGISTER_VARIANT_IF(attention, cpu, cpu,
-                            "host reference: double accumulation, one query row at a time, all threads", forward_cpu,
-                            cpu_constraint<false>);
-HARNESS_REGISTER_REFERENCE_VARIANT(attention, cpu_sampled, cpu,
-                                   "host reference on 256 sampled query rows (the reference at sizes where cpu is off; "
-                                   "its time is that of the sample)",
-                                   forward_cpu_sampled, cpu_sampled_constraint<false>);
+HARNESS_REGISTER_VARIANT_WITH(harness::make_variant("attention", "cpu", harness::Backend::cpu, forward_cpu)
+                                  .description("host reference: double accumulation, one query row at a time, all "
+                                               "threads (fp8_e4m3: on the dequantized inputs)")
+                                  .constraint(cpu_constraint<false>)
+                                  .config(rules::fp8_config));
+HARNESS_REGISTER_VARIANT_WITH(
+    harness::make_variant("attention", "cpu_sampled", harness::Backend::cpu, forward_cpu_sampled)
+        .description("host reference on 256 sampled query rows (the reference at sizes where cpu is off; "
+                     "its time is that of the sample)")
+        .constraint(cpu_sampled_constraint<false>)
+        .reference_only()
+        .config(rules::fp8_config));
 
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, naive, cuda,
                               "P and dP/dS materialized (2*B*H*N^2 floats of workspace), batched GEMMs",

@@ -35,13 +35,15 @@ inline bool sampled(const Shape& s, bool backward) { return score_macs(s) > cpu_
 // N^2*d products - S, dP, dV, dK, dQ - against the forward's two).
 // Bytes: every input read once and every output written once; the forward reads
 // Q, K, V and writes O, LSE; the backward reads Q, K, V, O, dO, LSE and writes dQ, dK, dV.
-// `elem` is the size of the tensors' dtype (4, or 2 for bf16/f16); LSE is always f32.
-inline harness::Work work(const Shape& s, bool backward, double elem = 4.0) {
+// `elem` is the size of the tensors' dtype (4, or 2 for bf16/f16, 1 for fp8_e4m3); `out_elem`
+// that of O when it differs (fp8_e4m3: a bf16 O); LSE is always f32.
+inline harness::Work work(const Shape& s, bool backward, double elem = 4.0, double out_elem = 0.0) {
   const double fwd = 4.0 * score_macs(s);
   const double q = static_cast<double>(s.q_elements());
   const double kv = static_cast<double>(s.kv_elements());
   const double rows = static_cast<double>(s.lse_elements());
-  if (!backward) return {fwd, elem * (q + 2 * kv + q) + 4.0 * rows};
+  if (out_elem <= 0.0) out_elem = elem;
+  if (!backward) return {fwd, elem * (q + 2 * kv) + out_elem * q + 4.0 * rows};
   return {2.5 * fwd, elem * (3 * q + 2 * kv + q + 2 * kv) + 4.0 * rows};
 }
 

@@ -53,6 +53,7 @@ struct CheckResult {
   std::size_t mismatches = 0;   // finite elements outside the tolerance (integers: unequal)
   std::size_t nonfinite = 0;    // NaN or Inf where the reference is finite
   std::size_t unwritten = 0;    // still holding the poison pattern
+  std::size_t l2_failures = 0;  // outputs whose own rel L2 error is over their tolerance's rel_l2
   double max_abs_error = 0;
   double rel_l2_error = 0;      // ||got - ref|| / ||ref|| over all finite elements
   Tolerance tolerance;          // of the first floating output (integers: exact unless set)

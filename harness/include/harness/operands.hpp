@@ -29,10 +29,16 @@ namespace harness {
 enum class Backend { cpu, cuda };
 std::string_view to_string(Backend backend);
 
-// A result element passes when |got - ref| <= abs + rel * |ref|.
+// A result element passes when |got - ref| <= abs + rel * |ref|. rel_l2 > 0 adds a check on
+// the whole output: ||got - ref|| / ||ref|| (Euclidean, over its compared elements) <=
+// rel_l2. For outputs whose per-element error bound is far above their typical error
+// (FP8: each rounding is 2^-4 relative, but the roundings of a sum have random signs), the
+// element bound stays the sound worst case that catches garbage, and rel_l2 the
+// statistical bound that catches a dropped scale or a missing tile.
 struct Tolerance {
   double abs = 0;
   double rel = 0;
+  double rel_l2 = 0;
 };
 
 enum class Role {

@@ -26,6 +26,7 @@ std::string CheckResult::summary() const {
   if (unwritten) s += fmt::format(", {} unwritten", unwritten);
   if (nonfinite) s += fmt::format(", {} NaN/Inf", nonfinite);
   if (mismatches) s += fmt::format(", {} outside tolerance (abs {:g} + rel {:g})", mismatches, tolerance.abs, tolerance.rel);
+  if (l2_failures) s += fmt::format(", {} output(s) over their rel L2 bound", l2_failures);
   if (!passed && !worst.empty()) s += "; worst " + worst;
   return s;
 }
@@ -84,6 +85,20 @@ struct Checker {
       r.tolerance = tol;
       tolerance_set = true;
     }
+    const double err2_before = err2, ref2_before = ref2;
+    compare_elements(got, ref, tol);
+    if (tol.rel_l2 > 0) {  // this output's own ||got - ref|| / ||ref||
+      const double e2 = err2 - err2_before, f2 = ref2 - ref2_before;
+      const double rel_l2 = f2 > 0 ? std::sqrt(e2 / f2) : std::sqrt(e2);
+      if (!(rel_l2 <= tol.rel_l2)) {
+        ++r.l2_failures;
+        if (r.worst.empty())  // no element out of bounds, unwritten or non-finite to name
+          r.worst = fmt::format("{}: rel L2 err {:.3g} > {:g}", ref.name, rel_l2, tol.rel_l2);
+      }
+    }
+  }
+
+  void compare_elements(const Output& got, const Output& ref, const Tolerance& tol) {
     const RowSample& sample = ref.sample.active() ? ref.sample : got.sample;
     if (!sample.active()) {
       for (std::size_t i = 0; i < ref.count(); ++i) element(got, ref, i, tol);
@@ -133,7 +148,7 @@ CheckResult compare_outputs(const std::vector<Output>& got, const std::vector<Ou
     checker.output(*g, ref, tolerance);
   }
   r.rel_l2_error = checker.ref2 > 0 ? std::sqrt(checker.err2 / checker.ref2) : std::sqrt(checker.err2);
-  r.passed = r.mismatches == 0 && r.nonfinite == 0 && r.unwritten == 0 && r.elements > 0;
+  r.passed = r.mismatches == 0 && r.nonfinite == 0 && r.unwritten == 0 && r.l2_failures == 0 && r.elements > 0;
   return r;
 }
 

@@ -110,7 +110,11 @@ nlohmann::json result_to_json(const Result& r) {
                   {"unwritten", c.unwritten},
                   {"max_abs_error", c.max_abs_error},
                   {"rel_l2_error", c.rel_l2_error},
-                  {"tolerance", {{"abs", c.tolerance.abs}, {"rel", c.tolerance.rel}}},
+                  {"tolerance", c.tolerance.rel_l2 > 0 ? nlohmann::json{{"abs", c.tolerance.abs},
+                                                                        {"rel", c.tolerance.rel},
+                                                                        {"rel_l2", c.tolerance.rel_l2}}
+                                                        : nlohmann::json{{"abs", c.tolerance.abs}, {"rel", c.tolerance.rel}}},
+                  {"l2_failures", c.l2_failures},
                   {"sampled", c.sampled},
                   {"worst", c.worst}};
   } else {
@@ -251,7 +255,9 @@ std::optional<CheckResult> check_from_json(const nlohmann::json& j) {
   k.unwritten = count_or(*c, {"unwritten"});
   k.max_abs_error = num_or(*c, {"max_abs_error"});
   k.rel_l2_error = num_or(*c, {"rel_l2_error"});
-  k.tolerance = {num_or(*c, {"tolerance", "abs"}), num_or(*c, {"tolerance", "rel"})};
+  k.tolerance = {num_or(*c, {"tolerance", "abs"}), num_or(*c, {"tolerance", "rel"}),
+                 num_or(*c, {"tolerance", "rel_l2"})};
+  k.l2_failures = count_or(*c, {"l2_failures"});
   k.sampled = boolean(*c, {"sampled"}).value_or(false);
   k.worst = str_or(*c, {"worst"});
   return k;

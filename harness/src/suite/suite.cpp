@@ -476,11 +476,12 @@ class Loader {
     }
     if (node["tolerance"]) {
       const YAML::Node t = node["tolerance"];
-      if (!t.IsMap()) fail(t, "'tolerance' must be a map {abs: A, rel: R}");
-      check_keys(t, {"abs", "rel"}, "tolerance");
+      if (!t.IsMap()) fail(t, "'tolerance' must be a map {abs: A, rel: R} (optionally rel_l2: L)");
+      check_keys(t, {"abs", "rel", "rel_l2"}, "tolerance");
       Tolerance tol;
       if (t["abs"]) tol.abs = number(t["abs"], "abs", 0, 1e300);
       if (t["rel"]) tol.rel = number(t["rel"], "rel", 0, 1e300);
+      if (t["rel_l2"]) tol.rel_l2 = number(t["rel_l2"], "rel_l2", 0, 1e300);
       proto.tolerance = tol;
     }
 

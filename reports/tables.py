@@ -204,6 +204,32 @@ def attention_summary(report):
     return "\n".join(out) + "\n"
 
 
+def attention_fp8(report):
+    """fp8_e4m3 beside bf16 per shape (suites/attention-fp8.yaml): each passed fp8 result of an
+    attention variant with the bf16 result of the same variant and shape; speed-up = bf16 time /
+    fp8 time (the issue's target: >= 1.3 at d = 128, N >= 4096), both clocks."""
+    runs = {}
+    for r in report["results"]:
+        if r["problem"] == "attention" and dtype_of(r["params"]) in ("bf16", "fp8_e4m3"):
+            runs[(r["variant"], shape_key(r["params"], PARAMS), dtype_of(r["params"]))] = r
+    out = [header(report), "| variant | shape | bf16 TFLOP/s | fp8 TFLOP/s | fp8 speed-up over bf16 |",
+           "|---|---|---|---|---|"]
+    for (variant, key, dt), r in runs.items():
+        if dt != "fp8_e4m3":
+            continue
+        b = runs.get((variant, key, "bf16"))
+        if r["status"] != "passed":
+            out.append(f"| {variant} | {key} | | {r['status']}: {r.get('reason', '')[:80]} | |")
+            continue
+        fp8 = f"{r['rates']['gflops'] / 1e3:.1f}{clock_text(r)}"
+        if b is None or b["status"] != "passed":
+            out.append(f"| {variant} | {key} | {b['status'] if b else '-'} | {fp8} | - |")
+            continue
+        speedup = b["stats"]["median_s"] / r["stats"]["median_s"]
+        out.append(f"| {variant} | {key} | {b['rates']['gflops'] / 1e3:.1f}{clock_text(b)} | {fp8} | {speedup:.2f}x |")
+    return "\n".join(out) + "\n"
+
+
 def transformer_config(p):
     """B=100 N=13, or B=100 src=64 tgt=48 where the lengths differ (src_len / tgt_len, 0 or
     absent meaning seq_len); " world=2" for a data-parallel result."""
@@ -515,7 +541,7 @@ def breakdown(report, pytorch):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("kind", choices=("gemm", "attention", "attention-sdpa", "memory", "stream", "attention-summary",
-                                     "transformer", "nccl", "breakdown"))
+                                     "attention-fp8", "transformer", "nccl", "breakdown"))
     ap.add_argument("report", metavar="REPORT.json")
     ap.add_argument("pytorch", nargs="?", metavar="PYTORCH.json",
                     help="attention, attention-sdpa, transformer; nccl: reports/torch_allreduce.py's JSON")
@@ -541,7 +567,8 @@ def main(argv):
         lines = [json.loads(l) for l in open(args.metrics)] if args.metrics else None
         print(transformer(report, extra, lines))
     else:
-        print({"gemm": gemm, "memory": memory, "stream": stream, "attention-summary": attention_summary}[args.kind](report))
+        print({"gemm": gemm, "memory": memory, "stream": stream, "attention-summary": attention_summary,
+               "attention-fp8": attention_fp8}[args.kind](report))
     return 0
 
 

@@ -23,6 +23,9 @@
 #           geometric means, auto's config)
 #           attention-hopper (flash_wgmma / flash_fa2 forward and backward, bf16, d = 64/128/256,
 #           and PyTorch SDPA's FA2 and cuDNN backends on the same shapes; table-attention-hopper.md)
+#           attention-fp8 (the FP8 forward: its GPU tests, suites/attention-fp8.yaml (fp8 beside
+#           bf16, table-attention-fp8.md with fp8 / bf16 per shape), SASS counts of the kernel,
+#           memcheck and racecheck on its odd sizes)
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
 #           ddp (data-parallel train_transformer over every GPU, world_size 1 and 2, the
@@ -256,6 +259,21 @@ PY
       step "harness run suites/spmv.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/spmv.yaml --out "$OUT/spmv.json" --quiet 2>&1 \
         | tee "$OUT/spmv.log" | tail -80 || status=1 ;;
+    attention-fp8)
+      step "attention_fp8_gpu_test + harness run suites/attention-fp8.yaml + SASS + memcheck/racecheck (fp8 forward)"
+      build/release/tests/attention_fp8_gpu_test 2>&1 | grep -E "O rel L2|skipped|OK|FAILED|PASSED|SKIPPED" | tail -30 || status=1
+      timeout "${SUITE_TIMEOUT:-300}" $exe run suites/attention-fp8.yaml --out "$OUT/attention-fp8.json" --quiet 2>&1 | tee "$OUT/attention-fp8.log" | tail -40 || status=1
+      python3 reports/tables.py attention-fp8 "$OUT/attention-fp8.json" | tee "$OUT/table-attention-fp8.md" || status=1
+      obj=$(find build/release -name 'flash_hopper_forward.cu.o' | head -1)
+      if [ -n "$obj" ] && command -v cuobjdump >/dev/null; then
+        cuobjdump -sass "$obj" >"$OUT/flash_hopper_forward.sass" 2>&1
+        for op in HGMMA QGMMA UTMALDG UTMASTG LDL STL; do echo "$op $(grep -c "$op" "$OUT/flash_hopper_forward.sass")"; done
+      fi
+      for tool in memcheck racecheck; do
+        compute-sanitizer --tool "$tool" $exe run suites/sanitizer.yaml --filter '^attention/flash_wgmma/.*dtype:fp8_e4m3' \
+          --no-profile --quiet --out "$OUT/fp8-$tool.json" >"$OUT/fp8-$tool.log" 2>&1 || status=1
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|results:" "$OUT/fp8-$tool.log" | tail -3
+      done ;;
     sanitizer)
       step "compute-sanitizer over every CUDA variant (scripts/compute-sanitizer.sh)"
       OUT="$OUT/sanitizer" timeout "${SUITE_TIMEOUT:-400}" bash scripts/compute-sanitizer.sh 2>&1 | tail -30 || status=1 ;;

@@ -375,6 +375,19 @@ class TinyTables(unittest.TestCase):
         self.assertIn("| problem | B | H |", self.tables("attention-summary", self.ours))
         self.assertIn("| config | variant |", self.tables("transformer", self.ours))
 
+    def test_attention_fp8_beside_bf16_per_shape(self):
+        fp8, bf = attention_params("fp8_e4m3"), attention_params("bf16")
+        fp8_odd = dict(attention_params("fp8_e4m3"), seq_len=13)
+        report = write_json(self.dir.name, "fp8.json", {"environment": ENV, "results": [
+            result("attention", "flash_wgmma", bf, 0.6e-3, clocks={"median_mhz": 1755.0}),
+            result("attention", "flash_wgmma", fp8, 0.4e-3),
+            result("attention", "flash_wgmma", fp8_odd, status="skipped", reason="flash_wgmma (fp8_e4m3): not sm_90"),
+        ]})
+        out = self.tables("attention-fp8", report)
+        self.assertIn("| flash_wgmma | batch=4 heads=16 kv_heads=0 seq_len=2048 head_dim=128 causal=False | "
+                      "0.0, 1755 MHz | 0.0 | 1.50x |", out)
+        self.assertIn("seq_len=13 head_dim=128 causal=False | | skipped: flash_wgmma (fp8_e4m3): not sm_90 | |", out)
+
     def test_breakdown_by_kernel_class_ours_beside_pytorchs_fastest_mode(self):
         d = self.dir.name
         params = {"batch": 4, "seq_len": 2048, "src_len": 0, "tgt_len": 0}

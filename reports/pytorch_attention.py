@@ -110,23 +110,30 @@ def work(problem, b, h, n, d, causal):
 SENSORS = None
 
 
-def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0, clocks=None):
-    """Event-timed samples (s) of fn; with `clocks` (a list), the SM clock read after each
-    sample is appended to it (the harness probes the clock after each batch the same way)."""
+def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0, clocks=None, batch=10):
+    """Event-timed samples (s) of fn, as the harness times them: `batch` calls back to back, an
+    event pair around each, one synchronisation per batch. The host then issues the next call
+    while the GPU runs the previous one, so a sample is the GPU's time for one call; a loop that
+    synchronised around every call also counted the host's time to issue it (the Python call,
+    tens of microseconds: 14-26% at the ~0.1-0.3 ms shapes, docs/python.md). With `clocks` (a
+    list), the SM clock read after each batch is appended once per sample of the batch (the
+    harness probes the clock after each batch the same way)."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     samples = []
     t0 = time.perf_counter()
     while True:
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        samples.append(s.elapsed_time(e) * 1e-3)
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(batch)]
+        for start, end in events:
+            start.record()
+            fn()
+            end.record()
+        events[-1][1].synchronize()
+        got = [start.elapsed_time(end) * 1e-3 for start, end in events]
+        samples += got
         if clocks is not None and SENSORS is not None:
-            clocks.append(SENSORS.sm_mhz())
+            clocks += [SENSORS.sm_mhz()] * len(got)
         if (len(samples) >= min_samples and sum(samples) >= min_time) or time.perf_counter() - t0 >= max_time:
             break
     return samples

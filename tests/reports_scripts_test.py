@@ -738,6 +738,32 @@ class TinyPytorchAttention(unittest.TestCase):
         self.assertEqual(pa.VARIANTS["sdpa_cudnn_bf16"], ("bfloat16", ("CUDNN_ATTENTION",)))
         self.assertEqual(pa.VARIANTS["sdpa_flash_bf16"], ("bfloat16", ("FLASH_ATTENTION",)))
 
+    def test_samples_are_timed_back_to_back_one_sync_per_batch(self):
+        pa, log = self.pa, []
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.t = None
+
+            def record(self):
+                log.append("record")
+                self.t = len(log)
+
+            def synchronize(self):
+                log.append("sync")
+
+            def elapsed_time(self, end):  # ms: 2 ms a call
+                return 2.0
+
+        torch = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=Event, synchronize=lambda: log.append("sync")))
+        samples = pa.time_cuda(torch, lambda: log.append("call"), warmup=2, min_samples=12, min_time=0.0, batch=5)
+        self.assertEqual(len(samples), 15)  # whole batches: 3 of 5
+        self.assertTrue(all(abs(x - 2e-3) < 1e-12 for x in samples))
+        # warm-up, one sync; then each batch: record, call, record five times, and one sync.
+        self.assertEqual(log[:3], ["call", "call", "sync"])
+        batch = ["record", "call", "record"] * 5 + ["sync"]
+        self.assertEqual(log[3:], batch * 3)
+
     def test_bad_variants_exit_2(self):
         rc, _, err = no_torch(script("pytorch_attention"), "suites/attention-compare.yaml", "--out", "x.json",
                               "--variants", "sdpa_fp32,sdpa_cudnn")

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""train_transformer's data-parallel reference: PyTorch DDP (FP32, TF32 off, eager) on the
-model of reports/pytorch_transformer.py, one process per GPU under torchrun, written as a
-harness report (rank 0 writes it).
+"""train_transformer's data-parallel reference: PyTorch DDP (FP32, TF32 off, eager; or
+--precision bf16: bf16 autocast around the forward and the loss) on the model of
+reports/pytorch_transformer.py, one process per GPU under torchrun, written as a harness
+report (rank 0 writes it).
 
   torchrun --nproc_per_node 2 reports/pytorch_ddp.py --out pytorch_ddp.json \
-      --params batch=4,seq_len=2048 [--warmup 3 --steps 20]
+      --params batch=4,seq_len=2048 [--warmup 3 --steps 20] [--precision bf16]
   torchrun --nproc_per_node 2 reports/pytorch_ddp.py suites/transformer-ddp.yaml --out ...   (needs the harness)
 
 Each rank builds the model from the same seed (identical weights; DDP also broadcasts
@@ -16,6 +17,9 @@ steps first; ms/step is rank 0's median, tokens/s of the job = world_size * B * 
 mean step time. After the timed steps every rank's weights are hashed and gathered: a
 difference is reported as a failed result. `world_size` (the torchrun size) is part of
 the result's parameters; results from `--nproc_per_node 1` give DDP's own scaling.
+bf16 (issue 36 item 4, beside the engine's ours_bf16): parameters, gradients and Adam stay
+FP32 and DDP all-reduces the FP32 gradients, as the engine's data parallelism does (FP32
+master weights, FP32 gradient buckets); the result's variant is pytorch_ddp_bf16.
 Source / target lengths (src_len / tgt_len, 0 meaning seq_len) and the copy task are
 pytorch_transformer.py's. MFU per GPU (issue 36): model_flops_per_step (one rank's work(),
 as the engine's data-parallel results count it), peak_tflops / peak_source (the GPU's
@@ -42,8 +46,10 @@ def weights_hash(model):
     return h.hexdigest()[:16]
 
 
-def run(torch, p, warmup, steps, rank, world, local, seed=42):
+def run(torch, p, warmup, steps, rank, world, local, seed=42, precision="fp32"):
     dist, nn = torch.distributed, torch.nn
+    import contextlib
+    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if precision == "bf16" else contextlib.nullcontext
     torch.manual_seed(seed)
     dev = torch.device("cuda", local)
     B, V = p["batch"], p["vocab"]
@@ -69,7 +75,8 @@ def run(torch, p, warmup, steps, rank, world, local, seed=42):
     def step(i, e=None):
         src, tin, tout = batches[i % len(batches)]
         if e: e[0].record()
-        loss = loss_fn(ddp(src, tin, mask), tout)
+        with autocast():
+            loss = loss_fn(ddp(src, tin, mask), tout)
         if e: e[1].record()
         loss.backward()  # DDP: the bucketed all-reduce runs inside
         if e: e[2].record()
@@ -110,6 +117,9 @@ def parse_args(argv):
     ap.add_argument("--params", default="", help="one configuration k=v,... instead of the suite's")
     ap.add_argument("--warmup", type=int, default=None, help="warm-up steps (default: the suite case's, else 3)")
     ap.add_argument("--steps", type=int, default=None, help="timed steps (default: the suite case's, else 20)")
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                    help="fp32 (TF32 off), or bf16 autocast around the forward and the loss (FP32 weights, "
+                         "gradients and all-reduce); variant pytorch_ddp / pytorch_ddp_bf16")
     args = ap.parse_args(argv)
     if args.warmup is not None and args.warmup < 0:
         ap.error("--warmup must be >= 0")
@@ -136,15 +146,21 @@ def suite_configs(harness, suite, flt):
     return out
 
 
-def result_name(p, world):
-    keys = [k for k in DEFAULTS if k in p]
-    return "train_transformer/pytorch_ddp/" + "/".join(f"{k}:{value_text(p[k])}" for k in keys) + f"/world_size:{world}"
+def variant_name(precision="fp32"):
+    return "pytorch_ddp" if precision == "fp32" else f"pytorch_ddp_{precision}"
 
 
-def base_entry(p, world):
+def result_name(p, world, precision="fp32"):
     keys = [k for k in DEFAULTS if k in p]
-    return {"name": result_name(p, world), "case": "pytorch_ddp", "problem": "train_transformer",
-            "variant": "pytorch_ddp", "backend": "cuda", "params": dict({k: p[k] for k in keys}, world_size=world),
+    return (f"train_transformer/{variant_name(precision)}/" + "/".join(f"{k}:{value_text(p[k])}" for k in keys) +
+            f"/world_size:{world}")
+
+
+def base_entry(p, world, precision="fp32"):
+    keys = [k for k in DEFAULTS if k in p]
+    return {"name": result_name(p, world, precision), "case": variant_name(precision), "problem": "train_transformer",
+            "variant": variant_name(precision), "backend": "cuda",
+            "params": dict({k: p[k] for k in keys}, world_size=world),
             "reference": "", "check": None, "work": {"flops": work(p), "bytes": 0},
             "device": ",".join(f"cuda:{i}" for i in range(world))}
 
@@ -183,10 +199,11 @@ def main(argv=None):
         warm, steps = settings.get(case, (3, 20))
         warm = args.warmup if args.warmup is not None else warm
         steps = args.steps if args.steps is not None else steps
-        entry = base_entry(p, world)
+        entry = base_entry(p, world, args.precision)
         name, w = entry["name"], entry["work"]["flops"]
         try:
-            samples, phases, peak_bytes, losses, nparams, hashes = run(torch, p, warm, steps, rank, world, local)
+            samples, phases, peak_bytes, losses, nparams, hashes = run(torch, p, warm, steps, rank, world, local,
+                                                                       precision=args.precision)
             st = harness_report.stats(samples)
             tokens = p["batch"] * lengths(p)[1] * world
             same = len(set(hashes)) == 1
@@ -202,6 +219,7 @@ def main(argv=None):
                                     "peak_bytes_allocated": peak_bytes, "parameters": nparams, "warmup_steps": warm,
                                     "timed_steps": steps, "loss_first": losses[0], "loss_last": losses[-1],
                                     "ddp": "torch.nn.parallel.DistributedDataParallel, bucket_cap_mb 25 (default)",
+                                    "precision": args.precision,
                                     **harness_report.mfu_fields(w, phases["step"], peak)}})
             if rank == 0:
                 print(f"{name}: {st['median_s'] * 1e3:.3f} ms/step (median of {steps}; forward {phases['forward']:.3f}, "

@@ -28,8 +28,9 @@
 #           memcheck and racecheck on its odd sizes)
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
-#           ddp (data-parallel train_transformer over every GPU, world_size 1 and 2, the
-#           DataParallelGpu tests, PyTorch DDP under torchrun on the same GPUs)
+#           ddp (data-parallel train_transformer over every GPU, world_size 1, 2 (and 4: bf16),
+#           FP32 and ours_bf16, the DataParallelGpu tests, PyTorch DDP (FP32 and bf16 autocast)
+#           under torchrun on the same GPUs)
 set -uo pipefail
 # --help: the comment above (usage and stages), nothing run.
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
@@ -443,11 +444,13 @@ PY
       ctest --test-dir build/release -R 'DataParallel|LeafGradHook' --output-on-failure >"$OUT/ddp-gpu-test.log" 2>&1 || status=1
       grep -E "tests passed|Failed|Skipped|Passed" "$OUT/ddp-gpu-test.log" | head -10
       for n in 1 "$ngpu"; do
-        step "PyTorch DDP, torchrun --nproc_per_node $n"
-        PYTHONUNBUFFERED=1 timeout 300 python3 -m torch.distributed.run --nproc_per_node "$n" reports/pytorch_ddp.py \
-          suites/transformer-ddp.yaml --params batch=4,seq_len=2048 --out "$OUT/pytorch-ddp-$n.json" \
-          >"$OUT/pytorch-ddp-$n.log" 2>&1 || status=1
-        tail -3 "$OUT/pytorch-ddp-$n.log"
+        for precision in fp32 bf16; do
+          step "PyTorch DDP ($precision), torchrun --nproc_per_node $n"
+          PYTHONUNBUFFERED=1 timeout 300 python3 -m torch.distributed.run --nproc_per_node "$n" reports/pytorch_ddp.py \
+            suites/transformer-ddp.yaml --params batch=4,seq_len=2048 --precision "$precision" \
+            --out "$OUT/pytorch-ddp-$precision-$n.json" >"$OUT/pytorch-ddp-$precision-$n.log" 2>&1 || status=1
+          tail -3 "$OUT/pytorch-ddp-$precision-$n.log"
+        done
       done ;;
     *) echo "unknown stage '$s'"; exit 2 ;;
   esac

@@ -886,6 +886,17 @@ class TinyPytorchDdp(unittest.TestCase):
         self.assertEqual((e["params"]["world_size"], e["device"]), (2, "cuda:0,cuda:1"))
         self.assertGreater(e["work"]["flops"], 0)
 
+    def test_bf16_precision_is_its_own_variant(self):
+        a, _ = self.args("--out", "x.json", "--params", "batch=4,seq_len=2048", "--precision", "bf16")
+        self.assertEqual(a.precision, "bf16")
+        (_, p), = a.configs
+        e = self.ddp.base_entry(p, 2, a.precision)
+        self.assertEqual((e["variant"], e["case"]), ("pytorch_ddp_bf16", "pytorch_ddp_bf16"))
+        self.assertTrue(e["name"].startswith("train_transformer/pytorch_ddp_bf16/batch:4/"))
+        self.assertEqual(self.args("--out", "x.json")[0].precision, "fp32")
+        _, err = self.args("--out", "x.json", "--precision", "fp8")
+        self.assertIn("invalid choice: 'fp8'", err)
+
     def test_bad_arguments_exit_2_with_the_reason(self):
         for argv, message in ((("--params", "batch=4,depth=3"), "unknown parameter 'depth'"),
                               (("--params", "batch=4,seq_len=16,tgt_len=32"), "target length (32) > source length (16)"),

@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "attention/attention.hpp"
+#include "attention/fp8_fragments.hpp"
 #include "attention_fp8.hpp"
 #include "attention_rules.hpp"
 #include "attention_test_support.hpp"
@@ -158,6 +159,44 @@ TEST(AttentionFp8, CpuReferenceRunsOnTheDequantizedInputs) {
   for (std::size_t i = 0; i < lse.size(); ++i) ASSERT_EQ(outs[1].value(i), lse[i]) << i;
 }
 
+// The fp8 P V product's register-level data path, on the host (fp8_fragments.hpp): for every
+// lane, k32 slice, register and byte, the A element that the 8-bit fragment layout puts at
+// (row, k) is the accumulator the kernel packs there, of the same row, whose column (key) is
+// the key V^T holds at position k. Every (row, key) of a warp's 16 x 128 tile is used once,
+// and the product built from the fragments and V^T is P V exactly (small integers).
+TEST(AttentionFp8, PFragmentsAndTheVTransposeOrderMakeTheProduct) {
+  namespace f8 = kernels::attention::fp8;
+  constexpr int kKeys = 128, kCols = 8;
+  std::vector<int> used(16 * kKeys, 0);
+  std::vector<int> P(16 * kKeys), V(kKeys * kCols), A(16 * kKeys, 0);
+  for (int i = 0; i < 16 * kKeys; ++i) P[i] = (i * 7 + 3) % 11 - 5;
+  for (int i = 0; i < kKeys * kCols; ++i) V[i] = (i * 5 + 1) % 9 - 4;
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    for (int kk = 0; kk < kKeys / 32; ++kk)
+      for (int q = 0; q < 4; ++q)
+        for (int i = 0; i < 4; ++i) {
+          const int row_a = g + 8 * (q % 2), k = 32 * kk + 16 * (q / 2) + 4 * t + i;  // the fragment's element
+          const int j = f8::p_accumulator(kk, q / 2, q % 2, i);                        // what the kernel packs there
+          const int row_c = g + 8 * ((j / 2) % 2), key = 8 * (j / 4) + 2 * t + j % 2;  // that accumulator's place
+          ASSERT_EQ(row_c, row_a) << "lane " << lane << " kk " << kk << " q " << q << " i " << i;
+          ASSERT_EQ(key, f8::vt_key_of(k)) << "lane " << lane << " kk " << kk << " q " << q << " i " << i;
+          ++used[row_c * kKeys + key];
+          A[row_a * kKeys + k] = P[row_c * kKeys + key];
+        }
+  }
+  for (int i = 0; i < 16 * kKeys; ++i) ASSERT_EQ(used[i], 1) << "row " << i / kKeys << " key " << i % kKeys;
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < kCols; ++n) {
+      long got = 0, want = 0;
+      for (int k = 0; k < kKeys; ++k) {
+        got += long{A[m * kKeys + k]} * V[f8::vt_key_of(k) * kCols + n];  // V^T[n][k] = V[key(k)][n]
+        want += long{P[m * kKeys + k]} * V[k * kCols + n];
+      }
+      ASSERT_EQ(got, want) << m << " " << n;
+    }
+}
+
 // ---- the tolerance rule against an emulation of the kernel's arithmetic ----
 
 enum class Planted { none, drop_last_key_tile, keys_in_v_transpose_order, drop_v_scale };
@@ -203,10 +242,8 @@ void emulate(const Shape& s, const std::vector<std::uint8_t>& q, const std::vect
           // keys_in_v_transpose_order: V read in V^T's stored order without the inverse map
           // (key 16 g + x taken as key 16 g + perm(x)).
           int jv = j;
-          if (planted == Planted::keys_in_v_transpose_order) {
-            const int g = j & ~15, x = j & 15, tq = x / 4, e = x % 4;
-            jv = std::min(N - 1, g + (e < 2 ? 2 * tq + e : 8 + 2 * tq + e - 2));
-          }
+          if (planted == Planted::keys_in_v_transpose_order)
+            jv = std::min(N - 1, kernels::attention::fp8::vt_key_of(j));
           const float pq = round_e4m3(p);
           for (int x = 0; x < d; ++x) acc[x] += pq * e4m3_value(v[(std::size_t(bkv) * N + jv) * d + x]);
         }

@@ -118,6 +118,7 @@
 #include "arch/tma_map.hpp"
 #include "arch/warp_reduce.cuh"
 #include "attention.hpp"
+#include "fp8_fragments.hpp"
 #include "hopper_support.hpp"
 
 namespace kernels::attention {
@@ -251,11 +252,11 @@ __device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c,
       for (int kk = 0; kk < kBN / 32; ++kk) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int j = 16 * kk + 8 * h + 2 * r;
-          const float p0 = arch::fast_exp2(fmaf(s[j], c, -mu));
-          const float p1 = arch::fast_exp2(fmaf(s[j + 1], c, -mu));
-          const float p2 = arch::fast_exp2(fmaf(s[j + 4], c, -mu));
-          const float p3 = arch::fast_exp2(fmaf(s[j + 5], c, -mu));
+          using fp8::p_accumulator;
+          const float p0 = arch::fast_exp2(fmaf(s[p_accumulator(kk, h, r, 0)], c, -mu));
+          const float p1 = arch::fast_exp2(fmaf(s[p_accumulator(kk, h, r, 1)], c, -mu));
+          const float p2 = arch::fast_exp2(fmaf(s[p_accumulator(kk, h, r, 2)], c, -mu));
+          const float p3 = arch::fast_exp2(fmaf(s[p_accumulator(kk, h, r, 3)], c, -mu));
           sum += (p0 + p1) + (p2 + p3);
           p[kk][r + 2 * h] = arch::pack4_e4m3(p0, p1, p2, p3);
         }
@@ -564,10 +565,6 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT>::kThreads, 1)
 // (64 keys, 64 d) tile through shared memory, 4 bytes a thread per access. Cost: one read
 // and one write of V (2 B Hkv N d bytes), timed with the attention.
 constexpr int kVtTile = 64;
-__device__ __forceinline__ int vt_key_of(int pos) {  // position in a row of V^T -> key
-  const int g = pos & ~15, x = pos & 15, t = x / 4, i = x % 4;
-  return g + (i < 2 ? 2 * t + i : 8 + 2 * t + i - 2);
-}
 __global__ void __launch_bounds__(256) v_transpose_fp8_kernel(const std::uint8_t* __restrict__ v,
                                                                std::uint8_t* __restrict__ vt, int n, int np, int d,
                                                                long long bkv_count) {
@@ -591,7 +588,7 @@ __global__ void __launch_bounds__(256) v_transpose_fp8_kernel(const std::uint8_t
       if (col0 + c < d && key0 + q4 < np) {
         std::uint32_t w = 0;
 #pragma unroll
-        for (int i = 0; i < 4; ++i) w |= static_cast<std::uint32_t>(tile[vt_key_of(q4 + i)][c]) << (8 * i);
+        for (int i = 0; i < 4; ++i) w |= static_cast<std::uint32_t>(tile[fp8::vt_key_of(q4 + i)][c]) << (8 * i);
         *reinterpret_cast<std::uint32_t*>(vt + (bkv * d + col0 + c) * np + key0 + q4) = w;
       }
     }

@@ -128,6 +128,13 @@ cudaError_t ours(bool ta, bool tb, int M, int N, int K, float alpha, const T* A,
     return kg::gemm_wgmma_bf16(ta, tb, M, N, K, alpha, A, B, beta, C, nullptr, tuning, ws, ws_bytes);
 }
 
+// bf16 with the bias epilogue (gemm_wgmma_bf16_bias).
+cudaError_t ours_bias(bool ta, bool tb, int M, int N, int K, float alpha, const __nv_bfloat16* A,
+                      const __nv_bfloat16* B, const float* bias, float beta, __nv_bfloat16* C,
+                      const kg::GemmWgmmaTuning& tuning = {}, void* ws = nullptr, std::size_t ws_bytes = 0) {
+  return kg::gemm_wgmma_bf16_bias(ta, tb, M, N, K, alpha, A, B, bias, beta, C, nullptr, tuning, ws, ws_bytes);
+}
+
 // Every kernel path: clusters of 1 and 2, direct and TMA-store epilogue (the defaults are
 // one of these four), the tensor-map cache on in two of them.
 kg::GemmWgmmaTuning tuning_of(int i) {
@@ -194,7 +201,8 @@ class GemmWgmma : public ::testing::Test {
     const std::string what = std::string(std::is_same_v<T, __half> ? "f16" : "bf16") + " " +
                              layout_name(ta, tb) + " " + std::to_string(M) + "x" +
                              std::to_string(N) + "x" + std::to_string(K) + " beta " +
-                             std::to_string(beta) + " " + tuning_name(tuning);
+                             std::to_string(beta) + " " + tuning_name(tuning) +
+                             (bias_ ? bias_offset_ ? " bias (4-byte aligned)" : " bias" : "");
     SCOPED_TRACE(what);
     int dev = 0;
     ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
@@ -222,9 +230,27 @@ class GemmWgmma : public ::testing::Test {
     const std::size_t ws_bytes = kg::gemm_wgmma_splitk_workspace_bytes(M, N, K, 2, tuning);
     DeviceBuf<unsigned char> ws(ws_bytes);
     ASSERT_EQ(cudaMemset(ws.get(), 0xFF, std::max<std::size_t>(ws_bytes, 1)), cudaSuccess);
-    ASSERT_EQ(ours<T>(ta, tb, M, N, K, alpha, A.get(), B.get(), beta, C.get(), tuning,
-                      ws_bytes > 0 ? ws.get() : nullptr, ws_bytes),
-              cudaSuccess);
+    // bias_: a bias of N values in [-1, 1) (bias_offset_: at an address 4 bytes past an 8-byte
+    // boundary, which the TMA-store epilogue's pair loads refuse: the direct stores run).
+    std::vector<float> hbias(bias_ ? static_cast<std::size_t>(N) : 0);
+    DeviceBuf<float> dbias(static_cast<std::size_t>(N) + 1);
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      if (bias_) {
+        const auto r = random_matrix<__nv_bfloat16>(hbias.size(), 5u + N);
+        for (std::size_t i = 0; i < hbias.size(); ++i) hbias[i] = to_f(r[i]) + 0.25f;
+        ASSERT_EQ(cudaMemcpy(dbias.get() + bias_offset_, hbias.data(), hbias.size() * sizeof(float),
+                             cudaMemcpyHostToDevice),
+                  cudaSuccess);
+        ASSERT_EQ(ours_bias(ta, tb, M, N, K, alpha, A.get(), B.get(), dbias.get() + bias_offset_, beta, C.get(),
+                            tuning, ws_bytes > 0 ? ws.get() : nullptr, ws_bytes),
+                  cudaSuccess);
+      }
+    }
+    if (!bias_) {
+      ASSERT_EQ(ours<T>(ta, tb, M, N, K, alpha, A.get(), B.get(), beta, C.get(), tuning,
+                        ws_bytes > 0 ? ws.get() : nullptr, ws_bytes),
+                cudaSuccess);
+    }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     // The reference reduces in f32 throughout: without this flag cuBLAS may split K and
     // reduce the partial sums in the 16-bit output type (bf16 errors of several ulp, seen
@@ -244,7 +270,7 @@ class GemmWgmma : public ::testing::Test {
     std::size_t bad = 0, first_bad = 0;
     double max_err = 0, max_ref = 0;
     for (std::size_t i = 0; i < mn; ++i) {
-      const float g = to_f(got[i]), w = to_f(want[i]);
+      const float g = to_f(got[i]), w = to_f(want[i]) + (bias_ ? hbias[i % static_cast<std::size_t>(N)] : 0.0f);
       const double err = std::fabs(static_cast<double>(g) - w);
       max_ref = std::max(max_ref, std::fabs(static_cast<double>(w)));
       if (!(err <= rtol * std::fabs(w) + 1e-2)) {  // NaN counts as bad
@@ -259,7 +285,7 @@ class GemmWgmma : public ::testing::Test {
     for (int m : {0, M / 2, M - 1}) {
       const std::vector<double> want_row = cpu_row(ta, tb, M, N, K, alpha, ha, hb, beta, c0, m);
       for (int n = 0; n < N; ++n) {
-        const double w = want_row[n];
+        const double w = want_row[n] + (bias_ ? hbias[static_cast<std::size_t>(n)] : 0.0);
         const double g = to_f(got[static_cast<std::size_t>(m) * N + n]);
         if (!(std::fabs(g - w) <= rtol * std::fabs(w) + 1e-2) && cpu_bad++ == 0)
           cpu_first = "row " + std::to_string(m) + " col " + std::to_string(n) + ": got " +
@@ -270,7 +296,7 @@ class GemmWgmma : public ::testing::Test {
                            << cpu_first;
     EXPECT_EQ(bad, 0u) << bad << " of " << mn << " elements off; first at row "
                        << first_bad / N << " col " << first_bad % N << ": got "
-                       << to_f(got[first_bad]) << " want " << to_f(want[first_bad])
+                       << to_f(got[first_bad]) << " want " << to_f(want[first_bad]) << " (+ bias)"
                        << "; max |err| " << max_err;
   }
 
@@ -288,6 +314,8 @@ class GemmWgmma : public ::testing::Test {
   }
 
   cublasHandle_t handle_ = nullptr;
+  bool bias_ = false;     // check_case through gemm_wgmma_bf16_bias (bf16 only)
+  int bias_offset_ = 0;   // floats past the bias buffer's (aligned) start
 };
 
 TEST_F(GemmWgmma, UnsupportedCasesSayWhy) {
@@ -367,6 +395,27 @@ TEST_F(GemmWgmma, Bf16SmallAndRaggedEveryLayout) {
   for (auto [M, N, K] : {std::tuple{1, 1, 8}, {64, 64, 16}, {129, 257, 72}, {1000, 8, 64},
                          {33, 300, 520}, {256, 512, 1024}, {40, 48, 61}, {33, 300, 77}})
     check_all_layouts<__nv_bfloat16>(M, N, K);
+}
+
+// The bias epilogue (gemm_wgmma_bf16_bias: a Linear layer's forward) on every path: the
+// TMA-store epilogue (N % 8 == 0) and the direct stores (N % 8 != 0, beta != 0, a bias at a
+// 4-byte boundary), clusters of 1 and 2, split-K (the bias in the finishing pass), every
+// layout; against cuBLAS + the bias and the double host rows + the bias. A null bias is refused.
+TEST_F(GemmWgmma, Bf16BiasEpilogueEveryPath) {
+  SKIP_WITHOUT_HOPPER();
+  bias_ = true;
+  for (int i = 0; i < 4; ++i)
+    for (auto [M, N, K] : {std::tuple{33, 300, 77}, {129, 264, 72}, {1025, 776, 1000}})
+      check_all_layouts<__nv_bfloat16>(M, N, K, tuning_of(i));
+  kg::GemmWgmmaTuning split;
+  split.splits = 3;
+  check_all_layouts<__nv_bfloat16>(129, 257, 1000, split);
+  check_case<__nv_bfloat16>(false, false, 8192, 512, 512, 1.0f, 0.0f);  // the Transformer's Linear, nn
+  bias_offset_ = 1;
+  check_case<__nv_bfloat16>(false, false, 257, 264, 136, 1.0f, 0.0f);
+  DeviceBuf<__nv_bfloat16> A(64 * 64), B(64 * 64), C(64 * 64);
+  EXPECT_EQ(kg::gemm_wgmma_bf16_bias(false, false, 64, 64, 64, 1.f, A.get(), B.get(), nullptr, 0.f, C.get(), nullptr),
+            cudaErrorInvalidValue);
 }
 
 TEST_F(GemmWgmma, Bf16LargeRaggedEveryLayout) {

@@ -184,6 +184,24 @@ TEST_F(ModelsBf16, LinearWithBothGemmBackends) {
     }
 }
 
+// The fused Linear (linear_fused_bias): on our GEMM backend with bf16 activations on Hopper
+// the bias is added in the wgmma epilogue (kernels/gemm/gemm_lowp.hpp gemm_bf16_bias), with
+// the bias gradient by the parallel column sum; its f32 run is linear + bias_act(identity).
+// Shapes: the wgmma kernel's (K, N multiples of 8: the epilogue path on Hopper, the mma +
+// bias_act fallback elsewhere) and an odd one (the fallback everywhere); rows above one tile.
+TEST_F(ModelsBf16, LinearFusedBiasOnOurGemm) {
+  struct Dims {
+    std::int64_t rows, in, out;
+  };
+  for (const Dims d : {Dims{130, 72, 40}, Dims{1000, 256, 264}, Dims{37, 5, 3}})
+    compare_op("linear_fused_bias rows " + std::to_string(d.rows) + " in " + std::to_string(d.in) + " out " +
+                   std::to_string(d.out),
+               [](const std::vector<Tensor>& t) { return linear_fused_bias(t[0], t[1], t[2]); },
+               {f32_tensor({d.rows, d.in}, 14, true), f32_tensor({d.in, d.out}, 15, true, 0.2),
+                f32_tensor({d.out}, 16, true)},
+               {true, false, false}, "coarsened");
+}
+
 TEST_F(ModelsBf16, OddInnerSizesRunOnOurKernel) {
   compare_op("linear K 5", [](const std::vector<Tensor>& t) { return linear(t[0], t[1], t[2]); },
              {f32_tensor({9, 5}, 21, true), f32_tensor({5, 3}, 22, true), f32_tensor({3}, 23, true)},

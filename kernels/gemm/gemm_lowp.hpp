@@ -64,4 +64,23 @@ inline cudaError_t gemm_bf16(Layout layout, int M, int N, int K, float alpha, co
   return gemm_lowp(layout, TcDType::bf16, M, N, K, alpha, A, B, beta, C, stream, workspace, workspace_bytes);
 }
 
+// Whether gemm_bf16_bias adds the bias in the GEMM's epilogue for this call: the wgmma kernel
+// takes it (Hopper, its alignment rule) and A, B are 16-byte aligned. Elsewhere (the mma
+// kernel) the caller adds the bias in a pass of its own.
+inline bool gemm_bf16_bias_fused(Layout layout, int M, int N, int K, const void* A, const void* B) {
+  const bool aligned = reinterpret_cast<std::uintptr_t>(A) % 16 == 0 && reinterpret_cast<std::uintptr_t>(B) % 16 == 0;
+  return aligned && gemm_lowp_on_wgmma(layout, TcDType::bf16, M, N, K);
+}
+
+// C (M, N) bf16 = alpha op(A) op(B) + bias[col], bias (N) f32, added in f32 in the wgmma
+// epilogue before the rounding (gemm_wgmma_bf16_bias); beta 0. cudaErrorNotSupported where
+// gemm_bf16_bias_fused is false. Workspace as gemm_bf16's.
+inline cudaError_t gemm_bf16_bias(Layout layout, int M, int N, int K, float alpha, const __nv_bfloat16* A,
+                                  const __nv_bfloat16* B, const float* bias, __nv_bfloat16* C, cudaStream_t stream,
+                                  void* workspace = nullptr, std::size_t workspace_bytes = 0) {
+  if (!gemm_bf16_bias_fused(layout, M, N, K, A, B)) return cudaErrorNotSupported;
+  return gemm_wgmma_bf16_bias(a_transposed(layout), b_transposed(layout), M, N, K, alpha, A, B, bias, 0.f, C, stream,
+                              GemmWgmmaTuning{}, workspace, workspace_bytes);
+}
+
 }  // namespace kernels::gemm

@@ -205,14 +205,16 @@ __device__ __forceinline__ void promoted_step(float (&acc)[128], float (&part)[6
 // Launched with clusters of 1 or 2 CTAs along x (read from %cluster_nctarank). tma_store:
 // nonzero for the shared-memory + TMA store epilogue (beta == 0, map_c valid). group_m: unit
 // rows per raster group (see the top). splits > 1: split-K into `partial` (M, N) f32, zeroed
-// (alpha, beta and C untouched here; tma_store must be 0).
-template <typename T, typename TOut, bool TA, bool TB>
+// (alpha, beta and C untouched here; tma_store must be 0). kBias: C = alpha acc + bias[col]
+// (+ beta C), bias (N) f32 added in the epilogue before the rounding (split-K: in the
+// finishing pass); without it `bias` is not read.
+template <typename T, typename TOut, bool TA, bool TB, bool kBias = false>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
                       const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
                       float alpha, float beta, TOut* __restrict__ C, int tma_store, int group_m,
-                      int splits, float* __restrict__ partial) {
+                      int splits, float* __restrict__ partial, const float* __restrict__ bias) {
   extern __shared__ unsigned char smem_raw[];
   // Same offsets in every CTA (same kernel, same dynamic layout): multicast relies on it.
   const uint32_t ring = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -397,12 +399,22 @@ __global__ void __launch_bounds__(kThreads, 1)
             const int col = 8 * jl + 2 * (lane % 4);  // inside the pass
             const uint32_t box = my_cstage + static_cast<uint32_t>(col / kBoxCols) * kBoxBytes;
             const int byte = (col % kBoxCols) * static_cast<int>(sizeof(TOut));  // inside the row
+            // kBias: the pair's two bias values (N % 8 == 0 here, so a pair is inside N or
+            // wholly past it; col even: 8-byte aligned when bias is).
+            float2 b = make_float2(0.f, 0.f);
+            if constexpr (kBias) {
+              const int gcol = n0 + kPassCols * pass + col;
+              if (gcol < N) b = *reinterpret_cast<const float2*>(bias + gcol);
+            }
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               const int r = 16 * warp + lane / 4 + 8 * h;  // row inside the 64-row slab
               const uint32_t addr = box + static_cast<uint32_t>(r) * 128u +
                                     static_cast<uint32_t>(((byte / 16) ^ (r % 8)) * 16 + byte % 16);
-              st_shared_pair<TOut>(addr, alpha * acc[4 * j8 + 2 * h], alpha * acc[4 * j8 + 2 * h + 1]);
+              if constexpr (kBias)
+                st_shared_pair<TOut>(addr, alpha * acc[4 * j8 + 2 * h] + b.x, alpha * acc[4 * j8 + 2 * h + 1] + b.y);
+              else
+                st_shared_pair<TOut>(addr, alpha * acc[4 * j8 + 2 * h], alpha * acc[4 * j8 + 2 * h + 1]);
             }
           }
           arch::fence_proxy_async();
@@ -450,6 +462,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           const int col = n0 + 8 * j8 + 2 * (lane % 4);
           float v0 = alpha * acc[4 * j8 + 2 * h];
           float v1 = alpha * acc[4 * j8 + 2 * h + 1];
+          if constexpr (kBias) {
+            if (col < N) v0 += bias[col];
+            if (col + 1 < N) v1 += bias[col + 1];
+          }
           if (pairs && col + 1 < N) {
             Pair<TOut>* p = reinterpret_cast<Pair<TOut>*>(crow + col);
             if (beta != 0.f) {
@@ -482,13 +498,15 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // Split-K's second pass: C = alpha * sum + beta * C (C read only when beta != 0, as BLAS),
-// rounded to T; (M, N) row-major, one element per thread and grid-stride step.
-template <typename T>
+// rounded to T; (M, N) row-major, one element per thread and grid-stride step. kBias: plus
+// bias[column] (cols = N).
+template <typename T, bool kBias = false>
 __global__ void splitk_finish_kernel(const float* __restrict__ sum, T* __restrict__ C, long long n,
-                                     float alpha, float beta) {
+                                     float alpha, float beta, const float* __restrict__ bias, int cols) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
     float v = alpha * sum[i];
+    if constexpr (kBias) v += bias[i % cols];
     if (beta != 0.f) v += beta * to_float(C[i]);
     C[i] = from_float<T>(v);
   }
@@ -546,11 +564,13 @@ cudaError_t splits_for(int M, int N, int K, int elem_bytes, int sms, const GemmW
 // lda, ldb: leading dimensions of the stored A and B (elements; the tf32 path passes the
 // padded ones of its workspace copies). splits > 1: split-K with (M, N) f32 sums at
 // `partial` (16-byte aligned). sms: the device's multiprocessors (the callers' sm_count).
-// type, c_type: the tensor-map types of A and B, and of C (TOut).
-template <typename T, typename TOut, bool TA, bool TB>
+// type, c_type: the tensor-map types of A and B, and of C (TOut). kBias: bias (N) f32 added
+// to every row of C (see the kernel).
+template <typename T, typename TOut, bool TA, bool TB, bool kBias = false>
 cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, const T* B, int ldb,
                          float beta, TOut* C, cudaStream_t stream, CUtensorMapDataType type, CUtensorMapDataType c_type,
-                         const GemmWgmmaTuning& tuning, int sms, int splits, float* partial) {
+                         const GemmWgmmaTuning& tuning, int sms, int splits, float* partial,
+                         const float* bias = nullptr) {
   constexpr int BK = kBK<T>;
   const int cl = tuning.cluster_m == 2 ? 2 : 1;
   // Through arch's map cache unless tuning.cache_maps is off (a hit is a lookup, not a
@@ -568,11 +588,13 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
   // The TMA store needs 16-byte row strides and base; beta != 0 reads C (direct path).
   constexpr int kPerChunk = 16 / static_cast<int>(sizeof(TOut));
   constexpr int kBoxColsC = 128 / static_cast<int>(sizeof(TOut));
+  // kBias there reads the bias in 8-byte pairs.
   const bool tma_store = splits == 1 && tuning.tma_store && beta == 0.f && N % kPerChunk == 0 &&
                          reinterpret_cast<uintptr_t>(C) % 16 == 0 &&
+                         (!kBias || reinterpret_cast<uintptr_t>(bias) % 8 == 0) &&
                          map_of(&map_c, c_type, C, M, N, N, kBoxColsC, 64);  // C (M, N): {128 B of n, 64 m}
 
-  auto* kernel = gemm_wgmma_kernel<T, TOut, TA, TB>;
+  auto* kernel = gemm_wgmma_kernel<T, TOut, TA, TB, kBias>;
   // Raising the dynamic shared-memory limit is per function and cheap, but done once.
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
@@ -619,13 +641,13 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
       return e;
   }
   if (cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, map_c, M, N, K, alpha, beta, C,
-                                         tma_store ? 1 : 0, tuning.group_m, splits, partial);
+                                         tma_store ? 1 : 0, tuning.group_m, splits, partial, bias);
       e != cudaSuccess || splits == 1)
     return e;
   constexpr int kFinishThreads = 256;
   const long long blocks = std::min<long long>((elements + kFinishThreads - 1) / kFinishThreads, 8LL * sms);
-  splitk_finish_kernel<TOut><<<static_cast<unsigned>(blocks), kFinishThreads, 0, stream>>>(partial, C, elements,
-                                                                                         alpha, beta);
+  splitk_finish_kernel<TOut, kBias><<<static_cast<unsigned>(blocks), kFinishThreads, 0, stream>>>(
+      partial, C, elements, alpha, beta, bias, N);
   return cudaGetLastError();
 }
 
@@ -634,12 +656,15 @@ bool tuning_valid(const GemmWgmmaTuning& tuning) {
          tuning.splits >= 0;
 }
 
-// TOut: C's element (T for 16-bit inputs, bf16 for fp8, whose only layout is nt).
-template <typename T, typename TOut = T>
+// TOut: C's element (T for 16-bit inputs, bf16 for fp8, whose only layout is nt). kBias: the
+// epilogue adds `bias` (16-bit inputs only).
+template <typename T, typename TOut = T, bool kBias = false>
 cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha, const T* A,
                    const T* B, float beta, TOut* C, cudaStream_t stream, CUtensorMapDataType type,
                    CUtensorMapDataType c_type, const GemmWgmmaTuning& tuning, void* workspace,
-                   std::size_t workspace_bytes) {
+                   std::size_t workspace_bytes, const float* bias = nullptr) {
+  static_assert(!kBias || !kPromote<T>, "the bias epilogue is for 16-bit inputs");
+  if (kBias && bias == nullptr) return cudaErrorInvalidValue;
   if (M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr)
     return cudaErrorInvalidValue;
   if (!tuning_valid(tuning)) return cudaErrorInvalidValue;
@@ -664,16 +689,16 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                                               tuning, sms, splits, partial);
   } else {
     if (!a_trans && !b_trans)
-      return launch_typed<T, TOut, false, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
-                                                 tuning, sms, splits, partial);
+      return launch_typed<T, TOut, false, false, kBias>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
+                                                        tuning, sms, splits, partial, bias);
     if (!a_trans && b_trans)
-      return launch_typed<T, TOut, false, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
-                                                tuning, sms, splits, partial);
+      return launch_typed<T, TOut, false, true, kBias>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
+                                                       tuning, sms, splits, partial, bias);
     if (a_trans && !b_trans)
-      return launch_typed<T, TOut, true, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
-                                                tuning, sms, splits, partial);
-    return launch_typed<T, TOut, true, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type, tuning,
-                                             sms, splits, partial);
+      return launch_typed<T, TOut, true, false, kBias>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
+                                                       tuning, sms, splits, partial, bias);
+    return launch_typed<T, TOut, true, true, kBias>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
+                                                    tuning, sms, splits, partial, bias);
   }
 }
 
@@ -739,6 +764,15 @@ cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, flo
                             const GemmWgmmaTuning& tuning, void* workspace, std::size_t workspace_bytes) {
   return launch(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream,
                 CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, tuning, workspace, workspace_bytes);
+}
+
+cudaError_t gemm_wgmma_bf16_bias(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
+                                 const __nv_bfloat16* A, const __nv_bfloat16* B, const float* bias, float beta,
+                                 __nv_bfloat16* C, cudaStream_t stream, const GemmWgmmaTuning& tuning,
+                                 void* workspace, std::size_t workspace_bytes) {
+  return launch<__nv_bfloat16, __nv_bfloat16, true>(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream,
+                                                    CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                                                    tuning, workspace, workspace_bytes, bias);
 }
 
 cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,

@@ -127,6 +127,17 @@ cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, flo
                             const GemmWgmmaTuning& tuning = GemmWgmmaTuning{}, void* workspace = nullptr,
                             std::size_t workspace_bytes = 0);
 
+// bf16 with a bias added in the epilogue (a Linear layer's forward without a separate
+// pass over C): C = alpha op(A) op(B) + bias[col] (+ beta C), bias (N) f32 added in f32
+// before the rounding to bf16 (split-K: in the finishing pass). Same constraints, workspace
+// and errors as gemm_wgmma_bf16; bias null: cudaErrorInvalidValue. An 8-byte aligned bias
+// keeps the TMA-store epilogue (else the predicated stores run).
+cudaError_t gemm_wgmma_bf16_bias(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
+                                 const __nv_bfloat16* A, const __nv_bfloat16* B, const float* bias, float beta,
+                                 __nv_bfloat16* C, cudaStream_t stream,
+                                 const GemmWgmmaTuning& tuning = GemmWgmmaTuning{}, void* workspace = nullptr,
+                                 std::size_t workspace_bytes = 0);
+
 cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                            const __half* A, const __half* B, float beta, __half* C,
                            cudaStream_t stream,

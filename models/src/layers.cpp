@@ -57,10 +57,11 @@ Linear::Linear(std::int64_t in, std::int64_t out, bool bias, DType dtype, Init& 
     : W(init.he_normal({in, out}, in, dtype)) {
   if (bias) b = init.constant({out}, 0.0, dtype);
 }
-// Fused: the GEMM, then bias_act(identity) (the bias add as before; its backward is the
-// parallel column sum of nn_fused.hpp instead of column_sum).
+// Fused: the bias in the GEMM's epilogue where our bf16 wgmma GEMM runs the call, else the
+// GEMM then bias_act(identity) (linear_fused_bias); either way the bias gradient is the
+// parallel column sum of nn_fused.hpp instead of column_sum.
 Tensor Linear::operator()(const Tensor& x) const {
-  return fused() && b.defined() ? bias_act(linear(x, W, Tensor()), b, Activation::identity) : linear(x, W, b);
+  return fused() && b.defined() ? linear_fused_bias(x, W, b) : linear(x, W, b);
 }
 void Linear::parameters(std::vector<Tensor>& out) const {
   out.push_back(W);

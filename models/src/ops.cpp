@@ -313,6 +313,9 @@ struct LinearBackward final : Node {
   Tensor x, W;  // x viewed (rows, in); W of x's dtype (the bf16 copy in mixed precision)
   bool has_bias = false;
   DType bias_dtype = DType::f32;  // float under bf16 activations
+  // The bias gradient by the fused kernels' row-parallel column sum (bias_act_backward's
+  // identity case, as the fused Linear's BiasBackward), not column_sum: linear_fused_bias.
+  bool parallel_bias = false;
   const char* name() const override { return "LinearBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
     const std::int64_t rows = x.size(0), in = x.size(1), out = W.size(1);
@@ -325,7 +328,17 @@ struct LinearBackward final : Node {
       grads[1] = Tensor::empty({in, out}, x.dtype());
       gemm(true, false, in, out, rows, 1.0, x, g, 0.0, grads[1]);
     }
-    if (has_bias && needs_grad(2)) {
+    if (has_bias && needs_grad(2) && parallel_bias) {
+      grads[2] = Tensor::empty({out}, bias_dtype);
+      const int r = to_int(rows, "rows"), c = to_int(out, "cols");
+      ColumnSumScratch sc = column_sum_scratch(nn::bias_act_backward_workspace(r, c), bias_dtype, c);
+      dispatch_fused(x.dtype(), [&](auto zs, auto zp) {
+        using S = decltype(zs);
+        using P = decltype(zp);
+        NN((nn::bias_act_backward<S, P>(nn::Act::identity, nullptr, nullptr, g.data<S>(), nullptr,
+                                        grads[2].data<P>(), sc.data<P>(), sc.counters, r, c, stream())));
+      });
+    } else if (has_bias && needs_grad(2)) {
       grads[2] = Tensor::empty({out}, bias_dtype);
       if (is_bf16(x))
         NN(nn::column_sum_bf16(g.data<bf16>(), grads[2].data<float>(), to_int(rows, "rows"), to_int(out, "cols"),
@@ -343,25 +356,53 @@ struct LinearBackward final : Node {
 };
 }  // namespace
 
+namespace {
+// A Linear call's operands, checked: x viewed (rows, in), W of x's dtype (mixed precision: the
+// step's bf16 copy of the float weight), y (..., out) allocated.
+struct LinearCall {
+  Tensor W, x2, y;
+  std::int64_t rows = 0, in = 0, out = 0;
+  DType bias_dtype = DType::f32;  // float under bf16 activations
+  LinearCall(const Tensor& x, const Tensor& W_param, const Tensor& b) {
+    require_float(x, "linear");
+    require_float(W_param, "linear");
+    W = is_bf16(x) ? cast_weight(W_param) : W_param;
+    require_same(x, W, "linear");
+    if (W.dim() != 2) throw std::invalid_argument("linear: W must be (in, out)");
+    in = W.size(0), out = W.size(1);
+    if (x.dim() < 1 || x.size(-1) != in)
+      throw std::invalid_argument("linear: x " + shape_str(x.shape()) + " with W " + shape_str(W.shape()));
+    bias_dtype = is_bf16(x) ? DType::f32 : x.dtype();
+    if (b.defined() && (b.numel() != out || b.dtype() != bias_dtype))
+      throw std::invalid_argument("linear: bias shape or dtype");
+    rows = x.numel() / in;
+    Shape ys = x.shape();
+    ys.back() = out;
+    y = Tensor::empty(ys, x.dtype());
+    x2 = x.detach().view({rows, in});
+  }
+  // The autograd node (when x, W or b need it): dx, dW and, with b, the bias gradient.
+  void record_node(const Tensor& x, const Tensor& b, bool parallel_bias) {
+    if (!should_record({&x, &W, &b})) return;
+    auto n = std::make_shared<LinearBackward>();
+    n->x = x2;
+    n->W = W.detach();
+    n->has_bias = b.defined();
+    n->bias_dtype = bias_dtype;
+    n->parallel_bias = parallel_bias;
+    n->inputs = {x, W};
+    if (b.defined()) n->inputs.push_back(b);
+    record(y, n);
+  }
+};
+}  // namespace
+
 Tensor linear(const Tensor& x, const Tensor& W_param, const Tensor& b) {
-  require_float(x, "linear");
-  require_float(W_param, "linear");
-  // Mixed precision: bf16 activations use the step's bf16 copy of a float weight.
-  const Tensor W = is_bf16(x) ? cast_weight(W_param) : W_param;
-  require_same(x, W, "linear");
-  if (W.dim() != 2) throw std::invalid_argument("linear: W must be (in, out)");
-  const std::int64_t in = W.size(0), out = W.size(1);
-  if (x.dim() < 1 || x.size(-1) != in)
-    throw std::invalid_argument("linear: x " + shape_str(x.shape()) + " with W " + shape_str(W.shape()));
-  const DType bias_dtype = is_bf16(x) ? DType::f32 : x.dtype();  // bf16 activations: the float bias
-  if (b.defined() && (b.numel() != out || b.dtype() != bias_dtype))
-    throw std::invalid_argument("linear: bias shape or dtype");
-  const std::int64_t rows = x.numel() / in;
-  Shape ys = x.shape();
-  ys.back() = out;
-  Tensor y = Tensor::empty(ys, x.dtype());
-  Tensor x2 = x.detach().view({rows, in});
-  gemm(false, false, rows, out, in, 1.0, x2, W, 0.0, y);
+  LinearCall c(x, W_param, b);
+  const std::int64_t rows = c.rows, in = c.in, out = c.out;
+  const Tensor& W = c.W;
+  Tensor& y = c.y;
+  gemm(false, false, rows, out, in, 1.0, c.x2, W, 0.0, y);
   if (b.defined() && is_bf16(x))
     NN(nn::bias_add_bf16(y.data<bf16>(), b.data<float>(), y.data<bf16>(), to_int(rows, "rows"), to_int(out, "cols"),
                          stream()));
@@ -370,17 +411,26 @@ Tensor linear(const Tensor& x, const Tensor& W_param, const Tensor& b) {
       using T = decltype(z);
       NN(nn::bias_add<T>(y.data<T>(), b.data<T>(), y.data<T>(), to_int(rows, "rows"), to_int(out, "cols"), stream()));
     });
-  if (should_record({&x, &W, &b})) {
-    auto n = std::make_shared<LinearBackward>();
-    n->x = x2;
-    n->W = W.detach();
-    n->has_bias = b.defined();
-    n->bias_dtype = bias_dtype;
-    n->inputs = {x, W};
-    if (b.defined()) n->inputs.push_back(b);
-    record(y, n);
-  }
+  c.record_node(x, b, false);
   return y;
+}
+
+Tensor linear_fused_bias(const Tensor& x, const Tensor& W_param, const Tensor& b) {
+  namespace kg = kernels::gemm;
+  if (!b.defined() || !is_bf16(x) || ctx().gemm() == "cublas")
+    return b.defined() ? bias_act(linear(x, W_param, Tensor()), b, Activation::identity) : linear(x, W_param, b);
+  LinearCall c(x, W_param, b);
+  const int M = to_int(c.rows, "linear rows"), N = to_int(c.out, "linear out"), K = to_int(c.in, "linear in");
+  if (M == 0 || !kg::gemm_bf16_bias_fused(kg::Layout::nn, M, N, K, c.x2.raw(), c.W.raw()))
+    return bias_act(linear(x, W_param, Tensor()), b, Activation::identity);
+  // Split-K sums where the shape has few output tiles, as gemm() (graph-safe: the allocator).
+  const std::size_t ws_bytes = kg::gemm_lowp_workspace_bytes(kg::Layout::nn, kg::TcDType::bf16, M, N, K);
+  Tensor ws;
+  if (ws_bytes > 0) ws = Tensor::empty({static_cast<std::int64_t>((ws_bytes + 3) / 4)}, DType::f32);
+  MODELS_CUDA(kg::gemm_bf16_bias(kg::Layout::nn, M, N, K, 1.0f, c.x2.data<bf16>(), c.W.data<bf16>(), b.data<float>(),
+                                 c.y.data<bf16>(), stream(), ws_bytes > 0 ? ws.raw() : nullptr, ws_bytes));
+  c.record_node(x, b, true);
+  return c.y;
 }
 
 // ---- LayerNorm ----------------------------------------------------------------------------

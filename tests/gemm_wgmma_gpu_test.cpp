@@ -418,6 +418,63 @@ TEST_F(GemmWgmma, Bf16BiasEpilogueEveryPath) {
             cudaErrorInvalidValue);
 }
 
+// bf16 inputs with an f32 C (gemm_wgmma_bf16_f32: a weight gradient for an f32 master
+// weight) in every layout, the TMA-store epilogue (N % 4 == 0) and the direct stores, split-K
+// (the finishing pass writes f32), against cublasGemmEx with an f32 C (f32 compute) and the
+// double host rows: both sides sum in f32 and never round to bf16, so they differ by f32
+// summation order only (|diff| <= 1e-3 + 1e-4 |ref|; a wrong layout or a dropped K tile is off
+// by O(1)).
+TEST_F(GemmWgmma, Bf16InputsF32OutputEveryLayoutAndPath) {
+  SKIP_WITHOUT_HOPPER();
+  auto run = [&](bool ta, bool tb, int M, int N, int K, const kg::GemmWgmmaTuning& tuning) {
+    SCOPED_TRACE(layout_name(ta, tb) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) +
+                 " " + tuning_name(tuning));
+    const std::size_t mk = static_cast<std::size_t>(M) * K, kn = static_cast<std::size_t>(K) * N,
+                      mn = static_cast<std::size_t>(M) * N;
+    DeviceBuf<__nv_bfloat16> A(mk), B(kn);
+    DeviceBuf<float> C(mn), R(mn);
+    const auto ha = random_matrix<__nv_bfloat16>(mk, 11u + M), hb = random_matrix<__nv_bfloat16>(kn, 12u + N);
+    A.upload(ha);
+    B.upload(hb);
+    ASSERT_EQ(cudaMemset(C.get(), 0xFF, mn * sizeof(float)), cudaSuccess);  // NaN: every element must be written
+    const std::size_t ws_bytes = kg::gemm_wgmma_splitk_workspace_bytes(M, N, K, 2, tuning);
+    DeviceBuf<unsigned char> ws(ws_bytes);
+    ASSERT_EQ(kg::gemm_wgmma_bf16_f32(ta, tb, M, N, K, 1.0f, A.get(), B.get(), 0.0f, C.get(), nullptr, tuning,
+                                      ws_bytes > 0 ? ws.get() : nullptr, ws_bytes),
+              cudaSuccess);
+    const float one = 1.0f, zero = 0.0f;
+    ASSERT_EQ(cublasGemmEx(handle_, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &one,
+                           B.get(), CUDA_R_16BF, tb ? K : N, A.get(), CUDA_R_16BF, ta ? M : K, &zero, R.get(),
+                           CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+              CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto got = C.download(), want = R.download();
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < mn; ++i)
+      if (!(std::fabs(got[i] - want[i]) <= 1e-3 + 1e-4 * std::fabs(want[i])) && bad++ == 0)
+        ADD_FAILURE() << "element " << i << ": got " << got[i] << " want " << want[i];
+    EXPECT_EQ(bad, 0u);
+    for (int m : {0, M - 1}) {
+      const std::vector<double> row = cpu_row(ta, tb, M, N, K, 1.0f, ha, hb, 0.0f, std::vector<__nv_bfloat16>{}, m);
+      for (int n = 0; n < N; ++n)
+        ASSERT_NEAR(got[static_cast<std::size_t>(m) * N + n], row[static_cast<std::size_t>(n)],
+                    1e-3 + 1e-4 * std::fabs(row[static_cast<std::size_t>(n)]))
+            << "row " << m << " col " << n;
+    }
+  };
+  kg::GemmWgmmaTuning split;
+  split.splits = 3;
+  for (int l = 0; l < 4; ++l) {
+    const bool ta = (l & 2) != 0, tb = (l & 1) != 0;
+    for (auto [M, N, K] : {std::tuple{72, 40, 130}, {136, 264, 1000}, {512, 2048, 8192}, {264, 34, 72}}) {
+      const int m = ta ? round8(M) : M, n = tb ? N : round8(N), k = (ta && !tb) ? K : round8(K);
+      run(ta, tb, m, n, k, {});
+      run(ta, tb, m, n, k, tuning_of(1));
+    }
+    run(ta, tb, 136, 264, 1000, split);
+  }
+}
+
 TEST_F(GemmWgmma, Bf16LargeRaggedEveryLayout) {
   SKIP_WITHOUT_HOPPER();
   check_all_layouts<__nv_bfloat16>(4095, 4097, 4096);

@@ -83,4 +83,20 @@ inline cudaError_t gemm_bf16_bias(Layout layout, int M, int N, int K, float alph
                               GemmWgmmaTuning{}, workspace, workspace_bytes);
 }
 
+// Whether gemm_bf16_f32 runs this call (the wgmma kernel takes it, A and B 16-byte aligned).
+inline bool gemm_bf16_f32_on_wgmma(Layout layout, int M, int N, int K, const void* A, const void* B) {
+  return gemm_bf16_bias_fused(layout, M, N, K, A, B);  // the same kernel rules: bf16 A, B on wgmma
+}
+
+// bf16 A, B with an f32 C (M, N) = alpha op(A) op(B), never rounded to bf16 (gemm_wgmma_bf16_f32);
+// cudaErrorNotSupported where gemm_bf16_f32_on_wgmma is false (the mma kernel has no f32
+// output for bf16 inputs). Workspace as gemm_bf16's.
+inline cudaError_t gemm_bf16_f32(Layout layout, int M, int N, int K, float alpha, const __nv_bfloat16* A,
+                                 const __nv_bfloat16* B, float* C, cudaStream_t stream, void* workspace = nullptr,
+                                 std::size_t workspace_bytes = 0) {
+  if (!gemm_bf16_f32_on_wgmma(layout, M, N, K, A, B)) return cudaErrorNotSupported;
+  return gemm_wgmma_bf16_f32(a_transposed(layout), b_transposed(layout), M, N, K, alpha, A, B, 0.f, C, stream,
+                             GemmWgmmaTuning{}, workspace, workspace_bytes);
+}
+
 }  // namespace kernels::gemm

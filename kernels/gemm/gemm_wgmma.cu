@@ -775,6 +775,15 @@ cudaError_t gemm_wgmma_bf16_bias(bool a_trans, bool b_trans, int M, int N, int K
                                                     tuning, workspace, workspace_bytes, bias);
 }
 
+cudaError_t gemm_wgmma_bf16_f32(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
+                                const __nv_bfloat16* A, const __nv_bfloat16* B, float beta, float* C,
+                                cudaStream_t stream, const GemmWgmmaTuning& tuning, void* workspace,
+                                std::size_t workspace_bytes) {
+  return launch<__nv_bfloat16, float>(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream,
+                                      CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, tuning,
+                                      workspace, workspace_bytes);
+}
+
 cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                            const __half* A, const __half* B, float beta, __half* C,
                            cudaStream_t stream, const GemmWgmmaTuning& tuning, void* workspace,

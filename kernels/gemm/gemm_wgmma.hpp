@@ -138,6 +138,15 @@ cudaError_t gemm_wgmma_bf16_bias(bool a_trans, bool b_trans, int M, int N, int K
                                  const GemmWgmmaTuning& tuning = GemmWgmmaTuning{}, void* workspace = nullptr,
                                  std::size_t workspace_bytes = 0);
 
+// bf16 inputs, f32 C: C = alpha op(A) op(B) + beta C kept in f32 (never rounded to bf16):
+// a weight gradient for an f32 master weight without the bf16 round trip and the cast after
+// it. Same constraints, workspace and errors as gemm_wgmma_bf16 (the f32 epilogue of the tf32
+// path: TMA store of 32-column boxes when N % 4 == 0).
+cudaError_t gemm_wgmma_bf16_f32(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
+                                const __nv_bfloat16* A, const __nv_bfloat16* B, float beta, float* C,
+                                cudaStream_t stream, const GemmWgmmaTuning& tuning = GemmWgmmaTuning{},
+                                void* workspace = nullptr, std::size_t workspace_bytes = 0);
+
 cudaError_t gemm_wgmma_f16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                            const __half* A, const __half* B, float beta, __half* C,
                            cudaStream_t stream,

@@ -316,6 +316,10 @@ struct LinearBackward final : Node {
   // The bias gradient by the fused kernels' row-parallel column sum (bias_act_backward's
   // identity case, as the fused Linear's BiasBackward), not column_sum: linear_fused_bias.
   bool parallel_bias = false;
+  // Mixed precision on our GEMM backend: inputs[1] is the float master weight itself (not its
+  // bf16 copy), and dW goes to it in f32 straight from the GEMM's f32 sums (the wgmma
+  // kernel's f32 output), without a bf16 dW and the cast after it.
+  bool f32_weight_grad = false;
   const char* name() const override { return "LinearBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
     const std::int64_t rows = x.size(0), in = x.size(1), out = W.size(1);
@@ -324,7 +328,10 @@ struct LinearBackward final : Node {
       grads[0] = Tensor::empty({rows, in}, x.dtype());
       gemm(false, true, rows, in, out, 1.0, g, W, 0.0, grads[0]);
     }
-    if (needs_grad(1)) {  // dW = x^T dy
+    if (needs_grad(1) && f32_weight_grad) {  // dW = x^T dy in f32 for the master weight
+      grads[1] = Tensor::empty({in, out}, DType::f32);
+      weight_grad_f32(rows, in, out, g, grads[1]);
+    } else if (needs_grad(1)) {  // dW = x^T dy
       grads[1] = Tensor::empty({in, out}, x.dtype());
       gemm(true, false, in, out, rows, 1.0, x, g, 0.0, grads[1]);
     }
@@ -352,6 +359,23 @@ struct LinearBackward final : Node {
     }
     return grads;
   }
+  // dW (in, out) f32 = x^T g from bf16 x, g: the wgmma kernel's f32 output where it takes the
+  // call (layout tn), else the bf16 GEMM and a cast.
+  void weight_grad_f32(std::int64_t rows, std::int64_t in, std::int64_t out, const Tensor& g, Tensor& dW) const {
+    namespace kg = kernels::gemm;
+    const int M = to_int(in, "linear in"), N = to_int(out, "linear out"), K = to_int(rows, "linear rows");
+    if (M > 0 && N > 0 && K > 0 && kg::gemm_bf16_f32_on_wgmma(kg::Layout::tn, M, N, K, x.raw(), g.raw())) {
+      const std::size_t ws_bytes = kg::gemm_lowp_workspace_bytes(kg::Layout::tn, kg::TcDType::bf16, M, N, K);
+      Tensor ws;
+      if (ws_bytes > 0) ws = Tensor::empty({static_cast<std::int64_t>((ws_bytes + 3) / 4)}, DType::f32);
+      MODELS_CUDA(kg::gemm_bf16_f32(kg::Layout::tn, M, N, K, 1.0f, x.data<bf16>(), g.data<bf16>(), dW.data<float>(),
+                                    stream(), ws_bytes > 0 ? ws.raw() : nullptr, ws_bytes));
+      return;
+    }
+    Tensor tmp = Tensor::empty({in, out}, DType::bf16);
+    gemm(true, false, in, out, rows, 1.0, x, g, 0.0, tmp);
+    NN(nn::cast_bf16_to_f32(tmp.data<bf16>(), dW.data<float>(), to_size(tmp.numel()), stream()));
+  }
   void release() override { x = W = Tensor(); }
 };
 }  // namespace
@@ -360,12 +384,13 @@ namespace {
 // A Linear call's operands, checked: x viewed (rows, in), W of x's dtype (mixed precision: the
 // step's bf16 copy of the float weight), y (..., out) allocated.
 struct LinearCall {
-  Tensor W, x2, y;
+  Tensor W_master, W, x2, y;  // W_master: the caller's weight (float under bf16 x), W: x's dtype
   std::int64_t rows = 0, in = 0, out = 0;
   DType bias_dtype = DType::f32;  // float under bf16 activations
   LinearCall(const Tensor& x, const Tensor& W_param, const Tensor& b) {
     require_float(x, "linear");
     require_float(W_param, "linear");
+    W_master = W_param;
     W = is_bf16(x) ? cast_weight(W_param) : W_param;
     require_same(x, W, "linear");
     if (W.dim() != 2) throw std::invalid_argument("linear: W must be (in, out)");
@@ -383,14 +408,18 @@ struct LinearCall {
   }
   // The autograd node (when x, W or b need it): dx, dW and, with b, the bias gradient.
   void record_node(const Tensor& x, const Tensor& b, bool parallel_bias) {
-    if (!should_record({&x, &W, &b})) return;
+    // bf16 activations with a float weight on our GEMM backend: dW in f32 to the weight itself.
+    const bool f32_weight_grad = is_bf16(x) && W_master.dtype() == DType::f32 && ctx().gemm() != "cublas";
+    const Tensor& wrt = f32_weight_grad ? W_master : W;
+    if (!should_record({&x, &wrt, &b})) return;
     auto n = std::make_shared<LinearBackward>();
     n->x = x2;
     n->W = W.detach();
     n->has_bias = b.defined();
     n->bias_dtype = bias_dtype;
     n->parallel_bias = parallel_bias;
-    n->inputs = {x, W};
+    n->f32_weight_grad = f32_weight_grad;
+    n->inputs = {x, wrt};
     if (b.defined()) n->inputs.push_back(b);
     record(y, n);
   }

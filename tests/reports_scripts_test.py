@@ -733,6 +733,7 @@ class TinyPytorchAttention(unittest.TestCase):
         self.assertEqual(pa.variants_for(shapes[1][1], None), ["sdpa_flash_bf16", "sdpa_cudnn_bf16"])
         self.assertEqual(pa.variants_for({"dtype": "f16"}, None), ["sdpa_flash_fp16", "sdpa_cudnn_fp16"])
         self.assertEqual(pa.variants_for({}, None), ["sdpa_fp32"])  # suites without a dtype param: FP32
+        self.assertEqual(pa.variants_for({"dtype": "fp8_e4m3"}, None), [])  # no SDPA backend takes FP8
         self.assertEqual(pa.parse_variants("all"), list(pa.VARIANTS))
         self.assertEqual(pa.parse_variants("sdpa_cudnn_bf16, sdpa_fp32,sdpa_cudnn_bf16"), ["sdpa_cudnn_bf16", "sdpa_fp32"])
         self.assertEqual(pa.VARIANTS["sdpa_cudnn_bf16"], ("bfloat16", ("CUDNN_ATTENTION",)))

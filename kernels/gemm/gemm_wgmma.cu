@@ -635,6 +635,14 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
   const int grid_units = static_cast<int>(units < slots ? units : slots);
   cfg.gridDim = dim3(static_cast<unsigned>(grid_units * cl));
   const long long elements = static_cast<long long>(M) * N;
+  // 16-bit inputs with an f32 C (gemm_wgmma_bf16_f32: a weight gradient) and nothing applied
+  // after the sum (alpha 1, beta 0, no bias): the split-K sums go straight into C, zeroed
+  // first (float2 atomics: C 8-byte aligned), and the finishing pass is not needed.
+  bool sums_in_c = false;
+  if constexpr (std::is_same_v<TOut, float> && !std::is_same_v<T, float> && !kBias) {
+    sums_in_c = splits > 1 && alpha == 1.f && beta == 0.f && reinterpret_cast<uintptr_t>(C) % 8 == 0;
+    if (sums_in_c) partial = C;
+  }
   if (splits > 1) {
     if (cudaError_t e = cudaMemsetAsync(partial, 0, static_cast<std::size_t>(elements) * sizeof(float), stream);
         e != cudaSuccess)
@@ -642,7 +650,7 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
   }
   if (cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, map_c, M, N, K, alpha, beta, C,
                                          tma_store ? 1 : 0, tuning.group_m, splits, partial, bias);
-      e != cudaSuccess || splits == 1)
+      e != cudaSuccess || splits == 1 || sums_in_c)
     return e;
   constexpr int kFinishThreads = 256;
   const long long blocks = std::min<long long>((elements + kFinishThreads - 1) / kFinishThreads, 8LL * sms);

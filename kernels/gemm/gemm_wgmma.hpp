@@ -141,7 +141,9 @@ cudaError_t gemm_wgmma_bf16_bias(bool a_trans, bool b_trans, int M, int N, int K
 // bf16 inputs, f32 C: C = alpha op(A) op(B) + beta C kept in f32 (never rounded to bf16):
 // a weight gradient for an f32 master weight without the bf16 round trip and the cast after
 // it. Same constraints, workspace and errors as gemm_wgmma_bf16 (the f32 epilogue of the tf32
-// path: TMA store of 32-column boxes when N % 4 == 0).
+// path: TMA store of 32-column boxes when N % 4 == 0). A split-K call with alpha 1 and beta 0
+// adds its sums straight into C (8-byte aligned; zeroed first) and skips the finishing pass;
+// it still needs the workspace to be given, which decides the split.
 cudaError_t gemm_wgmma_bf16_f32(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                                 const __nv_bfloat16* A, const __nv_bfloat16* B, float beta, float* C,
                                 cudaStream_t stream, const GemmWgmmaTuning& tuning = GemmWgmmaTuning{},

@@ -612,16 +612,15 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   using TO = typename Elem<T>::Out;
   CUtensorMap mq, mk, mv, mo;
   const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
-  auto map = [&](CUtensorMap* m, CUtensorMapDataType type, int elem, const void* p, int cols, int rows, long long heads,
-                 int box_rows) { return detail::head_tensor_map(m, type, elem, p, cols, rows, heads, box_rows); };
+  using detail::head_tensor_map;
   constexpr int kElem = static_cast<int>(sizeof(T));
-  bool ok = map(&mq, kMapType<T>, kElem, q, kD, s.seq_len, bh, 64) &&
-            map(&mk, kMapType<T>, kElem, k, kD, s.seq_len, bkv, L::kBN) &&
-            map(&mo, kMapType<TO>, 2, o, kD, s.seq_len, bh, 64);
+  bool ok = head_tensor_map(&mq, kMapType<T>, kElem, q, kD, s.seq_len, bh, 64) &&
+            head_tensor_map(&mk, kMapType<T>, kElem, k, kD, s.seq_len, bkv, L::kBN) &&
+            head_tensor_map(&mo, kMapType<TO>, 2, o, kD, s.seq_len, bh, 64);
   if constexpr (L::kFp8)  // V^T: rows of vt_keys keys, kD rows a head, boxes {kBN keys, kD rows}
-    ok = ok && map(&mv, kMapType<T>, 1, v, static_cast<int>(vt_keys(s)), kD, bkv, kD);
+    ok = ok && head_tensor_map(&mv, kMapType<T>, 1, v, static_cast<int>(vt_keys(s)), kD, bkv, kD);
   else
-    ok = ok && map(&mv, kMapType<T>, kElem, v, kD, s.seq_len, bkv, L::kBN);
+    ok = ok && head_tensor_map(&mv, kMapType<T>, kElem, v, kD, s.seq_len, bkv, L::kBN);
   if (!ok) return cudaErrorInvalidValue;
   auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT>;
   static const cudaError_t attr =

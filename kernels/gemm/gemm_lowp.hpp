@@ -41,11 +41,18 @@ inline std::size_t gemm_lowp_workspace_bytes(Layout layout, TcDType dtype, int M
   return gemm_lowp_on_wgmma(layout, dtype, M, N, K) ? gemm_wgmma_splitk_workspace_bytes(M, N, K, 2) : 0;
 }
 
+// Whether this call with these operands runs on the wgmma kernel: it takes the shape
+// (gemm_lowp_on_wgmma) and A, B are 16-byte aligned (TMA). Else gemm_lowp runs mma, and the
+// wgmma-only entry points below (bias epilogue, f32 output) refuse.
+inline bool gemm_lowp_wgmma_takes(Layout layout, TcDType dtype, int M, int N, int K, const void* A, const void* B) {
+  const bool aligned = reinterpret_cast<std::uintptr_t>(A) % 16 == 0 && reinterpret_cast<std::uintptr_t>(B) % 16 == 0;
+  return aligned && gemm_lowp_on_wgmma(layout, dtype, M, N, K);
+}
+
 inline cudaError_t gemm_lowp(Layout layout, TcDType dtype, int M, int N, int K, float alpha, const void* A,
                              const void* B, float beta, void* C, cudaStream_t stream, void* workspace = nullptr,
                              std::size_t workspace_bytes = 0) {
-  const bool aligned = reinterpret_cast<std::uintptr_t>(A) % 16 == 0 && reinterpret_cast<std::uintptr_t>(B) % 16 == 0;
-  if (aligned && gemm_lowp_on_wgmma(layout, dtype, M, N, K)) {
+  if (gemm_lowp_wgmma_takes(layout, dtype, M, N, K, A, B)) {
     if (dtype == TcDType::bf16)
       return gemm_wgmma_bf16(a_transposed(layout), b_transposed(layout), M, N, K, alpha,
                              static_cast<const __nv_bfloat16*>(A), static_cast<const __nv_bfloat16*>(B), beta,
@@ -64,37 +71,25 @@ inline cudaError_t gemm_bf16(Layout layout, int M, int N, int K, float alpha, co
   return gemm_lowp(layout, TcDType::bf16, M, N, K, alpha, A, B, beta, C, stream, workspace, workspace_bytes);
 }
 
-// Whether gemm_bf16_bias adds the bias in the GEMM's epilogue for this call: the wgmma kernel
-// takes it (Hopper, its alignment rule) and A, B are 16-byte aligned. Elsewhere (the mma
-// kernel) the caller adds the bias in a pass of its own.
-inline bool gemm_bf16_bias_fused(Layout layout, int M, int N, int K, const void* A, const void* B) {
-  const bool aligned = reinterpret_cast<std::uintptr_t>(A) % 16 == 0 && reinterpret_cast<std::uintptr_t>(B) % 16 == 0;
-  return aligned && gemm_lowp_on_wgmma(layout, TcDType::bf16, M, N, K);
-}
-
 // C (M, N) bf16 = alpha op(A) op(B) + bias[col], bias (N) f32, added in f32 in the wgmma
 // epilogue before the rounding (gemm_wgmma_bf16_bias); beta 0. cudaErrorNotSupported where
-// gemm_bf16_bias_fused is false. Workspace as gemm_bf16's.
+// gemm_lowp_wgmma_takes (bf16) is false: there the caller adds the bias in a pass of its own.
+// Workspace as gemm_bf16's.
 inline cudaError_t gemm_bf16_bias(Layout layout, int M, int N, int K, float alpha, const __nv_bfloat16* A,
                                   const __nv_bfloat16* B, const float* bias, __nv_bfloat16* C, cudaStream_t stream,
                                   void* workspace = nullptr, std::size_t workspace_bytes = 0) {
-  if (!gemm_bf16_bias_fused(layout, M, N, K, A, B)) return cudaErrorNotSupported;
+  if (!gemm_lowp_wgmma_takes(layout, TcDType::bf16, M, N, K, A, B)) return cudaErrorNotSupported;
   return gemm_wgmma_bf16_bias(a_transposed(layout), b_transposed(layout), M, N, K, alpha, A, B, bias, 0.f, C, stream,
                               GemmWgmmaTuning{}, workspace, workspace_bytes);
 }
 
-// Whether gemm_bf16_f32 runs this call (the wgmma kernel takes it, A and B 16-byte aligned).
-inline bool gemm_bf16_f32_on_wgmma(Layout layout, int M, int N, int K, const void* A, const void* B) {
-  return gemm_bf16_bias_fused(layout, M, N, K, A, B);  // the same kernel rules: bf16 A, B on wgmma
-}
-
 // bf16 A, B with an f32 C (M, N) = alpha op(A) op(B), never rounded to bf16 (gemm_wgmma_bf16_f32);
-// cudaErrorNotSupported where gemm_bf16_f32_on_wgmma is false (the mma kernel has no f32
-// output for bf16 inputs). Workspace as gemm_bf16's.
+// cudaErrorNotSupported where gemm_lowp_wgmma_takes (bf16) is false (the mma kernel has no
+// f32 output for bf16 inputs). Workspace as gemm_bf16's.
 inline cudaError_t gemm_bf16_f32(Layout layout, int M, int N, int K, float alpha, const __nv_bfloat16* A,
                                  const __nv_bfloat16* B, float* C, cudaStream_t stream, void* workspace = nullptr,
                                  std::size_t workspace_bytes = 0) {
-  if (!gemm_bf16_f32_on_wgmma(layout, M, N, K, A, B)) return cudaErrorNotSupported;
+  if (!gemm_lowp_wgmma_takes(layout, TcDType::bf16, M, N, K, A, B)) return cudaErrorNotSupported;
   return gemm_wgmma_bf16_f32(a_transposed(layout), b_transposed(layout), M, N, K, alpha, A, B, 0.f, C, stream,
                              GemmWgmmaTuning{}, workspace, workspace_bytes);
 }

@@ -84,6 +84,20 @@ ColumnSumScratch column_sum_scratch(std::size_t n, DType dt, int cols) {
   return sc;
 }
 
+// The wgmma kernel's split-K sums for a bf16 GEMM of this layout and shape (none where it
+// would not split), from the allocator like every other buffer (graph-safe).
+struct SplitKWorkspace {
+  Tensor sums;
+  std::size_t bytes = 0;
+  void* ptr() const { return bytes > 0 ? sums.raw() : nullptr; }
+};
+SplitKWorkspace splitk_workspace(kernels::gemm::Layout layout, int M, int N, int K) {
+  SplitKWorkspace w;
+  w.bytes = kernels::gemm::gemm_lowp_workspace_bytes(layout, kernels::gemm::TcDType::bf16, M, N, K);
+  if (w.bytes > 0) w.sums = Tensor::empty({static_cast<std::int64_t>((w.bytes + 3) / 4)}, DType::f32);
+  return w;
+}
+
 #define NN(call) MODELS_CUDA(call)
 
 }  // namespace
@@ -169,13 +183,10 @@ void gemm(bool ta, bool tb, std::int64_t M64, std::int64_t N64, std::int64_t K64
       MODELS_CUBLAS(kg::gemm_cublas_ex(ctx().cublas(), kg::TcDType::bf16, layout, M, N, K, fa, A.raw(), B.raw(), fb,
                                        C.raw(), stream(), ctx().cublas_workspace(), ctx().cublas_workspace_bytes()));
     else {
-      // Split-K sums for shapes with few output tiles (the weight gradients X^T dY at many
-      // tokens), from the allocator like every other buffer (graph-safe).
-      const std::size_t ws_bytes = kg::gemm_lowp_workspace_bytes(layout, kg::TcDType::bf16, M, N, K);
-      Tensor ws;
-      if (ws_bytes > 0) ws = Tensor::empty({static_cast<std::int64_t>((ws_bytes + 3) / 4)}, DType::f32);
+      // Split-K sums for shapes with few output tiles (the weight gradients X^T dY at many tokens).
+      const SplitKWorkspace ws = splitk_workspace(layout, M, N, K);
       MODELS_CUDA(kg::gemm_bf16(layout, M, N, K, fa, A.data<bf16>(), B.data<bf16>(), fb, C.data<bf16>(), stream(),
-                                ws_bytes > 0 ? ws.raw() : nullptr, ws_bytes));
+                                ws.ptr(), ws.bytes));
     }
     return;
   }
@@ -364,12 +375,11 @@ struct LinearBackward final : Node {
   void weight_grad_f32(std::int64_t rows, std::int64_t in, std::int64_t out, const Tensor& g, Tensor& dW) const {
     namespace kg = kernels::gemm;
     const int M = to_int(in, "linear in"), N = to_int(out, "linear out"), K = to_int(rows, "linear rows");
-    if (M > 0 && N > 0 && K > 0 && kg::gemm_bf16_f32_on_wgmma(kg::Layout::tn, M, N, K, x.raw(), g.raw())) {
-      const std::size_t ws_bytes = kg::gemm_lowp_workspace_bytes(kg::Layout::tn, kg::TcDType::bf16, M, N, K);
-      Tensor ws;
-      if (ws_bytes > 0) ws = Tensor::empty({static_cast<std::int64_t>((ws_bytes + 3) / 4)}, DType::f32);
+    if (M > 0 && N > 0 && K > 0 &&
+        kg::gemm_lowp_wgmma_takes(kg::Layout::tn, kg::TcDType::bf16, M, N, K, x.raw(), g.raw())) {
+      const SplitKWorkspace ws = splitk_workspace(kg::Layout::tn, M, N, K);
       MODELS_CUDA(kg::gemm_bf16_f32(kg::Layout::tn, M, N, K, 1.0f, x.data<bf16>(), g.data<bf16>(), dW.data<float>(),
-                                    stream(), ws_bytes > 0 ? ws.raw() : nullptr, ws_bytes));
+                                    stream(), ws.ptr(), ws.bytes));
       return;
     }
     Tensor tmp = Tensor::empty({in, out}, DType::bf16);
@@ -424,10 +434,9 @@ struct LinearCall {
     record(y, n);
   }
 };
-}  // namespace
 
-Tensor linear(const Tensor& x, const Tensor& W_param, const Tensor& b) {
-  LinearCall c(x, W_param, b);
+// y = x W on c's operands, then b (when defined) by a bias pass; recorded.
+Tensor linear_call(LinearCall& c, const Tensor& x, const Tensor& b) {
   const std::int64_t rows = c.rows, in = c.in, out = c.out;
   const Tensor& W = c.W;
   Tensor& y = c.y;
@@ -443,6 +452,12 @@ Tensor linear(const Tensor& x, const Tensor& W_param, const Tensor& b) {
   c.record_node(x, b, false);
   return y;
 }
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& W_param, const Tensor& b) {
+  LinearCall c(x, W_param, b);
+  return linear_call(c, x, b);
+}
 
 Tensor linear_fused_bias(const Tensor& x, const Tensor& W_param, const Tensor& b) {
   namespace kg = kernels::gemm;
@@ -450,14 +465,11 @@ Tensor linear_fused_bias(const Tensor& x, const Tensor& W_param, const Tensor& b
     return b.defined() ? bias_act(linear(x, W_param, Tensor()), b, Activation::identity) : linear(x, W_param, b);
   LinearCall c(x, W_param, b);
   const int M = to_int(c.rows, "linear rows"), N = to_int(c.out, "linear out"), K = to_int(c.in, "linear in");
-  if (M == 0 || !kg::gemm_bf16_bias_fused(kg::Layout::nn, M, N, K, c.x2.raw(), c.W.raw()))
-    return bias_act(linear(x, W_param, Tensor()), b, Activation::identity);
-  // Split-K sums where the shape has few output tiles, as gemm() (graph-safe: the allocator).
-  const std::size_t ws_bytes = kg::gemm_lowp_workspace_bytes(kg::Layout::nn, kg::TcDType::bf16, M, N, K);
-  Tensor ws;
-  if (ws_bytes > 0) ws = Tensor::empty({static_cast<std::int64_t>((ws_bytes + 3) / 4)}, DType::f32);
+  if (M == 0 || !kg::gemm_lowp_wgmma_takes(kg::Layout::nn, kg::TcDType::bf16, M, N, K, c.x2.raw(), c.W.raw()))
+    return bias_act(linear_call(c, x, Tensor()), b, Activation::identity);
+  const SplitKWorkspace ws = splitk_workspace(kg::Layout::nn, M, N, K);
   MODELS_CUDA(kg::gemm_bf16_bias(kg::Layout::nn, M, N, K, 1.0f, c.x2.data<bf16>(), c.W.data<bf16>(), b.data<float>(),
-                                 c.y.data<bf16>(), stream(), ws_bytes > 0 ? ws.raw() : nullptr, ws_bytes));
+                                 c.y.data<bf16>(), stream(), ws.ptr(), ws.bytes));
   c.record_node(x, b, true);
   return c.y;
 }

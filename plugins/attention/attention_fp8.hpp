@@ -43,7 +43,7 @@ std::vector<float> fp8_dequantized(const void* bytes, std::size_t count, float s
 
 // Tolerances of the fp8 forward (kFp8ToleranceRule says why): O, with a statistical rel L2
 // bound beside the worst-case element bound; LSE, tight.
-harness::Tolerance fp8_o_tolerance(const kernels::attention::Shape& s);
+harness::Tolerance fp8_o_tolerance();
 harness::Tolerance fp8_lse_tolerance(const kernels::attention::Shape& s);
 
 inline constexpr const char* kFp8ToleranceRule =

@@ -110,13 +110,11 @@ nlohmann::json result_to_json(const Result& r) {
                   {"unwritten", c.unwritten},
                   {"max_abs_error", c.max_abs_error},
                   {"rel_l2_error", c.rel_l2_error},
-                  {"tolerance", c.tolerance.rel_l2 > 0 ? nlohmann::json{{"abs", c.tolerance.abs},
-                                                                        {"rel", c.tolerance.rel},
-                                                                        {"rel_l2", c.tolerance.rel_l2}}
-                                                        : nlohmann::json{{"abs", c.tolerance.abs}, {"rel", c.tolerance.rel}}},
+                  {"tolerance", {{"abs", c.tolerance.abs}, {"rel", c.tolerance.rel}}},
                   {"l2_failures", c.l2_failures},
                   {"sampled", c.sampled},
                   {"worst", c.worst}};
+    if (c.tolerance.rel_l2 > 0) j["check"]["tolerance"]["rel_l2"] = c.tolerance.rel_l2;  // only where set
   } else {
     j["check"] = nullptr;
   }

@@ -44,7 +44,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
 Tensor bias_act(const Tensor& x, const Tensor& b, Activation act);
 // The fused Linear without activation, linear(x, W, {}) + bias_act(identity): bf16 x on our
 // GEMM backend where the wgmma kernel takes the call (kernels/gemm/gemm_lowp.hpp,
-// gemm_bf16_bias_fused) runs one GEMM that adds b in its epilogue (no pass over y), with the
+// gemm_lowp_wgmma_takes) runs one GEMM that adds b in its epilogue (no pass over y), with the
 // same backward (dx, dW, and the bias gradient by bias_act_backward's row-parallel column
 // sum); everywhere else it is exactly linear(x, W, {}) then bias_act(identity).
 Tensor linear_fused_bias(const Tensor& x, const Tensor& W, const Tensor& b);

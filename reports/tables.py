@@ -2,6 +2,9 @@
 """Markdown tables for docs/PERFORMANCE.md from harness reports.
 
   python3 reports/tables.py gemm REPORT.json        GFLOP/s per variant and shape, % of cuBLAS
+  python3 reports/tables.py gemm-zoo REPORT.json    the shape zoo (suites/gemm-shapes.yaml): per dtype,
+                                                    layout and shape each variant / cuBLAS, auto's choice,
+                                                    the geometric mean per dtype (a run's .journal.jsonl too)
   python3 reports/tables.py attention REPORT.json [PYTORCH.json]
   python3 reports/tables.py attention-sdpa REPORT.json PYTORCH.json   ours / SDPA speed per shape
   python3 reports/tables.py memory REPORT.json      extra memory and the longest N per variant
@@ -25,6 +28,7 @@ peak (docs/models.md, "Model FLOP utilization").
 """
 import argparse
 import json
+import math
 import os
 import sys
 from collections import OrderedDict
@@ -35,12 +39,20 @@ import torch_allreduce  # noqa: E402
 
 
 def load(path):
+    """A report, or a run's journal (<report>.journal.jsonl: one result per line, written as
+    each finished; a run cut short leaves only it) read as a report of those results."""
     with open(path) as f:
-        return json.load(f)
+        if not path.endswith(".jsonl"):
+            return json.load(f)
+        results = [r for r in (json.loads(line) for line in f if line.strip()) if "problem" in r]
+    return {"environment": None, "results": results, "journal": path}
 
 
 def header(report):
-    env = report["environment"]
+    env = report.get("environment")
+    if env is None:
+        return (f"From the journal `{os.path.basename(report.get('journal', ''))}` of a run that did not finish: "
+                f"{len(report['results'])} results; no environment recorded (GPU, date, commit: see the text).\n")
     gpu = (env.get("gpu") or {}).get("name", "no GPU")
     return (f"GPU: {gpu}, driver CUDA {env.get('cuda_driver')}, runtime {env.get('cuda_runtime')}; "
             f"date {env.get('date')}; commit `{env.get('git_commit')}`; command `{env.get('command_line')}`\n")
@@ -50,21 +62,26 @@ def shape_key(params, names):
     return " ".join(f"{n}={params[n]}" for n in names if n in params)
 
 
-def gemm(report):
+def gemm_rows(report, key_of):
+    """The gemm results grouped by key_of(result): ({key: {variant: result}}, variants in order)."""
     rows = OrderedDict()
     variants = []
     for r in report["results"]:
         if r["problem"] != "gemm":
             continue
-        p = r["params"]
-        key = f"{p['M']}x{p['N']}x{p['K']}" + ("" if p.get("beta", 0) == 0 else f" a={p['alpha']:g} b={p['beta']:g}")
-        rows.setdefault(key, {})
+        rows.setdefault(key_of(r), {})[r["variant"]] = r
         if r["variant"] not in variants:
             variants.append(r["variant"])
-        if r["status"] == "passed":
-            rows[key][r["variant"]] = r["rates"]["gflops"]
-        else:
-            rows[key][r["variant"]] = r["status"]
+    return rows, variants
+
+
+def gemm(report):
+    def key_of(r):
+        p = r["params"]
+        return f"{p['M']}x{p['N']}x{p['K']}" + ("" if p.get("beta", 0) == 0 else f" a={p['alpha']:g} b={p['beta']:g}")
+    results, variants = gemm_rows(report, key_of)
+    rows = OrderedDict((key, {v: r["rates"]["gflops"] if r["status"] == "passed" else r["status"]
+                              for v, r in vals.items()}) for key, vals in results.items())
     out = [header(report), "GFLOP/s (median time), and % of cuBLAS in the same run:\n",
            "| M x N x K | " + " | ".join(variants) + " |", "|---" * (len(variants) + 1) + "|"]
     for key, vals in rows.items():
@@ -80,6 +97,57 @@ def gemm(report):
             else:
                 cells.append(x or "-")
         out.append(f"| {key} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def gemm_zoo(report):
+    """The shape zoo (suites/gemm-shapes.yaml, issue 32 item 5). One row per case, dtype, layout
+    and shape: each variant's median time and its speed against cuBLAS of the same row (cuBLAS
+    time / its time: above 1.00 is faster), or why it did not run; auto's choice (its config).
+    Then per dtype, for each variant, the geometric mean and the minimum of that ratio over the
+    rows where both passed (the issue's targets are auto's)."""
+    def key_of(r):
+        p = r["params"]
+        return (r.get("case", ""), p.get("dtype", "f32"), p.get("layout", "nn"), f"{p['M']}x{p['N']}x{p['K']}")
+    rows, variants = gemm_rows(report, key_of)
+    others = [v for v in variants if v != "cublas"]
+    out = [header(report), "Median time per shape, and cuBLAS time / variant time in the same run (above 1.00: faster "
+           "than cuBLAS):\n", "| case | dtype | layout | M x N x K | " + " | ".join(variants) + " | auto's choice |",
+           "|---" * (len(variants) + 5) + "|"]
+    ratios = OrderedDict()  # (dtype, variant) -> [(ratio, shape)]
+    for (case, dtype, layout, shape), vals in rows.items():
+        ref = vals.get("cublas")
+        ref_s = ref["stats"]["median_s"] if ref and ref["status"] == "passed" else None
+        cells = []
+        for v in variants:
+            x = vals.get(v)
+            if x is None:
+                cells.append("-")
+            elif x["status"] != "passed":
+                cells.append(x["status"])
+            else:
+                t = x["stats"]["median_s"]
+                cell = f"{t * 1e6:,.1f} us"
+                if ref_s and v != "cublas":
+                    cell += f" ({ref_s / t:.2f})"
+                    ratios.setdefault((dtype, v), []).append((ref_s / t, f"{layout} {shape}"))
+                cells.append(cell)
+        auto = vals.get("auto")
+        choice = str(auto.get("config") or "") if auto and auto["status"] == "passed" else ""
+        out.append(f"| {case} | {dtype} | {layout} | {shape} | " + " | ".join(cells) + f" | {choice} |")
+    out += ["", "Per dtype: geometric mean (and minimum) of cuBLAS time / variant time over the rows where both passed:\n",
+            "| dtype | " + " | ".join(others) + " |", "|---" * (len(others) + 1) + "|"]
+    for dtype in OrderedDict((d, 0) for d, _ in ratios):
+        cells = []
+        for v in others:
+            xs = ratios.get((dtype, v))
+            if not xs:
+                cells.append("-")
+                continue
+            gm = math.exp(sum(math.log(x) for x, _ in xs) / len(xs))
+            lo = min(xs)
+            cells.append(f"{gm:.3f} over {len(xs)} (min {lo[0]:.2f} at {lo[1]})")
+        out.append(f"| {dtype} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -540,7 +608,7 @@ def breakdown(report, pytorch):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=("gemm", "attention", "attention-sdpa", "memory", "stream", "attention-summary",
+    ap.add_argument("kind", choices=("gemm", "gemm-zoo", "attention", "attention-sdpa", "memory", "stream", "attention-summary",
                                      "attention-fp8", "transformer", "nccl", "breakdown"))
     ap.add_argument("report", metavar="REPORT.json")
     ap.add_argument("pytorch", nargs="?", metavar="PYTORCH.json",
@@ -567,7 +635,7 @@ def main(argv):
         lines = [json.loads(l) for l in open(args.metrics)] if args.metrics else None
         print(transformer(report, extra, lines))
     else:
-        print({"gemm": gemm, "memory": memory, "stream": stream, "attention-summary": attention_summary,
+        print({"gemm": gemm, "gemm-zoo": gemm_zoo, "memory": memory, "stream": stream, "attention-summary": attention_summary,
                "attention-fp8": attention_fp8}[args.kind](report))
     return 0
 

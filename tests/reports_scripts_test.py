@@ -388,6 +388,36 @@ class TinyTables(unittest.TestCase):
                       "0.0, 1755 MHz | 0.0 | 1.50x |", out)
         self.assertIn("seq_len=13 head_dim=128 causal=False | | skipped: flash_wgmma (fp8_e4m3): not sm_90 | |", out)
 
+    def test_gemm_zoo_ratio_per_shape_and_geometric_mean_per_dtype_from_a_report_or_a_journal(self):
+        def gp(dtype, layout, M, N, K):
+            return {"M": M, "N": N, "K": K, "alpha": 1, "beta": 0, "dtype": dtype, "layout": layout}
+        a, b, c = gp("bf16", "nt", 8192, 512, 512), gp("bf16", "tn", 512, 512, 8192), gp("f16", "nn", 64, 64, 64)
+        results = [
+            result("gemm", "auto", a, 20e-6, case="layers", config="wgmma"),
+            result("gemm", "cublas", a, 10e-6, case="layers"),
+            result("gemm", "auto", b, 10e-6, case="layers", config="wgmma"),
+            result("gemm", "cublas", b, 20e-6, case="layers"),
+            result("gemm", "auto", c, status="skipped", reason="no kernel", case="ragged"),
+            result("gemm", "cublas", c, 5e-6, case="ragged"),
+        ]
+        out = self.tables("gemm-zoo", write_json(self.dir.name, "zoo.json", {"environment": ENV, "results": results}))
+        self.assertIn("GPU: Test GPU", out)
+        self.assertIn("| layers | bf16 | nt | 8192x512x512 | 20.0 us (0.50) | 10.0 us | wgmma |", out)
+        self.assertIn("| layers | bf16 | tn | 512x512x8192 | 10.0 us (2.00) | 20.0 us | wgmma |", out)
+        self.assertIn("| ragged | f16 | nn | 64x64x64 | skipped | 5.0 us |  |", out)
+        # geometric mean of 0.5 and 2.0 is 1; f16 has no row where both passed
+        self.assertIn("| bf16 | 1.000 over 2 (min 0.50 at nt 8192x512x512) |", out)
+        self.assertNotIn("\n| f16 |", out)
+        # A journal of a run cut short: its result lines (the run line skipped), no environment.
+        journal = os.path.join(self.dir.name, "zoo.json.journal.jsonl")
+        with open(journal, "w") as f:
+            f.write(json.dumps({"event": "run", "seed": 42}) + "\n")
+            for r in results[:2]:
+                f.write(json.dumps(r) + "\n")
+        out = self.tables("gemm-zoo", journal)
+        self.assertIn("of a run that did not finish: 2 results", out)
+        self.assertIn("| bf16 | 0.500 over 1 (min 0.50 at nt 8192x512x512) |", out)
+
     def test_breakdown_by_kernel_class_ours_beside_pytorchs_fastest_mode(self):
         d = self.dir.name
         params = {"batch": 4, "seq_len": 2048, "src_len": 0, "tgt_len": 0}

@@ -101,6 +101,12 @@ constexpr int kStages = 4;
 // gradients (K = 1300 tokens, 21 steps) split in 2 and the step got 109 launches and 4.6%
 // slower on an H200; at most 16 splits.
 constexpr int kSplitMinSteps = 16;
+// Sums straight into an f32 C (see launch_typed): no workspace and no finishing pass, so a
+// split pays from 2 K steps each. Measured (bf16 tn, f32 C, docs/PERFORMANCE.md "GEMM at the
+// training's shapes", H200): 512x512x8192 16 splits 18.7-19.0 us against 20.8-21.2 at 8;
+// 512x512x1300 8 splits 13.0-13.2 against 18.2-18.3 unsplit; 2048x512x1300 4 splits 17.3-17.5
+// against 18.2-18.3.
+constexpr int kSplitMinStepsIntoC = 2;
 constexpr long long kSplitMax = 16;
 constexpr int kConsumers = 2;  // consumer warpgroups, 64 rows of the block tile each
 constexpr int kThreads = 128 * (1 + kConsumers);
@@ -542,6 +548,13 @@ int requested_splits(int M, int N, int K, int elem_bytes, int sms, const GemmWgm
                            : gemm_wgmma_splits(M, N, K, elem_bytes, sms);
 }
 
+// A split call whose sums go straight into C (16-bit inputs, f32 C, alpha 1, beta 0, no bias:
+// nothing is applied after the sum; float2 adds need C 8-byte aligned). The caller checks
+// the types.
+bool sums_into_c(float alpha, float beta, const void* C) {
+  return alpha == 1.f && beta == 0.f && reinterpret_cast<uintptr_t>(C) % 8 == 0;
+}
+
 std::size_t split_sums_bytes(int M, int N) {
   return static_cast<std::size_t>(M) * static_cast<std::size_t>(N) * sizeof(float);
 }
@@ -640,7 +653,7 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
   // first (float2 atomics: C 8-byte aligned), and the finishing pass is not needed.
   bool sums_in_c = false;
   if constexpr (std::is_same_v<TOut, float> && !std::is_same_v<T, float> && !kBias) {
-    sums_in_c = splits > 1 && alpha == 1.f && beta == 0.f && reinterpret_cast<uintptr_t>(C) % 8 == 0;
+    sums_in_c = splits > 1 && sums_into_c(alpha, beta, C);
     if (sums_in_c) partial = C;
   }
   if (splits > 1) {
@@ -689,6 +702,12 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                                  &splits);
       e != cudaSuccess)
     return e;
+  if constexpr (std::is_same_v<TOut, float> && !std::is_same_v<T, float> && !kBias) {
+    // Sums straight into C need no workspace and no finishing pass: the by-shape count of that
+    // case, with or without a workspace (tuning.splits still decides when set).
+    if (tuning.splits == 0 && sums_into_c(alpha, beta, C))
+      splits = gemm_wgmma_splits(M, N, K, static_cast<int>(sizeof(T)), sms, /*sums_into_c=*/true);
+  }
   auto* partial = static_cast<float*>(workspace);
   const int lda = a_trans ? M : K, ldb = b_trans ? K : N;
   if constexpr (kPromote<T>) {
@@ -748,12 +767,13 @@ const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M
   return nullptr;
 }
 
-int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms) {
+int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms, bool sums_into_c) {
   if (M < 1 || N < 1 || K < 1 || sms < 1 || (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4)) return 1;
   const long long tiles = static_cast<long long>((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
   const int k_steps = k_steps_of(K, elem_bytes);
   if (2 * tiles > sms) return 1;  // at least half the SMs busy without a split
-  const long long n = std::min<long long>({sms / tiles, k_steps / kSplitMinSteps, kSplitMax});
+  const int min_steps = sums_into_c ? kSplitMinStepsIntoC : kSplitMinSteps;
+  const long long n = std::min<long long>({sms / tiles, k_steps / min_steps, kSplitMax});
   return n >= 2 ? static_cast<int>(n) : 1;
 }
 

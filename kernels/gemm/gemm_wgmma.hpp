@@ -102,7 +102,10 @@ struct GemmWgmmaTuning {
 // Cost: a memset and a pass over M*N f32, small against the GEMM at these shapes.
 // gemm_wgmma_splits: the by-shape count, 1 (no split) unless fewer than half of the `sms`
 // SMs would have a tile: then min(sms / tiles, K steps / 16, 16), or 1 if that is below 2.
-int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms);
+// sums_into_c: the split sums go straight into an f32 C (gemm_wgmma_bf16_f32 with alpha 1,
+// beta 0: no workspace, no finishing pass), so K steps / 2 replaces
+// K steps / 16 (measured: docs/PERFORMANCE.md, "GEMM at the training's shapes").
+int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms, bool sums_into_c = false);
 
 // Workspace bytes of the split-K sums on the current device: M * N * 4 when the call splits
 // (tuning.splits, at most one per K step, else gemm_wgmma_splits), else 0.
@@ -141,9 +144,10 @@ cudaError_t gemm_wgmma_bf16_bias(bool a_trans, bool b_trans, int M, int N, int K
 // bf16 inputs, f32 C: C = alpha op(A) op(B) + beta C kept in f32 (never rounded to bf16):
 // a weight gradient for an f32 master weight without the bf16 round trip and the cast after
 // it. Same constraints, workspace and errors as gemm_wgmma_bf16 (the f32 epilogue of the tf32
-// path: TMA store of 32-column boxes when N % 4 == 0). A split-K call with alpha 1 and beta 0
-// adds its sums straight into C (8-byte aligned; zeroed first) and skips the finishing pass;
-// it still needs the workspace to be given, which decides the split.
+// path: TMA store of 32-column boxes when N % 4 == 0). With alpha 1 and beta 0 (C 8-byte
+// aligned) a split-K call adds its sums straight into C (zeroed first) and skips the
+// finishing pass; it needs no workspace then, and with tuning.splits 0 it splits by
+// gemm_wgmma_splits(..., sums_into_c = true) whether or not a workspace is given.
 cudaError_t gemm_wgmma_bf16_f32(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                                 const __nv_bfloat16* A, const __nv_bfloat16* B, float beta, float* C,
                                 cudaStream_t stream, const GemmWgmmaTuning& tuning = GemmWgmmaTuning{},

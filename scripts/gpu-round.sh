@@ -23,6 +23,10 @@
 #           geometric means, auto's config)
 #           attention-hopper (flash_wgmma / flash_fa2 forward and backward, bf16, d = 64/128/256,
 #           and PyTorch SDPA's FA2 and cuDNN backends on the same shapes; table-attention-hopper.md)
+#           gemm-zoo (suites/gemm-shapes.yaml, about 30 minutes whole: ZOO_FILTER narrows it (e.g.
+#           'dtype:bf16'); ZOO_RESUME=<journal in the tree> completes an earlier call's journal
+#           (it comes back in $OUT as gemm-shapes.json.journal.jsonl); table-gemm-zoo.md from
+#           the report, or from the journal when the call's time ran out first)
 #           attention-fp8 (the FP8 forward: its GPU tests, suites/attention-fp8.yaml (fp8 beside
 #           bf16, table-attention-fp8.md with fp8 / bf16 per shape), SASS counts of the kernel,
 #           memcheck and racecheck on its odd sizes)
@@ -260,6 +264,15 @@ PY
       step "harness run suites/spmv.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/spmv.yaml --out "$OUT/spmv.json" --quiet 2>&1 \
         | tee "$OUT/spmv.log" | tail -80 || status=1 ;;
+    gemm-zoo)
+      step "harness run suites/gemm-shapes.yaml ${ZOO_FILTER:+--filter $ZOO_FILTER }${ZOO_RESUME:+--resume $ZOO_RESUME}"
+      zoo="$OUT/gemm-shapes.json"
+      [ -n "${ZOO_RESUME:-}" ] && cp "$ZOO_RESUME" "$zoo.journal.jsonl"
+      timeout "${SUITE_TIMEOUT:-540}" $exe run suites/gemm-shapes.yaml --no-profile --quiet ${ZOO_FILTER:+--filter "$ZOO_FILTER"} \
+        ${ZOO_RESUME:+--resume "$zoo.journal.jsonl"} --out "$zoo" 2>&1 | tail -3 || status=1
+      cp "$zoo.journal.jsonl" "$PACK/" 2>/dev/null
+      if [ -f "$zoo" ]; then python3 reports/tables.py gemm-zoo "$zoo"; else python3 reports/tables.py gemm-zoo "$zoo.journal.jsonl"; fi \
+        | tee "$OUT/table-gemm-zoo.md" | tail -8 || status=1 ;;
     attention-fp8)
       step "attention_fp8_gpu_test + harness run suites/attention-fp8.yaml + SASS + memcheck/racecheck (fp8 forward)"
       build/release/tests/attention_fp8_gpu_test 2>&1 | grep -E "O rel L2|skipped|OK|FAILED|PASSED|SKIPPED" | tail -30 || status=1

@@ -661,4 +661,59 @@ TEST_F(GemmWgmma, SplitKTimingPrintout) {
   }
 }
 
+
+// The weight gradient into an f32 master weight (gemm_wgmma_bf16_f32, alpha 1, beta 0: sums
+// straight into C) at the counts of both split rules: the workspace rule (>= 16 K steps per
+// split, forced through tuning.splits) and the by-shape count of this case (>= 2, no
+// workspace), beside cuBLAS with an f32 C. Checked against cuBLAS (f32 sums both sides:
+// |diff| <= 1e-3 + 1e-4 |ref|), timed and printed (no assertion on speed).
+TEST_F(GemmWgmma, SplitKIntoF32CTimingPrintout) {
+  SKIP_WITHOUT_HOPPER();
+  int dev = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  for (auto [M, N, K] : {std::tuple{512, 512, 8192}, {2048, 512, 8192}, {512, 512, 1300}, {2048, 512, 1300}}) {
+    const std::size_t mk = static_cast<std::size_t>(M) * K, kn = static_cast<std::size_t>(K) * N,
+                      mn = static_cast<std::size_t>(M) * N;
+    DeviceBuf<__nv_bfloat16> A(mk), B(kn);
+    DeviceBuf<float> C(mn), R(mn);
+    A.upload(random_matrix<__nv_bfloat16>(mk, 17u + M));
+    B.upload(random_matrix<__nv_bfloat16>(kn, 18u + N));
+    kg::GemmWgmmaTuning workspace_rule;
+    workspace_rule.splits = kg::gemm_wgmma_splits(M, N, K, 2, sms);
+    const std::size_t ws_bytes = kg::gemm_wgmma_splitk_workspace_bytes(M, N, K, 2, workspace_rule);
+    DeviceBuf<unsigned char> ws(std::max<std::size_t>(ws_bytes, 1));
+    cudaError_t e = cudaSuccess;
+    auto run = [&](const kg::GemmWgmmaTuning& t, void* w, std::size_t wb) {
+      if (auto r = kg::gemm_wgmma_bf16_f32(true, false, M, N, K, 1.f, A.get(), B.get(), 0.f, C.get(), nullptr, t, w, wb);
+          r != cudaSuccess)
+        e = r;
+    };
+    const float one = 1.0f, zero = 0.0f;
+    auto reference = [&] {
+      if (cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_T, N, M, K, &one, B.get(), CUDA_R_16BF, N, A.get(),
+                       CUDA_R_16BF, M, &zero, R.get(), CUDA_R_32F, N, CUBLAS_COMPUTE_32F,
+                       CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
+        e = cudaErrorUnknown;
+    };
+    reference();
+    ASSERT_EQ(cudaMemset(C.get(), 0xFF, mn * sizeof(float)), cudaSuccess);
+    run({}, nullptr, 0);  // the by-shape count of this case, no workspace
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(e, cudaSuccess);
+    const auto got = C.download(), want = R.download();
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < mn; ++i)
+      if (!(std::fabs(got[i] - want[i]) <= 1e-3 + 1e-4 * std::fabs(want[i]))) ++bad;
+    EXPECT_EQ(bad, 0u) << M << "x" << N << "x" << K;
+    const float ms_workspace_rule = median_ms([&] { run(workspace_rule, ws.get(), ws_bytes); });
+    const float ms_into_c = median_ms([&] { run({}, nullptr, 0); });
+    const float ms_ref = median_ms(reference);
+    ASSERT_EQ(e, cudaSuccess);
+    std::printf("[splitk-f32] bf16 tn %dx%dx%d, f32 C: workspace rule %d splits %.1f us | into C %d splits %.1f us | "
+                "cuBLAS (f32 C) %.1f us | into C %.0f%% of cuBLAS\n",
+                M, N, K, workspace_rule.splits, ms_workspace_rule * 1e3, kg::gemm_wgmma_splits(M, N, K, 2, sms, true),
+                ms_into_c * 1e3, ms_ref * 1e3, 100.0 * ms_ref / ms_into_c);
+  }
+}
 }  // namespace

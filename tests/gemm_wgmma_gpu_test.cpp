@@ -672,7 +672,9 @@ TEST_F(GemmWgmma, SplitKIntoF32CTimingPrintout) {
   int dev = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
-  for (auto [M, N, K] : {std::tuple{512, 512, 8192}, {2048, 512, 8192}, {512, 512, 1300}, {2048, 512, 1300}}) {
+  for (const auto& shape : {std::tuple{512, 512, 8192}, {2048, 512, 8192}, {512, 512, 1300}, {2048, 512, 1300}}) {
+    // Plain locals: the lambdas below capture them (clang refuses structured bindings there).
+    const int M = std::get<0>(shape), N = std::get<1>(shape), K = std::get<2>(shape);
     const std::size_t mk = static_cast<std::size_t>(M) * K, kn = static_cast<std::size_t>(K) * N,
                       mn = static_cast<std::size_t>(M) * N;
     DeviceBuf<__nv_bfloat16> A(mk), B(kn);

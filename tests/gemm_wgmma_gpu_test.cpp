@@ -117,6 +117,15 @@ cublasStatus_t cublas_ref(cublasHandle_t h, bool ta, bool tb, int M, int N, int 
                       C, cuda_type<T>(), N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 }
 
+// The same with bf16 A, B and an f32 C (f32 compute): the reference of gemm_wgmma_bf16_f32.
+cublasStatus_t cublas_ref_bf16_f32(cublasHandle_t h, bool ta, bool tb, int M, int N, int K, const __nv_bfloat16* A,
+                                   const __nv_bfloat16* B, float* C) {
+  const float one = 1.0f, zero = 0.0f;
+  return cublasGemmEx(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &one, B,
+                      CUDA_R_16BF, tb ? K : N, A, CUDA_R_16BF, ta ? M : K, &zero, C, CUDA_R_32F, N,
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
 // ws: the split-K workspace (none: the call runs unsplit unless tuning.splits forces a split).
 template <typename T>
 cudaError_t ours(bool ta, bool tb, int M, int N, int K, float alpha, const T* A, const T* B,
@@ -446,11 +455,7 @@ TEST_F(GemmWgmma, Bf16InputsF32OutputEveryLayoutAndPath) {
     ASSERT_EQ(kg::gemm_wgmma_bf16_f32(ta, tb, M, N, K, 1.0f, A.get(), B.get(), 0.0f, C.get(), nullptr, tuning,
                                       ws_bytes > 0 ? ws.get() : nullptr, ws_bytes),
               cudaSuccess);
-    const float one = 1.0f, zero = 0.0f;
-    ASSERT_EQ(cublasGemmEx(handle_, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &one,
-                           B.get(), CUDA_R_16BF, tb ? K : N, A.get(), CUDA_R_16BF, ta ? M : K, &zero, R.get(),
-                           CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-              CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(cublas_ref_bf16_f32(handle_, ta, tb, M, N, K, A.get(), B.get(), R.get()), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const auto got = C.download(), want = R.download();
     std::size_t bad = 0;
@@ -691,11 +696,8 @@ TEST_F(GemmWgmma, SplitKIntoF32CTimingPrintout) {
           r != cudaSuccess)
         e = r;
     };
-    const float one = 1.0f, zero = 0.0f;
     auto reference = [&] {
-      if (cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_T, N, M, K, &one, B.get(), CUDA_R_16BF, N, A.get(),
-                       CUDA_R_16BF, M, &zero, R.get(), CUDA_R_32F, N, CUBLAS_COMPUTE_32F,
-                       CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
+      if (cublas_ref_bf16_f32(handle_, true, false, M, N, K, A.get(), B.get(), R.get()) != CUBLAS_STATUS_SUCCESS)
         e = cudaErrorUnknown;
     };
     reference();

@@ -85,7 +85,8 @@ inline cudaError_t gemm_bf16_bias(Layout layout, int M, int N, int K, float alph
 
 // bf16 A, B with an f32 C (M, N) = alpha op(A) op(B), never rounded to bf16 (gemm_wgmma_bf16_f32);
 // cudaErrorNotSupported where gemm_lowp_wgmma_takes (bf16) is false (the mma kernel has no
-// f32 output for bf16 inputs). Workspace as gemm_bf16's.
+// f32 output for bf16 inputs). Alpha 1: a split adds its sums straight into C and needs no
+// workspace (gemm_wgmma_bf16_f32); else workspace as gemm_bf16's.
 inline cudaError_t gemm_bf16_f32(Layout layout, int M, int N, int K, float alpha, const __nv_bfloat16* A,
                                  const __nv_bfloat16* B, float* C, cudaStream_t stream, void* workspace = nullptr,
                                  std::size_t workspace_bytes = 0) {

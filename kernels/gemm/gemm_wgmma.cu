@@ -548,9 +548,11 @@ int requested_splits(int M, int N, int K, int elem_bytes, int sms, const GemmWgm
                            : gemm_wgmma_splits(M, N, K, elem_bytes, sms);
 }
 
-// A split call whose sums go straight into C (16-bit inputs, f32 C, alpha 1, beta 0, no bias:
-// nothing is applied after the sum; float2 adds need C 8-byte aligned). The caller checks
-// the types.
+// A split call whose sums go straight into C: 16-bit inputs with an f32 C and no bias (the
+// instantiation, kSumsIntoC), alpha 1 and beta 0 (nothing is applied after the sum), C 8-byte
+// aligned (float2 adds).
+template <typename T, typename TOut, bool kBias>
+constexpr bool kSumsIntoC = std::is_same_v<TOut, float> && !std::is_same_v<T, float> && !kBias;
 bool sums_into_c(float alpha, float beta, const void* C) {
   return alpha == 1.f && beta == 0.f && reinterpret_cast<uintptr_t>(C) % 8 == 0;
 }
@@ -651,11 +653,9 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
   // 16-bit inputs with an f32 C (gemm_wgmma_bf16_f32: a weight gradient) and nothing applied
   // after the sum (alpha 1, beta 0, no bias): the split-K sums go straight into C, zeroed
   // first (float2 atomics: C 8-byte aligned), and the finishing pass is not needed.
-  bool sums_in_c = false;
-  if constexpr (std::is_same_v<TOut, float> && !std::is_same_v<T, float> && !kBias) {
-    sums_in_c = splits > 1 && sums_into_c(alpha, beta, C);
+  const bool sums_in_c = kSumsIntoC<T, TOut, kBias> && splits > 1 && sums_into_c(alpha, beta, C);
+  if constexpr (kSumsIntoC<T, TOut, kBias>)
     if (sums_in_c) partial = C;
-  }
   if (splits > 1) {
     if (cudaError_t e = cudaMemsetAsync(partial, 0, static_cast<std::size_t>(elements) * sizeof(float), stream);
         e != cudaSuccess)
@@ -702,12 +702,10 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                                  &splits);
       e != cudaSuccess)
     return e;
-  if constexpr (std::is_same_v<TOut, float> && !std::is_same_v<T, float> && !kBias) {
-    // Sums straight into C need no workspace and no finishing pass: the by-shape count of that
-    // case, with or without a workspace (tuning.splits still decides when set).
-    if (tuning.splits == 0 && sums_into_c(alpha, beta, C))
-      splits = gemm_wgmma_splits(M, N, K, static_cast<int>(sizeof(T)), sms, /*sums_into_c=*/true);
-  }
+  // Sums straight into C need no workspace and no finishing pass: the by-shape count of that
+  // case, with or without a workspace (tuning.splits still decides when set).
+  if (kSumsIntoC<T, TOut, kBias> && tuning.splits == 0 && sums_into_c(alpha, beta, C))
+    splits = gemm_wgmma_splits(M, N, K, static_cast<int>(sizeof(T)), sms, /*sums_into_c=*/true);
   auto* partial = static_cast<float*>(workspace);
   const int lda = a_trans ? M : K, ldb = b_trans ? K : N;
   if constexpr (kPromote<T>) {

@@ -377,9 +377,9 @@ struct LinearBackward final : Node {
     const int M = to_int(in, "linear in"), N = to_int(out, "linear out"), K = to_int(rows, "linear rows");
     if (M > 0 && N > 0 && K > 0 &&
         kg::gemm_lowp_wgmma_takes(kg::Layout::tn, kg::TcDType::bf16, M, N, K, x.raw(), g.raw())) {
-      const SplitKWorkspace ws = splitk_workspace(kg::Layout::tn, M, N, K);
+      // alpha 1 into a fresh f32 dW: a split adds its sums straight into dW (no workspace).
       MODELS_CUDA(kg::gemm_bf16_f32(kg::Layout::tn, M, N, K, 1.0f, x.data<bf16>(), g.data<bf16>(), dW.data<float>(),
-                                    stream(), ws.ptr(), ws.bytes));
+                                    stream()));
       return;
     }
     Tensor tmp = Tensor::empty({in, out}, DType::bf16);

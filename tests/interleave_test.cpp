@@ -3,6 +3,8 @@
 // the report records it per result.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 #include "harness/error.hpp"
@@ -31,6 +33,48 @@ TEST(Interleave, RoundsStepEachUnfinishedResultOnceInOrder) {
   EXPECT_TRUE(run_in_rounds(0, [](std::size_t) { return true; }).empty());
 }
 
+// Shuffled: every round still steps each unfinished result exactly once (round r holds
+// the results that need more than r batches), the counts are the same as in plan order,
+// the orders change from round to round, and the same seed gives the same orders.
+TEST(Interleave, ShuffledRoundsArePermutationsOfTheUnfinishedResultsAndRepeatWithTheSeed) {
+  const std::vector<std::size_t> needs = {5, 8, 3, 8};
+  auto log_of = [&](std::optional<std::uint64_t> seed, std::vector<std::size_t>* counts) {
+    std::vector<std::size_t> taken(needs.size(), 0);
+    std::string log;
+    *counts = run_in_rounds(
+        needs.size(),
+        [&](std::size_t i) {
+          log += static_cast<char>('0' + i);
+          return ++taken[i] == needs[i];
+        },
+        seed);
+    return log;
+  };
+  std::vector<std::size_t> counts;
+  const std::string log = log_of(7, &counts);
+  EXPECT_EQ(counts, needs);
+  std::vector<std::string> rounds;
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < 8; ++r) {
+    std::string expected;  // the results still running in round r, in plan order
+    for (std::size_t i = 0; i < needs.size(); ++i)
+      if (needs[i] > r) expected += static_cast<char>('0' + i);
+    ASSERT_LE(at + expected.size(), log.size()) << log;
+    std::string round = log.substr(at, expected.size());
+    at += expected.size();
+    rounds.push_back(round);
+    std::sort(round.begin(), round.end());
+    EXPECT_EQ(round, expected) << "round " << r << " of " << log;
+  }
+  EXPECT_EQ(at, log.size()) << log;
+  EXPECT_NE(rounds[0], rounds[1]) << log;  // a fresh order per round (seed 7: 1203, then 3120, ...)
+  EXPECT_NE(log, "012301230120130131313131");  // not plan order
+  std::vector<std::size_t> again;
+  EXPECT_EQ(log_of(7, &again), log);
+  EXPECT_NE(log_of(8, &again), log);
+  EXPECT_EQ(log_of(std::nullopt, &again), "0123" "0123" "0123" "013" "013" "13" "13" "13");
+}
+
 // Every launch of the two test variants appends its letter: the order the runner ran them.
 std::string& launch_log() {
   static std::string log;
@@ -53,12 +97,14 @@ void register_logging_variants() {
   (void)added;
 }
 
-std::vector<Result> run_suite(const std::string& interleave, const std::vector<std::string>& variants) {
+std::vector<Result> run_suite(const std::string& interleave, const std::vector<std::string>& variants,
+                              const std::string& order = "fixed") {
   register_logging_variants();
   const Suite suite = parse_suite(R"(
 suite: interleave
 settings: {warmup: 1, min_samples: 1, min_time: 0.0, max_time: 10, noise: 1.0, cache: hot,
-           stopping: {rule: samples, samples: 6}, interleave: )" + interleave + R"(}
+           stopping: {rule: samples, samples: 6}, interleave: )" + interleave +
+                                      ", interleave_order: " + order + R"(}
 cases:
   - problem: stream
     params: {op: copy, n: 1000}
@@ -97,6 +143,32 @@ TEST(Interleave, TheVariantsOfACaseAreTimedInRounds) {
   EXPECT_TRUE(back.timing->interleaved);
   EXPECT_EQ(back.timing->rounds, 6u);
   EXPECT_EQ(back.settings.interleave, true);
+  EXPECT_EQ(json["results"][0]["settings"]["interleave_order"], "fixed");
+  EXPECT_EQ(back.settings.round_order, RoundOrder::fixed);
+}
+
+// The default order: each of the six rounds takes a and b in a seeded order of its own.
+TEST(Interleave, ByDefaultEachRoundTakesTheVariantsInAShuffledOrder) {
+  const auto results = run_suite("true", {"ilv_a", "ilv_b"}, "shuffled");
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) ASSERT_EQ(r.status, Status::passed) << r.name << ": " << r.reason;
+  const std::string log = launch_log();
+  ASSERT_EQ(log.size(), 4u + 12u + 2u) << log;
+  EXPECT_EQ(log.substr(0, 4), "aabb");
+  EXPECT_EQ(log.substr(16), "ab");
+  const std::string timed = log.substr(4, 12);
+  for (std::size_t r = 0; r < 6; ++r) {
+    const std::string round = timed.substr(2 * r, 2);
+    EXPECT_TRUE(round == "ab" || round == "ba") << timed;
+  }
+  EXPECT_NE(timed, "abababababab");  // this case's seed (run seed 42) gives another order
+  Suite suite;
+  suite.name = "interleave";
+  EXPECT_EQ(make_report({{"date", "x"}, {"host", "h"}}, suite, results)["results"][0]["settings"]["interleave_order"],
+            "shuffled");
+  // The same seed, the same orders.
+  run_suite("true", {"ilv_a", "ilv_b"}, "shuffled");
+  EXPECT_EQ(launch_log(), log);
 }
 
 TEST(Interleave, OffOrWithOneVariantItIsPlainTiming) {
@@ -129,6 +201,21 @@ TEST(Interleave, TheSettingIsTrueOrFalse) {
                               Registry::instance());
   ASSERT_FALSE(s.cases.empty());
   EXPECT_EQ(s.cases[0].settings.interleave, true);
+  EXPECT_EQ(s.cases[0].settings.round_order, RoundOrder::shuffled);  // the default
+  try {
+    parse_suite("suite: s\nsettings: {interleave_order: random}\ncases:\n  - problem: stream\n", "s.yaml",
+                Registry::instance());
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'interleave_order' must be shuffled or fixed, got 'random'"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(parse_suite("suite: s\ncases:\n  - problem: stream\n    settings: {interleave_order: fixed}\n", "s.yaml",
+                        Registry::instance())
+                .cases[0]
+                .settings.round_order,
+            RoundOrder::fixed);
 }
 
 // The default follows steady's rule: on for tensor-core dtypes (the power-capped work

@@ -126,6 +126,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "samples back to back. Default: the suites' settings.interleave, else on for dtype\n"
                   "bf16, f16, tf32, fp8 (power-capped work; harness list states it)")
       ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option("--interleave-order", args->interleave_order,
+                  "shuffled: each round takes the variants in a fresh order, seeded by --seed and the\n"
+                  "case (default: no variant always follows the same one); fixed: plan order in every\n"
+                  "round (A B C A B C). Default: the suites' settings.interleave_order, else shuffled")
+      ->check(CLI::IsMember({"shuffled", "fixed"}));
   cmd->add_option("--devices", args->devices,
                   "Shard the suite over devices, one worker process per device: all, a list like 0,1,\n"
                   "or cpu:N (N CPU-only workers). Largest cases first; results carry their device;\n"

@@ -46,6 +46,7 @@ nlohmann::json settings_to_json(const MeasureSettings& s) {
           {"throttle", s.throttle},
           {"steady", s.steady ? nlohmann::json(*s.steady) : nlohmann::json(nullptr)},  // null: the dtype rule decides
           {"interleave", s.interleave ? nlohmann::json(*s.interleave) : nlohmann::json(nullptr)},
+          {"interleave_order", std::string(to_string(s.round_order))},
           {"steady_settings", {{"window_s", s.steady_settings.window}, {"tolerance", s.steady_settings.tolerance},
                                {"min_time_s", s.steady_settings.min_time}, {"max_time_s", s.steady_settings.max_time},
                                {"burst_s", s.steady_settings.burst}}}};
@@ -70,6 +71,8 @@ MeasureSettings settings_from_json(const nlohmann::json& s) {
   m.throttle = num_or(s, {"throttle"}, m.throttle);
   m.steady = boolean(s, {"steady"});
   m.interleave = boolean(s, {"interleave"});
+  // Reports before the order existed timed their rounds in plan order.
+  m.round_order = str_or(s, {"interleave_order"}, "fixed") == "shuffled" ? RoundOrder::shuffled : RoundOrder::fixed;
   SteadySettings& st = m.steady_settings;
   st.window = num_or(s, {"steady_settings", "window_s"}, st.window);
   st.tolerance = num_or(s, {"steady_settings", "tolerance"}, st.tolerance);

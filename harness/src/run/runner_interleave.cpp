@@ -4,7 +4,10 @@
 // Checks, re-checks, profiling and the steady warm-up stay per variant: only the timed
 // batches are interleaved. With one variant left to time (the others skipped or failed
 // their check) it is plain timing. Collectives never come here.
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -28,6 +31,15 @@ std::unique_ptr<BatchedTiming> Runner::start_timing(const Case& c, const Variant
 }
 
 namespace {
+
+// The seed of a case's round order: the run's seed mixed with the case's first timed result
+// name (FNV-1a), so that a rerun with the same --seed takes the same orders and two cases
+// do not share one.
+std::uint64_t round_seed(std::uint64_t run_seed, const std::string& name) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (const char ch : name) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  return h ^ (run_seed * 0x9E3779B97F4A7C15ull);
+}
 
 // One variant on its way through the interleaved case.
 struct Slot {
@@ -64,7 +76,7 @@ void Runner::run_case_interleaved(CaseState& state, const std::vector<const Vari
     });
     if (s.r.status == Status::crashed) break;  // no later variant starts (as in run_case)
   }
-  // 2. The timed batches in rounds: A B C A B C ...
+  // 2. The timed batches in rounds: A B C A B C ... (shuffled: C A B B C A ...)
   std::vector<Slot*> timed;
   for (auto& s : slots)
     if (s->timing) timed.push_back(s.get());
@@ -72,6 +84,8 @@ void Runner::run_case_interleaved(CaseState& state, const std::vector<const Vari
   if (interleaved)
     for (Slot* s : timed) s->timing->set_interleaved();
   std::vector<std::size_t> rounds;
+  std::optional<std::uint64_t> shuffle;
+  if (interleaved && c.settings.round_order == RoundOrder::shuffled) shuffle = round_seed(options_.seed, timed[0]->r.name);
   {
     NvtxRange timed_range("timed", NvtxPhase::timed);
     rounds = run_in_rounds(timed.size(), [&](std::size_t i) {
@@ -83,7 +97,7 @@ void Runner::run_case_interleaved(CaseState& state, const std::vector<const Vari
       if (ok) return done;
       timed[i]->timing.reset();  // a batch failed: guarded() recorded why in its result
       return true;
-    });
+    }, shuffle);
   }
   // 2b. One more round, traced, while the GPU is still in the rounds' power state: the
   // trust check of results timed in rounds (measure/traced_round.hpp says why). Profiled

@@ -120,7 +120,8 @@ class Watchdog {
   bool stop_ = false;
 };
 
-// --timing, --stopping, --throttle, --steady and --interleave override every case's settings.
+// --timing, --stopping, --throttle, --steady, --interleave and --interleave-order override every
+// case's settings.
 void apply_overrides(const SessionOptions& args, Suite& suite) {
   std::optional<TimingMode> timing;
   if (!args.timing.empty()) {
@@ -144,6 +145,8 @@ void apply_overrides(const SessionOptions& args, Suite& suite) {
     if (args.throttle) c.settings.throttle = *args.throttle;
     if (!args.steady.empty()) c.settings.steady = args.steady == "on";
     if (!args.interleave.empty()) c.settings.interleave = args.interleave == "on";
+    if (!args.interleave_order.empty())
+      c.settings.round_order = args.interleave_order == "fixed" ? RoundOrder::fixed : RoundOrder::shuffled;
   }
 }
 

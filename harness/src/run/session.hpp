@@ -42,6 +42,7 @@ struct SessionOptions {
   std::optional<double> throttle;   // (0, 1]: share of the maximum SM clock
   std::string steady;               // "on" | "off": overrides settings.steady ("" keeps it)
   std::string interleave;           // "on" | "off": overrides settings.interleave ("" keeps it)
+  std::string interleave_order;     // "shuffled" | "fixed": overrides settings.interleave_order ("" keeps it)
   std::string command_line;         // as typed, for the report's environment
   std::vector<std::string> child_argv;  // how an isolated child re-runs this command
   std::string devices;               // --devices all|0,1|cpu:N: one worker process per device

@@ -196,7 +196,7 @@ class Loader {
     if (!node.IsMap()) fail(node, "'settings' must be a map");
     const std::vector<std::string> keys = {"warmup", "min_samples", "min_time", "max_time", "noise", "cache",
                                            "timeout", "timing", "stopping", "throttle", "steady",
-                                           "interleave"};
+                                           "interleave", "interleave_order"};
     if (trace) {
       std::vector<std::string> with_trace = keys;
       with_trace.push_back("trace");
@@ -245,6 +245,14 @@ class Loader {
       if (v == "true") s.interleave = true;
       else if (v == "false") s.interleave = false;
       else fail(node["interleave"], fmt::format("'interleave' must be true or false, got '{}'", v));
+    }
+    if (node["interleave_order"]) {
+      const std::string v = scalar(node["interleave_order"], "interleave_order");
+      if (v == "shuffled") s.round_order = RoundOrder::shuffled;
+      else if (v == "fixed") s.round_order = RoundOrder::fixed;
+      else
+        fail(node["interleave_order"], fmt::format("'interleave_order' must be shuffled or fixed, got '{}'{}", v,
+                                                   did_you_mean(v, {"shuffled", "fixed"})));
     }
     if (s.max_time < s.min_time)
       fail(node, fmt::format("max_time ({:g} s) is shorter than min_time ({:g} s)", s.max_time, s.min_time));

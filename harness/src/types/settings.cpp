@@ -7,6 +7,7 @@ namespace harness {
 
 std::string_view to_string(CacheMode mode) { return mode == CacheMode::hot ? "hot" : "cold"; }
 std::string_view to_string(TimingMode mode) { return mode == TimingMode::graph ? "graph" : "events"; }
+std::string_view to_string(RoundOrder order) { return order == RoundOrder::fixed ? "fixed" : "shuffled"; }
 
 std::string_view to_string(StoppingRule rule) {
   switch (rule) {

@@ -16,6 +16,14 @@ std::string_view to_string(CacheMode mode);
 enum class TimingMode { events, graph };
 std::string_view to_string(TimingMode mode);
 
+// interleave's order inside each round: shuffled (a fresh permutation of the variants per
+// round, seeded by the run's seed and the case: Google Benchmark's random interleaving) or
+// fixed (plan order, A B C A B C). In a fixed order each variant always follows the same
+// one, so a kernel that leaves the GPU hotter (or cooler) tilts the next one's figure alike
+// in every round; a shuffled order spreads that over all of them.
+enum class RoundOrder { shuffled, fixed };
+std::string_view to_string(RoundOrder order);
+
 // When to stop taking samples (the rules: measure/stopping.hpp).
 enum class StoppingRule { noise, entropy, samples };
 std::string_view to_string(StoppingRule rule);
@@ -58,7 +66,8 @@ bool steady_by_default(const Params& params);
 bool interleave_by_default(const Params& params);
 inline constexpr std::string_view kInterleaveDefaultRule =
     "interleave (a case's variants timed in rounds, A B A B ...) is on by default when a case's dtype is bf16, f16, "
-    "tf32 or fp8 (tensor cores, power-capped), off otherwise; a suite's settings.interleave overrides it";
+    "tf32 or fp8 (tensor cores, power-capped), off otherwise; a suite's settings.interleave overrides it; each "
+    "round takes the variants in a fresh seeded order (settings.interleave_order: shuffled, the default, or fixed)";
 inline constexpr std::string_view kSteadyDefaultRule =
     "steady (warm up until the SM clock settles) is on by default when a case's dtype is bf16, f16, tf32 or fp8 "
     "(tensor cores), off otherwise; a suite's settings.steady overrides it";
@@ -81,6 +90,7 @@ struct MeasureSettings {
   // batch of each per round, so that a slow drift (the power cap's clock) falls on all of
   // them alike. Unset until the suite loader resolves it per case (interleave_by_default).
   std::optional<bool> interleave;
+  RoundOrder round_order = RoundOrder::shuffled;  // suite key interleave_order
   // Set by the runner for a collective (not a suite key): exactly warmup + stopping.samples
   // launches, whatever the timings, so that every rank launches the same collectives.
   bool fixed_launches = false;

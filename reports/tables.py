@@ -7,6 +7,11 @@
                                                     the geometric mean per dtype (a run's .journal.jsonl too)
   python3 reports/tables.py attention REPORT.json [PYTORCH.json]
   python3 reports/tables.py attention-sdpa REPORT.json PYTORCH.json   ours / SDPA speed per shape
+  python3 reports/tables.py attention-pair REPORT.json [REPORT2.json] [--ours V] [--reference V]
+                                                    two variants of one report (a Python variant such as
+                                                    sdpa_cudnn beside ours, timed in one process) per shape:
+                                                    both medians and clocks, the ratio, the reference's noise;
+                                                    a second report (a repeat run) as more columns
   python3 reports/tables.py memory REPORT.json      extra memory and the longest N per variant
   python3 reports/tables.py stream REPORT.json      STREAM bandwidth
   python3 reports/tables.py attention-summary REPORT.json   naive vs flash per shape
@@ -27,6 +32,7 @@ modes); MFU = the result's model FLOPs per step / its median step / the GPU's de
 peak (docs/models.md, "Model FLOP utilization").
 """
 import argparse
+import gzip
 import json
 import math
 import os
@@ -40,9 +46,11 @@ import torch_allreduce  # noqa: E402
 
 def load(path):
     """A report, or a run's journal (<report>.journal.jsonl: one result per line, written as
-    each finished; a run cut short leaves only it) read as a report of those results."""
-    with open(path) as f:
-        if not path.endswith(".jsonl"):
+    each finished; a run cut short leaves only it) read as a report of those results; either
+    gzip-compressed (.gz, as reports/baselines stores them)."""
+    plain = path[:-3] if path.endswith(".gz") else path
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        if not plain.endswith(".jsonl"):
             return json.load(f)
         results = [r for r in (json.loads(line) for line in f if line.strip()) if "problem" in r]
     return {"environment": None, "results": results, "journal": path}
@@ -248,6 +256,71 @@ def variant_label(r):
     extra = [f"{k}:{str(v).lower()}" for k, v in r["params"].items()
              if k not in PARAMS and k not in ("dtype", "scale") and v not in (False, 0, None, "")]
     return " ".join([r["variant"]] + extra)
+
+
+NOISY_REFERENCE = 0.10  # relative noise of the reference's samples above which its median is not a claim
+
+
+def attention_pair(report, second=None, ours="flash_wgmma", reference="sdpa_cudnn"):
+    """Per attention problem, shape and mode (deterministic, ...): `ours` and `reference` from the
+    same report (timed in one process, e.g. in rounds), their medians and median SM clocks, the
+    ratio reference time / ours (> 1: ours faster) and the reference's relative noise; a second
+    report adds the same columns for its run. A reference noisier than NOISY_REFERENCE is marked
+    (a Python variant whose launches are host-bound at short shapes reads slow and unsteady);
+    the summary line (geometric mean, minimum) leaves such rows out."""
+    def pairs(rep):
+        out = OrderedDict()
+        for r in rep["results"]:
+            if r["problem"].startswith("attention") and r["variant"] in (ours, reference):
+                extra = variant_label(r)[len(r["variant"]):].strip()
+                key = (r["problem"], shape_key(r["params"], PARAMS), dtype_of(r["params"]), extra)
+                out.setdefault(key, {})[r["variant"]] = r
+        return out
+
+    runs = [pairs(report)] + ([pairs(second)] if second else [])
+
+    def cells(both):
+        a, b = both.get(ours), both.get(reference)
+        for name, r in ((ours, a), (reference, b)):
+            if r is None:
+                return f"{name}: not in the report | - | -", None
+            if r["status"] != "passed":
+                return f"{name} {r['status']}: {r.get('reason', '')[:60]} | - | -", None
+        ta, tb = a["stats"]["median_s"], b["stats"]["median_s"]
+        noise = (b["stats"] or {}).get("rel_noise")
+        noisy = noise is not None and noise > NOISY_REFERENCE
+        noise_cell = "-" if noise is None else f"{100 * noise:.0f}%" + (" (noisy: not a claim)" if noisy else "")
+        return (f"{ta * 1e3:.3f} ms{clock_text(a)} / {tb * 1e3:.3f} ms{clock_text(b)} | {tb / ta:.3f}x | {noise_cell}",
+                None if noisy else tb / ta)
+
+    head = "| problem | shape | dtype | mode |"
+    rule = "|---|---|---|---|"
+    for i in range(len(runs)):
+        run = f"run {i + 1}: " if len(runs) > 1 else ""
+        head += f" {run}{ours} / {reference} | {run}ratio | {run}{reference} noise |"
+        rule += "---|---|---|"
+    out = [header(report) + (header(second) if second else ""),
+           f"Ratio = {reference}'s median / {ours}'s (> 1: {ours} faster); MHz: the median SM clock of each. "
+           f"A reference whose samples' relative noise exceeds {100 * NOISY_REFERENCE:.0f}% is marked and left out of the summary.\n",
+           head, rule]
+    kept = [[] for _ in runs]
+    for key, both in runs[0].items():
+        line = f"| {key[0]} | {key[1]} | {key[2]} | {key[3] or '-'} |"
+        for i, run in enumerate(runs):
+            text, ratio = cells(run.get(key, {}))
+            line += f" {text} |"
+            if ratio is not None:
+                kept[i].append((ratio, key[1]))
+        out.append(line)
+    out.append("")
+    for i, k in enumerate(kept):
+        if not k:
+            continue
+        gm = math.exp(sum(math.log(r) for r, _ in k) / len(k))
+        low = min(k)
+        out.append(f"{'run ' + str(i + 1) + ': ' if len(runs) > 1 else ''}geometric mean {gm:.3f}x over {len(k)} shapes "
+                   f"with a steady reference (minimum {low[0]:.3f}x at {low[1]})")
+    return "\n".join(out) + "\n"
 
 
 def attention_summary(report):
@@ -608,17 +681,23 @@ def breakdown(report, pytorch):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=("gemm", "gemm-zoo", "attention", "attention-sdpa", "memory", "stream", "attention-summary",
+    ap.add_argument("kind", choices=("gemm", "gemm-zoo", "attention", "attention-sdpa", "attention-pair", "memory", "stream",
+                                     "attention-summary",
                                      "attention-fp8", "transformer", "nccl", "breakdown"))
     ap.add_argument("report", metavar="REPORT.json")
     ap.add_argument("pytorch", nargs="?", metavar="PYTORCH.json",
-                    help="attention, attention-sdpa, transformer; nccl: reports/torch_allreduce.py's JSON")
+                    help="attention, attention-sdpa, transformer; nccl: reports/torch_allreduce.py's JSON; "
+                         "attention-pair: a second run's report")
     ap.add_argument("metrics", nargs="?", metavar="METRICS.jsonl", help="transformer: $HARNESS_TRAIN_METRICS lines")
+    ap.add_argument("--ours", default="flash_wgmma", help="attention-pair: our variant (default flash_wgmma)")
+    ap.add_argument("--reference", default="sdpa_cudnn", help="attention-pair: the reference variant (default sdpa_cudnn)")
     args = ap.parse_args(argv[1:])
     report = load(args.report)
     extra = load(args.pytorch) if args.pytorch else None
     if args.kind == "attention":
         print(attention(report, extra))
+    elif args.kind == "attention-pair":
+        print(attention_pair(report, extra, args.ours, args.reference))
     elif args.kind == "attention-sdpa":
         if extra is None:
             ap.error("attention-sdpa needs the PyTorch report (reports/pytorch_attention.py)")

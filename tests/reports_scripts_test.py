@@ -388,6 +388,44 @@ class TinyTables(unittest.TestCase):
                       "0.0, 1755 MHz | 0.0 | 1.50x |", out)
         self.assertIn("seq_len=13 head_dim=128 causal=False | | skipped: flash_wgmma (fp8_e4m3): not sm_90 | |", out)
 
+    def test_attention_pair_two_variants_of_one_report_per_shape_with_the_references_noise(self):
+        long, short = attention_params("bf16"), dict(attention_params("bf16"), seq_len=1024)
+        det = dict(attention_params("bf16"), deterministic=True)
+
+        def run(ref_long, name, gz=False):
+            results = [
+                result("attention", "flash_wgmma", long, 1.0e-3, clocks={"median_mhz": 1600.0}),
+                result("attention", "sdpa_cudnn", long, ref_long, clocks={"median_mhz": 1650.0}),
+                result("attention", "flash_wgmma", short, 0.1e-3),
+                result("attention", "sdpa_cudnn", short, 0.2e-3),
+                result("attention_backward", "flash_wgmma", det, 2e-3),
+                result("attention_backward", "sdpa_cudnn", det, status="skipped", reason="deterministic: not asked"),
+            ]
+            results[1]["stats"]["rel_noise"] = 0.02
+            results[3]["stats"]["rel_noise"] = 0.40  # host-bound Python launches: not a claim
+            path = write_json(self.dir.name, name, {"environment": ENV, "results": results})
+            if gz:
+                import gzip
+                with open(path, "rb") as f, gzip.open(path + ".gz", "wb") as g:
+                    g.write(f.read())
+                path += ".gz"
+            return path
+
+        out = self.tables("attention-pair", run(1.1e-3, "one.json"))
+        self.assertIn("| attention | batch=4 heads=16 kv_heads=0 seq_len=2048 head_dim=128 causal=False | bf16 | - | "
+                      "1.000 ms, 1600 MHz / 1.100 ms, 1650 MHz | 1.100x | 2% |", out)
+        self.assertIn("| 2.000x | 40% (noisy: not a claim) |", out)
+        self.assertIn("| deterministic:true | sdpa_cudnn skipped: deterministic: not asked | - | - |", out)
+        self.assertIn("geometric mean 1.100x over 1 shapes with a steady reference (minimum 1.100x at batch=4", out)
+        # A second run (gzip-compressed, as reports/baselines stores them) as more columns.
+        out = self.tables("attention-pair", run(1.1e-3, "one.json"), run(0.9e-3, "two.json", gz=True))
+        self.assertIn("| run 2: flash_wgmma / sdpa_cudnn | run 2: ratio |", out)
+        self.assertIn("| 1.100x | 2% | 1.000 ms, 1600 MHz / 0.900 ms, 1650 MHz | 0.900x | 2% |", out)
+        self.assertIn("run 2: geometric mean 0.900x over 1 shapes", out)
+        # Other variant names.
+        out = self.tables("attention-pair", run(1.1e-3, "one.json"), "--ours", "sdpa_cudnn", "--reference", "flash_wgmma")
+        self.assertIn("Ratio = flash_wgmma's median / sdpa_cudnn's", out)
+
     def test_gemm_zoo_ratio_per_shape_and_geometric_mean_per_dtype_from_a_report_or_a_journal(self):
         def gp(dtype, layout, M, N, K):
             return {"M": M, "N": N, "K": K, "alpha": 1, "beta": 0, "dtype": dtype, "layout": layout}

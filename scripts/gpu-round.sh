@@ -30,6 +30,11 @@
 #           attention-fp8 (the FP8 forward: its GPU tests, suites/attention-fp8.yaml (fp8 beside
 #           bf16, table-attention-fp8.md with fp8 / bf16 per shape), SASS counts of the kernel,
 #           memcheck and racecheck on its odd sizes)
+#           attention-same-process (flash_wgmma beside PyTorch's cuDNN SDPA as a Python variant in
+#           one harness process, both settled (steady) and timed in rounds (interleave): forward
+#           and backward shapes of suites/attention-hopper.yaml, table-attention-same-process.md
+#           by tables.py attention-pair; SAME_PROCESS_FILTER narrows it (default: every shape);
+#           about 6 minutes on an H100)
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
 #           ddp (data-parallel train_transformer over every GPU, world_size 1, 2 (and 4: bf16),
@@ -103,6 +108,13 @@ for s in $stages; do
         --harness $exe --out "$OUT/pytorch-attention-hopper.json" >"$OUT/pytorch-hopper.log" 2>&1 || status=1
       python3 reports/tables.py attention-sdpa "$OUT/attention-hopper.json" "$OUT/pytorch-attention-hopper.json" \
         | tee "$OUT/table-attention-hopper.md" | tail -60 || status=1 ;;
+    attention-same-process)
+      step "flash_wgmma and sdpa_cudnn in one process, steady, in rounds (suites/attention-hopper.yaml)"
+      timeout "${SUITE_TIMEOUT:-600}" $exe run suites/attention-hopper.yaml --filter "${SAME_PROCESS_FILTER:-.}" \
+        --python examples/python/torch_sdpa.py --variants flash_wgmma,sdpa_cudnn --steady on --interleave on \
+        --no-profile --out "$OUT/attention-same-process.json" 2>&1 | tee "$OUT/attention-same-process.log" | tail -8 || status=1
+      python3 reports/tables.py attention-pair "$OUT/attention-same-process.json" \
+        | tee "$OUT/table-attention-same-process.md" | tail -4 || status=1 ;;
     attention-tc-tiles)
       step "harness run suites/attention-tc-tiles.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention-tc-tiles.yaml --no-profile --out "$OUT/attention-tc-tiles.json" \

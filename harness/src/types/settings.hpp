@@ -65,9 +65,10 @@ bool steady_by_default(const Params& params);
 // not reach the cap was not seen to move, so it keeps plain timing.
 bool interleave_by_default(const Params& params);
 inline constexpr std::string_view kInterleaveDefaultRule =
-    "interleave (a case's variants timed in rounds, A B A B ...) is on by default when a case's dtype is bf16, f16, "
-    "tf32 or fp8 (tensor cores, power-capped), off otherwise; a suite's settings.interleave overrides it; each "
-    "round takes the variants in a fresh seeded order (settings.interleave_order: shuffled, the default, or fixed)";
+    "interleave (a case's variants timed in rounds, one batch of each per round) is on by default when a case's "
+    "dtype is bf16, f16, tf32 or fp8 (tensor cores, power-capped), off otherwise; a suite's settings.interleave "
+    "overrides it; each round takes the variants in a fresh seeded order (settings.interleave_order: shuffled, the "
+    "default, or fixed)";
 inline constexpr std::string_view kSteadyDefaultRule =
     "steady (warm up until the SM clock settles) is on by default when a case's dtype is bf16, f16, tf32 or fp8 "
     "(tensor cores), off otherwise; a suite's settings.steady overrides it";

@@ -85,7 +85,8 @@ void Runner::run_case_interleaved(CaseState& state, const std::vector<const Vari
     for (Slot* s : timed) s->timing->set_interleaved();
   std::vector<std::size_t> rounds;
   std::optional<std::uint64_t> shuffle;
-  if (interleaved && c.settings.round_order == RoundOrder::shuffled) shuffle = round_seed(options_.seed, timed[0]->r.name);
+  if (interleaved && c.settings.round_order == RoundOrder::shuffled)
+    shuffle = round_seed(options_.seed, timed[0]->r.name);
   {
     NvtxRange timed_range("timed", NvtxPhase::timed);
     rounds = run_in_rounds(timed.size(), [&](std::size_t i) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fnv1a.hpp"
 #include "harness/error.hpp"
 #include "types/events.hpp"
 
@@ -14,12 +15,8 @@ namespace harness {
 std::string file_content_hash(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (std::istreambuf_iterator<char> it(in), end; it != end; ++it) {
-    h ^= static_cast<unsigned char>(*it);
-    h *= 0x100000001b3ull;
-  }
-  return fmt::format("fnv1a64:{:016x}", h);
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return fmt::format("fnv1a64:{:016x}", fnv1a64(bytes));
 }
 
 namespace {

@@ -72,7 +72,7 @@ MeasureSettings settings_from_json(const nlohmann::json& s) {
   m.steady = boolean(s, {"steady"});
   m.interleave = boolean(s, {"interleave"});
   // Reports before the order existed timed their rounds in plan order.
-  m.round_order = str_or(s, {"interleave_order"}, "fixed") == "shuffled" ? RoundOrder::shuffled : RoundOrder::fixed;
+  m.round_order = round_order_from_string(str_or(s, {"interleave_order"}, "fixed")).value_or(RoundOrder::fixed);
   SteadySettings& st = m.steady_settings;
   st.window = num_or(s, {"steady_settings", "window_s"}, st.window);
   st.tolerance = num_or(s, {"steady_settings", "tolerance"}, st.tolerance);

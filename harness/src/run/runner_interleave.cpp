@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fnv1a.hpp"
 #include "harness/cuda_check.hpp"
 #include "measure/interleave.hpp"
 #include "profile/nvtx.hpp"
@@ -36,9 +37,7 @@ namespace {
 // name (FNV-1a), so that a rerun with the same --seed takes the same orders and two cases
 // do not share one.
 std::uint64_t round_seed(std::uint64_t run_seed, const std::string& name) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (const char ch : name) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
-  return h ^ (run_seed * 0x9E3779B97F4A7C15ull);
+  return fnv1a64(name) ^ (run_seed * 0x9E3779B97F4A7C15ull);
 }
 
 // One variant on its way through the interleaved case.

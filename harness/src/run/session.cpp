@@ -145,8 +145,7 @@ void apply_overrides(const SessionOptions& args, Suite& suite) {
     if (args.throttle) c.settings.throttle = *args.throttle;
     if (!args.steady.empty()) c.settings.steady = args.steady == "on";
     if (!args.interleave.empty()) c.settings.interleave = args.interleave == "on";
-    if (!args.interleave_order.empty())
-      c.settings.round_order = args.interleave_order == "fixed" ? RoundOrder::fixed : RoundOrder::shuffled;
+    if (const auto order = round_order_from_string(args.interleave_order)) c.settings.round_order = *order;
   }
 }
 

@@ -248,11 +248,11 @@ class Loader {
     }
     if (node["interleave_order"]) {
       const std::string v = scalar(node["interleave_order"], "interleave_order");
-      if (v == "shuffled") s.round_order = RoundOrder::shuffled;
-      else if (v == "fixed") s.round_order = RoundOrder::fixed;
-      else
+      const auto order = round_order_from_string(v);
+      if (!order)
         fail(node["interleave_order"], fmt::format("'interleave_order' must be shuffled or fixed, got '{}'{}", v,
                                                    did_you_mean(v, {"shuffled", "fixed"})));
+      s.round_order = *order;
     }
     if (s.max_time < s.min_time)
       fail(node, fmt::format("max_time ({:g} s) is shorter than min_time ({:g} s)", s.max_time, s.min_time));

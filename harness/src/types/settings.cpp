@@ -8,6 +8,11 @@ namespace harness {
 std::string_view to_string(CacheMode mode) { return mode == CacheMode::hot ? "hot" : "cold"; }
 std::string_view to_string(TimingMode mode) { return mode == TimingMode::graph ? "graph" : "events"; }
 std::string_view to_string(RoundOrder order) { return order == RoundOrder::fixed ? "fixed" : "shuffled"; }
+std::optional<RoundOrder> round_order_from_string(std::string_view name) {
+  if (name == "shuffled") return RoundOrder::shuffled;
+  if (name == "fixed") return RoundOrder::fixed;
+  return std::nullopt;
+}
 
 std::string_view to_string(StoppingRule rule) {
   switch (rule) {

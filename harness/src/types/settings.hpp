@@ -23,6 +23,7 @@ std::string_view to_string(TimingMode mode);
 // in every round; a shuffled order spreads that over all of them.
 enum class RoundOrder { shuffled, fixed };
 std::string_view to_string(RoundOrder order);
+std::optional<RoundOrder> round_order_from_string(std::string_view name);
 
 // When to stop taking samples (the rules: measure/stopping.hpp).
 enum class StoppingRule { noise, entropy, samples };

@@ -101,6 +101,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -146,11 +147,19 @@ struct Elem<__nv_fp8_e4m3> {
 };
 
 // Tiles and shared memory of one element type, head size and K/V ring depth.
-template <class T, int kD, int kStagesT>
+// kBNT: keys of a key tile, 0 for the default (128, 64 at d = 256). EXPERIMENT: 192 at
+// d = 64 (cuDNN's kernel at d = 64 reads a 64 x 256 x 64 tile in its name; ncu: our per-tile
+// overhead is what trails, docs/PERFORMANCE.md "Ours and cuDNN in one process"). A key tile
+// over 128 keeps one P buffer (kOneP): the exponentials of S_j stay f32 in S until
+// P_{j-1} V_{j-1} is done, then are packed into P. Registers a consumer thread: S 96 + P 48
+// + O 32 at 192 keys (ptxas: no spills, wgmma not serialized); at 256 keys S 128 + P 64 + O 32
+// spilled 152 bytes and ptxas serialized the wgmmas (C7512), so 256 is not offered.
+template <class T, int kD, int kStagesT, int kBNT = 0>
 struct Layout {
   static constexpr bool kFp8 = Elem<T>::kFp8;
   static constexpr int kBM = 64 * kCons;                 // query rows of a tile
-  static constexpr int kBN = kD == 256 ? 64 : 128;       // keys of a key tile (S is kBN / 2 f32 a thread)
+  static constexpr int kBN = kBNT ? kBNT : (kD == 256 ? 64 : 128);  // keys of a key tile (S is kBN / 2 f32 a thread)
+  static constexpr bool kOneP = kBN > 128;               // one P buffer (registers: S kBN / 2 + P kBN / 4 + O kD / 2)
   static constexpr int kStages = kStagesT;               // K and V ring depth
   static constexpr int kThreads = 128 * (1 + kCons);
   static constexpr int kRegs = 240;                      // consumer registers after setmaxnreg
@@ -171,6 +180,7 @@ struct Layout {
   static constexpr int kSmem = kBars + 8 * kNumBars + 1024;  // + alignment slack
   static_assert(kSmem <= 227 * 1024, "shared memory");
   static_assert(!kFp8 || (kD == 128 && kBN == 128), "fp8: one 128-byte box per row of Q, K and V^T");
+  static_assert(!kOneP || (!kFp8 && kD == 64 && kBN % 64 == 0), "the one-P path: 16-bit d = 64 only");
 };
 
 // P's RS-form A fragments of one key tile: a k slice is 32 bytes of keys (16-bit: 16 keys,
@@ -278,15 +288,53 @@ __device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c,
   }
 }
 
+// The one-P path (Layout::kOneP): softmax_tile split in two. softmax_exp leaves
+// P = exp2(c S - m) in S as f32 (m, l, alpha as softmax_tile); pack_p rounds it to T into
+// the RS-form A fragments once the previous P V product has released the P registers.
+template <int kBN>
+__device__ __forceinline__ void softmax_exp(float (&s)[kBN / 2], float c, float (&m)[2], float (&l)[2],
+                                            float (&alpha)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float raw = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kBN / 2; j += 4) raw = fmaxf(raw, fmaxf(s[j + 2 * r], s[j + 2 * r + 1]));
+    const float mx = fmaxf(m[r], arch::quad_max(raw) * c);
+    const float mu = mx == -INFINITY ? 0.0f : mx;
+    alpha[r] = arch::fast_exp2(m[r] - mu);
+    m[r] = mx;
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 2 * r; j < kBN / 2; j += 4) {  // accumulators j, j + 1: row r
+      s[j] = arch::fast_exp2(fmaf(s[j], c, -mu));
+      s[j + 1] = arch::fast_exp2(fmaf(s[j + 1], c, -mu));
+      sum += s[j] + s[j + 1];
+    }
+    l[r] = l[r] * alpha[r] + sum;
+  }
+}
+template <class T, int kBN>
+__device__ __forceinline__ void pack_p(const float (&s)[kBN / 2], std::uint32_t (&p)[kPSlices<T, kBN>][4]) {
+#pragma unroll
+  for (int kk = 0; kk < kBN / 16; ++kk)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int j = 8 * kk + 4 * h + 2 * r;
+        p[kk][r + 2 * h] = arch::pack2<T>(s[j], s[j + 1]);
+      }
+}
+
 // c: the softmax scale times log2(e) (fp8: times scale_q scale_k); o_scale: fp8 scale_v
 // (O = scale_v (P V_q) / l), unused for 16-bit inputs.
-template <class T, int kD, int kStagesT>
-__global__ void __launch_bounds__(Layout<T, kD, kStagesT>::kThreads, 1)
+template <class T, int kD, int kStagesT, int kBNT>
+__global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT>::kThreads, 1)
     flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                 const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
                                 typename Elem<T>::Out* __restrict__ o, float* __restrict__ lse, const Schedule sched,
                                 int heads, int group, int n, float c, float o_scale) {
-  using L = Layout<T, kD, kStagesT>;
+  using L = Layout<T, kD, kStagesT, kBNT>;
   using TO = typename Elem<T>::Out;
   constexpr int kBN = L::kBN, kBM = L::kBM, kStages = L::kStages;
   extern __shared__ unsigned char smem_raw[];
@@ -416,7 +464,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT>::kThreads, 1)
 
   float acc[kD / 2];
   float s[kBN / 2];
-  std::uint32_t p[kPSlices<T, kBN>][4], p2[kPSlices<T, kBN>][4];
+  std::uint32_t p[kPSlices<T, kBN>][4], p2[L::kOneP ? 1 : kPSlices<T, kBN>][4];
   int it = 0;  // key tiles consumed so far: ring position, as the producer's
   for (int round = 0;; ++round) {
     const int t = sched.tile(round, cta, ctas);
@@ -447,7 +495,12 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT>::kThreads, 1)
       release(bars.k_empty(st));
       if (n_tiles == 1) release(bars.q_empty(cw));
       if (needs_mask(0)) mask_tile<kBN>(s, 0, row0, n, causal);
-      softmax_tile<T, kBN>(s, c, m, l, p, alpha);
+      if constexpr (L::kOneP) {
+        softmax_exp<kBN>(s, c, m, l, alpha);
+        pack_p<T, kBN>(s, p);
+      } else {
+        softmax_tile<T, kBN>(s, c, m, l, p, alpha);
+      }
     }
 
     // Step j (1 <= j < n_tiles): S_j, then O += P_{j-1} V_{j-1} (pp = P_{j-1}), softmax of
@@ -489,16 +542,46 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT>::kThreads, 1)
       arch::fence_regs(acc);
       release(bars.v_empty(st));
     };
-    int j = 1;
-    for (; j + 1 < n_tiles; j += 2) {
-      step(j, p, p2);
-      step(j + 1, p2, p);
-    }
-    if (j < n_tiles) {
-      step(j, p, p2);
-      finish(p2);
-    } else {
+    if constexpr (L::kOneP) {
+      // Step j with one P buffer: S_j and P_{j-1} V_{j-1} issued together, S_j's softmax
+      // into S (f32) while that product runs, then P_j packed into p once it is done.
+      for (int j = 1; j < n_tiles; ++j) {
+        const int g = it + j;
+        const int st = g % kStages, prev = (g - 1) % kStages;
+        arch::mbar_wait(bars.k_full(st), (g / kStages) & 1);
+        arch::mbar_wait(bars.v_full(prev), ((g - 1) / kStages) & 1);
+        sched_sync();
+        issue_s(s, st);
+        issue_pv(acc, p, prev);
+        sched_arrive();
+        arch::wgmma_wait<1>();  // S_j done
+        arch::fence_regs(s);
+        release(bars.k_empty(st));
+        if (j == n_tiles - 1) release(bars.q_empty(cw));
+        if (needs_mask(j * kBN)) mask_tile<kBN>(s, j * kBN, row0, n, causal);
+        softmax_exp<kBN>(s, c, m, l, alpha);
+        arch::wgmma_wait<0>();  // P_{j-1} V_{j-1} done: acc and p are free
+        arch::fence_regs(acc);
+#pragma unroll
+        for (int kk = 0; kk < kPSlices<T, kBN>; ++kk) arch::fence_regs(p[kk]);
+        release(bars.v_empty(prev));
+        pack_p<T, kBN>(s, p);
+#pragma unroll
+        for (int i = 0; i < kD / 2; ++i) acc[i] *= alpha[(i / 2) % 2];
+      }
       finish(p);
+    } else {
+      int j = 1;
+      for (; j + 1 < n_tiles; j += 2) {
+        step(j, p, p2);
+        step(j + 1, p2, p);
+      }
+      if (j < n_tiles) {
+        step(j, p, p2);
+        finish(p2);
+      } else {
+        finish(p);
+      }
     }
     it += n_tiles;
 
@@ -605,10 +688,10 @@ constexpr CUtensorMapDataType kMapType = std::is_same_v<T, __half>          ? CU
 
 // c_scale: multiplies the softmax scale in c (fp8: scale_q scale_k; 16-bit: 1); o_scale: fp8
 // scale_v. fp8: v is V^T (v_transpose_fp8_kernel's layout).
-template <class T, int kD, int kStagesT>
+template <class T, int kD, int kStagesT, int kBNT = 0>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse, float c_scale,
                    float o_scale, cudaStream_t stream) {
-  using L = Layout<T, kD, kStagesT>;
+  using L = Layout<T, kD, kStagesT, kBNT>;
   using TO = typename Elem<T>::Out;
   CUtensorMap mq, mk, mv, mo;
   const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
@@ -622,7 +705,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   else
     ok = ok && head_tensor_map(&mv, kMapType<T>, kElem, v, kD, s.seq_len, bkv, L::kBN);
   if (!ok) return cudaErrorInvalidValue;
-  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT>;
+  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
   if (attr != cudaSuccess) return attr;
@@ -654,6 +737,10 @@ cudaError_t dispatch(const Shape& s, const void* q, const void* k, const void* v
                      cudaStream_t stream) {
   switch (s.head_dim) {
     case 64: {
+      // EXPERIMENT (branch fwd-d64-bn256): HARNESS_FWD_BN64=192 takes 192-key tiles for
+      // non-causal d = 64 (causal keeps 128: a wide diagonal tile is mostly masked).
+      static const int bn = [] { const char* e = std::getenv("HARNESS_FWD_BN64"); return e ? std::atoi(e) : 128; }();
+      if (bn == 192 && !s.causal) return launch<T, 64, 2, 192>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
       return launch<T, 64, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     }
     case 128: return launch<T, 128, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);

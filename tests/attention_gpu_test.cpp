@@ -604,24 +604,35 @@ TEST(AttentionGpuHopper, MatchesFp32FlashAt4096) {
     }
 }
 
-// B*H*N^2 beyond 2^31 (N = 65537, one head): 64 sampled rows against the double reference.
-TEST(AttentionGpuHopper, ScoresBeyondTwoToThe31) {
-  SKIP_UNLESS_HOPPER();
-  HalfProblem p(shape(1, 1, 1, 65537, 64, false), harness::DType::bf16, 1800);
-  const Forward got = hopper_forward(p);
-  std::vector<std::int64_t> rows;
-  for (std::int64_t r = 0; r < 65537; r += 1031) rows.push_back(r);
-  rows.push_back(65536);
-  std::vector<float> o(rows.size() * 64), lse(rows.size());
+// Rows `rows` of the Hopper forward's O and LSE against the double reference of those rows.
+void expect_hopper_rows(const HalfProblem& p, const Forward& got, const std::vector<std::int64_t>& rows,
+                        const std::string& what) {
+  const int d = p.s.head_dim;
+  std::vector<float> o(rows.size() * d), lse(rows.size());
   attn::forward_cpu_rows(p.s, p.q.data(), p.k.data(), p.v.data(), rows.data(), rows.size(), o.data(), lse.data());
   std::vector<float> got_o, got_lse;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    got_o.insert(got_o.end(), got.o.begin() + rows[i] * 64, got.o.begin() + (rows[i] + 1) * 64);
+    got_o.insert(got_o.end(), got.o.begin() + rows[i] * d, got.o.begin() + (rows[i] + 1) * d);
     got_lse.push_back(got.lse[static_cast<std::size_t>(rows[i])]);
   }
   const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
   expect_match({{"O", got_o}, {"LSE", got_lse}}, {{"O", rounded(o, p.dt)}, {"LSE", lse}}, t.abs, t.rel,
-               "flash_hopper sampled rows " + p.name());
+               what + " " + p.name());
+}
+
+// Every `stride`-th row of all (b, h), and the last one.
+std::vector<std::int64_t> every_nth_row(std::int64_t total, std::int64_t stride) {
+  std::vector<std::int64_t> rows;
+  for (std::int64_t r = 0; r < total; r += stride) rows.push_back(r);
+  if (rows.back() != total - 1) rows.push_back(total - 1);
+  return rows;
+}
+
+// B*H*N^2 beyond 2^31 (N = 65537, one head): 64 sampled rows against the double reference.
+TEST(AttentionGpuHopper, ScoresBeyondTwoToThe31) {
+  SKIP_UNLESS_HOPPER();
+  HalfProblem p(shape(1, 1, 1, 65537, 64, false), harness::DType::bf16, 1800);
+  expect_hopper_rows(p, hopper_forward(p), every_nth_row(65537, 1031), "flash_hopper sampled rows");
 }
 
 // More tiles than SMs (the persistent grid: each CTA runs several tiles, the K/V ring and
@@ -633,21 +644,22 @@ TEST(AttentionGpuHopper, PersistentTilesBeyondOneWave) {
   for (int d : {64, 128, 256})
     for (bool causal : {false, true}) {
       HalfProblem p(shape(4, 16, 4, 700, d, causal), harness::DType::bf16, ++seed);
-      const Forward got = hopper_forward(p);
-      const std::int64_t total = std::int64_t{4} * 16 * 700;
-      std::vector<std::int64_t> rows;
-      for (std::int64_t r = 0; r < total; r += 13) rows.push_back(r);
-      rows.push_back(total - 1);
-      std::vector<float> o(rows.size() * d), lse(rows.size());
-      attn::forward_cpu_rows(p.s, p.q.data(), p.k.data(), p.v.data(), rows.data(), rows.size(), o.data(), lse.data());
-      std::vector<float> got_o, got_lse;
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        got_o.insert(got_o.end(), got.o.begin() + rows[i] * d, got.o.begin() + (rows[i] + 1) * d);
-        got_lse.push_back(got.lse[static_cast<std::size_t>(rows[i])]);
-      }
-      const harness::Tolerance t = plugins::attention::tolerance(p.s, false, p.dt);
-      expect_match({{"O", got_o}, {"LSE", got_lse}}, {{"O", rounded(o, p.dt)}, {"LSE", lse}}, t.abs, t.rel,
-                   "flash_hopper persistent " + p.name());
+      expect_hopper_rows(p, hopper_forward(p), every_nth_row(std::int64_t{4} * 16 * 700, 13),
+                         "flash_hopper persistent");
+    }
+}
+
+// 192-key tiles (non-causal d = 64 from 4096 keys, wide_key_tiles_d64) at lengths that end
+// in a partial tile (4097 = 21 x 192 + 65, 6001 = 31 x 192 + 49) and at exactly 4096, MHA
+// and GQA 4:2, bf16 and f16: every 7th row against the double reference.
+TEST(AttentionGpuHopper, WideKeyTilesAtOddLengths) {
+  SKIP_UNLESS_HOPPER();
+  std::uint64_t seed = 2000;
+  for (int n : {4096, 4097, 6001})
+    for (int hkv : {4, 2}) {
+      const harness::DType dt = hkv == 4 ? harness::DType::bf16 : harness::DType::f16;
+      HalfProblem p(shape(1, 4, hkv, n, 64, false), dt, ++seed);
+      expect_hopper_rows(p, hopper_forward(p), every_nth_row(std::int64_t{4} * n, 7), "flash_hopper 192-key tiles");
     }
 }
 

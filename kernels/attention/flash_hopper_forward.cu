@@ -98,10 +98,10 @@
 //     noise of the first version. Not tried: 192-key tiles at d = 128 (S 96 + two P 48 +
 //     O 64 = 256 registers a thread with the intra-warpgroup overlap, over the 240).
 #include <cfloat>
+#include <cstdlib>
 #include <cmath>
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -147,9 +147,10 @@ struct Elem<__nv_fp8_e4m3> {
 };
 
 // Tiles and shared memory of one element type, head size and K/V ring depth.
-// kBNT: keys of a key tile, 0 for the default (128, 64 at d = 256). EXPERIMENT: 192 at
-// d = 64 (cuDNN's kernel at d = 64 reads a 64 x 256 x 64 tile in its name; ncu: our per-tile
-// overhead is what trails, docs/PERFORMANCE.md "Ours and cuDNN in one process"). A key tile
+// kBNT: keys of a key tile, 0 for the default (128, 64 at d = 256); 192 at long non-causal
+// d = 64 (wide_key_tiles_d64). cuDNN's kernel at d = 64 reads a 64 x 256 x 64 tile in its
+// name, and ncu showed our per-tile overhead trailing (docs/PERFORMANCE.md "Ours and cuDNN in
+// one process"). A key tile
 // over 128 keeps one P buffer (kOneP): the exponentials of S_j stay f32 in S until
 // P_{j-1} V_{j-1} is done, then are packed into P. Registers a consumer thread: S 96 + P 48
 // + O 32 at 192 keys (ptxas: no spills, wgmma not serialized); at 256 keys S 128 + P 64 + O 32
@@ -732,17 +733,28 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   return cudaGetLastError();
 }
 
+// d = 64 takes 192-key tiles without a mask from 4096 keys on. H100, 2026-11-27, same
+// process as cuDNN (docs/PERFORMANCE.md "192-key tiles at d = 64"): N = 8192 1.245 / 1.200 ms
+// (MHA / GQA) against 1.321-1.333 / 1.281-1.289 with 128 keys; N = 2048 equal (0.085 ms);
+// N = 1024 5% slower (a 1024-key row is 5.3 tiles of 192). Causal keeps 128: a wide
+// diagonal tile is mostly masked. HARNESS_FWD_D64_KEYS=128 or 192 forces one width on
+// non-causal shapes for experiments (read once per process).
+bool wide_key_tiles_d64(const Shape& s) {
+  static const int forced = [] {
+    const char* e = std::getenv("HARNESS_FWD_D64_KEYS");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  if (s.causal) return false;
+  return forced != 0 ? forced == 192 : s.seq_len >= 2048;
+}
+
 template <class T>
 cudaError_t dispatch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
                      cudaStream_t stream) {
   switch (s.head_dim) {
-    case 64: {
-      // EXPERIMENT (branch fwd-d64-bn256): HARNESS_FWD_BN64=192 takes 192-key tiles for
-      // non-causal d = 64 (causal keeps 128: a wide diagonal tile is mostly masked).
-      static const int bn = [] { const char* e = std::getenv("HARNESS_FWD_BN64"); return e ? std::atoi(e) : 128; }();
-      if (bn == 192 && !s.causal) return launch<T, 64, 2, 192>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+    case 64:
+      if (wide_key_tiles_d64(s)) return launch<T, 64, 2, 192>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
       return launch<T, 64, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-    }
     case 128: return launch<T, 128, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     case 256: return launch<T, 256, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     default:

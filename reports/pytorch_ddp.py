@@ -5,7 +5,7 @@ reports/pytorch_transformer.py, one process per GPU under torchrun, written as a
 report (rank 0 writes it).
 
   torchrun --nproc_per_node 2 reports/pytorch_ddp.py --out pytorch_ddp.json \
-      --params batch=4,seq_len=2048 [--warmup 3 --steps 20] [--precision bf16]
+      --params batch=4,seq_len=2048 [--warmup 3 --steps 20] [--precision bf16] [--grad-reduce bf16]
   torchrun --nproc_per_node 2 reports/pytorch_ddp.py suites/transformer-ddp.yaml --out ...   (needs the harness)
 
 Each rank builds the model from the same seed (identical weights; DDP also broadcasts
@@ -20,6 +20,9 @@ the result's parameters; results from `--nproc_per_node 1` give DDP's own scalin
 bf16 (issue 36 item 4, beside the engine's ours_bf16): parameters, gradients and Adam stay
 FP32 and DDP all-reduces the FP32 gradients, as the engine's data parallelism does (FP32
 master weights, FP32 gradient buckets); the result's variant is pytorch_ddp_bf16.
+--grad-reduce bf16 registers PyTorch's bf16_compress_hook (each rank's gradient divided by
+world_size, rounded to bf16, all-reduced in bf16, widened back), the counterpart of the
+engine's grad_reduce: bf16; the variant gains _bf16_reduce (pytorch_ddp_bf16_bf16_reduce).
 Source / target lengths (src_len / tgt_len, 0 meaning seq_len) and the copy task are
 pytorch_transformer.py's. MFU per GPU (issue 36): model_flops_per_step (one rank's work(),
 as the engine's data-parallel results count it), peak_tflops / peak_source (the GPU's
@@ -46,7 +49,7 @@ def weights_hash(model):
     return h.hexdigest()[:16]
 
 
-def run(torch, p, warmup, steps, rank, world, local, seed=42, precision="fp32"):
+def run(torch, p, warmup, steps, rank, world, local, seed=42, precision="fp32", grad_reduce="f32"):
     dist, nn = torch.distributed, torch.nn
     import contextlib
     autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if precision == "bf16" else contextlib.nullcontext
@@ -56,6 +59,9 @@ def run(torch, p, warmup, steps, rank, world, local, seed=42, precision="fp32"):
     Ns, Nt = lengths(p)
     model = make_model(torch, p, max(Ns, Nt)).to(dev)
     ddp = nn.parallel.DistributedDataParallel(model, device_ids=[local]) if world > 1 else model
+    if world > 1 and grad_reduce == "bf16":
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        ddp.register_comm_hook(None, default_hooks.bf16_compress_hook)
     opt = torch.optim.Adam(model.parameters(), lr=p["lr"], betas=(0.9, 0.98), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, schedule(p))
     loss_fn = nn.CrossEntropyLoss()
@@ -120,6 +126,9 @@ def parse_args(argv):
     ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
                     help="fp32 (TF32 off), or bf16 autocast around the forward and the loss (FP32 weights, "
                          "gradients and all-reduce); variant pytorch_ddp / pytorch_ddp_bf16")
+    ap.add_argument("--grad-reduce", choices=("f32", "bf16"), default="f32",
+                    help="the all-reduce's type: f32 (DDP's default), or bf16 (bf16_compress_hook: gradients / "
+                         "world_size rounded to bf16 and summed in bf16); variant suffix _bf16_reduce")
     args = ap.parse_args(argv)
     if args.warmup is not None and args.warmup < 0:
         ap.error("--warmup must be >= 0")
@@ -146,20 +155,22 @@ def suite_configs(harness, suite, flt):
     return out
 
 
-def variant_name(precision="fp32"):
-    return "pytorch_ddp" if precision == "fp32" else f"pytorch_ddp_{precision}"
+def variant_name(precision="fp32", grad_reduce="f32"):
+    base = "pytorch_ddp" if precision == "fp32" else f"pytorch_ddp_{precision}"
+    return base if grad_reduce == "f32" else f"{base}_{grad_reduce}_reduce"
 
 
-def result_name(p, world, precision="fp32"):
+def result_name(p, world, precision="fp32", grad_reduce="f32"):
     keys = [k for k in DEFAULTS if k in p]
-    return (f"train_transformer/{variant_name(precision)}/" + "/".join(f"{k}:{value_text(p[k])}" for k in keys) +
-            f"/world_size:{world}")
+    return (f"train_transformer/{variant_name(precision, grad_reduce)}/" +
+            "/".join(f"{k}:{value_text(p[k])}" for k in keys) + f"/world_size:{world}")
 
 
-def base_entry(p, world, precision="fp32"):
+def base_entry(p, world, precision="fp32", grad_reduce="f32"):
     keys = [k for k in DEFAULTS if k in p]
-    return {"name": result_name(p, world, precision), "case": variant_name(precision), "problem": "train_transformer",
-            "variant": variant_name(precision), "backend": "cuda",
+    variant = variant_name(precision, grad_reduce)
+    return {"name": result_name(p, world, precision, grad_reduce), "case": variant, "problem": "train_transformer",
+            "variant": variant, "backend": "cuda",
             "params": dict({k: p[k] for k in keys}, world_size=world),
             "reference": "", "check": None, "work": {"flops": work(p), "bytes": 0},
             "device": ",".join(f"cuda:{i}" for i in range(world))}
@@ -199,11 +210,12 @@ def main(argv=None):
         warm, steps = settings.get(case, (3, 20))
         warm = args.warmup if args.warmup is not None else warm
         steps = args.steps if args.steps is not None else steps
-        entry = base_entry(p, world, args.precision)
+        entry = base_entry(p, world, args.precision, args.grad_reduce)
         name, w = entry["name"], entry["work"]["flops"]
         try:
             samples, phases, peak_bytes, losses, nparams, hashes = run(torch, p, warm, steps, rank, world, local,
-                                                                       precision=args.precision)
+                                                                       precision=args.precision,
+                                                                       grad_reduce=args.grad_reduce)
             st = harness_report.stats(samples)
             tokens = p["batch"] * lengths(p)[1] * world
             same = len(set(hashes)) == 1
@@ -219,7 +231,7 @@ def main(argv=None):
                                     "peak_bytes_allocated": peak_bytes, "parameters": nparams, "warmup_steps": warm,
                                     "timed_steps": steps, "loss_first": losses[0], "loss_last": losses[-1],
                                     "ddp": "torch.nn.parallel.DistributedDataParallel, bucket_cap_mb 25 (default)",
-                                    "precision": args.precision,
+                                    "precision": args.precision, "grad_reduce": args.grad_reduce,
                                     **harness_report.mfu_fields(w, phases["step"], peak)}})
             if rank == 0:
                 print(f"{name}: {st['median_s'] * 1e3:.3f} ms/step (median of {steps}; forward {phases['forward']:.3f}, "

@@ -203,7 +203,8 @@ def loss_curve(losses, limit=2000):
 # model configuration runs once.
 # Their defaults end PyTorch's result names, so that a PyTorch result has the name of the
 # engine's eager single-GPU result of the same configuration (`harness compare` pairs them).
-ENGINE_ONLY_PARAMS = {"graph": False, "world_size": 1, "bucket_mb": 25, "baseline_steps": 10, "fused": True}
+ENGINE_ONLY_PARAMS = {"graph": False, "world_size": 1, "bucket_mb": 25, "grad_reduce": "f32", "baseline_steps": 10,
+                      "fused": True}
 
 
 def parse_dry_run(text):

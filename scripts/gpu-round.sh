@@ -38,7 +38,8 @@
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
 #           ddp (data-parallel train_transformer over every GPU, world_size 1, 2 (and 4: bf16),
-#           FP32 and ours_bf16, the DataParallelGpu tests, PyTorch DDP (FP32 and bf16 autocast)
+#           FP32 and ours_bf16 (its gradients exchanged in f32 and in bf16), the DataParallelGpu
+#           tests, PyTorch DDP (FP32, bf16 autocast, and bf16 with bf16_compress_hook)
 #           under torchrun on the same GPUs)
 set -uo pipefail
 # --help: the comment above (usage and stages), nothing run.
@@ -476,7 +477,13 @@ PY
             --out "$OUT/pytorch-ddp-$precision-$n.json" >"$OUT/pytorch-ddp-$precision-$n.log" 2>&1 || status=1
           tail -3 "$OUT/pytorch-ddp-$precision-$n.log"
         done
-      done ;;
+      done
+      # bf16 with the gradients exchanged in bf16 (bf16_compress_hook), beside grad_reduce: bf16.
+      step "PyTorch DDP (bf16, bf16 all-reduce), torchrun --nproc_per_node $ngpu"
+      PYTHONUNBUFFERED=1 timeout 300 python3 -m torch.distributed.run --nproc_per_node "$ngpu" reports/pytorch_ddp.py \
+        suites/transformer-ddp.yaml --params batch=4,seq_len=2048 --precision bf16 --grad-reduce bf16 \
+        --out "$OUT/pytorch-ddp-bf16-bf16reduce-$ngpu.json" >"$OUT/pytorch-ddp-bf16-bf16reduce-$ngpu.log" 2>&1 || status=1
+      tail -3 "$OUT/pytorch-ddp-bf16-bf16reduce-$ngpu.log" ;;
     *) echo "unknown stage '$s'"; exit 2 ;;
   esac
   # Pack after every stage: whatever a later stage or a time limit cuts, this stays.

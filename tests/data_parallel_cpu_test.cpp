@@ -143,4 +143,20 @@ TEST(DataParallelProblem, WorldSizeMakesACollectiveCaseThatSkipsAlone) {
   }
 }
 
+// grad_reduce: f32 by default; bf16 is refused at world_size 1 (there is no exchange) with
+// the reason, and accepted above it; DataParallel refuses any other element type.
+TEST(DataParallelProblem, TheBf16GradientExchangeNeedsSeveralRanks) {
+  const auto* p = harness::Registry::instance().find_problem("train_transformer");
+  ASSERT_NE(p, nullptr);
+  auto params = harness::with_defaults(p->params(), {});
+  EXPECT_EQ(params.get_string("grad_reduce"), "f32");
+  EXPECT_FALSE(p->reject(params).has_value());
+  params.set("grad_reduce", std::string("bf16"));
+  EXPECT_EQ(p->reject(params).value_or(""),
+            "grad_reduce: bf16 needs world_size > 1 (it is the data-parallel all-reduce's type)");
+  params.set("world_size", std::int64_t{2});
+  EXPECT_FALSE(p->reject(params).has_value());
+  EXPECT_THROW(models::DataParallel({}, 2, nullptr, 1 << 20, models::DType::i32), std::invalid_argument);
+}
+
 }  // namespace

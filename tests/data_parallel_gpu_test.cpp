@@ -52,7 +52,9 @@ TEST(LeafGradHookGpu, EachLeafOnceWhenItsGradientIsFinal) {
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(gx[static_cast<std::size_t>(i)], 2 * yv[static_cast<std::size_t>(i)] * 3 / 4, 1e-4);
 }
 
-std::string write_suite(const std::string& name, const std::string& world_sizes) {
+// The tiny model at `world_sizes`; with bf16_exchange, a second case at world_size 2 with
+// the gradients exchanged in bf16 (grad_reduce: bf16).
+std::string write_suite(const std::string& name, const std::string& world_sizes, bool bf16_exchange = false) {
   const std::string path = harness::test::temp_path(name);
   std::ofstream(path) << "suite: ddp-test\n"
                          "settings: {warmup: 2, stopping: {rule: samples, samples: 8}, max_time: 60, cache: hot}\n"
@@ -61,14 +63,21 @@ std::string write_suite(const std::string& name, const std::string& world_sizes)
                          "    problem: train_transformer\n"
                          "    params: {batch: 3, seq_len: 37, encoder_layers: 1, decoder_layers: 2, heads: 2, d_model: 64,\n"
                          "             hidden: 96, vocab: 61, bucket_mb: 1, baseline_steps: 3, world_size: "
-                      << world_sizes << "}\n    variants: [cublas_flash]\n";
+                      << world_sizes << "}\n    variants: [cublas_flash]\n"
+                      << (bf16_exchange ? "  - name: tiny_bf16_exchange\n"
+                                          "    problem: train_transformer\n"
+                                          "    params: {batch: 3, seq_len: 37, encoder_layers: 1, decoder_layers: 2, heads: 2,\n"
+                                          "             d_model: 64, hidden: 96, vocab: 61, bucket_mb: 1, baseline_steps: 3,\n"
+                                          "             world_size: 2, grad_reduce: bf16}\n"
+                                          "    variants: [cublas_flash]\n"
+                                        : "");
   return path;
 }
 
 TEST(DataParallelGpu, TwoRanksKeepIdenticalWeightsAndReportTheScaling) {
   const int n = gpu_count();
   if (n < 2) GTEST_SKIP() << "needs 2 GPUs for two ranks (found " << n << ")";
-  const std::string suite = write_suite("ddp.yaml", "[1, 2, 4]");
+  const std::string suite = write_suite("ddp.yaml", "[1, 2, 4]", true);
   const std::string out = harness::test::temp_path("ddp.json");
   const auto r = run_command("NCCL_NVLS_ENABLE=0 HARNESS_NCCL_TIMEOUT=60 " + kExe + " run " + suite +
                              " --devices 0,1 --no-profile --out " + out);
@@ -94,6 +103,8 @@ TEST(DataParallelGpu, TwoRanksKeepIdenticalWeightsAndReportTheScaling) {
       const auto& dp = x["data_parallel"];
       EXPECT_GE(dp["weight_checks"].get<int>(), 6) << dp.dump();  // build + 4 check steps + after timing
       EXPECT_TRUE(dp["weights_identical"].get<bool>());
+      const bool bf16_exchange = name.find("/grad_reduce:bf16/") != std::string::npos;
+      EXPECT_EQ(dp["grad_reduce"], bf16_exchange ? "bf16" : "f32") << name;
       EXPECT_GT(dp["tokens_per_s_one_gpu"].get<double>(), 0);
       EXPECT_GT(dp["scaling_efficiency"].get<double>(), 0.05);
       EXPECT_LT(dp["scaling_efficiency"].get<double>(), 2.0);
@@ -102,7 +113,7 @@ TEST(DataParallelGpu, TwoRanksKeepIdenticalWeightsAndReportTheScaling) {
     }
     ++seen;
   }
-  EXPECT_EQ(seen, 3);
+  EXPECT_EQ(seen, 4);
   harness::test::remove_report(out);
   std::remove(suite.c_str());
 }

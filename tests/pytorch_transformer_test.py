@@ -142,7 +142,7 @@ class Lengths(unittest.TestCase):
                          "train_transformer/pytorch_bf16/batch:100/seq_len:13/encoder_layers:6/decoder_layers:6/"
                          "heads:8/d_model:512/hidden:2048/vocab:6880/activation:relu/lr:0.0002/warmup_steps:4/"
                          "schedule_steps:2000/clip_norm:1/check_steps:4/src_len:0/tgt_len:0/graph:false/world_size:1/"
-                         "bucket_mb:25/baseline_steps:10/fused:true")
+                         "bucket_mb:25/grad_reduce:f32/baseline_steps:10/fused:true")
 
     @unittest.skipUnless(os.environ.get("HARNESS_EXE"), "HARNESS_EXE not set (ctest sets it)")
     def test_result_names_match_the_harness(self):

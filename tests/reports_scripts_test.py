@@ -966,6 +966,17 @@ class TinyPytorchDdp(unittest.TestCase):
         _, err = self.args("--out", "x.json", "--precision", "fp8")
         self.assertIn("invalid choice: 'fp8'", err)
 
+    def test_bf16_gradient_exchange_is_its_own_variant(self):
+        a, _ = self.args("--out", "x.json", "--params", "batch=4,seq_len=2048", "--precision", "bf16",
+                         "--grad-reduce", "bf16")
+        (_, p), = a.configs
+        e = self.ddp.base_entry(p, 2, a.precision, a.grad_reduce)
+        self.assertEqual((e["variant"], e["case"]), ("pytorch_ddp_bf16_bf16_reduce",) * 2)
+        self.assertTrue(e["name"].startswith("train_transformer/pytorch_ddp_bf16_bf16_reduce/batch:4/"))
+        self.assertEqual(self.args("--out", "x.json")[0].grad_reduce, "f32")
+        _, err = self.args("--out", "x.json", "--grad-reduce", "f16")
+        self.assertIn("invalid choice: 'f16'", err)
+
     def test_bad_arguments_exit_2_with_the_reason(self):
         for argv, message in ((("--params", "batch=4,depth=3"), "unknown parameter 'depth'"),
                               (("--params", "batch=4,seq_len=16,tgt_len=32"), "target length (32) > source length (16)"),

@@ -9,6 +9,7 @@
 #include "models/context.hpp"
 #include "nccl/nccl_comm.hpp"
 #include "nn/nn.hpp"
+#include "nn/nn_bf16.hpp"
 
 namespace models {
 
@@ -72,8 +73,12 @@ Tensor view_of(void* ptr, const Shape& shape, DType dtype) {
 }
 }  // namespace
 
-DataParallel::DataParallel(std::vector<Tensor> params, int world_size, cudaStream_t compute, std::size_t bucket_bytes)
-    : params_(std::move(params)), world_(world_size), compute_(compute), cap_bytes_(bucket_bytes) {
+DataParallel::DataParallel(std::vector<Tensor> params, int world_size, cudaStream_t compute, std::size_t bucket_bytes,
+                           DType wire)
+    : params_(std::move(params)), world_(world_size), compute_(compute), cap_bytes_(bucket_bytes), wire_(wire) {
+  if (wire != DType::f32 && wire != DType::bf16)
+    throw std::invalid_argument(std::string("data parallel: the all-reduce runs in f32 or bf16, not ") +
+                                dtype_name(wire));
   if (auto why = data_parallel_unavailable(world_size)) throw std::runtime_error(*why);
   for (const auto& p : params_)
     if (p.dtype() != DType::f32)
@@ -94,6 +99,7 @@ DataParallel::DataParallel(std::vector<Tensor> params, int world_size, cudaStrea
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     Tensor flat = Tensor::zeros({static_cast<std::int64_t>(buckets_[b].numel)}, DType::f32);  // padding stays 0
     flat_.push_back(flat);
+    if (wire_ == DType::bf16) wire_flat_.push_back(Tensor::zeros({static_cast<std::int64_t>(buckets_[b].numel)}, DType::bf16));
     for (std::size_t s = 0; s < buckets_[b].slots.size(); ++s) {
       bucket_of_[buckets_[b].slots[s].param] = b;
       slot_of_[buckets_[b].slots[s].param] = s;
@@ -181,8 +187,18 @@ void DataParallel::launch(std::size_t b) {
   kn::Counts k;
   k.count = k.send = k.recv = n;
   float* p = flat_[b].data<float>();
-  kn::World::get().run(kn::Collective::all_reduce, kn::Dtype::f32, p, p, k, comm_);  // sum, in place
-  check_cuda(kernels::nn::axpby<float>(1.0f / static_cast<float>(world_), p, 0.0f, p, n, comm_), "axpby (1/world)");
+  const float inv_world = 1.0f / static_cast<float>(world_);
+  if (wire_ == DType::f32) {
+    kn::World::get().run(kn::Collective::all_reduce, kn::Dtype::f32, p, p, k, comm_);  // sum, in place
+    check_cuda(kernels::nn::axpby<float>(inv_world, p, 0.0f, p, n, comm_), "axpby (1/world)");
+    return;
+  }
+  // bf16 wire: g / world rounded to bf16, summed in bf16, widened back (header).
+  auto* w = wire_flat_[b].data<kernels::nn::bf16>();
+  check_cuda(kernels::nn::axpby<float>(inv_world, p, 0.0f, p, n, comm_), "axpby (1/world)");
+  check_cuda(kernels::nn::cast_f32_to_bf16(p, w, n, comm_), "cast_f32_to_bf16");
+  kn::World::get().run(kn::Collective::all_reduce, kn::Dtype::bf16, w, w, k, comm_);  // sum, in place
+  check_cuda(kernels::nn::cast_bf16_to_f32(w, p, n, comm_), "cast_bf16_to_f32");
 }
 
 void DataParallel::clip_grad_norm(double max_norm) {

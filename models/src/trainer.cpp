@@ -46,7 +46,8 @@ TransformerTrainer::TransformerTrainer(const TrainConfig& config, cudaStream_t s
   // Copy task: target = the first Nt source tokens (random tokens 2..vocab-1; all of them
   // when Nt == Ns); decoder input = BOS + target[:-1].
   if (config_.world_size > 1)
-    dp_ = std::make_unique<DataParallel>(model_->parameters(), config_.world_size, stream, config_.bucket_bytes);
+    dp_ = std::make_unique<DataParallel>(model_->parameters(), config_.world_size, stream, config_.bucket_bytes,
+                                         config_.grad_wire);
   const std::uint64_t rank = dp_ ? static_cast<std::uint64_t>(dp_->rank()) : 0;
   std::mt19937_64 rng(config_.seed ^ 0x5eedda7aull ^ (rank * 0x9e3779b97f4a7c15ull));  // this rank's shard
   std::uniform_int_distribution<std::int32_t> tok(2, static_cast<std::int32_t>(config_.model.vocab - 1));

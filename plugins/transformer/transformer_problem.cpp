@@ -126,6 +126,7 @@ Setup setup_of(const harness::Params& p) {
   c.fused = p.get_bool("fused");
   c.world_size = static_cast<int>(p.get_int("world_size"));
   c.bucket_bytes = static_cast<std::size_t>(p.get_int("bucket_mb")) << 20;
+  c.grad_wire = p.get_string("grad_reduce") == "bf16" ? models::DType::bf16 : models::DType::f32;
   s.baseline_steps = static_cast<int>(p.get_int("baseline_steps"));
   return s;
 }
@@ -352,6 +353,7 @@ class TrainInstance final : public harness::Instance {
           {"buckets", dp->buckets().size()},
           {"bucket_cap_mb", static_cast<double>(dp->bucket_bytes()) / (1 << 20)},
           {"largest_bucket_mb", bucket_mb},
+          {"grad_reduce", dp->wire() == models::DType::bf16 ? "bf16" : "f32"},  // as the parameter
           {"tokens_per_s_one_gpu", baseline_tokens_per_s_},
           {"baseline_steps", setup_.baseline_steps},
           {"scaling_efficiency", baseline_tokens_per_s_ > 0 ? per_gpu / baseline_tokens_per_s_ : 0.0},
@@ -491,6 +493,10 @@ class TrainTransformerProblem final : public harness::Problem {
         harness::int_param("world_size", 1, 1, 64,
                            "data-parallel ranks, one per GPU (> 1: a collective case; B and N are per GPU)"),
         harness::int_param("bucket_mb", 25, 1, 4096, "data parallel: gradient bucket size (MiB)"),
+        harness::enum_param("grad_reduce", "f32", {"f32", "bf16"},
+                            "data parallel: the all-reduce's element type (bf16: each rank's gradient / "
+                            "world_size rounded to bf16, summed in bf16, as PyTorch's bf16_compress_hook; half "
+                            "the bytes)"),
         harness::int_param("baseline_steps", 10, 0, 1000,
                            "data parallel: timed steps of the single-GPU baseline for the scaling efficiency"),
         harness::bool_param("fused", true,
@@ -502,6 +508,8 @@ class TrainTransformerProblem final : public harness::Problem {
     if (p.get_int("d_model") % p.get_int("heads") != 0)
       return fmt::format("d_model ({}) must be a multiple of heads ({})", p.get_int("d_model"), p.get_int("heads"));
     const auto c = setup_of(p).train;
+    if (c.grad_wire == models::DType::bf16 && c.world_size == 1)
+      return std::string("grad_reduce: bf16 needs world_size > 1 (it is the data-parallel all-reduce's type)");
     if (c.graph && c.world_size > 1)
       return std::string("graph: true with world_size > 1 is not supported (the data-parallel all-reduce runs "
                          "outside a CUDA graph)");

@@ -55,6 +55,7 @@ struct TrainConfig {
   // rank's batches come from a rank-dependent seed (rank 0's are the single-GPU ones).
   int world_size = 1;
   std::size_t bucket_bytes = 25u << 20;
+  DType grad_wire = DType::f32;  // the all-reduce's element type: f32 or bf16 (DataParallel)
 };
 
 struct PhaseTimes {  // milliseconds, means over the harvested steps

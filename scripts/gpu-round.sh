@@ -464,7 +464,9 @@ for r in json.load(open(sys.argv[1]))["results"]:
     print(f"{r['name']} [{r.get('device', '')}] {r['status']} {r.get('reason', '')[:120]}: "
           f"{x.get('tokens_per_s', 0):.0f} tokens/s (job), {x.get('tokens_per_s_per_gpu', 0):.0f} per GPU"
           + (f", one GPU alone {dp['tokens_per_s_one_gpu']:.0f}, scaling efficiency {dp['scaling_efficiency']:.3f}, "
-             f"{dp['buckets']} buckets, {dp['weight_checks']} weight checks" if dp else ""))
+             f"{dp['buckets']} buckets, {dp['weight_checks']} weight checks, exchange {dp.get('grad_reduce', 'f32')}, "
+             f"backward {x['phase_ms']['backward']:.2f} ms of which exposed exchange "
+             f"{x['phase_ms'].get('exchange_wait', float('nan')):.2f}" if dp else ""))
 PY
       step "ctest DataParallel"
       ctest --test-dir build/release -R 'DataParallel|LeafGradHook' --output-on-failure >"$OUT/ddp-gpu-test.log" 2>&1 || status=1

@@ -110,6 +110,12 @@ TEST(DataParallelGpu, TwoRanksKeepIdenticalWeightsAndReportTheScaling) {
       EXPECT_LT(dp["scaling_efficiency"].get<double>(), 2.0);
       EXPECT_NEAR(x["tokens_per_s"].get<double>(), 2 * x["tokens_per_s_per_gpu"].get<double>(), 1e-6 * x["tokens_per_s"].get<double>());
       EXPECT_EQ(x["ranks"].size(), 2u);
+      // The exchange's exposed part: part of the backward phase.
+      ASSERT_TRUE(x["phase_ms"].contains("exchange_wait")) << x["phase_ms"].dump();
+      EXPECT_GE(x["phase_ms"]["exchange_wait"].get<double>(), 0.0);
+      EXPECT_LE(x["phase_ms"]["exchange_wait"].get<double>(), x["phase_ms"]["backward"].get<double>());
+    } else {
+      EXPECT_FALSE(x["phase_ms"].contains("exchange_wait")) << x["phase_ms"].dump();
     }
     ++seen;
   }

@@ -127,7 +127,7 @@ DataParallel::~DataParallel() {
   if (comm_) (void)cudaStreamDestroy(comm_);
 }
 
-void DataParallel::backward(const Tensor& loss) {
+void DataParallel::backward(const Tensor& loss, cudaEvent_t compute_done) {
   for (std::size_t b = 0; b < buckets_.size(); ++b) missing_[b] = static_cast<int>(buckets_[b].slots.size());
   std::fill(param_done_.begin(), param_done_.end(), 0);
   next_launch_ = 0;
@@ -167,6 +167,7 @@ void DataParallel::backward(const Tensor& loss) {
   }
   launch_ready();
   if (next_launch_ != buckets_.size()) throw std::logic_error("data parallel: a bucket was not started");
+  if (compute_done != nullptr) check_cuda(cudaEventRecord(compute_done, compute_), "cudaEventRecord");
   check_cuda(cudaEventRecord(comm_done_, comm_), "cudaEventRecord");
   check_cuda(cudaStreamWaitEvent(compute_, comm_done_, 0), "cudaStreamWaitEvent");
   for (std::size_t i = 0; i < params_.size(); ++i) {

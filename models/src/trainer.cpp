@@ -95,9 +95,11 @@ TransformerTrainer::~TransformerTrainer() {
   (void)cudaStreamSynchronize(context_.stream());
   destroy_graph();
   for (auto& e : in_flight_) free_events_.push_back(e);
-  for (auto& e : free_events_)
+  for (auto& e : free_events_) {
     for (auto ev : e.e)
       if (ev) (void)cudaEventDestroy(ev);
+    if (e.compute_done) (void)cudaEventDestroy(e.compute_done);
+  }
 }
 
 void TransformerTrainer::step(int batch_index) {
@@ -114,6 +116,7 @@ void TransformerTrainer::step(int batch_index) {
     free_events_.pop_back();
   } else {
     for (auto& e : ev.e) MODELS_CUDA(cudaEventCreate(&e));
+    if (dp_) MODELS_CUDA(cudaEventCreate(&ev.compute_done));
   }
   ev.step = step_;
   const bool use_graph = config_.graph && step_ >= config_.graph_warmup_steps;
@@ -166,7 +169,7 @@ void TransformerTrainer::step_body(const Tensor& src, const Tensor& tgt_in, cons
   if (ev != nullptr) MODELS_CUDA(cudaEventRecord(ev->e[1], s));
   {
     NvtxRange r(nvtx, "backward", NvtxKind::backward);
-    if (dp_) dp_->backward(loss);  // + the bucketed all-reduce: the mean over the ranks
+    if (dp_) dp_->backward(loss, ev != nullptr ? ev->compute_done : nullptr);  // + the bucketed all-reduce
     else backward(loss);
   }
   casts.reset();
@@ -295,6 +298,8 @@ void TransformerTrainer::harvest(bool wait) {
     float ms[3] = {-1, -1, -1};  // no phase times for a graph launch
     if (ev.phases)
       for (int i = 0; i < 3; ++i) MODELS_CUDA(cudaEventElapsedTime(&ms[i], ev.e[i], ev.e[i + 1]));
+    float exch = -1;  // from the backward's own work to the backward phase's end (the wait)
+    if (ev.phases && ev.compute_done != nullptr) MODELS_CUDA(cudaEventElapsedTime(&exch, ev.compute_done, ev.e[2]));
     float total = 0;
     MODELS_CUDA(cudaEventElapsedTime(&total, ev.e[0], ev.e[3]));
     const auto idx = static_cast<std::size_t>(ev.step);
@@ -303,11 +308,13 @@ void TransformerTrainer::harvest(bool wait) {
       t_bwd_.resize(idx + 1, -1);
       t_opt_.resize(idx + 1, -1);
       t_step_.resize(idx + 1, -1);
+      t_exch_.resize(idx + 1, -1);
     }
     t_fwd_[idx] = ms[0];
     t_bwd_[idx] = ms[1];
     t_opt_[idx] = ms[2];
     t_step_[idx] = total;
+    t_exch_[idx] = exch;
     free_events_.push_back(ev);
     in_flight_.pop_front();
   }
@@ -325,6 +332,8 @@ std::vector<double> TransformerTrainer::losses() {
 PhaseTimes TransformerTrainer::phase_times(std::int64_t from) {
   harvest(true);
   PhaseTimes p;
+  double exch = 0;
+  std::int64_t exch_steps = 0;
   for (std::size_t i = static_cast<std::size_t>(std::max<std::int64_t>(from, 0)); i < t_step_.size(); ++i) {
     if (t_step_[i] < 0) continue;
     ++p.steps;
@@ -334,7 +343,12 @@ PhaseTimes TransformerTrainer::phase_times(std::int64_t from) {
     p.forward += t_fwd_[i];
     p.backward += t_bwd_[i];
     p.optimizer += t_opt_[i];
+    if (t_exch_[i] >= 0) {
+      exch += t_exch_[i];
+      ++exch_steps;
+    }
   }
+  if (exch_steps > 0) p.exchange_wait = exch / static_cast<double>(exch_steps);
   if (p.steps > 0) p.step /= static_cast<double>(p.steps);
   if (p.phase_steps > 0) {
     const auto n = static_cast<double>(p.phase_steps);

@@ -333,6 +333,8 @@ class TrainInstance final : public harness::Instance {
     if (phases.phase_steps > 0) {
       j["phase_ms"] = {{"forward", phases.forward}, {"backward", phases.backward},
                        {"optimizer", phases.optimizer}, {"step", phases.step}};
+      // Data parallel: the exchange's exposed part, included in backward.
+      if (phases.exchange_wait >= 0) j["phase_ms"]["exchange_wait"] = phases.exchange_wait;
     } else {
       j["phase_ms"] = {{"forward", nullptr}, {"backward", nullptr}, {"optimizer", nullptr}, {"step", phases.step}};
       j["phase_times"] = "unavailable with graph: true (one graph launch per step: CUDA events time the whole step)";

@@ -80,7 +80,10 @@ class DataParallel {
 
   // models::backward(loss) with the bucketed all-reduce overlapped; afterwards (in the
   // compute stream's order) every parameter's .grad() is the mean over the ranks.
-  void backward(const Tensor& loss);
+  // compute_done, if given, is recorded on the compute stream after the backward's own work
+  // and before the compute stream waits for the exchange: from it to the next event on the
+  // compute stream is the exchange's exposed part (the trainer's phase exchange_wait).
+  void backward(const Tensor& loss, cudaEvent_t compute_done = nullptr);
   // Global-norm clipping of the averaged gradients (after backward): as clip_grad_norm
   // (optim.hpp), except that the sum of squares, a float atomicAdd reduction whose last
   // bits vary from run to run, is rank 0's, broadcast to every rank; otherwise each rank

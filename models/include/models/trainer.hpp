@@ -61,6 +61,10 @@ struct TrainConfig {
 struct PhaseTimes {  // milliseconds, means over the harvested steps
   std::int64_t steps = 0;
   double forward = 0, backward = 0, optimizer = 0, step = 0;
+  // Data parallel: the part of `backward` after the backward's own work on the compute
+  // stream, until the gradient exchange is done (its exposed, not overlapped, part);
+  // -1 at world_size 1.
+  double exchange_wait = -1;
   std::int64_t phase_steps = 0;  // steps with phase times (eager ones); forward.. average those
 };
 
@@ -105,7 +109,8 @@ class TransformerTrainer {
 
  private:
   struct Events {
-    cudaEvent_t e[4] = {};
+    cudaEvent_t e[4] = {};  // step start, forward end, backward end, step end
+    cudaEvent_t compute_done = nullptr;  // data parallel: the backward's own work done
     std::int64_t step = -1;
     bool phases = true;
   };
@@ -137,6 +142,7 @@ class TransformerTrainer {
   std::deque<Events> in_flight_;
   std::vector<Events> free_events_;
   std::vector<double> t_fwd_, t_bwd_, t_opt_, t_step_;  // per harvested step, by step index
+  std::vector<double> t_exch_;                          // data parallel: exposed exchange
 };
 
 }  // namespace models

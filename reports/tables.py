@@ -18,6 +18,11 @@
   python3 reports/tables.py transformer REPORT.json [PYTORCH.json]   + MFU, PyTorch's best mode as the reference
   python3 reports/tables.py nccl REPORT.json TORCH.json   all_reduce: ours vs torch.distributed per size
                                                           (reports/torch_allreduce.py; both timed alike)
+  python3 reports/tables.py ddp REPORT.json [--pytorch-ddp P.json ...]   data-parallel training
+                                                          (suites/transformer-ddp.yaml) beside PyTorch DDP's runs
+                                                          (reports/pytorch_ddp.py, one file per torchrun job):
+                                                          ms/step, tokens/s, scaling efficiency, MFU, exposed
+                                                          exchange; ours / PyTorch's best tokens/s per precision
   python3 reports/tables.py breakdown REPORT.json PYTORCH.json   the training step kernel by kernel class,
                                                           ours (profile.kernels) beside PyTorch's (extra.kernels,
                                                           pytorch_transformer.py --kernel-steps), per configuration
@@ -679,11 +684,74 @@ def breakdown(report, pytorch):
     return "\n".join(out)
 
 
+def ddp_row_key(r):
+    """(precision, world_size): rows of one precision together, by GPUs."""
+    return transformer_precision(r), int(r["params"].get("world_size") or (r.get("extra") or {}).get("world_size") or 1)
+
+
+def ddp(report, pytorch_reports=()):
+    """Data-parallel training, ours and PyTorch DDP. Ours' efficiency is the result's own
+    (data_parallel.scaling_efficiency: against every rank alone in the same case);
+    PyTorch's is its tokens/s over world_size x its 1-GPU run of the same precision and
+    all-reduce type among the given files (none given: no figure)."""
+    ours = [r for r in report.get("results", []) if r.get("problem") == "train_transformer" and r["status"] == "passed"]
+    theirs = [t for rep in pytorch_reports for t in rep.get("results", [])
+              if t.get("problem") == "train_transformer" and t["status"] == "passed"]
+    lines = [header(report), "",
+             "| variant | precision | GPUs | exchange | ms/step (median) | tokens/s (job) | scaling efficiency "
+             "| MFU per GPU | exposed exchange (ms) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+
+    def pct(x):
+        return f"{x:.1%}" if isinstance(x, (int, float)) else "-"
+
+    def exchange(r):  # the all-reduce's type; none on one GPU
+        return (r["params"].get("grad_reduce") or "f32") if ddp_row_key(r)[1] > 1 else "-"
+
+    for r in sorted(ours, key=lambda r: (ddp_row_key(r), r["variant"], exchange(r) != "f32")):
+        x, (prec, world) = r.get("extra") or {}, ddp_row_key(r)
+        dp = x.get("data_parallel") or {}
+        eff = f"{dp['scaling_efficiency']:.3f}" if world > 1 and dp.get("scaling_efficiency") else "-"
+        exch = (x.get("phase_ms") or {}).get("exchange_wait")
+        lines.append(f"| {r['variant']} | {prec} | {world} | {exchange(r)} | "
+                     f"{r['stats']['median_s'] * 1e3:.2f} | {x.get('tokens_per_s', 0):,.0f} | {eff} | {pct(x.get('mfu'))} | "
+                     f"{f'{exch:.2f}' if isinstance(exch, (int, float)) else '-'} |")
+    one_gpu = {}
+    for t in theirs:
+        x = t.get("extra") or {}
+        if int(x.get("world_size") or 1) == 1:
+            one_gpu[(transformer_precision(t), x.get("grad_reduce") or "f32")] = x.get("tokens_per_s")
+    for t in sorted(theirs, key=lambda t: (ddp_row_key(t), t["variant"])):
+        x, (prec, world) = t.get("extra") or {}, ddp_row_key(t)
+        # The 1-GPU run of the same precision (DDP's hook does nothing on one GPU: f32's).
+        base = one_gpu.get((prec, "f32"))
+        eff = f"{x['tokens_per_s'] / (world * base):.3f}" if world > 1 and base else "-"
+        if world > 1 and base and x["tokens_per_s"] > world * base:  # not a scaling: a slower 1-GPU job
+            eff += " (above 1: its 1-GPU job ran slower per GPU)"
+        lines.append(f"| {t['variant']} (PyTorch) | {prec} | {world} | {(x.get('grad_reduce') or 'f32') if world > 1 else '-'} | "
+                     f"{t['stats']['median_s'] * 1e3:.2f} | {x.get('tokens_per_s', 0):,.0f} | {eff} | {pct(x.get('mfu'))} | - |")
+    # Ours against PyTorch's fastest job, per precision and GPUs.
+    best = {}
+    for t in theirs:
+        key = ddp_row_key(t)
+        if key not in best or t["extra"]["tokens_per_s"] > best[key]["extra"]["tokens_per_s"]:
+            best[key] = t
+    lines.append("")
+    for r in sorted(ours, key=ddp_row_key):
+        key = ddp_row_key(r)
+        if key in best:
+            b = best[key]
+            lines.append(f"- {r['variant']} ({key[0]}, {key[1]} GPU, exchange {exchange(r)}): "
+                         f"{r['extra']['tokens_per_s'] / b['extra']['tokens_per_s']:.3f}x the tokens/s of "
+                         f"{b['variant']} (PyTorch's fastest job there)")
+    return "\n".join(lines)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("kind", choices=("gemm", "gemm-zoo", "attention", "attention-sdpa", "attention-pair", "memory", "stream",
                                      "attention-summary",
-                                     "attention-fp8", "transformer", "nccl", "breakdown"))
+                                     "attention-fp8", "transformer", "nccl", "breakdown", "ddp"))
     ap.add_argument("report", metavar="REPORT.json")
     ap.add_argument("pytorch", nargs="?", metavar="PYTORCH.json",
                     help="attention, attention-sdpa, transformer; nccl: reports/torch_allreduce.py's JSON; "
@@ -691,6 +759,8 @@ def main(argv):
     ap.add_argument("metrics", nargs="?", metavar="METRICS.jsonl", help="transformer: $HARNESS_TRAIN_METRICS lines")
     ap.add_argument("--ours", default="flash_wgmma", help="attention-pair: our variant (default flash_wgmma)")
     ap.add_argument("--reference", default="sdpa_cudnn", help="attention-pair: the reference variant (default sdpa_cudnn)")
+    ap.add_argument("--pytorch-ddp", action="append", default=[], metavar="P.json",
+                    help="ddp: a reports/pytorch_ddp.py report (repeat for each torchrun job)")
     args = ap.parse_args(argv[1:])
     report = load(args.report)
     extra = load(args.pytorch) if args.pytorch else None
@@ -710,6 +780,8 @@ def main(argv):
         if extra is None:
             ap.error("breakdown needs the PyTorch report (reports/pytorch_transformer.py --kernel-steps N)")
         print(breakdown(report, extra))
+    elif args.kind == "ddp":
+        print(ddp(report, [load(f) for f in args.pytorch_ddp]))
     elif args.kind == "transformer":
         lines = [json.loads(l) for l in open(args.metrics)] if args.metrics else None
         print(transformer(report, extra, lines))

@@ -37,10 +37,10 @@
 #           about 6 minutes on an H100)
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
-#           ddp (data-parallel train_transformer over every GPU, world_size 1, 2 (and 4: bf16),
-#           FP32 and ours_bf16 (its gradients exchanged in f32 and in bf16), the DataParallelGpu
-#           tests, PyTorch DDP (FP32, bf16 autocast, and bf16 with bf16_compress_hook)
-#           under torchrun on the same GPUs)
+#           ddp (data-parallel train_transformer over every GPU, world_size 1, 2 and 4 (those
+#           the GPUs allow), FP32 and ours_bf16 (its gradients exchanged in f32 and in bf16), the
+#           DataParallelGpu tests, PyTorch DDP (FP32, bf16 autocast, and bf16 with
+#           bf16_compress_hook) under torchrun on the same GPUs; table-ddp.md: reports/tables.py ddp)
 set -uo pipefail
 # --help: the comment above (usage and stages), nothing run.
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
@@ -485,7 +485,11 @@ PY
       PYTHONUNBUFFERED=1 timeout 300 python3 -m torch.distributed.run --nproc_per_node "$ngpu" reports/pytorch_ddp.py \
         suites/transformer-ddp.yaml --params batch=4,seq_len=2048 --precision bf16 --grad-reduce bf16 \
         --out "$OUT/pytorch-ddp-bf16-bf16reduce-$ngpu.json" >"$OUT/pytorch-ddp-bf16-bf16reduce-$ngpu.log" 2>&1 || status=1
-      tail -3 "$OUT/pytorch-ddp-bf16-bf16reduce-$ngpu.log" ;;
+      tail -3 "$OUT/pytorch-ddp-bf16-bf16reduce-$ngpu.log"
+      step "the table: ours beside PyTorch DDP (reports/tables.py ddp)"
+      ptargs=()
+      for f in "$OUT"/pytorch-ddp-*.json; do [ -f "$f" ] && ptargs+=(--pytorch-ddp "$f"); done
+      python3 reports/tables.py ddp "$OUT/ddp.json" "${ptargs[@]}" | tee "$OUT/table-ddp.md" | tail -12 || status=1 ;;
     *) echo "unknown stage '$s'"; exit 2 ;;
   esac
   # Pack after every stage: whatever a later stage or a time limit cuts, this stays.

@@ -577,6 +577,42 @@ class TinyTables(unittest.TestCase):
                 self.assertEqual(rc, 2)
                 self.assertIn(message, err)
 
+    def test_tables_ddp_ours_beside_pytorch_ddp(self):
+        # tables.py ddp: ours' efficiency from the result, PyTorch's against its 1-GPU job of the
+        # same precision, the exposed exchange where recorded, ours over PyTorch's fastest job.
+        env = {"gpu": {"name": "Test GPU"}, "date": "2026-11-27", "git_commit": "abc", "command_line": "harness run ddp"}
+
+        def ours(variant, prec, world, ms, tok, eff=None, reduce="f32", exch=None):
+            x = {"precision": prec, "tokens_per_s": tok, "mfu": 0.2, "phase_ms": {"backward": 14.0}}
+            if exch is not None:
+                x["phase_ms"]["exchange_wait"] = exch
+            if eff is not None:
+                x["data_parallel"] = {"scaling_efficiency": eff}
+            return result("train_transformer", variant, {"world_size": world, "grad_reduce": reduce}, ms / 1e3, extra=x)
+
+        def theirs(variant, prec, world, ms, tok, reduce="f32"):
+            x = {"precision": prec, "world_size": world, "tokens_per_s": tok, "mfu": 0.05, "grad_reduce": reduce}
+            return {"results": [result("train_transformer", variant, {"world_size": world}, ms / 1e3, extra=x)]}
+        with tempfile.TemporaryDirectory() as d:
+            rep = write_json(d, "ddp.json", {"environment": env, "results": [
+                ours("ours_bf16", "bf16", 1, 18.5, 440000.0),
+                ours("ours_bf16", "bf16", 2, 20.0, 820000.0, eff=0.925, exch=0.4),
+                ours("ours_bf16", "bf16", 2, 19.9, 814000.0, eff=0.92, reduce="bf16")]})
+            files = [write_json(d, f"t{i}.json", t) for i, t in enumerate((
+                theirs("pytorch_ddp_bf16", "bf16", 1, 33.0, 240000.0),
+                theirs("pytorch_ddp_bf16", "bf16", 2, 57.0, 280000.0),
+                theirs("pytorch_ddp_bf16_bf16_reduce", "bf16", 2, 42.0, 336000.0, reduce="bf16")))]
+            out = self.tables("ddp", rep, *[a for f in files for a in ("--pytorch-ddp", f)])
+        self.assertIn("Test GPU", out)
+        self.assertIn("| ours_bf16 | bf16 | 1 | - | 18.50 | 440,000 | - | 20.0% | - |", out)
+        self.assertIn("| ours_bf16 | bf16 | 2 | f32 | 20.00 | 820,000 | 0.925 | 20.0% | 0.40 |", out)
+        self.assertIn("| ours_bf16 | bf16 | 2 | bf16 | 19.90 | 814,000 | 0.920 | 20.0% | - |", out)
+        self.assertIn("| pytorch_ddp_bf16 (PyTorch) | bf16 | 2 | f32 | 57.00 | 280,000 | 0.583 | 5.0% | - |", out)
+        self.assertIn("| pytorch_ddp_bf16_bf16_reduce (PyTorch) | bf16 | 2 | bf16 | 42.00 | 336,000 | 0.700 |", out)
+        self.assertIn("- ours_bf16 (bf16, 2 GPU, exchange f32): 2.440x the tokens/s of pytorch_ddp_bf16_bf16_reduce", out)
+        self.assertLess(out.index("| 2 | f32 | 20.00"), out.index("| 2 | bf16 | 19.90"))
+
+
 
 class TinyTrust(unittest.TestCase):
     def test_agreement_and_tiny(self):

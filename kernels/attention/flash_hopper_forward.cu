@@ -739,16 +739,17 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
 // d = 64 takes 192-key tiles without a mask from 4096 keys on. H100, 2026-11-27, same
 // process as cuDNN (docs/PERFORMANCE.md "192-key tiles at d = 64"): N = 8192 1.245 / 1.200 ms
 // (MHA / GQA) against 1.321-1.333 / 1.281-1.289 with 128 keys; N = 2048 equal (0.085 ms);
-// N = 1024 5% slower (a 1024-key row is 5.3 tiles of 192). Causal keeps 128: a wide
-// diagonal tile is mostly masked. HARNESS_FWD_D64_KEYS=128 or 192 forces one width on
-// non-causal shapes for experiments (read once per process).
+// N = 1024 5% slower (a 1024-key row is 5.3 tiles of 192). Causal keeps 128 (not
+// measured with 192: a 128-row query tile's last key tile then holds up to 191 masked keys
+// instead of 127; the kernel's masks and tile counts take any width). HARNESS_FWD_D64_KEYS
+// =128 or 192 forces one width, causal or not, for experiments (read once per process).
 bool wide_key_tiles_d64(const Shape& s) {
   static const int forced = [] {
     const char* e = std::getenv("HARNESS_FWD_D64_KEYS");
     return e != nullptr ? std::atoi(e) : 0;
   }();
-  if (s.causal) return false;
-  return forced != 0 ? forced == 192 : s.seq_len >= 2048;
+  if (forced != 0) return forced == 192;
+  return !s.causal && s.seq_len >= 2048;
 }
 
 template <class T>

@@ -507,10 +507,10 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT>::kThreads, 1)
       }
     }
 
-    // Step j (1 <= j < n_tiles): S_j, then O += P_{j-1} V_{j-1} (pp = P_{j-1}), softmax of
-    // S_j into pn while that product runs, then O *= alpha_j. P alternates between two
-    // register arrays (no copies; the loop is unrolled by two).
-    auto step = [&](int j, std::uint32_t (&pp)[kPSlices<T, kBN>][4], std::uint32_t (&pn)[kPSlices<T, kBN>][4]) {
+    // Both paths' step j (1 <= j < n_tiles) begins alike: S_j and O += P_{j-1} V_{j-1}
+    // (pp = P_{j-1}) issued in this consumer's turn, S_j waited for (K_j's stage released;
+    // after the last S the producer may load the next Q) and masked. Returns V_{j-1}'s stage.
+    auto begin_step = [&](int j, std::uint32_t (&pp)[kPSlices<T, kBN>][4]) {
       const int g = it + j;  // ring position of key tile j
       const int st = g % kStages, prev = (g - 1) % kStages;
       arch::mbar_wait(bars.k_full(st), (g / kStages) & 1);
@@ -519,23 +519,33 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT>::kThreads, 1)
       issue_s(s, st);
       issue_pv(acc, pp, prev);
       sched_arrive();
-      // P_{j-1} V_{j-1} done: acc and pp are free, V_{j-1}'s stage too.
-      auto pv_done = [&] {
-        arch::fence_regs(acc);
-#pragma unroll
-        for (int kk = 0; kk < kPSlices<T, kBN>; ++kk) arch::fence_regs(pp[kk]);
-        release(bars.v_empty(prev));
-      };
       arch::wgmma_wait<1>();  // S_j done
       arch::fence_regs(s);
       release(bars.k_empty(st));
-      if (j == n_tiles - 1) release(bars.q_empty(cw));  // the producer may load the next Q
+      if (j == n_tiles - 1) release(bars.q_empty(cw));
       if (needs_mask(j * kBN)) mask_tile<kBN>(s, j * kBN, row0, n, causal);
-      softmax_tile<T, kBN>(s, c, m, l, pn, alpha);
+      return prev;
+    };
+    // P_{j-1} V_{j-1} done: acc and pp are free, V_{j-1}'s stage too.
+    auto pv_done = [&](std::uint32_t (&pp)[kPSlices<T, kBN>][4], int prev) {
       arch::wgmma_wait<0>();
-      pv_done();
+      arch::fence_regs(acc);
+#pragma unroll
+      for (int kk = 0; kk < kPSlices<T, kBN>; ++kk) arch::fence_regs(pp[kk]);
+      release(bars.v_empty(prev));
+    };
+    auto rescale_o = [&] {
 #pragma unroll
       for (int i = 0; i < kD / 2; ++i) acc[i] *= alpha[(i / 2) % 2];
+    };
+    // Step j, two P buffers: the softmax of S_j into pn while P_{j-1} V_{j-1} runs, then
+    // O *= alpha_j. P alternates between the two register arrays (no copies; the loop is
+    // unrolled by two).
+    auto step = [&](int j, std::uint32_t (&pp)[kPSlices<T, kBN>][4], std::uint32_t (&pn)[kPSlices<T, kBN>][4]) {
+      const int prev = begin_step(j, pp);
+      softmax_tile<T, kBN>(s, c, m, l, pn, alpha);
+      pv_done(pp, prev);
+      rescale_o();
     };
     // The last product, O += P_last V_last.
     auto finish = [&](std::uint32_t (&pl)[kPSlices<T, kBN>][4]) {
@@ -547,31 +557,14 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT>::kThreads, 1)
       release(bars.v_empty(st));
     };
     if constexpr (L::kOneP) {
-      // Step j with one P buffer: S_j and P_{j-1} V_{j-1} issued together, S_j's softmax
-      // into S (f32) while that product runs, then P_j packed into p once it is done.
+      // Step j with one P buffer: S_j's softmax into S (f32) while P_{j-1} V_{j-1} runs,
+      // then P_j packed into p once that product is done.
       for (int j = 1; j < n_tiles; ++j) {
-        const int g = it + j;
-        const int st = g % kStages, prev = (g - 1) % kStages;
-        arch::mbar_wait(bars.k_full(st), (g / kStages) & 1);
-        arch::mbar_wait(bars.v_full(prev), ((g - 1) / kStages) & 1);
-        sched_sync();
-        issue_s(s, st);
-        issue_pv(acc, p, prev);
-        sched_arrive();
-        arch::wgmma_wait<1>();  // S_j done
-        arch::fence_regs(s);
-        release(bars.k_empty(st));
-        if (j == n_tiles - 1) release(bars.q_empty(cw));
-        if (needs_mask(j * kBN)) mask_tile<kBN>(s, j * kBN, row0, n, causal);
+        const int prev = begin_step(j, p);
         softmax_exp<kBN>(s, c, m, l, alpha);
-        arch::wgmma_wait<0>();  // P_{j-1} V_{j-1} done: acc and p are free
-        arch::fence_regs(acc);
-#pragma unroll
-        for (int kk = 0; kk < kPSlices<T, kBN>; ++kk) arch::fence_regs(p[kk]);
-        release(bars.v_empty(prev));
+        pv_done(p, prev);
         pack_p<T, kBN>(s, p);
-#pragma unroll
-        for (int i = 0; i < kD / 2; ++i) acc[i] *= alpha[(i / 2) % 2];
+        rescale_o();
       }
       finish(p);
     } else {

@@ -661,6 +661,11 @@ TEST(AttentionGpuHopper, WideKeyTilesAtOddLengths) {
       HalfProblem p(shape(1, 4, hkv, n, 64, false), dt, ++seed);
       expect_hopper_rows(p, hopper_forward(p), every_nth_row(std::int64_t{4} * n, 7), "flash_hopper 192-key tiles");
     }
+  // Causal takes 192 keys from N = 8192: a full last tile, and one key past it.
+  for (int n : {8192, 8193}) {
+    HalfProblem p(shape(1, 2, n == 8192 ? 2 : 1, n, 64, true), harness::DType::bf16, ++seed);
+    expect_hopper_rows(p, hopper_forward(p), every_nth_row(std::int64_t{2} * n, 11), "flash_hopper causal 192-key tiles");
+  }
 }
 
 TEST(AttentionGpuHopper, RefusesWhatItCannotRun) {

@@ -48,7 +48,7 @@
 //   a consumer-wide named barrier, one thread's TMA stores (rows >= N clipped), waited for
 //   (read) only before the next tile's O is written. d = 256: no room, stores from registers.
 // Shared memory (kBN = 128 for d <= 128, 64 for d = 256, 192 for non-causal d = 64 from
-// N = 2048 on (wide_key_tiles_d64); 2 stages):
+// N = 2048 on, causal from 8192 (wide_key_tiles_d64); 2 stages):
 //   d = 128: Q 32 KB + K 2 x 32 KB + V 2 x 32 KB + O 32 KB = 192 KB;
 //   d = 64: 96 KB (192 keys: Q 16 + K 2 x 24 + V 2 x 24 + O 16 = 128 KB);
 //   d = 256: Q 64 + K 64 + V 64 = 192 KB (no O buffer); + 1 KB alignment, barriers.
@@ -729,20 +729,22 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   return cudaGetLastError();
 }
 
-// d = 64 takes 192-key tiles without a mask from 4096 keys on. H100, 2026-11-27, same
-// process as cuDNN (docs/PERFORMANCE.md "192-key tiles at d = 64"): N = 8192 1.245 / 1.200 ms
-// (MHA / GQA) against 1.321-1.333 / 1.281-1.289 with 128 keys; N = 2048 equal (0.085 ms);
-// N = 1024 5% slower (a 1024-key row is 5.3 tiles of 192). Causal keeps 128 (not
-// measured with 192: a 128-row query tile's last key tile then holds up to 191 masked keys
-// instead of 127; the kernel's masks and tile counts take any width). HARNESS_FWD_D64_KEYS
-// =128 or 192 forces one width, causal or not, for experiments (read once per process).
+// d = 64 takes 192-key tiles from 2048 keys on without a mask, from 8192 on with the causal
+// mask. H100, 2026-11-27, same process as cuDNN (docs/PERFORMANCE.md "192-key tiles at
+// d = 64"): N = 8192 1.245 / 1.200 ms (MHA / GQA) against 1.321-1.333 / 1.281-1.289 with
+// 128 keys; N = 2048 equal (0.085 ms); N = 1024 5% slower (a 1024-key row is 5.3 tiles of
+// 192). Causal (time with 192 / with 128, B = 2 / 8, H = 16, mean of two runs each): N = 2048
+// 1.025 / 1.012, 4096 1.004 / 0.987, 8192 0.948 / 0.970: a 128-row query tile's last key
+// tile holds up to 191 masked keys instead of 127, which only long rows amortize.
+// HARNESS_FWD_D64_KEYS=128 or 192 forces one width, causal or not, for experiments (read
+// once per process).
 bool wide_key_tiles_d64(const Shape& s) {
   static const int forced = [] {
     const char* e = std::getenv("HARNESS_FWD_D64_KEYS");
     return e != nullptr ? std::atoi(e) : 0;
   }();
   if (forced != 0) return forced == 192;
-  return !s.causal && s.seq_len >= 2048;
+  return s.seq_len >= (s.causal ? 8192 : 2048);
 }
 
 template <class T>

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -666,6 +667,13 @@ TEST(AttentionGpuHopper, WideKeyTilesAtOddLengths) {
     HalfProblem p(shape(1, 2, n == 8192 ? 2 : 1, n, 64, true), harness::DType::bf16, ++seed);
     expect_hopper_rows(p, hopper_forward(p), every_nth_row(std::int64_t{2} * n, 11), "flash_hopper causal 192-key tiles");
   }
+}
+
+// The lazy-rescaling kernels are chosen by HARNESS_FWD_LAZY_RESCALE=1 (ctest runs the forward
+// tests above a second time with it: AttentionGpuHopperLazyRescale in tests/CMakeLists.txt).
+TEST(AttentionGpuHopper, LazyRescaleFollowsTheEnvironment) {
+  const char* e = std::getenv("HARNESS_FWD_LAZY_RESCALE");
+  EXPECT_EQ(attn::flash_hopper_lazy_rescale(), e != nullptr && std::string(e) == "1");
 }
 
 TEST(AttentionGpuHopper, RefusesWhatItCannotRun) {

@@ -158,9 +158,18 @@ struct Elem<__nv_fp8_e4m3> {
 // P_{j-1} V_{j-1} is done, then are packed into P. Registers a consumer thread: S 96 + P 48
 // + O 32 at 192 keys (ptxas: no spills, wgmma not serialized); at 256 keys S 128 + P 64 + O 32
 // spilled 152 bytes and ptxas serialized the wgmmas (C7512), so 256 is not offered.
-template <class T, int kD, int kStagesT, int kBNT = 0>
+// Lazy rescaling (kLazyT, an experiment: HARNESS_FWD_LAZY_RESCALE=1, off by default), after
+// FlashAttention-4: the running max m of a row moves only when a tile's max exceeds it by
+// more than kRescaleSlack (log2 units), so P = exp2(c S - m) <= 2^kRescaleSlack, and O and l
+// are rescaled only on the tiles where one of the thread's rows moved (alpha = 1 exactly
+// elsewhere). O / l and LSE = m + log2 l are the same softmax for any m >= the true max -
+// kRescaleSlack. 16-bit inputs only (fp8 P stays <= 1: e4m3 tops out at 448).
+constexpr float kRescaleSlack = 8.0f;
+
+template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false>
 struct Layout {
   static constexpr bool kFp8 = Elem<T>::kFp8;
+  static constexpr bool kLazy = kLazyT;                  // lazy rescaling (above)
   static constexpr int kBM = 64 * kCons;                 // query rows of a tile
   static constexpr int kBN = kBNT ? kBNT : (kD == 256 ? 64 : 128);  // keys of a key tile (S is kBN / 2 f32 a thread)
   static constexpr bool kOneP = kBN > 128;               // one P buffer (registers: S kBN / 2 + P kBN / 4 + O kD / 2)
@@ -185,6 +194,7 @@ struct Layout {
   static_assert(kSmem <= 227 * 1024, "shared memory");
   static_assert(!kFp8 || (kD == 128 && kBN == 128), "fp8: one 128-byte box per row of Q, K and V^T");
   static_assert(!kOneP || (!kFp8 && kD == 64 && kBN % 64 == 0), "the one-P path: 16-bit d = 64 only");
+  static_assert(!kLazy || !kFp8, "lazy rescaling: 16-bit inputs only");
 };
 
 // P's RS-form A fragments of one key tile: a k slice is 32 bytes of keys (16-bit: 16 keys,
@@ -243,12 +253,26 @@ __device__ __forceinline__ void mask_tile(float (&s)[kBN / 2], int key0, int row
   }
 }
 
+// Row r's new running max from the tile's raw max (quad-reduced: one value per row), and
+// alpha = exp2(m_old - m_new); lazy (kRescaleSlack): m moves only past m_old + kRescaleSlack,
+// else alpha = 1 exactly. Returns mu, the max that P subtracts (0 for a row with nothing
+// visible yet, m = -inf).
+template <bool kLazy>
+__device__ __forceinline__ float update_max(float tile_max, float c, float& m, float& alpha) {
+  const float seen = fmaxf(m, tile_max * c);
+  const float mx = kLazy && !(seen > m + kRescaleSlack) ? m : seen;
+  const float mu = mx == -INFINITY ? 0.0f : mx;  // a row with nothing visible yet
+  alpha = kLazy && mx == m ? 1.0f : arch::fast_exp2(m - mu);
+  m = mx;
+  return mu;
+}
+
 // Online softmax of one tile for this thread's two rows (r = 0: row g, 1: row g + 8):
 // updates m, l; P rounded to T as RS-form A fragments; alpha = exp2(m_old - m_new).
 // fp8: slice kk (keys 32 kk ..), 16-key group h: register r + 2 h holds this thread's keys
 // 2t, 2t + 1, 8 + 2t, 9 + 2t of the group (accumulators 16 kk + 8 h + 2 r, +1, +4, +5) as
 // the fragment's k = 4t .. 4t + 3; V^T's keys are stored in that order (v_transpose_fp8).
-template <class T, int kBN>
+template <class T, int kBN, bool kLazy = false>
 __device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c, float (&m)[2], float (&l)[2],
                                              std::uint32_t (&p)[kPSlices<T, kBN>][4], float (&alpha)[2]) {
 #pragma unroll
@@ -256,10 +280,7 @@ __device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c,
     float raw = -INFINITY;
 #pragma unroll
     for (int j = 0; j < kBN / 2; j += 4) raw = fmaxf(raw, fmaxf(s[j + 2 * r], s[j + 2 * r + 1]));
-    const float mx = fmaxf(m[r], arch::quad_max(raw) * c);
-    const float mu = mx == -INFINITY ? 0.0f : mx;  // a row with nothing visible yet
-    alpha[r] = arch::fast_exp2(m[r] - mu);
-    m[r] = mx;
+    const float mu = update_max<kLazy>(arch::quad_max(raw), c, m[r], alpha[r]);
     float sum = 0.0f;
     if constexpr (Elem<T>::kFp8) {
 #pragma unroll
@@ -295,7 +316,7 @@ __device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c,
 // The one-P path (Layout::kOneP): softmax_tile split in two. softmax_exp leaves
 // P = exp2(c S - m) in S as f32 (m, l, alpha as softmax_tile); pack_p rounds it to T into
 // the RS-form A fragments once the previous P V product has released the P registers.
-template <int kBN>
+template <int kBN, bool kLazy = false>
 __device__ __forceinline__ void softmax_exp(float (&s)[kBN / 2], float c, float (&m)[2], float (&l)[2],
                                             float (&alpha)[2]) {
 #pragma unroll
@@ -303,10 +324,7 @@ __device__ __forceinline__ void softmax_exp(float (&s)[kBN / 2], float c, float 
     float raw = -INFINITY;
 #pragma unroll
     for (int j = 0; j < kBN / 2; j += 4) raw = fmaxf(raw, fmaxf(s[j + 2 * r], s[j + 2 * r + 1]));
-    const float mx = fmaxf(m[r], arch::quad_max(raw) * c);
-    const float mu = mx == -INFINITY ? 0.0f : mx;
-    alpha[r] = arch::fast_exp2(m[r] - mu);
-    m[r] = mx;
+    const float mu = update_max<kLazy>(arch::quad_max(raw), c, m[r], alpha[r]);
     float sum = 0.0f;
 #pragma unroll
     for (int j = 2 * r; j < kBN / 2; j += 4) {  // accumulators j, j + 1: row r
@@ -332,13 +350,13 @@ __device__ __forceinline__ void pack_p(const float (&s)[kBN / 2], std::uint32_t 
 
 // c: the softmax scale times log2(e) (fp8: times scale_q scale_k); o_scale: fp8 scale_v
 // (O = scale_v (P V_q) / l), unused for 16-bit inputs.
-template <class T, int kD, int kStagesT, int kBNT>
-__global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT>::kThreads, 1)
+template <class T, int kD, int kStagesT, int kBNT, bool kLazyT>
+__global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT>::kThreads, 1)
     flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                 const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
                                 typename Elem<T>::Out* __restrict__ o, float* __restrict__ lse, const Schedule sched,
                                 int heads, int group, int n, float c, float o_scale) {
-  using L = Layout<T, kD, kStagesT, kBNT>;
+  using L = Layout<T, kD, kStagesT, kBNT, kLazyT>;
   using TO = typename Elem<T>::Out;
   constexpr int kBN = L::kBN, kBM = L::kBM, kStages = L::kStages;
   extern __shared__ unsigned char smem_raw[];
@@ -500,10 +518,10 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT>::kThreads, 1)
       if (n_tiles == 1) release(bars.q_empty(cw));
       if (needs_mask(0)) mask_tile<kBN>(s, 0, row0, n, causal);
       if constexpr (L::kOneP) {
-        softmax_exp<kBN>(s, c, m, l, alpha);
+        softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
         pack_p<T, kBN>(s, p);
       } else {
-        softmax_tile<T, kBN>(s, c, m, l, p, alpha);
+        softmax_tile<T, kBN, L::kLazy>(s, c, m, l, p, alpha);
       }
     }
 
@@ -535,6 +553,9 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT>::kThreads, 1)
       release(bars.v_empty(prev));
     };
     auto rescale_o = [&] {
+      if constexpr (L::kLazy) {
+        if (alpha[0] == 1.0f && alpha[1] == 1.0f) return;  // neither row's max moved
+      }
 #pragma unroll
       for (int i = 0; i < kD / 2; ++i) acc[i] *= alpha[(i / 2) % 2];
     };
@@ -543,7 +564,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT>::kThreads, 1)
     // unrolled by two).
     auto step = [&](int j, std::uint32_t (&pp)[kPSlices<T, kBN>][4], std::uint32_t (&pn)[kPSlices<T, kBN>][4]) {
       const int prev = begin_step(j, pp);
-      softmax_tile<T, kBN>(s, c, m, l, pn, alpha);
+      softmax_tile<T, kBN, L::kLazy>(s, c, m, l, pn, alpha);
       pv_done(pp, prev);
       rescale_o();
     };
@@ -561,7 +582,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT>::kThreads, 1)
       // then P_j packed into p once that product is done.
       for (int j = 1; j < n_tiles; ++j) {
         const int prev = begin_step(j, p);
-        softmax_exp<kBN>(s, c, m, l, alpha);
+        softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
         pv_done(p, prev);
         pack_p<T, kBN>(s, p);
         rescale_o();
@@ -685,10 +706,10 @@ constexpr CUtensorMapDataType kMapType = std::is_same_v<T, __half>          ? CU
 
 // c_scale: multiplies the softmax scale in c (fp8: scale_q scale_k; 16-bit: 1); o_scale: fp8
 // scale_v. fp8: v is V^T (v_transpose_fp8_kernel's layout).
-template <class T, int kD, int kStagesT, int kBNT = 0>
+template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse, float c_scale,
                    float o_scale, cudaStream_t stream) {
-  using L = Layout<T, kD, kStagesT, kBNT>;
+  using L = Layout<T, kD, kStagesT, kBNT, kLazyT>;
   using TO = typename Elem<T>::Out;
   CUtensorMap mq, mk, mv, mo;
   const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
@@ -702,7 +723,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   else
     ok = ok && head_tensor_map(&mv, kMapType<T>, kElem, v, kD, s.seq_len, bkv, L::kBN);
   if (!ok) return cudaErrorInvalidValue;
-  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT>;
+  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
   if (attr != cudaSuccess) return attr;
@@ -747,19 +768,36 @@ bool wide_key_tiles_d64(const Shape& s) {
   return s.seq_len >= (s.causal ? 8192 : 2048);
 }
 
-template <class T>
-cudaError_t dispatch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
-                     cudaStream_t stream) {
+// HARNESS_FWD_LAZY_RESCALE=1: the lazy-rescaling kernels (Layout, kRescaleSlack) for every
+// 16-bit head size, for experiments; off by default (not yet measured). Read once per process.
+bool lazy_rescale() {
+  static const bool on = [] {
+    const char* e = std::getenv("HARNESS_FWD_LAZY_RESCALE");
+    return e != nullptr && std::string(e) == "1";
+  }();
+  return on;
+}
+
+template <class T, bool kLazy>
+cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
+                        cudaStream_t stream) {
   switch (s.head_dim) {
     case 64:
-      if (wide_key_tiles_d64(s)) return launch<T, 64, 2, 192>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-      return launch<T, 64, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-    case 128: return launch<T, 128, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-    case 256: return launch<T, 256, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+      if (wide_key_tiles_d64(s)) return launch<T, 64, 2, 192, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+      return launch<T, 64, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+    case 128: return launch<T, 128, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+    case 256: return launch<T, 256, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     default:
       throw std::invalid_argument("attention: the Hopper flash forward supports head_dim 64, 128, 256, not " +
                                   std::to_string(s.head_dim));
   }
+}
+
+template <class T>
+cudaError_t dispatch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
+                     cudaStream_t stream) {
+  return lazy_rescale() ? dispatch_as<T, true>(s, q, k, v, o, lse, stream)
+                        : dispatch_as<T, false>(s, q, k, v, o, lse, stream);
 }
 
 // fp8 K/V ring depth: a key tile's two products take half the tensor time of bf16's, so one
@@ -767,6 +805,8 @@ cudaError_t dispatch(const Shape& s, const void* q, const void* k, const void* v
 constexpr int kFp8Stages = 3;
 
 }  // namespace
+
+bool flash_hopper_lazy_rescale() { return lazy_rescale(); }
 
 const char* flash_hopper_unsupported(const Shape& shape) {
   if (shape.head_dim != 64 && shape.head_dim != 128 && shape.head_dim != 256)

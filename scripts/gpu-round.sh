@@ -51,7 +51,9 @@ cd "$(dirname "$0")/.."
 PACK=${OUT:-$PWD/out}
 OUT=${WORK:-/tmp/gpu-round}
 mkdir -p "$OUT" "$PACK"
-commit=${HARNESS_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+# -dirty where the tree differs from the commit: the device machine's copy carries the
+# session's first .git, so a later tree would otherwise be labelled with that commit.
+commit=${HARNESS_COMMIT:-$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)}
 export HARNESS_COMMIT=$commit
 stages=${*:-build test smoke gemm}
 exe=build/release/bin/harness

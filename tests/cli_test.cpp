@@ -1,4 +1,6 @@
 // The `harness` executable as a user sees it: output, exit codes, reports, errors.
+#include <filesystem>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -31,6 +33,21 @@ TEST(Cli, NoSubcommandOrUnknownOptionIsExit2) {
   const auto r = run_command(kExe + " run no_such_suite.yaml");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("no_such_suite.yaml"), std::string::npos);
+}
+
+// Every suite the repository ships expands (parses, its variants and parameters known) on
+// a machine without a GPU: a typo in one is caught here, not in a GPU call.
+TEST(Cli, EveryShippedSuiteExpandsInADryRun) {
+  int suites = 0;
+  for (const auto& f : std::filesystem::directory_iterator(HARNESS_SOURCE_DIR "/suites")) {
+    if (f.path().extension() != ".yaml") continue;
+    ++suites;
+    const auto r = run_command(kExe + " run " + f.path().string() + " --dry-run");
+    EXPECT_EQ(r.exit_code, 0) << f.path() << "\n" << r.output;
+    EXPECT_NE(r.output.find("(dry run: nothing was executed)"), std::string::npos) << f.path() << "\n" << r.output;
+    EXPECT_EQ(r.output.find(" 0 results"), std::string::npos) << f.path() << " expands to nothing\n" << r.output;
+  }
+  EXPECT_GE(suites, 20) << "suites/ not found or nearly empty";
 }
 
 TEST(Cli, OneSampleHasNoNoiseNotZeroNoise) {

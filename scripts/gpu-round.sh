@@ -35,6 +35,11 @@
 #           and backward shapes of suites/attention-hopper.yaml, table-attention-same-process.md
 #           by tables.py attention-pair; SAME_PROCESS_FILTER narrows it (default: every shape);
 #           about 6 minutes on an H100)
+#           attention-lazy-rescale (the Hopper forward's lazy rescaling, HARNESS_FWD_LAZY_RESCALE=1, an
+#           experiment: its GPU tests, memcheck and racecheck over the flash_wgmma sanitizer sizes
+#           with it on, then off, on, on, off beside cuDNN in one process, as attention-same-process;
+#           LAZY_FILTER chooses the shapes (default d = 64 N = 8192 and d = 256 N = 2048);
+#           table-attention-lazy<0|1>-run<i>.md per run)
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
 #           ddp (data-parallel train_transformer over every GPU, world_size 1, 2 and 4 (those
@@ -118,6 +123,27 @@ for s in $stages; do
         --no-profile --out "$OUT/attention-same-process.json" 2>&1 | tee "$OUT/attention-same-process.log" | tail -8 || status=1
       python3 reports/tables.py attention-pair "$OUT/attention-same-process.json" \
         | tee "$OUT/table-attention-same-process.md" | tail -4 || status=1 ;;
+    attention-lazy-rescale)
+      step "lazy rescaling: its GPU tests, compute-sanitizer, then off / on beside cuDNN"
+      ctest --test-dir build/release -R 'AttentionGpuHopperLazyRescale' --output-on-failure >"$OUT/lazy-tests.log" 2>&1 || status=1
+      grep -E "tests passed|Failed|Skipped" "$OUT/lazy-tests.log" | head -3
+      san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+      for tool in memcheck racecheck; do
+        HARNESS_FWD_LAZY_RESCALE=1 timeout "${SUITE_TIMEOUT:-400}" "$san" --tool "$tool" --error-exitcode 86 $exe run \
+          suites/sanitizer.yaml --no-profile --filter '^attention/flash_wgmma/.*dtype:(bf16|f16)' \
+          --out "$OUT/lazy-$tool.json" >"$OUT/lazy-$tool.log" 2>&1 || status=1
+        echo "$tool: $(grep -E 'SUMMARY|results:' "$OUT/lazy-$tool.log" | tail -2 | tr '\n' ' ')"
+      done
+      i=0
+      for lazy in 0 1 1 0; do
+        i=$((i + 1))
+        HARNESS_FWD_LAZY_RESCALE=$lazy timeout "${SUITE_TIMEOUT:-600}" $exe run suites/attention-hopper.yaml \
+          --filter "${LAZY_FILTER:-^attention/.*(seq_len:8192/head_dim:64|seq_len:2048/head_dim:256)/}" \
+          --python examples/python/torch_sdpa.py --variants flash_wgmma,sdpa_cudnn --steady on --interleave on \
+          --no-profile --out "$OUT/lazy$lazy-run$i.json" >"$OUT/lazy$lazy-run$i.log" 2>&1 || status=1
+        python3 reports/tables.py attention-pair "$OUT/lazy$lazy-run$i.json" >"$OUT/table-attention-lazy$lazy-run$i.md" || status=1
+        echo "lazy=$lazy run $i: $(tail -1 "$OUT/table-attention-lazy$lazy-run$i.md")"
+      done ;;
     attention-tc-tiles)
       step "harness run suites/attention-tc-tiles.yaml"
       timeout "${SUITE_TIMEOUT:-400}" $exe run suites/attention-tc-tiles.yaml --no-profile --out "$OUT/attention-tc-tiles.json" \

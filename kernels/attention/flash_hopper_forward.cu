@@ -47,8 +47,8 @@
 //   {64 d, 64 rows} swizzled O boxes (d <= 128; conflict-free 4-byte stores), fence.proxy.async,
 //   a consumer-wide named barrier, one thread's TMA stores (rows >= N clipped), waited for
 //   (read) only before the next tile's O is written. d = 256: no room, stores from registers.
-// Shared memory (kBN = 128 for d <= 128, 64 for d = 256, 192 for non-causal d = 64 from
-// N = 2048 on, causal from 8192 (wide_key_tiles_d64); 2 stages):
+// Shared memory (kBN = 128 for d <= 128, 64 for d = 256, 192 for d = 64 from N = 2048 on,
+// causal from N = 8192 on (wide_key_tiles_d64); 2 stages):
 //   d = 128: Q 32 KB + K 2 x 32 KB + V 2 x 32 KB + O 32 KB = 192 KB;
 //   d = 64: 96 KB (192 keys: Q 16 + K 2 x 24 + V 2 x 24 + O 16 = 128 KB);
 //   d = 256: Q 64 + K 64 + V 64 = 192 KB (no O buffer); + 1 KB alignment, barriers.

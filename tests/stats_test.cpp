@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -58,9 +59,18 @@ TEST(StoppingRule, CpuTimingStopsAtTheTimeCap) {
   m.min_samples = 3;
   m.min_time = 0;
   m.max_time = 0.05;
-  m.noise = 0;  // unreachable: must stop on the cap
+  m.noise = 0;  // unreachable with unequal samples: must stop on the cap
   int calls = 0;
-  const Timing t = time_cpu([&] { ++calls; }, m);
+  // Every other call spins 20 us, so the samples differ whatever the clock's resolution (an
+  // empty body could time identically every call, noise 0, and stop on "noise reached").
+  const Timing t = time_cpu(
+      [&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        if (++calls % 2 == 0)
+          while (std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(20)) {
+          }
+      },
+      m);
   EXPECT_EQ(t.stop_reason, "time cap");
   EXPECT_GE(t.samples.size(), 3u);
   EXPECT_EQ(static_cast<std::size_t>(calls), t.samples.size() + 1);

@@ -53,6 +53,16 @@ if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
   exit 0
 fi
 cd "$(dirname "$0")/.."
+# Every stage name is checked before anything runs: a typo fails at once (exit 2), not after
+# the build and the stages before it (tests/gpu_round_stages.py keeps this list equal to the
+# stages below and to --help).
+known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process attention-lazy-rescale attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl devices gemm-fp32 ddp"
+for s in ${*:-}; do
+  case " $known_stages " in
+    *" $s "*) ;;
+    *) echo "gpu-round.sh: unknown stage '$s' (stages: $known_stages; --help says what each does)" >&2; exit 2 ;;
+  esac
+done
 PACK=${OUT:-$PWD/out}
 OUT=${WORK:-/tmp/gpu-round}
 mkdir -p "$OUT" "$PACK"

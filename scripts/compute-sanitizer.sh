@@ -12,9 +12,16 @@
 # harness report); $OUT defaults to ./out. Every result must pass (a skipped one, e.g. for
 # want of a device, checked nothing). Runs in about 5 minutes on an H200; racecheck
 # (slowest: it tracks every shared-memory access) takes a subset of the suite, chosen by
-# RACECHECK_FILTER (a regular expression on result names; "." for everything).
+# RACECHECK_FILTER (a regular expression on result names; "." for everything). FILTER (a
+# regular expression on result names) narrows every tool's run to those results instead, e.g.
+#   FILTER='^attention/flash_wgmma/.*dtype:fp8_e4m3' bash scripts/compute-sanitizer.sh memcheck racecheck
 # Where the tree has no .git, pass the commit: HARNESS_COMMIT=<sha> bash scripts/...
 set -uo pipefail
+# --help: the comment above, nothing run.
+if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
+  sed -n '2,/^set -uo pipefail/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out}/compute-sanitizer
 build=${BUILD:-build/release}
@@ -58,6 +65,7 @@ for tool in "${tools[@]}"; do
     synccheck) extra=() ; filter=() ;;
     *) echo "compute-sanitizer: unknown tool '$tool' (memcheck racecheck initcheck synccheck)" >&2; exit 2 ;;
   esac
+  [ -z "${FILTER:-}" ] || filter=(--filter "$FILTER")
   log="$out/$tool.log"
   echo "== compute-sanitizer --tool $tool ($(date -u +%H:%M:%S)) -> $log"
   t0=$(date +%s)

@@ -74,6 +74,14 @@ stages=${*:-build test smoke gemm}
 exe=build/release/bin/harness
 status=0
 step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
+# same_process OUT.json FILTER: flash_wgmma beside PyTorch's cuDNN SDPA (a Python variant) in
+# one harness process over suites/attention-hopper.yaml's results matching FILTER, both
+# settled (steady) and sampled in rounds (interleave); the output is left in OUT.log.
+same_process() {
+  timeout "${SUITE_TIMEOUT:-600}" $exe run suites/attention-hopper.yaml --filter "$2" \
+    --python examples/python/torch_sdpa.py --variants flash_wgmma,sdpa_cudnn --steady on --interleave on \
+    --no-profile --out "$1" >"${1%.json}.log" 2>&1
+}
 
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm --format=csv
@@ -128,29 +136,21 @@ for s in $stages; do
         | tee "$OUT/table-attention-hopper.md" | tail -60 || status=1 ;;
     attention-same-process)
       step "flash_wgmma and sdpa_cudnn in one process, steady, in rounds (suites/attention-hopper.yaml)"
-      timeout "${SUITE_TIMEOUT:-600}" $exe run suites/attention-hopper.yaml --filter "${SAME_PROCESS_FILTER:-.}" \
-        --python examples/python/torch_sdpa.py --variants flash_wgmma,sdpa_cudnn --steady on --interleave on \
-        --no-profile --out "$OUT/attention-same-process.json" 2>&1 | tee "$OUT/attention-same-process.log" | tail -8 || status=1
+      same_process "$OUT/attention-same-process.json" "${SAME_PROCESS_FILTER:-.}" || status=1
+      tail -8 "$OUT/attention-same-process.log"
       python3 reports/tables.py attention-pair "$OUT/attention-same-process.json" \
         | tee "$OUT/table-attention-same-process.md" | tail -4 || status=1 ;;
     attention-lazy-rescale)
       step "lazy rescaling: its GPU tests, compute-sanitizer, then off / on beside cuDNN"
       ctest --test-dir build/release -R 'AttentionGpuHopperLazyRescale' --output-on-failure >"$OUT/lazy-tests.log" 2>&1 || status=1
       grep -E "tests passed|Failed|Skipped" "$OUT/lazy-tests.log" | head -3
-      san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-      for tool in memcheck racecheck; do
-        HARNESS_FWD_LAZY_RESCALE=1 timeout "${SUITE_TIMEOUT:-400}" "$san" --tool "$tool" --error-exitcode 86 $exe run \
-          suites/sanitizer.yaml --no-profile --filter '^attention/flash_wgmma/.*dtype:(bf16|f16)' \
-          --out "$OUT/lazy-$tool.json" >"$OUT/lazy-$tool.log" 2>&1 || status=1
-        echo "$tool: $(grep -E 'SUMMARY|results:' "$OUT/lazy-$tool.log" | tail -2 | tr '\n' ' ')"
-      done
+      HARNESS_FWD_LAZY_RESCALE=1 FILTER='^attention/flash_wgmma/.*dtype:(bf16|f16)' OUT="$OUT/lazy" \
+        bash scripts/compute-sanitizer.sh memcheck racecheck 2>&1 | tail -4 || status=1
       i=0
       for lazy in 0 1 1 0; do
         i=$((i + 1))
-        HARNESS_FWD_LAZY_RESCALE=$lazy timeout "${SUITE_TIMEOUT:-600}" $exe run suites/attention-hopper.yaml \
-          --filter "${LAZY_FILTER:-^attention/.*(seq_len:8192/head_dim:64|seq_len:2048/head_dim:256)/}" \
-          --python examples/python/torch_sdpa.py --variants flash_wgmma,sdpa_cudnn --steady on --interleave on \
-          --no-profile --out "$OUT/lazy$lazy-run$i.json" >"$OUT/lazy$lazy-run$i.log" 2>&1 || status=1
+        HARNESS_FWD_LAZY_RESCALE=$lazy same_process "$OUT/lazy$lazy-run$i.json" \
+          "${LAZY_FILTER:-^attention/.*(seq_len:8192/head_dim:64|seq_len:2048/head_dim:256)/}" || status=1
         python3 reports/tables.py attention-pair "$OUT/lazy$lazy-run$i.json" >"$OUT/table-attention-lazy$lazy-run$i.md" || status=1
         echo "lazy=$lazy run $i: $(tail -1 "$OUT/table-attention-lazy$lazy-run$i.md")"
       done ;;
@@ -334,11 +334,8 @@ PY
         cuobjdump -sass "$obj" >"$OUT/flash_hopper_forward.sass" 2>&1
         for op in HGMMA QGMMA UTMALDG UTMASTG LDL STL; do echo "$op $(grep -c "$op" "$OUT/flash_hopper_forward.sass")"; done
       fi
-      for tool in memcheck racecheck; do
-        compute-sanitizer --tool "$tool" $exe run suites/sanitizer.yaml --filter '^attention/flash_wgmma/.*dtype:fp8_e4m3' \
-          --no-profile --quiet --out "$OUT/fp8-$tool.json" >"$OUT/fp8-$tool.log" 2>&1 || status=1
-        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|results:" "$OUT/fp8-$tool.log" | tail -3
-      done ;;
+      FILTER='^attention/flash_wgmma/.*dtype:fp8_e4m3' OUT="$OUT/fp8" bash scripts/compute-sanitizer.sh memcheck racecheck \
+        2>&1 | tail -4 || status=1 ;;
     sanitizer)
       step "compute-sanitizer over every CUDA variant (scripts/compute-sanitizer.sh)"
       OUT="$OUT/sanitizer" timeout "${SUITE_TIMEOUT:-400}" bash scripts/compute-sanitizer.sh 2>&1 | tail -30 || status=1 ;;

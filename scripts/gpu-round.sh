@@ -35,9 +35,10 @@
 #           and backward shapes of suites/attention-hopper.yaml, table-attention-same-process.md
 #           by tables.py attention-pair; SAME_PROCESS_FILTER narrows it (default: every shape);
 #           about 6 minutes on an H100)
-#           attention-lazy-rescale (the Hopper forward's lazy rescaling, HARNESS_FWD_LAZY_RESCALE=1, an
-#           experiment: its GPU tests, memcheck and racecheck over the flash_wgmma sanitizer sizes
-#           with it on, then off, on, on, off beside cuDNN in one process, as attention-same-process;
+#           attention-lazy-rescale (the Hopper forward's lazy rescaling, the default at d = 128 and
+#           256, forced at every size by HARNESS_FWD_LAZY_RESCALE=1 and off by =0: its GPU tests,
+#           memcheck and racecheck over the flash_wgmma sanitizer sizes with it forced on, then
+#           off, on, on, off beside cuDNN in one process, as attention-same-process;
 #           LAZY_FILTER chooses the shapes (default d = 64 N = 8192 and d = 256 N = 2048);
 #           table-attention-lazy<0|1>-run<i>.md per run)
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,

@@ -669,11 +669,17 @@ TEST(AttentionGpuHopper, WideKeyTilesAtOddLengths) {
   }
 }
 
-// The lazy-rescaling kernels are chosen by HARNESS_FWD_LAZY_RESCALE=1 (ctest runs the forward
-// tests above a second time with it: AttentionGpuHopperLazyRescale in tests/CMakeLists.txt).
+// Lazy rescaling is the default at d = 128 and 256; HARNESS_FWD_LAZY_RESCALE=1 / 0 forces it at
+// every head size / at none (ctest runs the forward tests above with each:
+// AttentionGpuHopperLazyRescale1 / 0 in tests/CMakeLists.txt).
 TEST(AttentionGpuHopper, LazyRescaleFollowsTheEnvironment) {
   const char* e = std::getenv("HARNESS_FWD_LAZY_RESCALE");
-  EXPECT_EQ(attn::flash_hopper_lazy_rescale(), e != nullptr && std::string(e) == "1");
+  const std::string forced = e != nullptr ? e : "";
+  for (int d : {64, 128, 256}) {
+    const bool expected = forced.empty() ? d >= 128 : forced == "1";
+    EXPECT_EQ(attn::flash_hopper_lazy_rescale(d), expected) << "head_dim " << d << ", HARNESS_FWD_LAZY_RESCALE='"
+                                                            << forced << "'";
+  }
 }
 
 TEST(AttentionGpuHopper, RefusesWhatItCannotRun) {

@@ -144,10 +144,11 @@ const char* flash_hopper_unsupported(const Shape& shape);
 // first); q, k, v must be 16-byte aligned (TMA), else cudaErrorMisalignedAddress.
 cudaError_t flash_hopper_forward(const Shape& shape, Precision precision, const void* q, const void* k,
                                  const void* v, void* o, float* lse, cudaStream_t stream);
-// Whether flash_hopper_forward runs its lazy-rescaling kernels (HARNESS_FWD_LAZY_RESCALE=1,
-// an experiment, off by default; read once per process): the running max moves only by
-// more than 8 (log2 units) and O is rescaled only where it moved (flash_hopper_forward.cu).
-bool flash_hopper_lazy_rescale();
+// Whether flash_hopper_forward runs its lazy-rescaling kernels at this head size: the
+// running max moves only by more than 8 (log2 units) and O is rescaled only where it moved
+// (flash_hopper_forward.cu). By default at head_dim 128 and 256 (where it measured faster);
+// HARNESS_FWD_LAZY_RESCALE=1 / 0 forces it on / off at every size (read once per process).
+bool flash_hopper_lazy_rescale(int head_dim);
 
 // ---- GPU: FP8 (E4M3) forward on Hopper (flash_hopper_forward.cu, FlashAttention-3's FP8 path) ----
 // Q, K, V hold E4M3 bytes q_x with per-tensor scales: the values are scale_x * q_x. Same

@@ -158,7 +158,8 @@ struct Elem<__nv_fp8_e4m3> {
 // P_{j-1} V_{j-1} is done, then are packed into P. Registers a consumer thread: S 96 + P 48
 // + O 32 at 192 keys (ptxas: no spills, wgmma not serialized); at 256 keys S 128 + P 64 + O 32
 // spilled 152 bytes and ptxas serialized the wgmmas (C7512), so 256 is not offered.
-// Lazy rescaling (kLazyT, an experiment: HARNESS_FWD_LAZY_RESCALE=1, off by default), after
+// Lazy rescaling (kLazyT; on by default at d = 128 and 256, where it measured faster: see
+// flash_hopper_lazy_rescale), after
 // FlashAttention-4: the running max m of a row moves only when a tile's max exceeds it by
 // more than kRescaleSlack (log2 units), so P = exp2(c S - m) <= 2^kRescaleSlack, and O and l
 // are rescaled only on the tiles where one of the thread's rows moved (alpha = 1 exactly
@@ -786,8 +787,8 @@ cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void
 template <class T>
 cudaError_t dispatch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
                      cudaStream_t stream) {
-  return flash_hopper_lazy_rescale() ? dispatch_as<T, true>(s, q, k, v, o, lse, stream)
-                        : dispatch_as<T, false>(s, q, k, v, o, lse, stream);
+  return flash_hopper_lazy_rescale(s.head_dim) ? dispatch_as<T, true>(s, q, k, v, o, lse, stream)
+                                                : dispatch_as<T, false>(s, q, k, v, o, lse, stream);
 }
 
 // fp8 K/V ring depth: a key tile's two products take half the tensor time of bf16's, so one
@@ -796,15 +797,27 @@ constexpr int kFp8Stages = 3;
 
 }  // namespace
 
-// HARNESS_FWD_LAZY_RESCALE=1: dispatch takes the lazy-rescaling kernels (Layout,
-// kRescaleSlack) for every 16-bit head size, for experiments; off by default (not yet
-// measured). Read once per process.
-bool flash_hopper_lazy_rescale() {
-  static const bool on = [] {
+// Lazy rescaling is the default at d = 128 and 256. H100, 2026-11-27, one process beside
+// cuDNN, runs off / on / on / off (docs/PERFORMANCE.md "Lazy rescaling"), ms with it off
+// (two runs) against on (two runs):
+//   d = 256 B = 2 H = 16: N = 2048 0.248 / 0.249 against 0.237 / 0.237, causal 0.141 / 0.145
+//     against 0.137 / 0.135; N = 8192 causal 1.750 / 1.731 against 1.670 / 1.681;
+//   d = 128: B = 2 H = 16 N = 8192 1.814 / 1.829 against 1.744 / 1.784; B = 1 N = 16384
+//     3.428 / 3.429 against 3.360 / 3.358; B = 2 H = 32 N = 3000 causal 0.331 / 0.331 against
+//     0.326 / 0.321; B = 4 N = 4096 0.946 / 0.946 against 0.947 / 0.932;
+//   d = 64 B = 2 H = 16 N = 8192 it was slower: 1.239 / 1.266 against 1.293 / 1.266 without a
+//     mask, 0.646 / 0.655 against 0.662 / 0.662 causal: at d = 64 a rescale of O is 32
+//     multiplies a thread, cheaper than the branch and max tests that skip it.
+// HARNESS_FWD_LAZY_RESCALE=1 / 0 takes it at every head size / at none, for experiments
+// (read once per process).
+bool flash_hopper_lazy_rescale(int head_dim) {
+  static const int forced = [] {
     const char* e = std::getenv("HARNESS_FWD_LAZY_RESCALE");
-    return e != nullptr && std::string(e) == "1";
+    if (e == nullptr || *e == '\0') return -1;
+    return std::string(e) == "1" ? 1 : 0;
   }();
-  return on;
+  if (forced >= 0) return forced == 1;
+  return head_dim >= 128;
 }
 
 const char* flash_hopper_unsupported(const Shape& shape) {

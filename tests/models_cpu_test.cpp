@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -61,6 +62,19 @@ TEST(ModelsCpu, TrainTransformerHasAFusedParameter) {
   EXPECT_TRUE(c.fused());
   c.set_fused(false);
   EXPECT_FALSE(c.fused());
+}
+
+// The batched bias gradient is on unless HARNESS_BIAS_GRAD_BATCH=0, and the setter
+// overrides the environment (ModelsFused.BatchedBiasGradientAgreesBitwise uses it).
+TEST(ModelsCpu, BiasGradientRowBatchFollowsTheEnvironmentAndTheSetter) {
+  namespace nn = kernels::nn;
+  const char* e = std::getenv("HARNESS_BIAS_GRAD_BATCH");
+  const bool expected = e == nullptr || *e == '\0' || std::string(e) != "0";
+  EXPECT_EQ(nn::bias_grad_row_batch(), expected);
+  nn::set_bias_grad_row_batch(!expected);
+  EXPECT_EQ(nn::bias_grad_row_batch(), !expected);
+  nn::set_bias_grad_row_batch(expected);
+  EXPECT_EQ(nn::bias_grad_row_batch(), expected);
 }
 
 // The fused kernels' host side: scratch sizes, and bad arguments refused before any launch

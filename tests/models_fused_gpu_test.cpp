@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -304,6 +305,61 @@ using models_test::Stream;
 // rounding (FP32) or to bf16's (0.02 + 1%, the suite's bf16 tolerance). The fused step
 // launches fewer kernels: per layer, one fewer in the FFN forward and one per residual +
 // LayerNorm; the parallel bias gradients add one small kernel per Linear of > 64 rows.
+// A plain Linear's bias gradient (identity, no dpre) with a thread's rows read at once
+// (bias_grad_row_batch: the default; HARNESS_BIAS_GRAD_BATCH=0 is the row loop) gives the
+// same bits as the row loop, in
+// f32 and bf16: full chunks, a partial last chunk, one chunk (written at once), column
+// counts that are and are not a multiple of the 16-byte packs (the latter take the row
+// loop either way), with and without counters; and the host's sums.
+TEST_F(ModelsFused, BatchedBiasGradientAgreesBitwise) {
+  namespace nn = kernels::nn;
+  const bool was = nn::bias_grad_row_batch();
+  const std::vector<std::pair<int, int>> shapes = {{8192, 512}, {1000, 512}, {64, 256}, {130, 2048}, {4099, 6880},
+                                                   {515, 77}};
+  for (DType dt : {DType::f32, DType::bf16})
+    for (const auto& [rows, cols] : shapes)
+      for (bool with_counters : {true, false}) {
+        const std::string what = std::string(name_of(dt)) + " (" + std::to_string(rows) + ", " + std::to_string(cols) +
+                                 (with_counters ? "), counters" : "), two kernels");
+        const auto dyv = values(static_cast<std::size_t>(rows) * cols, 71 + rows, 1.0, dt == DType::bf16);
+        Tensor dy = leaf(dyv, {rows, cols}, dt, false);
+        Tensor ws = Tensor::empty({std::max<std::int64_t>(1, nn::bias_act_backward_workspace(rows, cols))}, DType::f32);
+        const int tiles = (cols + 31) / 32;
+        unsigned* counters = with_counters ? context.zeroed_counters(tiles) : nullptr;
+        if (with_counters) {
+          ASSERT_NE(counters, nullptr) << what;
+        }
+        std::vector<float> got[2];
+        for (int batch : {0, 1}) {
+          nn::set_bias_grad_row_batch(batch == 1);
+          Tensor db = fill({cols}, DType::f32, std::nan(""));  // poisoned: every column must be written
+          const cudaError_t e =
+              dt == DType::bf16
+                  ? nn::bias_act_backward<nn::bf16, float>(nn::Act::identity, nullptr, nullptr, dy.data<nn::bf16>(),
+                                                           nullptr, db.data<float>(), ws.data<float>(), counters, rows,
+                                                           cols, context.stream())
+                  : nn::bias_act_backward<float, float>(nn::Act::identity, nullptr, nullptr, dy.data<float>(), nullptr,
+                                                        db.data<float>(), ws.data<float>(), counters, rows, cols,
+                                                        context.stream());
+          ASSERT_EQ(e, cudaSuccess) << what;
+          ASSERT_EQ(cudaStreamSynchronize(context.stream()), cudaSuccess) << what;
+          const auto h = db.to_host();
+          got[batch].assign(h.begin(), h.end());
+          if (batch == 1) {
+            std::vector<double> ref(static_cast<std::size_t>(cols), 0.0);
+            for (std::size_t i = 0; i < dyv.size(); ++i) ref[i % static_cast<std::size_t>(cols)] += dyv[i];
+            expect_close(what + " batched column sums", db, ref, 1e-5, std::sqrt(static_cast<double>(rows)));
+          }
+        }
+        nn::set_bias_grad_row_batch(was);
+        ASSERT_EQ(got[0].size(), got[1].size()) << what;
+        for (std::size_t c = 0; c < got[0].size(); ++c)
+          ASSERT_EQ(std::memcmp(&got[0][c], &got[1][c], sizeof(float)), 0)
+              << what << ": column " << c << " row loop " << got[0][c] << " batched " << got[1][c];
+      }
+  nn::set_bias_grad_row_batch(was);
+}
+
 TEST(ModelsFusedStep, FusedAndUnfusedTrainTheSameWithFewerKernels) {
   REQUIRE_GPU();
   constexpr int kSteps = 6;

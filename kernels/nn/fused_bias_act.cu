@@ -10,8 +10,11 @@
 // packs as forward, else 1); the element step recomputes v = x + b, writes dpre = act'(v) dy
 // and adds dpre (in P) to dbias.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "nn/activation_math.cuh"
@@ -87,6 +90,27 @@ struct BiasActGrad {
   }
 };
 
+// The bias gradient of a plain Linear (identity activation, dpre not wanted): dbias = the
+// column sums of dy. at() only loads, so the row loop can batch a thread's rows
+// (chunked_column_sums' kBatch); its addends are BiasActGrad's for identity (widen(dy)).
+template <class S, class P>
+struct DyColumns {
+  const S* dy;
+  template <int V>
+  __device__ void at(int /*r*/, std::size_t i, int /*c*/, Addends<P, 1> (&out)[V]) const {
+    const Pack<S, V> g = *reinterpret_cast<const Pack<S, V>*>(dy + i);
+#pragma unroll
+    for (int e = 0; e < V; ++e) out[e].v[0] = widen<P>(g.v[e]);
+  }
+};
+
+template <class S, class P, int V>
+__global__ void __launch_bounds__(kSumTile* kSumRows)
+    dy_column_sums_kernel(DyColumns<S, P> elem, ColumnOutputs<P, 1> outs, P* partial, unsigned* counters, int rows,
+                          int cols, int chunks) {
+  chunked_column_sums<1, V, P, DyColumns<S, P>, true>(elem, outs, partial, counters, rows, cols, chunks);
+}
+
 template <class S, class P, int V>
 __global__ void __launch_bounds__(kSumTile* kSumRows)
     bias_act_backward_kernel(BiasActGrad<S, P> elem, ColumnOutputs<P, 1> outs, P* partial, unsigned* counters,
@@ -95,6 +119,24 @@ __global__ void __launch_bounds__(kSumTile* kSumRows)
 }
 
 }  // namespace
+
+namespace {
+std::atomic<int> row_batch{-1};  // -1: not yet read from the environment
+}  // namespace
+
+bool bias_grad_row_batch() {
+  int v = row_batch.load(std::memory_order_relaxed);
+  if (v < 0) {
+    const char* e = std::getenv("HARNESS_BIAS_GRAD_BATCH");
+    int want = 1;  // on by default (docs/PERFORMANCE.md "The bias gradient, profiled")
+    if (e != nullptr && *e != '\0') want = std::string(e) == "0" ? 0 : 1;
+    row_batch.compare_exchange_strong(v, want);
+    v = row_batch.load(std::memory_order_relaxed);
+  }
+  return v == 1;
+}
+
+void set_bias_grad_row_batch(bool on) { row_batch.store(on ? 1 : 0, std::memory_order_relaxed); }
 
 std::size_t bias_act_backward_workspace(int rows, int cols) {
   if (rows < 0 || cols < 0) return 0;
@@ -132,7 +174,10 @@ cudaError_t bias_act_backward(Act act, const S* x, const P* bias, const S* dy, S
   const BiasActGrad<S, P> elem{act, x, bias, dy, dpre};
   const bool packs = cols % V == 0 && aligned16(dy) && (act == Act::identity || aligned16(x)) &&
                      (dpre == nullptr || aligned16(dpre));
-  if (chunks > 0 && packs)
+  if (chunks > 0 && packs && act == Act::identity && dpre == nullptr && bias_grad_row_batch())
+    dy_column_sums_kernel<S, P, V><<<column_sums_grid(cols, chunks, V), column_sums_block(), 0, s>>>(
+        DyColumns<S, P>{dy}, outs, workspace, counters, rows, cols, chunks);
+  else if (chunks > 0 && packs)
     bias_act_backward_kernel<S, P, V><<<column_sums_grid(cols, chunks, V), column_sums_block(), 0, s>>>(
         elem, outs, workspace, counters, rows, cols, chunks);
   else if (chunks > 0)

@@ -17,7 +17,8 @@ What a launch gets (`ctx`, one Context per set of buffers, reused between launch
                            backend "cpu": memoryviews over the harness's host buffers
                            (no copies; inputs read-only; shape and struct format char),
                            backend "cuda": CudaArray objects with __cuda_array_interface__
-                           (torch.as_tensor, cupy.asarray wrap them without a copy)
+                           and DLPack (__dlpack__: torch.from_dlpack, cupy.from_dlpack;
+                           torch.as_tensor, cupy.asarray: all without a copy)
   ctx.params               the case's parameters (read-only mapping: int, float, bool, str)
   ctx.stream               the CUDA stream to launch on, as an int (0 on the cpu backend)
   ctx.dtypes               each operand's harness dtype name ("f32", "bf16", ...)
@@ -26,6 +27,8 @@ What a launch gets (`ctx`, one Context per set of buffers, reused between launch
 The harness reads `_registered` once the file has run; everything checked against its
 registry (problem, name clash, dtypes) is checked there and reported with this file's line.
 """
+import ctypes
+import itertools
 import os
 import sys
 import traceback
@@ -104,13 +107,33 @@ _TYPESTR = {"f64": "<f8", "f32": "<f4", "f16": "<f2", "bf16": "<u2", "i32": "<i4
 
 
 class CudaArray:
-    """A harness device buffer, for zero-copy wrapping: __cuda_array_interface__ v3."""
+    """A harness device buffer, for zero-copy wrapping: __cuda_array_interface__ v3 and
+    DLPack (__dlpack__, __dlpack_device__)."""
 
-    __slots__ = ("name", "ptr", "shape", "dtype", "readonly", "stream")
+    __slots__ = ("name", "ptr", "shape", "dtype", "readonly", "stream", "device")
 
-    def __init__(self, name, ptr, shape, dtype, readonly, stream):
+    def __init__(self, name, ptr, shape, dtype, readonly, stream, device=0):
         self.name, self.ptr, self.shape, self.dtype = name, ptr, tuple(shape), dtype
-        self.readonly, self.stream = readonly, stream
+        self.readonly, self.stream, self.device = readonly, stream, device
+
+    def __dlpack_device__(self):
+        return (_KDL_CUDA, self.device)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule over this buffer (the legacy, unversioned DLManagedTensor, which
+        every consumer takes whatever max_version it asks for). `stream` is the consumer's
+        (the array API's convention: None or 1 the legacy default stream, 2 the per-thread
+        one, -1 no ordering): where it is not the harness's, the consumer's stream is made
+        to wait for the harness's (an event through the CUDA driver), so the data it reads
+        is the data the harness wrote. bf16 is DLPack's bfloat type (code 4): no view
+        needed, unlike __cuda_array_interface__."""
+        del max_version  # the legacy capsule is the answer to every version
+        if copy:
+            raise BufferError(f"{self.name}: the harness's buffers are shared, not copied (DLPack copy=True)")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"{self.name} is on DLPack device {self.__dlpack_device__()}, not {tuple(dl_device)}")
+        _order_after(self.stream, stream)
+        return _dlpack_capsule(self, self.ptr, self.shape, self.dtype, _KDL_CUDA, self.device)
 
     @property
     def typestr(self):
@@ -129,6 +152,153 @@ class CudaArray:
 
     def __repr__(self):
         return f"CudaArray({self.name!r}, shape={self.shape}, dtype={self.dtype}, ptr={self.ptr:#x})"
+
+
+# ---- DLPack ---------------------------------------------------------------------------
+# The legacy DLManagedTensor of dlpack.h (DLPack 0.6 and later; the layout every consumer
+# reads), built with ctypes as dmlc/dlpack's own apps/numpy_dlpack does: no compiled code,
+# so the harness keeps embedding the plain C API. A consumer renames the "dltensor" capsule
+# "used_dltensor" and calls the deleter when it is done with the memory. _dlpack_live keeps
+# each export's struct, shape, strides, capsule and array until then.
+#
+# The capsule has no destructor: a Python-level one (a ctypes callback) runs when a consumer
+# drops a capsule it refused, with the consumer's exception pending, and its ctypes calls
+# then fail and lose that exception (NumPy's "Unsupported dtype" became a SystemError). An
+# export nobody consumed is dropped by _dlpack_sweep instead, when the harness releases the
+# Context whose buffer it describes (_release): renamed, so that a late consumer is refused
+# instead of reading freed memory.
+_KDL_CPU, _KDL_CUDA = 1, 2
+# (type code, bits): kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4.
+_DL_TYPE = {"f64": (2, 64), "f32": (2, 32), "f16": (2, 16), "bf16": (4, 16), "i32": (0, 32), "u32": (1, 32),
+            "i64": (0, 64), "u8": (1, 8)}
+# Capsule names: the capsule keeps the pointer, so they live as long as the module.
+_DLTENSOR = b"dltensor"
+_DLTENSOR_RELEASED = b"dltensor_released_by_harness"
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_DL_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DL_DELETER)]
+
+_dlpack_live = {}
+_dlpack_keys = itertools.count(1)
+
+
+@_DL_DELETER
+def _dlpack_deleter(managed):
+    _dlpack_live.pop(managed.contents.manager_ctx, None)  # pure Python: safe with an error pending
+
+
+# Private prototypes (ctypes.pythonapi's attributes are shared with every other user).
+_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi))
+_capsule_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi))
+_capsule_set_name = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_SetName", ctypes.pythonapi))
+
+
+def _dlpack_capsule(owner, ptr, shape, dtype, device_type, device_id):
+    """A "dltensor" capsule over `ptr` (row-major `shape` of harness dtype `dtype`); `owner`
+    stays alive until the consumer deletes the tensor or _dlpack_sweep drops it."""
+    if dtype not in _DL_TYPE:
+        raise BufferError(f"harness dtype {dtype} has no DLPack type")
+    code, bits = _DL_TYPE[dtype]
+    ndim = len(shape)
+    dims = (ctypes.c_int64 * max(ndim, 1))(*shape)
+    strides = (ctypes.c_int64 * max(ndim, 1))()
+    step = 1
+    for i in reversed(range(ndim)):  # element strides, row-major (explicit: newer consumers want them)
+        strides[i] = step
+        step *= shape[i]
+    managed = _DLManagedTensor()
+    t = managed.dl_tensor
+    t.data = ptr
+    t.device = _DLDevice(device_type, device_id)
+    t.ndim = ndim
+    t.dtype = _DLDataType(code, bits, 1)
+    t.shape = ctypes.cast(dims, ctypes.POINTER(ctypes.c_int64))
+    t.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
+    t.byte_offset = 0
+    key = next(_dlpack_keys)
+    managed.manager_ctx = key
+    managed.deleter = _dlpack_deleter
+    capsule = _capsule_new(ctypes.addressof(managed), _DLTENSOR, None)
+    _dlpack_live[key] = (managed, dims, strides, owner, capsule)
+    return capsule
+
+
+def _dlpack_sweep(owners=None):
+    """Drops the exports (of `owners`, a collection of objects; None: all) that no consumer
+    took: their capsules are renamed, so a later from_dlpack is refused. Consumed exports
+    stay until their consumer calls the deleter."""
+    ids = None if owners is None else {id(o) for o in owners}
+    for key, (_, _, _, owner, capsule) in list(_dlpack_live.items()):
+        if ids is not None and id(owner) not in ids:
+            continue
+        if _capsule_is_valid(capsule, _DLTENSOR):
+            _capsule_set_name(capsule, _DLTENSOR_RELEASED)
+            del _dlpack_live[key]
+
+
+_cuda = None
+
+
+def _cuda_driver():
+    """libcuda (the driver's library, present wherever a GPU is), loaded on first use."""
+    global _cuda
+    if _cuda is None:
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+        except OSError as e:
+            raise BufferError(f"DLPack on another stream needs the CUDA driver (libcuda.so.1): {e}") from None
+        for name in ("cuEventCreate", "cuEventRecord", "cuStreamWaitEvent", "cuEventDestroy_v2"):
+            getattr(lib, name).restype = ctypes.c_int
+        _cuda = lib
+    return _cuda
+
+
+def _order_after(producer, consumer):
+    """Makes stream `consumer` (DLPack's convention) wait for the work queued so far on
+    `producer` (the harness's stream; 0 is the legacy default)."""
+    if consumer == -1:
+        return
+    consumer = 1 if consumer is None else int(consumer)
+    if consumer == 0:
+        raise BufferError("DLPack stream 0 is ambiguous: pass 1 (legacy default), 2 (per-thread default) or a stream")
+    producer = producer or 1  # the runtime's 0 is the driver's CU_STREAM_LEGACY (1)
+    if consumer == producer:
+        return
+    cu = _cuda_driver()
+    event = ctypes.c_void_p()
+
+    def check(what, err):
+        if err != 0:
+            raise BufferError(f"DLPack stream ordering: {what} failed with CUresult {err}")
+
+    check("cuEventCreate", cu.cuEventCreate(ctypes.byref(event), 2))  # CU_EVENT_DISABLE_TIMING
+    try:
+        check("cuEventRecord", cu.cuEventRecord(event, ctypes.c_void_p(producer)))
+        check("cuStreamWaitEvent", cu.cuStreamWaitEvent(ctypes.c_void_p(consumer), event, 0))
+    finally:
+        cu.cuEventDestroy_v2(event)  # released once the wait is done
 
 
 def bf16_to_float(bits):
@@ -163,14 +333,14 @@ def _load(path, index):
     exec(code, module.__dict__)
 
 
-def _context(backend, params, stream, operands):
+def _context(backend, params, stream, operands, device=0):
     """A Context over (name, is_output, buffer, dtype) tuples: buffer is a memoryview
-    (cpu) or (ptr, shape) (cuda)."""
+    (cpu) or (ptr, shape) (cuda, on CUDA device `device`)."""
     ctx = Context()
     ctx.inputs, ctx.outputs, ctx.dtypes = Operands(), Operands(), {}
     for name, is_output, buffer, dtype in operands:
         if backend == "cuda":
-            buffer = CudaArray(name, buffer[0], buffer[1], dtype, not is_output, stream)
+            buffer = CudaArray(name, buffer[0], buffer[1], dtype, not is_output, stream, device)
         (ctx.outputs if is_output else ctx.inputs)[name] = buffer
         ctx.dtypes[name] = dtype
     ctx.params = types.MappingProxyType(dict(params))
@@ -182,7 +352,9 @@ def _context(backend, params, stream, operands):
 def _release(ctx):
     """Ends the memoryviews of a Context whose buffers the harness frees: a view kept past
     its launch raises instead of reading freed memory. A view the variant still exports
-    (a cast it kept) cannot be released; it is left."""
+    (a cast it kept) cannot be released; it is left. DLPack exports of its CudaArrays that
+    no consumer took are dropped (_dlpack_sweep)."""
+    arrays = []
     for ops in (ctx.inputs, ctx.outputs):
         for buffer in ops.values():
             if isinstance(buffer, memoryview):
@@ -190,6 +362,10 @@ def _release(ctx):
                     buffer.release()
                 except BufferError:
                     pass
+            elif isinstance(buffer, CudaArray):
+                arrays.append(buffer)
+    if arrays and _dlpack_live:
+        _dlpack_sweep(arrays)
 
 
 def _frame_in(tb, files):

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <cuda_runtime_api.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -140,8 +142,10 @@ Ref PythonVariant::make_context(const LaunchContext& ctx) const {
   Ref params = params_dict(*ctx.params);
   if (!params) return Ref();
   const std::string backend(to_string(f_.backend));
-  return Ref(PyObject_CallMethod(harness_module(), "_context", "sOKO", backend.c_str(), params.get(),
-                                 static_cast<unsigned long long>(stream_of(ctx)), operands.get()));
+  int device = 0;  // the CUDA device the buffers are on (DLPack's device_id): this thread's
+  if (f_.backend == Backend::cuda && cudaGetDevice(&device) != cudaSuccess) device = 0;
+  return Ref(PyObject_CallMethod(harness_module(), "_context", "sOKOi", backend.c_str(), params.get(),
+                                 static_cast<unsigned long long>(stream_of(ctx)), operands.get(), device));
 }
 
 PyObject* PythonVariant::context_for(const LaunchContext& ctx) {

@@ -153,7 +153,7 @@ for s in $stages; do
         HARNESS_FWD_LAZY_RESCALE=$lazy same_process "$OUT/lazy$lazy-run$i.json" \
           "${LAZY_FILTER:-^attention/.*(seq_len:8192/head_dim:64|seq_len:2048/head_dim:256)/}" || status=1
         python3 reports/tables.py attention-pair "$OUT/lazy$lazy-run$i.json" >"$OUT/table-attention-lazy$lazy-run$i.md" || status=1
-        echo "lazy=$lazy run $i: $(tail -1 "$OUT/table-attention-lazy$lazy-run$i.md")"
+        echo "lazy=$lazy run $i: $(grep -m1 "^geometric mean" "$OUT/table-attention-lazy$lazy-run$i.md")"
       done ;;
     attention-tc-tiles)
       step "harness run suites/attention-tc-tiles.yaml"

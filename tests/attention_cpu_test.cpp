@@ -3,6 +3,7 @@
 // that formula, in double. CPU only.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -246,6 +247,40 @@ TEST(AttentionPlugin, RejectsKvHeadsThatDoNotDivideHeadsAndFlashHeadDims) {
       prm.set("head_dim", std::int64_t{96});
       EXPECT_TRUE(v->constraint(prm).has_value()) << problem << "/" << name;
     }
+}
+
+// The Hopper forward's kernel choice, as the result's config: the dispatch's rules (192-key
+// tiles at d = 64 from N = 2048, causal from 8192; 64-key tiles at d = 256; lazy rescaling
+// at d = 128 and 256). flash_wgmma records it for bf16/f16 (fp8: its scales; f32: nothing);
+// flash records the same where it takes the Hopper kernel, which needs an sm_90 device.
+TEST(AttentionPlugin, HopperForwardConfigNamesTheKernel) {
+  namespace attn = kernels::attention;
+  if (std::getenv("HARNESS_FWD_D64_KEYS") != nullptr || std::getenv("HARNESS_FWD_LAZY_RESCALE") != nullptr)
+    GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / HARNESS_FWD_LAZY_RESCALE override the rules checked here";
+  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
+  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "128 x 128 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(2048, 64, false)), "128 x 192 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(4096, 64, true)), "128 x 128 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, true)), "128 x 192 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(2048, 256, false)), "128 x 64 tiles (query rows x keys), lazy rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(64, 96, false)), "");
+
+  const auto& reg = harness::Registry::instance();
+  const auto* wgmma = reg.find_variant("attention", "flash_wgmma");
+  const auto* flash = reg.find_variant("attention", "flash");
+  ASSERT_TRUE(wgmma != nullptr && wgmma->config && flash != nullptr && flash->config);
+  harness::Params prm = params(1, 4, 4, 2048, 64, false);
+  EXPECT_EQ(wgmma->config(prm), "") << "f32 does not run the Hopper kernel";
+  for (const char* dtype : {"bf16", "f16"}) {
+    prm.set("dtype", std::string(dtype));
+    EXPECT_EQ(wgmma->config(prm), "128 x 192 tiles (query rows x keys), eager rescaling") << dtype;
+    const bool hopper = attn::flash_hopper_unsupported(hshape(2048, 64, false)) == nullptr;
+    EXPECT_EQ(flash->config(prm), hopper ? wgmma->config(prm) : "") << dtype << (hopper ? " (sm_90)" : " (no sm_90)");
+  }
+  prm.set("dtype", std::string("fp8_e4m3"));
+  prm.set("head_dim", std::int64_t{128});
+  EXPECT_NE(wgmma->config(prm).find("scale"), std::string::npos) << wgmma->config(prm);
 }
 
 TEST(AttentionPlugin, WorkAndReferenceSwitch) {

@@ -144,6 +144,11 @@ const char* flash_hopper_unsupported(const Shape& shape);
 // first); q, k, v must be 16-byte aligned (TMA), else cudaErrorMisalignedAddress.
 cudaError_t flash_hopper_forward(const Shape& shape, Precision precision, const void* q, const void* k,
                                  const void* v, void* o, float* lse, cudaStream_t stream);
+// The kernel flash_hopper_forward runs for a 16-bit `shape`, in words, by the dispatch's own
+// rules (key tile width, lazy rescaling, and the environment's overrides of both), for the
+// result's config: e.g. "128 x 192 tiles (query rows x keys), eager rescaling". Empty for a
+// head_dim it has no kernel for. Host only: no device needed.
+std::string flash_hopper_config(const Shape& shape);
 // Whether flash_hopper_forward runs its lazy-rescaling kernels at this head size: the
 // running max moves only by more than 8 (log2 units) and O is rescaled only where it moved
 // (flash_hopper_forward.cu). By default at head_dim 128 and 256 (where it measured faster);

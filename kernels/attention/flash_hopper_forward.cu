@@ -820,6 +820,22 @@ bool flash_hopper_lazy_rescale(int head_dim) {
   return head_dim >= 128;
 }
 
+std::string flash_hopper_config(const Shape& s) {
+  using B = __nv_bfloat16;  // the 16-bit layouts' tiles do not depend on bf16 / f16
+  int rows = 0, keys = 0;
+  switch (s.head_dim) {
+    case 64:
+      rows = Layout<B, 64, 2>::kBM;
+      keys = wide_key_tiles_d64(s) ? Layout<B, 64, 2, 192>::kBN : Layout<B, 64, 2>::kBN;
+      break;
+    case 128: rows = Layout<B, 128, 2>::kBM, keys = Layout<B, 128, 2>::kBN; break;
+    case 256: rows = Layout<B, 256, 2>::kBM, keys = Layout<B, 256, 2>::kBN; break;
+    default: return {};
+  }
+  return std::to_string(rows) + " x " + std::to_string(keys) + " tiles (query rows x keys), " +
+         (flash_hopper_lazy_rescale(s.head_dim) ? "lazy" : "eager") + " rescaling";
+}
+
 const char* flash_hopper_unsupported(const Shape& shape) {
   if (shape.head_dim != 64 && shape.head_dim != 128 && shape.head_dim != 256)
     return "the Hopper (wgmma) flash forward has kernels for head_dim 64, 128 and 256";

@@ -376,6 +376,20 @@ void forward_flash_wgmma(harness::LaunchContext& ctx) {
   if (is_fp8(*ctx.params)) return rules::launch_fp8_forward(ctx, shape_of(*ctx.params));
   wgmma_forward(ctx, Tensors(ctx));
 }
+// The result's config of the Hopper forward: fp8's scales, or the 16-bit kernel the dispatch
+// picks (tile shape, lazy or eager rescaling; attn::flash_hopper_config). flash records it
+// only where it takes the Hopper kernel (an sm_90 device; elsewhere FlashAttention-2).
+std::string hopper_16bit_config(const harness::Params& p) {
+  const std::string& d = p.get_string("dtype");
+  return d == "bf16" || d == "f16" ? attn::flash_hopper_config(shape_of(p)) : std::string();
+}
+std::string flash_wgmma_config(const harness::Params& p) {
+  return is_fp8(p) ? rules::fp8_config(p) : hopper_16bit_config(p);
+}
+std::string flash_config(const harness::Params& p) {
+  if (is_fp8(p)) return rules::fp8_config(p);
+  return attn::flash_hopper_unsupported(shape_of(p)) == nullptr ? hopper_16bit_config(p) : std::string();
+}
 // f32: the FP32 FlashAttention-2 kernels; bf16/f16: the Hopper (wgmma) kernel where it can
 // run the shape (sm_90, head_dim 64/128/256, positive scale), else FlashAttention-2 on
 // mma.sync tensor cores; fp8_e4m3: the Hopper FP8 kernel (its constraint holds).
@@ -653,7 +667,8 @@ HARNESS_REGISTER_PROBLEM(AttentionBackwardProblem);
 HARNESS_REGISTER_VARIANT_FULL(attention, naive, cuda,
                               "S = scale Q K^T materialized (B*H*N^2 floats of workspace), row softmax, O = P V",
                               forward_naive, naive_constraint, naive_ws<false>);
-// flash, flash_wgmma and the references record fp8's scales as the result's config; the
+// The references record fp8's scales as the result's config; flash and flash_wgmma also
+// record the 16-bit Hopper kernel they ran (flash_config, flash_wgmma_config). The
 // kernels' fp8 path has V^T in its workspace.
 HARNESS_REGISTER_VARIANT_WITH(
     harness::make_variant("attention", "flash", harness::Backend::cuda, forward_flash)
@@ -663,7 +678,7 @@ HARNESS_REGISTER_VARIANT_WITH(
                      "fp8_e4m3: the Hopper FP8 kernel (flash_wgmma)")
         .constraint(flash_constraint)
         .workspace(fp8_ws)
-        .config(rules::fp8_config));
+        .config(flash_config));
 HARNESS_REGISTER_VARIANT_IF(attention, flash_fa2, cuda,
                             "bf16/f16 FlashAttention-2 on tensor cores (mma.sync m16n8k16, sm_80+): 128 query rows "
                             "(4 warps x 32) x 64-key tiles (d=128: 48, Q re-read from smem), cp.async, swizzled smem, "
@@ -673,12 +688,14 @@ HARNESS_REGISTER_VARIANT_WITH(
     harness::make_variant("attention", "flash_wgmma", harness::Backend::cuda, forward_flash_wgmma)
         .description("bf16/f16 Hopper flash forward (sm_90a): TMA loads + mbarrier ring, producer warp and 2 "
                      "consumer warpgroups (setmaxnreg), S = Q K^T and O += P V on wgmma (P from registers), "
-                     "softmax overlapped with the previous tile's P V; 128 query rows x 128-key tiles (d=256: 64). "
+                     "softmax overlapped with the previous tile's P V; 128 query rows x 128-key tiles (d=64 from N=2048, "
+                     "causal from 8192: 192; d=256: 64), lazy rescaling at d=128/256 (the result's config names the "
+                     "kernel). "
                      "fp8_e4m3 (d=128): the same with k32 e4m3 wgmma, P rounded to e4m3, V transposed first "
                      "(K-major for fp8 wgmma; timed), 3 K/V stages, bf16 O")
         .constraint(flash_wgmma_constraint)
         .workspace(fp8_ws)
-        .config(rules::fp8_config));
+        .config(flash_wgmma_config));
 HARNESS_REGISTER_VARIANT_IF(attention, flash_3xtf32, cuda,
                             "f32 FlashAttention-2 with every product on tensor cores in 3xTF32 (x = tf32 hi + tf32 lo, "
                             "3 mma.sync m16n8k8 per product, ~2^-21 relative error, FP32 tolerances; PyTorch's FP32 "

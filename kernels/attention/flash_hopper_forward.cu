@@ -804,7 +804,8 @@ constexpr int kFp8Stages = 3;
 //     against 0.137 / 0.135; N = 8192 causal 1.750 / 1.731 against 1.670 / 1.681;
 //   d = 128: B = 2 H = 16 N = 8192 1.814 / 1.829 against 1.744 / 1.784; B = 1 N = 16384
 //     3.428 / 3.429 against 3.360 / 3.358; B = 2 H = 32 N = 3000 causal 0.331 / 0.331 against
-//     0.326 / 0.321; B = 4 N = 4096 0.946 / 0.946 against 0.947 / 0.932;
+//     0.326 / 0.321; B = 4 N = 4096 0.946 / 0.946 against 0.947 / 0.932 (in time; per cycle,
+//     time x the median clock under the power cap, mixed: part came with a higher clock);
 //   d = 64 B = 2 H = 16 N = 8192 it was slower: 1.239 / 1.266 against 1.293 / 1.266 without a
 //     mask, 0.646 / 0.655 against 0.662 / 0.662 causal: at d = 64 a rescale of O is 32
 //     multiplies a thread, cheaper than the branch and max tests that skip it.

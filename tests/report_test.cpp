@@ -81,6 +81,9 @@ TEST(Report, BadReportsAreClearErrors) {
   EXPECT_NE(read_error(R"({"schema": "harness-report", "schema_vers)").find("not valid JSON (truncated or corrupt?)"),
             std::string::npos);
   EXPECT_EQ(read_error(R"({"schema": "other"})"), "not a harness report (schema 'other')");
+  // A .json.gz as the repository stores its baselines: what to do, not "not valid JSON".
+  const std::string gz = read_error(std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00", 8));
+  EXPECT_EQ(gz.rfind("gzip-compressed; the harness reads plain JSON: decompress it first (gunzip -k ", 0), 0u) << gz;
   EXPECT_EQ(read_error(R"({"schema": "harness-report", "schema_version": 1})"), "report has no 'results' array");
 }
 

@@ -488,6 +488,13 @@ nlohmann::json read_report(const std::string& path) {
   if (!in) throw InputError(fmt::format("{}: cannot open report: {}", path, std::strerror(errno)));
   std::ostringstream text;
   text << in.rdbuf();
+  // The repository keeps its baseline reports gzip-compressed (reports/baselines/*.json.gz);
+  // the harness reads plain JSON, and says so rather than "not valid JSON".
+  if (const std::string& t = text.str(); t.size() >= 2 && static_cast<unsigned char>(t[0]) == 0x1f &&
+                                         static_cast<unsigned char>(t[1]) == 0x8b)
+    throw InputError(fmt::format("{}: gzip-compressed; the harness reads plain JSON: decompress it first "
+                                 "(gunzip -k {}, or zcat {} > report.json)",
+                                 path, path, path));
   nlohmann::json j;
   // Nesting deeper than any report's is refused while parsing: copying, comparing and
   // printing JSON recurse, and a hostile file of nested brackets would exhaust the stack.

@@ -79,6 +79,15 @@ __device__ __forceinline__ void zero(P (&acc)[K][V]) {
 // 8192 x 512 bf16: 15.6 us, DRAM 11% of peak, 24% occupancy). Batched, the step's 61 such
 // launches took ~8% less (CUPTI, B = 4 N = 2048): the rest of their time is not the loads
 // (the partials' tail, the fences and the launch; not profiled further).
+// acc[k][e] += add[e].v[k]: one row's addends into the thread's sums.
+template <class P, int K, int V>
+__device__ __forceinline__ void accumulate(P (&acc)[K][V], const Addends<P, K> (&add)[V]) {
+#pragma unroll
+  for (int e = 0; e < V; ++e)
+#pragma unroll
+    for (int k = 0; k < K; ++k) acc[k][e] += add[e].v[k];
+}
+
 template <int K, int V, class P, class Elem, bool kBatch = false>
 __device__ __forceinline__ void chunked_column_sums(const Elem& elem, const ColumnOutputs<P, K>& outs, P* partial,
                                                     unsigned* counters, int rows, int cols, int chunks) {
@@ -100,19 +109,12 @@ __device__ __forceinline__ void chunked_column_sums(const Elem& elem, const Colu
           elem.template at<V>(r, static_cast<std::size_t>(r) * cols + c0, c0, add[u]);
         }
 #pragma unroll
-        for (int u = 0; u < kRowsPerThread; ++u)
-#pragma unroll
-          for (int e = 0; e < V; ++e)
-#pragma unroll
-            for (int k = 0; k < K; ++k) acc[k][e] += add[u][e].v[k];
+        for (int u = 0; u < kRowsPerThread; ++u) accumulate(acc, add[u]);
       } else {
         for (int r = chunk * kFusedChunkRows + ty; r < r1; r += kSumRows) {
           Addends<P, K> add[V];
           elem.template at<V>(r, static_cast<std::size_t>(r) * cols + c0, c0, add);
-#pragma unroll
-          for (int e = 0; e < V; ++e)
-#pragma unroll
-            for (int k = 0; k < K; ++k) acc[k][e] += add[e].v[k];
+          accumulate(acc, add);
         }
       }
     }

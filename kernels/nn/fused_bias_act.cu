@@ -121,22 +121,20 @@ __global__ void __launch_bounds__(kSumTile* kSumRows)
 }  // namespace
 
 namespace {
-std::atomic<int> row_batch{-1};  // -1: not yet read from the environment
+std::atomic<int> row_batch_override{-1};  // set_bias_grad_row_batch: 0 / 1; -1: the environment's
 }  // namespace
 
 bool bias_grad_row_batch() {
-  int v = row_batch.load(std::memory_order_relaxed);
-  if (v < 0) {
+  // On by default (docs/PERFORMANCE.md "The bias gradient, profiled"); read once.
+  static const bool from_env = [] {
     const char* e = std::getenv("HARNESS_BIAS_GRAD_BATCH");
-    int want = 1;  // on by default (docs/PERFORMANCE.md "The bias gradient, profiled")
-    if (e != nullptr && *e != '\0') want = std::string(e) == "0" ? 0 : 1;
-    row_batch.compare_exchange_strong(v, want);
-    v = row_batch.load(std::memory_order_relaxed);
-  }
-  return v == 1;
+    return e == nullptr || *e == '\0' || std::string(e) != "0";
+  }();
+  const int v = row_batch_override.load(std::memory_order_relaxed);
+  return v < 0 ? from_env : v == 1;
 }
 
-void set_bias_grad_row_batch(bool on) { row_batch.store(on ? 1 : 0, std::memory_order_relaxed); }
+void set_bias_grad_row_batch(bool on) { row_batch_override.store(on ? 1 : 0, std::memory_order_relaxed); }
 
 std::size_t bias_act_backward_workspace(int rows, int cols) {
   if (rows < 0 || cols < 0) return 0;

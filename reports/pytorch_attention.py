@@ -111,17 +111,79 @@ def work(problem, b, h, n, d, causal):
 SENSORS = None
 
 
-def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0, clocks=None, batch=10):
+# How time_cuda stops and warms up; main() sets it from --steady and --noise. The
+# defaults are the script's original rule (at least 10 samples and 0.2 s, no settling).
+TIMING = {"steady": False, "noise": None}
+
+
+def clock_settled(points, min_s=1.0, window_s=0.5, newest_s=0.125, tolerance=0.02):
+    """The harness's rule for a settled clock (docs/measurement.md, `steady`): after at
+    least min_s, the median SM clock of the last window_s is within `tolerance` of the
+    median of the window_s before, and the median of the newest newest_s within
+    `tolerance` of the last window_s. points: [(seconds since the warm-up began, MHz)]."""
+    if not points or points[-1][0] < min_s:
+        return False
+    now = points[-1][0]
+
+    def median_since(lo, hi):
+        got = sorted(m for t, m in points if lo < t <= hi)
+        return got[len(got) // 2] if got else None
+
+    last = median_since(now - window_s, now)
+    before = median_since(now - 2 * window_s, now - window_s)
+    newest = median_since(now - newest_s, now)
+    if last is None or before is None or newest is None:
+        return False
+    return abs(last - before) <= tolerance * before and abs(newest - last) <= tolerance * last
+
+
+def settle(torch, fn, batch=10, max_s=10.0):
+    """Calls fn back to back, a batch at a time with the SM clock read after each, until the
+    clock settles (clock_settled) or max_s passes, as the harness's `steady: true` warms a
+    variant up before its samples. Returns (reached, seconds); (False, 0) without NVML."""
+    if SENSORS is None:
+        return False, 0.0
+    points, t0 = [], time.perf_counter()
+    while True:
+        for _ in range(batch):
+            fn()
+        torch.cuda.synchronize()
+        now = time.perf_counter() - t0
+        points.append((now, SENSORS.sm_mhz() or 0))
+        if clock_settled(points):
+            return True, now
+        if now >= max_s:
+            return False, now
+
+
+def noisy(samples, noise):
+    """True while the samples' stddev / mean is above `noise` (the harness's `noise` rule);
+    None: no noise rule."""
+    if noise is None or len(samples) < 2:
+        return noise is not None
+    mean = sum(samples) / len(samples)
+    var = sum((x - mean) ** 2 for x in samples) / (len(samples) - 1)
+    return mean <= 0 or math.sqrt(var) / mean > noise
+
+
+def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0, clocks=None, batch=10, steady=None):
     """Event-timed samples (s) of fn, as the harness times them: `batch` calls back to back, an
     event pair around each, one synchronisation per batch. The host then issues the next call
     while the GPU runs the previous one, so a sample is the GPU's time for one call; a loop that
     synchronised around every call also counted the host's time to issue it (the Python call,
     tens of microseconds: 14-26% at the ~0.1-0.3 ms shapes, docs/python.md). With `clocks` (a
     list), the SM clock read after each batch is appended once per sample of the batch (the
-    harness probes the clock after each batch the same way)."""
+    harness probes the clock after each batch the same way). TIMING["steady"]: the warm-up
+    continues until the clock settles (settle; `steady`, a dict, gets reached and seconds);
+    TIMING["noise"]: sampling goes on past min_samples and min_time until stddev / mean <= noise
+    (the harness's default rule), up to max_time from the first sample."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
+    if TIMING["steady"]:
+        reached, seconds = settle(torch, fn)
+        if steady is not None:
+            steady.update(reached=reached, seconds=seconds)
     samples = []
     t0 = time.perf_counter()
     while True:
@@ -135,7 +197,8 @@ def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0, c
         samples += got
         if clocks is not None and SENSORS is not None:
             clocks += [SENSORS.sm_mhz()] * len(got)
-        if (len(samples) >= min_samples and sum(samples) >= min_time) or time.perf_counter() - t0 >= max_time:
+        enough = len(samples) >= min_samples and sum(samples) >= min_time and not noisy(samples, TIMING["noise"])
+        if enough or time.perf_counter() - t0 >= max_time:
             break
     return samples
 
@@ -154,7 +217,7 @@ def run_one(torch, problem, params, variant):
     dtype = getattr(torch, dtype_name)
     backends = [getattr(SDPBackend, x) for x in backend_names]
     g = torch.Generator(device="cuda").manual_seed(42)
-    clocks = []
+    clocks, steady = [], {}
     grad = problem == "attention_backward"
     q = torch.randn(b, h, n, d, device="cuda", dtype=dtype, generator=g, requires_grad=grad)
     k = torch.randn(b, hkv, n, d, device="cuda", dtype=dtype, generator=g, requires_grad=grad)
@@ -169,12 +232,12 @@ def run_one(torch, problem, params, variant):
             out = fwd()  # the backward's kernels are those of the backend that ran this forward
             do = torch.randn_like(out)
             samples = time_cuda(torch, lambda: torch.autograd.grad(out, (q, k, v), do, retain_graph=True),
-                                clocks=clocks)
+                                clocks=clocks, steady=steady)
         else:
             with torch.no_grad():
-                samples = time_cuda(torch, fwd, clocks=clocks)
+                samples = time_cuda(torch, fwd, clocks=clocks, steady=steady)
     peak = torch.cuda.max_memory_allocated() - base
-    return samples, peak, clocks
+    return samples, peak, clocks, steady
 
 
 # --as-variants: the harness variant (examples/python/sdpa_ops.py) of a variant's first backend
@@ -207,7 +270,7 @@ def run_as_variants(torch, problem, params, variant):
     why = sdpa_ops.refusal(op, q, k, v, causal, grad)
     if why:
         raise RuntimeError(why)
-    clocks = []
+    clocks, steady = [], {}
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
@@ -219,12 +282,12 @@ def run_as_variants(torch, problem, params, variant):
             dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
             state = sdpa_ops.backward_state(op, q, k, v, causal, scale)
             samples = time_cuda(torch, lambda: sdpa_ops.backward_into(op, state, do, q, k, v, o, lse, causal, scale,
-                                                                      dq, dk, dv), clocks=clocks)
+                                                                      dq, dk, dv), clocks=clocks, steady=steady)
         else:
             samples = time_cuda(torch, lambda: sdpa_ops.forward_into(op, q, k, v, causal, scale, o, lse),
-                                clocks=clocks)
+                                clocks=clocks, steady=steady)
     peak = torch.cuda.max_memory_allocated() - base
-    return samples, peak, clocks
+    return samples, peak, clocks, steady
 
 
 def param_value(v):
@@ -285,6 +348,9 @@ def measure(torch, problem, params, variant, runner=run_one):
         clocks = nvml_clock.clock_stats(rest[0], SENSORS.max_mhz) if rest and SENSORS is not None else None
         if clocks:
             entry["clocks"] = clocks
+        if len(rest) > 1 and rest[1]:  # --steady: whether the clock settled, after how long
+            entry["extra"]["steady"] = {"reached": rest[1]["reached"], "warmup_s": rest[1]["seconds"]}
+        entry["extra"]["timing"] = {"steady": TIMING["steady"], "noise": TIMING["noise"]}
         print(f"{entry['name']}: {st['median_s'] * 1e3:.3f} ms, {w / st['median_s'] * 1e-12:.2f} TFLOP/s", flush=True)
     if entry["status"] != "passed":
         print(f"{entry['name']}: skipped: {entry['reason']}", flush=True)
@@ -303,7 +369,16 @@ def parse_args(argv):
     ap.add_argument("--as-variants", action="store_true",
                     help="time exactly what the harness variants of examples/python/torch_sdpa.py do "
                     "(examples/python/sdpa_ops.py), for comparing the two timings of the same work")
+    ap.add_argument("--steady", action="store_true",
+                    help="warm each variant up until its SM clock settles before its samples (the harness's "
+                    "`steady: true` rule; needs NVML), so that a power-capped kernel is timed in its sustained "
+                    "state whatever ran before it")
+    ap.add_argument("--noise", type=float, default=None,
+                    help="go on sampling past 10 samples and 0.2 s until stddev / mean <= NOISE (the harness's "
+                    "`noise` stopping rule), up to 2 s; default: stop at 10 samples and 0.2 s")
     args = ap.parse_args(argv)
+    if args.noise is not None and not 0 < args.noise < 1:
+        ap.error(f"--noise: {args.noise} is not a fraction in (0, 1)")
     try:
         args.variant_list = parse_variants(args.variants)
     except ValueError as e:
@@ -323,12 +398,15 @@ def main(argv=None):
               "harness or pass --harness", file=sys.stderr)
         return 2
     global SENSORS, CALLS
+    TIMING.update(steady=args.steady, noise=args.noise)
     CALLS = "examples/python/sdpa_ops.py" if args.as_variants else None
     runner = run_as_variants if args.as_variants else run_one
     SENSORS = nvml_clock.GpuSensors(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
     if not SENSORS.ok:
         print(f"pytorch_attention.py: no SM clocks recorded: {SENSORS.why}", file=sys.stderr)
         SENSORS = None
+        if args.steady:
+            print("pytorch_attention.py: --steady needs NVML's SM clock: timing without settling", file=sys.stderr)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     results = []

@@ -12,12 +12,18 @@
                                                     sdpa_cudnn beside ours, timed in one process) per shape:
                                                     both medians and clocks, the ratio, the reference's noise;
                                                     a second report (a repeat run) as more columns
+  python3 reports/tables.py sdpa-agreement REPORT.json PYTORCH.json   the SDPA Python variants' harness timing
+                                                    against pytorch_attention.py --as-variants (same calls) per
+                                                    shape: both medians and clocks, the ratio, within 2%
   python3 reports/tables.py memory REPORT.json      extra memory and the longest N per variant
   python3 reports/tables.py stream REPORT.json      STREAM bandwidth
   python3 reports/tables.py attention-summary REPORT.json   naive vs flash per shape
   python3 reports/tables.py transformer REPORT.json [PYTORCH.json]   + MFU, PyTorch's best mode as the reference
   python3 reports/tables.py nccl REPORT.json TORCH.json   all_reduce: ours vs torch.distributed per size
                                                           (reports/torch_allreduce.py; both timed alike)
+  python3 reports/tables.py nccl-torch REPORT.json   the nccl family's `nccl` and `torch` (torch.distributed,
+                                                          examples/python/torch_distributed.py) variants of one
+                                                          run per collective, size, dtype: us/op, busbw, ratios
   python3 reports/tables.py ddp REPORT.json [--pytorch-ddp P.json ...]   data-parallel training
                                                           (suites/transformer-ddp.yaml) beside PyTorch DDP's runs
                                                           (reports/pytorch_ddp.py, one file per torchrun job):
@@ -325,6 +331,85 @@ def attention_pair(report, second=None, ours="flash_wgmma", reference="sdpa_cudn
         low = min(k)
         out.append(f"{'run ' + str(i + 1) + ': ' if len(runs) > 1 else ''}geometric mean {gm:.3f}x over {len(k)} shapes "
                    f"with a steady reference (minimum {low[0]:.3f}x at {low[1]})")
+    return "\n".join(out) + "\n"
+
+
+AGREEMENT = 0.02  # issue 35: a Python variant's harness timing within 2% of the script's, same work
+
+
+def sdpa_agreement(report, pytorch):
+    """The same PyTorch work timed twice: the SDPA variants of a harness report
+    (examples/python/torch_sdpa.py) against reports/pytorch_attention.py --as-variants
+    (sdpa_ops.py's calls in the script's own loop). Per problem, backend and shape: both
+    medians with their median SM clocks, harness / script, and whether it is within
+    AGREEMENT; a summary line per backend."""
+    script = {}
+    for (problem, shape, dtype), by_variant in sdpa_results(pytorch).items():
+        for v, r in by_variant.items():
+            backend = "sdpa_" + v.split("_")[1]  # sdpa_cudnn_bf16 -> sdpa_cudnn
+            script[(problem, shape, dtype, backend)] = r
+    out = [header(report) + header(pytorch),
+           f"harness / script: the ratio of the medians of the same calls (within {100 * AGREEMENT:.0f}%: "
+           "yes); MHz: the median SM clock of each.\n",
+           "| problem | shape | dtype | backend | harness | script | harness / script | within |",
+           "|---|---|---|---|---|---|---|---|"]
+    within = OrderedDict()
+    for r in report["results"]:
+        key = (r["problem"], shape_key(r["params"], PARAMS), dtype_of(r["params"]), r["variant"])
+        s = script.get(key)
+        if s is None or r["status"] != "passed" or s["status"] != "passed":
+            continue
+        a, b = r["stats"]["median_s"], s["stats"]["median_s"]
+        ok = abs(a / b - 1) <= AGREEMENT
+        within.setdefault(r["variant"], []).append(ok)
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {a * 1e3:.4f} ms{clock_text(r)} | "
+                   f"{b * 1e3:.4f} ms{clock_text(s)} | {a / b:.3f} | {'yes' if ok else '**no**'} |")
+    out.append("")
+    for backend, oks in within.items():
+        out.append(f"{backend}: {sum(oks)} of {len(oks)} shapes within {100 * AGREEMENT:.0f}%")
+    if not within:
+        out.append("no shape passed in both reports")
+    return "\n".join(out) + "\n"
+
+
+def nccl_torch(report, ours="nccl", theirs="torch"):
+    """Markdown: every collective of one harness report with both the harness's NCCL calls
+    (`ours`) and torch.distributed's (`theirs`, examples/python/torch_distributed.py), timed
+    alike in the same run: time per op and busbw of each, ours / torch's, per collective,
+    size, dtype and in-place form; all_reduce rows carry issue 33's targets (8 B time <= 1.1x,
+    busbw >= 0.95x at >= 1 MiB)."""
+    pairs = OrderedDict()
+    for r in report.get("results", []):
+        if r.get("problem", "").startswith("nccl_") and r.get("variant") in (ours, theirs):
+            p = r["params"]
+            key = (r["problem"][5:], int((r.get("extra") or {}).get("bytes", p.get("bytes", 0))), p.get("dtype"),
+                   str(p.get("in_place", False)).lower())
+            pairs.setdefault(key, {})[r["variant"]] = r
+    ranks = next((len((r.get("extra") or {}).get("ranks", [])) for both in pairs.values() for r in both.values()
+                  if (r.get("extra") or {}).get("ranks")), "?")
+    out = [header(report),
+           f"{ours} (the harness's NCCL calls) and {theirs} (torch.distributed, its own communicator) in one run, "
+           f"{ranks} ranks. Time per op: per sample a barrier, then K ops between one event pair, / K; the median "
+           "over samples of the mean over ranks. Ratios are ours / torch's.\n",
+           "| collective | bytes | dtype | in place | ours us/op | torch us/op | time ratio | ours busbw GB/s "
+           "| torch busbw GB/s | busbw ratio | target |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (coll, nbytes, dtype, in_place), both in pairs.items():
+        a, b = both.get(ours), both.get(theirs)
+        if a is None or b is None:
+            continue
+        if a["status"] != "passed" or b["status"] != "passed":
+            why = "; ".join(f"{v} {r['status']}: {r.get('reason', '')[:70]}" for v, r in ((ours, a), (theirs, b))
+                            if r["status"] != "passed")
+            out.append(f"| {coll} | {nbytes} | {dtype} | {in_place} | {why} | | | | | | |")
+            continue
+        xa, xb = a.get("extra") or {}, b.get("extra") or {}
+        tr = torch_allreduce.ratio(xa.get("time_s"), xb.get("time_s"))
+        br = torch_allreduce.ratio(xa.get("busbw_gbps"), xb.get("busbw_gbps"))
+        goal = torch_allreduce.target(nbytes, tr, br) if coll == "all_reduce" else ""
+        out.append(f"| {coll} | {nbytes} | {dtype} | {in_place} | {torch_allreduce.fmt_us(xa.get('time_s'))} "
+                   f"| {torch_allreduce.fmt_us(xb.get('time_s'))} | {tr:.3f} | {xa.get('busbw_gbps', 0):.2f} "
+                   f"| {xb.get('busbw_gbps', 0):.2f} | {br:.3f} | {goal} |")
     return "\n".join(out) + "\n"
 
 
@@ -749,9 +834,9 @@ def ddp(report, pytorch_reports=()):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=("gemm", "gemm-zoo", "attention", "attention-sdpa", "attention-pair", "memory", "stream",
+    ap.add_argument("kind", choices=("gemm", "gemm-zoo", "attention", "attention-sdpa", "attention-pair", "sdpa-agreement", "memory", "stream",
                                      "attention-summary",
-                                     "attention-fp8", "transformer", "nccl", "breakdown", "ddp"))
+                                     "attention-fp8", "transformer", "nccl", "nccl-torch", "breakdown", "ddp"))
     ap.add_argument("report", metavar="REPORT.json")
     ap.add_argument("pytorch", nargs="?", metavar="PYTORCH.json",
                     help="attention, attention-sdpa, transformer; nccl: reports/torch_allreduce.py's JSON; "
@@ -772,6 +857,10 @@ def main(argv):
         if extra is None:
             ap.error("attention-sdpa needs the PyTorch report (reports/pytorch_attention.py)")
         print(attention_sdpa(report, extra))
+    elif args.kind == "sdpa-agreement":
+        if extra is None:
+            ap.error("sdpa-agreement needs the script's report (reports/pytorch_attention.py --as-variants)")
+        print(sdpa_agreement(report, extra), end="")
     elif args.kind == "nccl":
         if extra is None:
             ap.error("nccl needs torch.distributed's figures (reports/torch_allreduce.py --out)")
@@ -786,7 +875,7 @@ def main(argv):
         lines = [json.loads(l) for l in open(args.metrics)] if args.metrics else None
         print(transformer(report, extra, lines))
     else:
-        print({"gemm": gemm, "gemm-zoo": gemm_zoo, "memory": memory, "stream": stream, "attention-summary": attention_summary,
+        print({"gemm": gemm, "gemm-zoo": gemm_zoo, "nccl-torch": nccl_torch, "memory": memory, "stream": stream, "attention-summary": attention_summary,
                "attention-fp8": attention_fp8}[args.kind](report))
     return 0
 

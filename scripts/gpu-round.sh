@@ -19,9 +19,12 @@
 #           attention-compare (flash vs PyTorch SDPA at B=4, H=16/32, N=1K-16K, f32 and bf16;
 #           SDPA's flash and cuDNN backends at bf16, table-attention-sdpa.md against the faster;
 #           ATTN_COMPARE_FILTER narrows it: the whole suite takes tens of minutes)
-#           nccl (suites/nccl.yaml and torch.distributed's all_reduce, timed alike, at every rank
-#           count of NCCL_RANKS (default: every GPU), the table ours vs torch per size
-#           (table-nccl-<ranks>.md), then the NCCL GPU tests; NCCL_FILTER narrows the suite)
+#           nccl (suites/nccl.yaml with torch.distributed's collectives as `torch` variants
+#           (examples/python/torch_distributed.py; NCCL_TORCH_VARIANTS=0: without), and
+#           reports/torch_allreduce.py's all_reduce, timed alike, at every rank count of NCCL_RANKS
+#           (default: every GPU); tables ours vs torch per size (table-nccl-<ranks>.md against the
+#           script, table-nccl-torch-<ranks>.md against the variants), then the NCCL GPU tests;
+#           NCCL_FILTER narrows the suite)
 #           devices (a suite with --devices all vs --devices 0: both wall times)
 #           gemm-fp32 (the FP32 shape table: auto and coarsened as % of cuBLAS per shape,
 #           geometric means, auto's config)
@@ -39,6 +42,10 @@
 #           and backward shapes of suites/attention-hopper.yaml, table-attention-same-process.md
 #           by tables.py attention-pair; SAME_PROCESS_FILTER narrows it (default: every shape);
 #           about 6 minutes on an H100)
+#           python-sdpa (PyTorch SDPA's flash and cuDNN backends as harness variants, bf16
+#           forward and backward (suites/attention-sdpa.yaml, settled), against the same calls
+#           timed by reports/pytorch_attention.py --as-variants --steady --noise 0.03;
+#           table-python-sdpa.md: harness / script per shape, within 2% or not)
 #           attention-lazy-rescale (the Hopper forward's lazy rescaling, the default at d = 128 and
 #           256, forced at every size by HARNESS_FWD_LAZY_RESCALE=1 and off by =0: its GPU tests,
 #           memcheck and racecheck over the flash_wgmma sanitizer sizes with it forced on, then
@@ -61,7 +68,7 @@ cd "$(dirname "$0")/.."
 # Every stage name is checked before anything runs: a typo fails at once (exit 2), not after
 # the build and the stages before it (tests/gpu_round_stages.py keeps this list equal to the
 # stages below and to --help).
-known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process attention-lazy-rescale attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl devices gemm-fp32 ddp"
+known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl devices gemm-fp32 ddp"
 for s in ${*:-}; do
   case " $known_stages " in
     *" $s "*) ;;
@@ -146,6 +153,17 @@ for s in $stages; do
       tail -8 "$OUT/attention-same-process.log"
       python3 reports/tables.py attention-pair "$OUT/attention-same-process.json" \
         | tee "$OUT/table-attention-same-process.md" | tail -4 || status=1 ;;
+    python-sdpa)
+      step "PyTorch SDPA as harness variants against pytorch_attention.py --as-variants, both settled (issue 35)"
+      timeout "${SUITE_TIMEOUT:-600}" $exe run suites/attention-sdpa.yaml --python examples/python/torch_sdpa.py \
+        --variants sdpa_flash,sdpa_cudnn --no-profile --out "$OUT/python-sdpa-variants.json" \
+        >"$OUT/python-sdpa-variants.log" 2>&1 || status=1
+      tail -3 "$OUT/python-sdpa-variants.log"
+      timeout "${SUITE_TIMEOUT:-600}" python3 reports/pytorch_attention.py suites/attention-sdpa.yaml --as-variants \
+        --steady --noise 0.03 --variants sdpa_cudnn_bf16,sdpa_flash_bf16 --out "$OUT/python-sdpa-script.json" \
+        >"$OUT/python-sdpa-script.log" 2>&1 || status=1
+      python3 reports/tables.py sdpa-agreement "$OUT/python-sdpa-variants.json" "$OUT/python-sdpa-script.json" \
+        | tee "$OUT/table-python-sdpa.md" | tail -20 || status=1 ;;
     attention-lazy-rescale)
       step "lazy rescaling: its GPU tests, compute-sanitizer, then off / on beside cuDNN"
       ctest --test-dir build/release -R 'AttentionGpuHopperLazyRescale' --output-on-failure >"$OUT/lazy-tests.log" 2>&1 || status=1
@@ -402,8 +420,15 @@ PY
         devs=$(seq -s, 0 $((n - 1)))                               # the harness's device indices
         cvd=$(IFS=,; echo "${visible[*]:0:$n}")                     # the same GPUs for torchrun
         step "harness run --devices $devs suites/nccl.yaml ($n ranks)"
+        # torch.distributed's collectives as the `torch` variants of the same run (issue 35;
+        # NCCL_TORCH_VARIANTS=0 leaves them out): table-nccl-torch-<ranks>.md.
+        torch_variants=()
+        [ "${NCCL_TORCH_VARIANTS:-1}" != 0 ] && torch_variants=(--python examples/python/torch_distributed.py)
         timeout "${SUITE_TIMEOUT:-500}" $exe run suites/nccl.yaml --devices "$devs" ${NCCL_FILTER:+--filter "$NCCL_FILTER"} \
-          --out "$OUT/nccl-$n.json" --quiet 2>&1 | tee "$OUT/nccl-$n.log" | tail -30 || status=1
+          "${torch_variants[@]}" --out "$OUT/nccl-$n.json" --quiet 2>&1 | tee "$OUT/nccl-$n.log" | tail -30 || status=1
+        if [ ${#torch_variants[@]} -gt 0 ] && [ -f "$OUT/nccl-$n.json" ]; then
+          python3 reports/tables.py nccl-torch "$OUT/nccl-$n.json" | tee "$OUT/table-nccl-torch-$n.md" || status=1
+        fi
         python3 - "$OUT/nccl-$n.json" <<'PY' || true
 import json, sys
 rep = json.load(open(sys.argv[1]))
@@ -441,8 +466,8 @@ for r in json.load(open(sys.argv[1]))['results']:
         tar czf "$PACK/round.tgz" -C "$OUT" .
       done
       if [ "${NCCL_CTEST:-1}" != 0 ]; then
-        step "ctest NcclGpu DevicesGpu CollectiveTimingGpu (every visible GPU)"
-        ctest --test-dir build/release -R 'NcclGpu|DevicesGpu|CollectiveTimingGpu' --output-on-failure >"$OUT/nccl-gpu-test.log" 2>&1 || status=1
+        step "ctest NcclGpu DevicesGpu CollectiveTimingGpu TorchDistributed (every visible GPU)"
+        ctest --test-dir build/release -R 'NcclGpu|DevicesGpu|CollectiveTimingGpu|TorchDistributed' --output-on-failure >"$OUT/nccl-gpu-test.log" 2>&1 || status=1
         grep -E "tests passed|Failed|Skipped|Passed" "$OUT/nccl-gpu-test.log" | head -10
       fi ;;
     devices)

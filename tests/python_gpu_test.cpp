@@ -3,13 +3,16 @@
 // __cuda_array_interface__ and through DLPack (torch.from_dlpack, two operands taken on
 // another stream) and launch on its stream; they are checked and timed beside the C++ cuda
 // variant. PyTorch SDPA's backends (examples/python/torch_sdpa.py, issue 35 item
-// 3) as variants of attention and attention_backward beside the C++ flash variant. Skips
+// 3) as variants of attention and attention_backward beside the C++ flash variant.
+// torch.distributed (examples/python/torch_distributed.py) as the nccl family's `torch`
+// variants on every GPU (2 or more) beside the harness's NCCL calls. Skips
 // without a GPU, without Python in the build, or without PyTorch (with CUDA) in the
 // interpreter the harness was built against.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <set>
 #include <string>
 
 #include "test_support.hpp"
@@ -81,6 +84,43 @@ TEST(PythonGpu, SdpaBackendsPassOrSkipWithAReasonBesideFlash) {
   }
   EXPECT_EQ(sdpa, 2 * 7 * 3) << r.output;  // 2 problems x 7 shapes x 3 backends
   EXPECT_EQ(flash_bf16, 2 * 5);
+  test::remove_report(out);
+}
+
+// Every collective of torch.distributed on every GPU (`--devices all`: one worker per GPU,
+// torchrun's variables from the launcher), checked against the same expected output as
+// the `nccl` variant and merged over the ranks the same way; the forms torch lacks (in place
+// or not) skip with the reason.
+TEST(PythonGpu, TorchDistributedCollectivesPassBesideNccl) {
+  if (const std::string why = no_torch(); !why.empty()) GTEST_SKIP() << why;
+  const int n = test::gpu_count();
+  if (n < 2) GTEST_SKIP() << "needs 2 or more GPUs (found " << n << ")";
+  const std::string out = test::temp_path("python-torch-nccl.json");
+  const auto r = test::run_command("NCCL_NVLS_ENABLE=0 " + std::string(HARNESS_EXE) +
+                                   " run suites/nccl.yaml --devices all --python examples/python/torch_distributed.py "
+                                   "--variants nccl,torch --filter 'bytes:(8|4096|2097152)/' --out " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(test::read_file(out));
+  std::set<std::string> passed;
+  int torch_results = 0;
+  for (const auto& res : report["results"]) {
+    const std::string name = res["name"], status = res["status"], reason = res.value("reason", "");
+    if (res["variant"] != "torch") continue;
+    ++torch_results;
+    if (status == "skipped") {
+      const bool torch_form = reason.find("in place only") != std::string::npos ||
+                              reason.find("has no in-place form") != std::string::npos;
+      EXPECT_TRUE(torch_form || reason.find("less than one element per rank") != std::string::npos) << name << ": " << reason;
+      continue;
+    }
+    ASSERT_EQ(status, "passed") << name << ": " << reason << "\n" << r.output;
+    const auto& x = res["extra"];
+    EXPECT_EQ(x["ranks"].size(), static_cast<std::size_t>(n)) << name;
+    EXPECT_GT(x["busbw_gbps"].get<double>(), 0) << name;
+    passed.insert(x["collective"].get<std::string>());
+  }
+  EXPECT_EQ(torch_results, 6 * 3 * 2 * 2) << r.output;  // collectives x sizes x dtypes x in_place
+  EXPECT_EQ(passed.size(), 6u) << r.output;             // each collective in the form torch has
   test::remove_report(out);
 }
 

@@ -175,6 +175,18 @@ TEST_F(PythonVariants, TheExampleFromTheDocsPasses) {
             "dtype bf16 is not one of this variant's dtypes (f32)");
 }
 
+// Runs `body` with the build's Python after putting the stand-in torch, harness.py and
+// examples/python first on sys.path (then `import harness, <module>` works on the CPU
+// machines); the command's exit code and output.
+test::CommandResult with_stand_in_torch(const std::string& name, const std::string& body) {
+  const std::string file = test::temp_path(name);
+  std::ofstream(file) << "import sys, os; sys.path[:0] = ['tests/data/python/stand_in_torch', 'harness/src/python', "
+                         "'examples/python']\n" << body;
+  const auto r = run_command(std::string("\"") + HARNESS_PYTHON_PROGRAM + "\" " + file);
+  std::remove(file.c_str());
+  return r;
+}
+
 // examples/python/torch_sdpa.py needs PyTorch; here a stand-in torch
 // (tests/data/python/stand_in_torch) lets it import, so its registration (both problems,
 // three backends) and its static skip reasons are tested on the CPU machines. Its runs are
@@ -189,18 +201,13 @@ TEST_F(PythonVariants, TheSdpaReferencesRegisterWithAStandInTorch) {
     EXPECT_NE(r.output.find("[from examples/python/torch_sdpa.py]"), std::string::npos) << r.output;
   }
   // supports() of each variant, called as the harness calls it (a dict of the case's params).
-  const std::string script =
-      "import sys; sys.path[:0] = ['tests/data/python/stand_in_torch', 'harness/src/python', 'examples/python']\n"
+  const auto r = with_stand_in_torch("sdpa_supports.py",
       "import harness, torch_sdpa\n"
       "base = dict(batch=1, heads=4, kv_heads=0, seq_len=999, head_dim=64, causal=False, scale=0.0, dtype='bf16')\n"
       "for r in harness._registered:\n"
       "    for change in (dict(), dict(head_dim=60), dict(head_dim=320), dict(heads=6, kv_heads=4),\n"
       "                   dict(deterministic=True)):\n"
-      "        print(r['problem'], r['name'], r['dtypes'], sorted(change.items()), r['supports'](dict(base, **change)))\n";
-  const std::string file = test::temp_path("sdpa_supports.py");
-  std::ofstream(file) << script;
-  const auto r = run_command(std::string("\"") + HARNESS_PYTHON_PROGRAM + "\" " + file);
-  std::remove(file.c_str());
+      "        print(r['problem'], r['name'], r['dtypes'], sorted(change.items()), r['supports'](dict(base, **change)))\n");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string& out = r.output;
   auto has = [&](const std::string& line) { EXPECT_NE(out.find(line + "\n"), std::string::npos) << line << "\n" << out; };
@@ -215,6 +222,60 @@ TEST_F(PythonVariants, TheSdpaReferencesRegisterWithAStandInTorch) {
   has("attention_backward sdpa_flash ['bf16', 'f16'] [('deterministic', True)] deterministic: not asked of PyTorch "
       "(torch.use_deterministic_algorithms is process-wide)");
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 6 * 5) << out;
+}
+
+// examples/python/torch_distributed.py (torch.distributed as the nccl family's `torch`
+// variants) with the stand-in torch: it registers on all six collectives, and its supports()
+// gives the reasons a run shows (one rank; torch's in-place-only and out-of-place-only
+// forms; less than an element per rank). Its runs are tests/scaleout_gpu_test.cpp's.
+TEST_F(PythonVariants, TheTorchDistributedVariantsRegisterWithAStandInTorch) {
+  const std::string env = "PYTHONPATH=tests/data/python/stand_in_torch ";
+  for (const char* c : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "alltoall", "sendrecv"}) {
+    const auto r = run_command(env + HARNESS_EXE + " list nccl_" + c + " --python examples/python/torch_distributed.py");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(std::string("    torch        cuda  torch.distributed's ") + c), std::string::npos) << r.output;
+  }
+  const auto r = with_stand_in_torch("torch_distributed_supports.py",
+      "import harness, torch_distributed\n"
+      "for world in ('1', '2', '4'):\n"
+      "    os.environ['WORLD_SIZE'] = world\n"
+      "    for r in harness._registered:\n"
+      "        for p in (dict(bytes=8, dtype='f32', in_place=True), dict(bytes=8, dtype='f32', in_place=False),\n"
+      "                  dict(bytes=1024, dtype='bf16', in_place=False)):\n"
+      "            print(world, r['problem'], sorted(p.items()), r['supports'](p))\n");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string& out = r.output;
+  auto has = [&](const std::string& line) { EXPECT_NE(out.find(line + "\n"), std::string::npos) << line << "\n" << out; };
+  const std::string f32_in = "[('bytes', 8), ('dtype', 'f32'), ('in_place', True)]";
+  const std::string f32_out = "[('bytes', 8), ('dtype', 'f32'), ('in_place', False)]";
+  const std::string bf16_out = "[('bytes', 1024), ('dtype', 'bf16'), ('in_place', False)]";
+  has("1 nccl_all_reduce " + f32_in + " needs at least 2 ranks; WORLD_SIZE is not set above 1 (run `harness run "
+      "--devices all` on a host with 2 or more GPUs, or set torchrun's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)");
+  has("2 nccl_all_reduce " + f32_in + " None");
+  has("2 nccl_all_reduce " + f32_out + " torch.distributed.all_reduce works in place only (the in_place: true rows)");
+  has("2 nccl_broadcast " + f32_out + " torch.distributed.broadcast works in place only (the in_place: true rows)");
+  has("2 nccl_alltoall " + f32_in + " torch.distributed.all_to_all_single has no in-place form");
+  has("2 nccl_sendrecv " + f32_in + " torch.distributed.batch_isend_irecv has no in-place form");
+  has("2 nccl_all_gather " + f32_out + " None");  // 2 f32 elements: one per rank
+  has("4 nccl_all_gather " + f32_out + " 8 bytes is less than one element per rank at 4 ranks");
+  has("4 nccl_sendrecv " + f32_out + " None");  // not split among the ranks
+  has("4 nccl_reduce_scatter " + bf16_out + " None");
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 3 * 6 * 3) << out;
+}
+
+// The --devices launcher gives each worker torchrun's variables (RANK, WORLD_SIZE,
+// MASTER_ADDR, MASTER_PORT) for torch.distributed's env:// rendezvous; a run without the
+// launcher has none, and the same variant's check of them fails there.
+TEST_F(PythonVariants, WorkersOfTheLauncherHaveTorchrunsVariables) {
+  const std::string args = "tests/data/python/rank_env.yaml --python tests/data/python/rank_env_variants.py";
+  const HarnessRun run = run_and_read(args + " --devices cpu:2", "python-rank-env.json");
+  EXPECT_EQ(run.command.exit_code, 0) << run.command.output;
+  for (const char* n : {"7", "9"})
+    EXPECT_EQ(run.results.at(std::string("stream/py_rank_env/op:copy/n:") + n)["status"], "passed") << run.command.output;
+  const HarnessRun alone = run_and_read(args, "python-rank-env-alone.json");
+  EXPECT_NE(alone.results.at("stream/py_rank_env/op:copy/n:7")["reason"].get<std::string>().find(
+                "torchrun variables not as the launcher sets them: {'RANK': None"),
+            std::string::npos) << alone.command.output;
 }
 
 TEST_F(PythonVariants, AViewKeptPastItsBuffersIsReleased) {

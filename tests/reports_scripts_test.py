@@ -24,6 +24,7 @@ import contextlib
 import glob
 import importlib
 import io
+import itertools
 import json
 import os
 import signal
@@ -34,6 +35,7 @@ import time
 import types
 import unittest
 import warnings
+from unittest import mock
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPORTS = os.path.join(ROOT, "reports")
@@ -694,6 +696,53 @@ class TinyTorchAllreduce(unittest.TestCase):
         self.assertRegex(out, r"\| 1073741824 \| f32 \| true \| 5 \| 3000\.00 \| 3000\.00 \| 1\.000 \| 357\.00 \| 350\.00 \| 1\.020 .*\| met \|")
         self.assertRegex(out, r"\| 1073741824 \| f32 \| false \| 5 \| 3300\.00 .* \| 0\.929 .*\| missed \|")
 
+    def test_tables_nccl_torch_pairs_the_two_variants_of_one_run(self):
+        def x(nbytes, t, bw):
+            return {"bytes": nbytes, "time_s": t, "busbw_gbps": bw, "collective": "all_reduce",
+                    "ranks": [{"busbw_gbps": bw}, {"busbw_gbps": bw}]}
+        small, big = {"bytes": 8, "dtype": "f32", "in_place": True}, {"bytes": 1 << 21, "dtype": "bf16", "in_place": True}
+        out_of_place = {"bytes": 8, "dtype": "f32", "in_place": False}
+        with tempfile.TemporaryDirectory() as d:
+            rep = write_json(d, "nccl.json", {"environment": dict(ENV), "results": [
+                result("nccl_all_reduce", "nccl", small, 20e-6, extra=x(8, 20e-6, 0.0004)),
+                result("nccl_all_reduce", "torch", small, 25e-6, extra=x(8, 25e-6, 0.0003)),
+                result("nccl_all_reduce", "nccl", big, 1e-5, extra=x(1 << 21, 1e-5, 190.0)),
+                result("nccl_all_reduce", "torch", big, 1e-5, extra=x(1 << 21, 1e-5, 200.0)),
+                result("nccl_all_reduce", "nccl", out_of_place, 20e-6, extra=x(8, 20e-6, 0.0004)),
+                result("nccl_all_reduce", "torch", out_of_place, status="skipped",
+                       reason="torch.distributed.all_reduce works in place only (the in_place: true rows)"),
+                result("nccl_broadcast", "nccl", small, 20e-6, extra=x(8, 20e-6, 0.0004))]})
+            rc, out, err = no_torch(script("tables"), "nccl-torch", rep)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("2 ranks", out)
+        self.assertIn("| all_reduce | 8 | f32 | true | 20.00 | 25.00 | 0.800 | 0.00 | 0.00 | 1.333 | met |", out)
+        self.assertIn("| all_reduce | 2097152 | bf16 | true | 10.00 | 10.00 | 1.000 | 190.00 | 200.00 | 0.950 | met |", out)
+        self.assertIn("| all_reduce | 8 | f32 | false | torch skipped: torch.distributed.all_reduce works in place only", out)
+        self.assertNotIn("| broadcast |", out)  # no torch result to pair with
+
+    def test_tables_sdpa_agreement_per_shape_and_backend(self):
+        bf = attention_params("bf16")
+        long = dict(bf, seq_len=4096)
+        with tempfile.TemporaryDirectory() as d:
+            ours = write_json(d, "variants.json", {"environment": dict(ENV), "results": [
+                result("attention", "flash", bf, 1.0e-3),
+                result("attention", "sdpa_cudnn", bf, 1.01e-3, clocks={"median_mhz": 1700.0}),
+                result("attention", "sdpa_cudnn", long, 1.05e-3),
+                result("attention", "sdpa_flash", bf, 2.0e-3)]})
+            script_rep = write_json(d, "script.json", {"environment": dict(ENV), "results": [
+                result("attention", "sdpa_cudnn_bf16", bf, 1.0e-3, clocks={"median_mhz": 1710.0}),
+                result("attention", "sdpa_cudnn_bf16", long, 1.0e-3),
+                result("attention", "sdpa_flash_bf16", bf, status="skipped", reason="x")]})
+            rc, out, err = no_torch(script("tables"), "sdpa-agreement", ours, script_rep)
+            rc2, _, err2 = no_torch(script("tables"), "sdpa-agreement", ours)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("| sdpa_cudnn | 1.0100 ms, 1700 MHz | 1.0000 ms, 1710 MHz | 1.010 | yes |", out)
+        self.assertIn("| sdpa_cudnn | 1.0500 ms | 1.0000 ms | 1.050 | **no** |", out)
+        self.assertIn("sdpa_cudnn: 1 of 2 shapes within 2%", out)
+        self.assertNotIn("sdpa_flash:", out)  # skipped in the script: no pair
+        self.assertEqual(rc2, 2)
+        self.assertIn("sdpa-agreement needs the script's report", err2)
+
     def test_tables_nccl_needs_torchs_figures(self):
         with tempfile.TemporaryDirectory() as d:
             ours, _ = self.nccl_reports(d)
@@ -868,6 +917,60 @@ class TinyPytorchAttention(unittest.TestCase):
         self.assertEqual(log[:3], ["call", "call", "sync"])
         batch = ["record", "call", "record"] * 5 + ["sync"]
         self.assertEqual(log[3:], batch * 3)
+
+    def test_the_settle_rule_is_the_harness_rule(self):
+        settled = self.pa.clock_settled
+        flat = [(i * 0.01, 1500.0) for i in range(1, 101)]  # 1 s at one clock
+        self.assertTrue(settled(flat))
+        self.assertFalse(settled(flat[:99]))  # less than 1 s
+        falling = [(t, 1980.0 - 400.0 * t) for t, _ in flat]  # 400 MHz/s: 10% between the two windows
+        self.assertFalse(settled(falling))
+        late_drop = flat[:-10] + [(t, 1400.0) for t, _ in flat[-10:]]  # the newest 0.1 s 7% lower
+        self.assertFalse(settled(late_drop))
+        self.assertFalse(settled([]))
+
+    def test_steady_warms_up_until_the_clock_settles_and_noise_samples_on(self):
+        pa, log, clock = self.pa, [], itertools.chain([1980, 1900, 1700, 1600], itertools.repeat(1500))
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                pass
+
+            def record(self):
+                pass
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, end):  # 2 ms, then a 1 ms sample every 2nd batch: noisy until enough
+                log.append("sample")
+                return 2.0 if len(log) % 20 < 10 else 1.0
+
+        torch = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=Event, synchronize=lambda: None))
+        now = [0.0]
+
+        def tick():
+            now[0] += 0.001
+            return now[0]
+
+        sensors = types.SimpleNamespace(sm_mhz=lambda: next(clock), max_mhz=1980)
+        with mock.patch.object(pa, "SENSORS", sensors), mock.patch.object(pa.time, "perf_counter", tick), \
+                mock.patch.dict(pa.TIMING, steady=True, noise=0.01):
+            steady = {}
+            samples = pa.time_cuda(torch, lambda: None, warmup=1, min_samples=10, min_time=0.0, max_time=0.05,
+                                   batch=5, steady=steady)
+        self.assertTrue(steady["reached"])
+        self.assertGreaterEqual(steady["seconds"], 1.0)  # the rule's minimum
+        # The noise rule (1%) never holds on these samples: sampling stops at max_time.
+        self.assertGreater(len(samples), 10)
+        with mock.patch.object(pa, "SENSORS", None), mock.patch.dict(pa.TIMING, steady=True, noise=None):
+            steady = {}
+            self.assertEqual(len(pa.time_cuda(torch, lambda: None, warmup=1, min_samples=10, min_time=0.0,
+                                              batch=5, steady=steady)), 10)
+        self.assertEqual(steady, {"reached": False, "seconds": 0.0})  # no NVML: no settling
+        self.assertTrue(pa.noisy([1.0, 2.0], 0.03))
+        self.assertFalse(pa.noisy([1.0, 1.0, 1.0], 0.03))
+        self.assertFalse(pa.noisy([1.0, 2.0], None))
 
     def test_bad_variants_exit_2(self):
         rc, _, err = no_torch(script("pytorch_attention"), "suites/attention-compare.yaml", "--out", "x.json",

@@ -8,6 +8,10 @@
 // Each problem registers the job's barrier (World::barrier), so that the runner times it
 // as nccl-tests does: per sample a barrier, then K back-to-back ops between one event pair
 // (harness/src/measure/collective.hpp).
+// The buffers are also the instance's operands on the cuda backend (operands()), so that a
+// Python variant (examples/python/torch_distributed.py: torch.distributed) reaches them as
+// every Python variant reaches a problem's buffers; the C++ variant uses them directly.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -70,6 +74,11 @@ class CollectiveInstance final : public harness::Instance {
       HARNESS_CUDA(cudaMalloc(&send_, k_.send * eb));
       HARNESS_CUDA(cudaMalloc(&recv_, k_.recv * eb));
     }
+    describe_buffers();
+  }
+
+  harness::Operands* operands(harness::Backend backend) override {
+    return backend == harness::Backend::cuda && send_ ? &view_ : nullptr;
   }
 
   void reset_outputs(harness::Backend backend, cudaStream_t stream) override {
@@ -115,6 +124,24 @@ class CollectiveInstance final : public harness::Instance {
   }
 
  private:
+  // The buffers as operands (1-D, the dtype's elements). In place: one in/out `buffer` of
+  // the larger count, where NCCL's convention puts this rank's input (all_gather: its slice
+  // at rank * chunk) or output (reduce_scatter: the same slice); else the input `send` and
+  // the output `recv`. The fill named here is what reset_outputs writes (fill_value: -3..3),
+  // stated for the reader: the instance fills its buffers itself.
+  void describe_buffers() {
+    const harness::DType dt = t_ == kn::Dtype::bf16 ? harness::DType::bf16 : harness::DType::f32;
+    const auto elems = [](std::size_t n) { return std::vector<std::int64_t>{static_cast<std::int64_t>(n)}; };
+    if (in_place_) {
+      specs_ = {harness::inout("buffer", dt, elems(std::max(k_.send, k_.recv)), harness::integers(-3, 3))};
+      view_ = harness::Operands(harness::Backend::cuda, {{&specs_[0], send_}});
+    } else {
+      specs_ = {harness::input("send", dt, elems(k_.send), harness::integers(-3, 3)),
+                harness::output("recv", dt, elems(k_.recv))};
+      view_ = harness::Operands(harness::Backend::cuda, {{&specs_[0], send_}, {&specs_[1], recv_}});
+    }
+  }
+
   void* input() const {
     if (in_place_ && c_ == Collective::all_gather)
       return static_cast<char*>(send_) + static_cast<std::size_t>(rank_) * k_.chunk * kn::elem_bytes(t_);
@@ -135,6 +162,8 @@ class CollectiveInstance final : public harness::Instance {
   void* send_ = nullptr;
   void* recv_ = nullptr;
   std::vector<float> expected_;
+  std::vector<harness::OperandSpec> specs_;  // view_'s entries point into it: set once, never resized
+  harness::Operands view_;
 };
 
 template <Collective C>

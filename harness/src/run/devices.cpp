@@ -1,8 +1,11 @@
 // --devices: the launcher and its workers (see devices.hpp).
 #include "run/devices.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +35,26 @@ namespace harness {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's pick for port 0), for
+// torch.distributed's env:// rendezvous among the workers; 0 where none could be had. Free
+// when this returns, so another process could take it first: torchrun picks its port the
+// same way.
+int free_local_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;
@@ -273,6 +296,7 @@ class Launcher {
   LaunchOutcome out_;
   std::vector<Worker> workers_;
   std::string id_file_;
+  int torch_port_;  // MASTER_PORT for the workers (0: none found, not set)
   std::size_t index_ = 0;
   std::vector<std::vector<const PlannedResult*>> groups_;
   std::size_t next_ = 0;
@@ -285,7 +309,7 @@ class Launcher {
 Launcher::Launcher(const std::vector<WorkerDevice>& devices, const std::vector<PlannedResult>& planned,
                    const LaunchOptions& options, const RunObserver& observer)
     : planned_(planned), options_(options), observer_(observer), workers_(devices.size()),
-      id_file_(options.journal_path + ".ncclid") {
+      id_file_(options.journal_path + ".ncclid"), torch_port_(free_local_port()) {
   for (std::size_t i = 0; i < devices.size(); ++i) {
     workers_[i].device = devices[i];
     workers_[i].rank = static_cast<int>(i);
@@ -300,13 +324,19 @@ Launcher::Launcher(const std::vector<WorkerDevice>& devices, const std::vector<P
 
 void Launcher::spawn(Worker& w) {
   { std::ofstream touch(w.events_path, std::ios::app); }
-  const std::vector<std::pair<std::string, std::string>> env = {
+  std::vector<std::pair<std::string, std::string>> env = {
       {"CUDA_VISIBLE_DEVICES", w.device.visible},
       {"HARNESS_DEVICE_LABEL", w.device.label},
       {"HARNESS_WORKER_GENERATION", std::to_string(w.restarts)},
       {"HARNESS_RANK", std::to_string(w.rank)},
       {"HARNESS_WORLD_SIZE", std::to_string(workers_.size())},
-      {"HARNESS_NCCL_ID_FILE", id_file_}};
+      {"HARNESS_NCCL_ID_FILE", id_file_},
+      // torchrun's variables, for a Python variant's torch.distributed (env:// rendezvous,
+      // rank 0 hosts the store). No LOCAL_RANK: each worker sees one GPU, its cuda:0.
+      {"RANK", std::to_string(w.rank)},
+      {"WORLD_SIZE", std::to_string(workers_.size())},
+      {"MASTER_ADDR", "127.0.0.1"}};
+  if (torch_port_ > 0) env.emplace_back("MASTER_PORT", std::to_string(torch_port_));
   w.proc = spawn_child(options_.argv, w.events_path, w.stderr_path, env);
   w.alive = true;
   w.idle = true;

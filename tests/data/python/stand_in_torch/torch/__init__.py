@@ -1,6 +1,6 @@
 """A stand-in for PyTorch on the CPU machines (tests/python_test.cpp): only what importing
-examples/python/torch_sdpa.py (and sdpa_ops.py, torch_buffers.py) touches, so that its
-registration and its static skip reasons are tested where PyTorch is absent. Not a torch:
+examples/python/torch_sdpa.py (and sdpa_ops.py, torch_buffers.py) and torch_distributed.py touch, so that its
+registration and static skip reasons are tested where PyTorch is absent. Not a torch:
 no tensors; torch.cuda.is_available() is False."""
 float32, bfloat16, float16 = "float32", "bfloat16", "float16"
 

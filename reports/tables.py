@@ -394,14 +394,16 @@ def nccl_torch(report, ours="nccl", theirs="torch"):
            "| collective | bytes | dtype | in place | ours us/op | torch us/op | time ratio | ours busbw GB/s "
            "| torch busbw GB/s | busbw ratio | target |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    unpaired = OrderedDict()  # reason -> rows: a form one side lacks (torch's all_reduce: in place only)
     for (coll, nbytes, dtype, in_place), both in pairs.items():
         a, b = both.get(ours), both.get(theirs)
         if a is None or b is None:
             continue
         if a["status"] != "passed" or b["status"] != "passed":
-            why = "; ".join(f"{v} {r['status']}: {r.get('reason', '')[:70]}" for v, r in ((ours, a), (theirs, b))
-                            if r["status"] != "passed")
-            out.append(f"| {coll} | {nbytes} | {dtype} | {in_place} | {why} | | | | | | |")
+            for v, r in ((ours, a), (theirs, b)):
+                if r["status"] != "passed":
+                    unpaired.setdefault(f"{v} {r['status']}: {r.get('reason', '')}", []).append(
+                        f"{coll} {nbytes} {dtype} in_place={in_place}")
             continue
         xa, xb = a.get("extra") or {}, b.get("extra") or {}
         tr = torch_allreduce.ratio(xa.get("time_s"), xb.get("time_s"))
@@ -410,6 +412,10 @@ def nccl_torch(report, ours="nccl", theirs="torch"):
         out.append(f"| {coll} | {nbytes} | {dtype} | {in_place} | {torch_allreduce.fmt_us(xa.get('time_s'))} "
                    f"| {torch_allreduce.fmt_us(xb.get('time_s'))} | {tr:.3f} | {xa.get('busbw_gbps', 0):.2f} "
                    f"| {xb.get('busbw_gbps', 0):.2f} | {br:.3f} | {goal} |")
+    if unpaired:
+        out.append("")
+        for why, rows in unpaired.items():
+            out.append(f"Not paired, {len(rows)} rows ({rows[0]}{', ...' if len(rows) > 1 else ''}): {why}")
     return "\n".join(out) + "\n"
 
 

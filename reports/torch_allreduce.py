@@ -130,8 +130,8 @@ def target(nbytes, t_ratio, bw_ratio):
 
 
 def compare_table(rep, ref):
-    """Markdown: every passed nccl_all_reduce result of a harness report beside torch's
-    figures at the same size and dtype."""
+    """Markdown: every passed nccl_all_reduce result of the harness's `nccl` variant beside
+    torch's figures at the same size and dtype."""
     theirs = {(r["bytes"], r["dtype"]): r for r in ref.get("results", [])}
     env = rep.get("environment") or {}
     gpu = (env.get("gpu") or {}).get("name", ref.get("gpu", "?"))
@@ -144,8 +144,8 @@ def compare_table(rep, ref):
            "| busbw ratio | ours slowest rank us/op | ours per-rank busbw | target |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rep.get("results", []):
-        if r.get("problem") != "nccl_all_reduce" or r.get("status") != "passed":
-            continue
+        if r.get("problem") != "nccl_all_reduce" or r.get("variant", "nccl") != "nccl" or r.get("status") != "passed":
+            continue  # the harness's NCCL calls only (a run with --python has torch's as variants too)
         x, p = r.get("extra") or {}, r["params"]
         nbytes = int(x.get("bytes", 0))
         t = theirs.get((nbytes, p["dtype"]))

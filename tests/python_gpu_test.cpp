@@ -102,9 +102,10 @@ TEST(PythonGpu, TorchDistributedCollectivesPassBesideNccl) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const auto report = nlohmann::json::parse(test::read_file(out));
   std::set<std::string> passed;
-  int torch_results = 0;
+  int torch_results = 0, nccl_results = 0;
   for (const auto& res : report["results"]) {
     const std::string name = res["name"], status = res["status"], reason = res.value("reason", "");
+    nccl_results += res["variant"] == "nccl";
     if (res["variant"] != "torch") continue;
     ++torch_results;
     if (status == "skipped") {
@@ -119,8 +120,9 @@ TEST(PythonGpu, TorchDistributedCollectivesPassBesideNccl) {
     EXPECT_GT(x["busbw_gbps"].get<double>(), 0) << name;
     passed.insert(x["collective"].get<std::string>());
   }
-  EXPECT_EQ(torch_results, 6 * 3 * 2 * 2) << r.output;  // collectives x sizes x dtypes x in_place
-  EXPECT_EQ(passed.size(), 6u) << r.output;             // each collective in the form torch has
+  EXPECT_EQ(torch_results, nccl_results) << r.output;  // a torch result beside every nccl one
+  EXPECT_GE(torch_results, 6 * 3 * 2) << r.output;     // collectives x sizes x dtypes (x in_place where it exists)
+  EXPECT_EQ(passed.size(), 6u) << r.output;            // each collective in the form torch has
   test::remove_report(out);
 }
 

@@ -675,7 +675,10 @@ class TinyTorchAllreduce(unittest.TestCase):
             result("nccl_all_reduce", "nccl", {"bytes": 1 << 30, "dtype": "f32", "in_place": True}, 3e-3,
                    extra={"bytes": 1 << 30, "time_s": 3e-3, "busbw_gbps": 357.0, "ops_per_sample": 5}),
             result("nccl_all_reduce", "nccl", {"bytes": 1 << 30, "dtype": "f32", "in_place": False}, 3e-3,
-                   extra={"bytes": 1 << 30, "time_s": 3.3e-3, "busbw_gbps": 325.0, "ops_per_sample": 5})]})
+                   extra={"bytes": 1 << 30, "time_s": 3.3e-3, "busbw_gbps": 325.0, "ops_per_sample": 5}),
+            # torch.distributed as a variant of the same run (--python): not one of "ours" here
+            result("nccl_all_reduce", "torch", {"bytes": 8, "dtype": "f32", "in_place": True}, 60e-6,
+                   extra={"bytes": 8, "time_s": 60e-6, "busbw_gbps": 0.0001, "ops_per_sample": 200})]})
         theirs = write_json(d, "torch.json", {"world_size": 2, "torch": "2.11", "nccl": "2.28.9", "results": [
             {"bytes": 8, "dtype": "f32", "time_s": 40e-6, "busbw_gbps": 0.0002},
             {"bytes": 1 << 30, "dtype": "f32", "time_s": 3e-3, "busbw_gbps": 350.0}]})
@@ -695,6 +698,7 @@ class TinyTorchAllreduce(unittest.TestCase):
                               r"\| 0\.00 / 0\.00 \| met \|")
         self.assertRegex(out, r"\| 1073741824 \| f32 \| true \| 5 \| 3000\.00 \| 3000\.00 \| 1\.000 \| 357\.00 \| 350\.00 \| 1\.020 .*\| met \|")
         self.assertRegex(out, r"\| 1073741824 \| f32 \| false \| 5 \| 3300\.00 .* \| 0\.929 .*\| missed \|")
+        self.assertNotIn("60.00", out)  # the torch variant's row of the same harness report: not ours
 
     def test_tables_nccl_torch_pairs_the_two_variants_of_one_run(self):
         def x(nbytes, t, bw):
@@ -717,7 +721,9 @@ class TinyTorchAllreduce(unittest.TestCase):
         self.assertIn("2 ranks", out)
         self.assertIn("| all_reduce | 8 | f32 | true | 20.00 | 25.00 | 0.800 | 0.00 | 0.00 | 1.333 | met |", out)
         self.assertIn("| all_reduce | 2097152 | bf16 | true | 10.00 | 10.00 | 1.000 | 190.00 | 200.00 | 0.950 | met |", out)
-        self.assertIn("| all_reduce | 8 | f32 | false | torch skipped: torch.distributed.all_reduce works in place only", out)
+        self.assertIn("Not paired, 1 rows (all_reduce 8 f32 in_place=false): torch skipped: torch.distributed.all_reduce "
+                      "works in place only (the in_place: true rows)", out)
+        self.assertNotIn("| all_reduce | 8 | f32 | false |", out)
         self.assertNotIn("| broadcast |", out)  # no torch result to pair with
 
     def test_tables_sdpa_agreement_per_shape_and_backend(self):

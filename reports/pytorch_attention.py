@@ -37,7 +37,11 @@ times torch.autograd.grad of one forward's output, the backend's own backward ke
 With --as-variants the calls are sdpa_ops.py's for the variant's backend (sdpa_fp32: the
 efficient backend alone), a refusal by PyTorch's check for the backend is the skip reason,
 and extra.calls names sdpa_ops.py.
-Timing: CUDA events around each call, warm-up first, the median of the samples. The
+Timing: CUDA events around each call, warm-up first, the median of the samples: by default
+at least 10 samples and 0.2 s; --steady first warms each variant until its SM clock
+settles (the harness's `steady` rule), --noise X samples on until stddev / mean <= X (the
+harness's `noise` rule), so that the script times a suite as the harness does
+(suites/attention-sdpa.yaml: --steady --noise 0.03). The
 shapes come from `harness run SUITE --dry-run`, so they are exactly the suite's.
 PyTorch is needed only to measure: --help and the argument checks work without it.
 """

@@ -983,6 +983,10 @@ class TinyPytorchAttention(unittest.TestCase):
                               "--variants", "sdpa_fp32,sdpa_cudnn")
         self.assertEqual(rc, 2)
         self.assertIn("unknown variant 'sdpa_cudnn'", err)
+        rc, _, err = no_torch(script("pytorch_attention"), "suites/attention-sdpa.yaml", "--out", "x.json",
+                              "--steady", "--noise", "3")
+        self.assertEqual(rc, 2)
+        self.assertIn("--noise: 3.0 is not a fraction in (0, 1)", err)
 
     def test_a_backend_that_cannot_run_the_shape_is_skipped_with_the_message(self):
         pa, torch = self.pa, fake_torch()

@@ -49,6 +49,7 @@ import argparse
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -121,22 +122,25 @@ TIMING = {"steady": False, "noise": None}
 
 
 def clock_settled(points, min_s=1.0, window_s=0.5, newest_s=0.125, tolerance=0.02):
-    """The harness's rule for a settled clock (docs/measurement.md, `steady`): after at
-    least min_s, the median SM clock of the last window_s is within `tolerance` of the
-    median of the window_s before, and the median of the newest newest_s within
-    `tolerance` of the last window_s. points: [(seconds since the warm-up began, MHz)]."""
-    if not points or points[-1][0] < min_s:
+    """The harness's rule for a settled clock (docs/measurement.md, `steady`;
+    harness/src/measure/settle.cpp): after at least min_s (and two windows), the median SM
+    clock of the last window_s is within `tolerance` of the median of the window_s before,
+    and the median of the newest newest_s within `tolerance` of the last window_s.
+    points: [(seconds since the warm-up began, MHz)]; readings of 0 or less (a failed read)
+    are not clocks and are left out."""
+    points = [(t, m) for t, m in points if m and m > 0]
+    if not points or points[-1][0] < max(min_s, 2 * window_s):
         return False
     now = points[-1][0]
 
     def median_since(lo, hi):
-        got = sorted(m for t, m in points if lo < t <= hi)
-        return got[len(got) // 2] if got else None
+        got = [m for t, m in points if lo < t <= hi]
+        return statistics.median(got) if got else None
 
     last = median_since(now - window_s, now)
     before = median_since(now - 2 * window_s, now - window_s)
     newest = median_since(now - newest_s, now)
-    if last is None or before is None or newest is None:
+    if not last or not before or not newest:
         return False
     return abs(last - before) <= tolerance * before and abs(newest - last) <= tolerance * last
 
@@ -153,7 +157,7 @@ def settle(torch, fn, batch=10, max_s=10.0):
             fn()
         torch.cuda.synchronize()
         now = time.perf_counter() - t0
-        points.append((now, SENSORS.sm_mhz() or 0))
+        points.append((now, SENSORS.sm_mhz()))  # None where NVML failed: left out by clock_settled
         if clock_settled(points):
             return True, now
         if now >= max_s:
@@ -167,7 +171,10 @@ def noisy(samples, noise):
         return noise is not None
     mean = sum(samples) / len(samples)
     var = sum((x - mean) ** 2 for x in samples) / (len(samples) - 1)
-    return mean <= 0 or math.sqrt(var) / mean > noise
+    return mean > 0 and math.sqrt(var) / mean > noise
+
+
+SAMPLE_CAP = 10000  # the harness's `sample cap`: every stopping rule stops there
 
 
 def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0, clocks=None, batch=10, steady=None):
@@ -180,7 +187,9 @@ def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0, c
     harness probes the clock after each batch the same way). TIMING["steady"]: the warm-up
     continues until the clock settles (settle; `steady`, a dict, gets reached and seconds);
     TIMING["noise"]: sampling goes on past min_samples and min_time until stddev / mean <= noise
-    (the harness's default rule), up to max_time from the first sample."""
+    (the harness's default rule), up to max_time from the first sample or SAMPLE_CAP samples.
+    Unlike the harness, settling reads the clock after batches of `batch` calls (the
+    harness: NVML every 2 ms, or its probe after ~50 ms batches)."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -202,7 +211,7 @@ def time_cuda(torch, fn, warmup=3, min_samples=10, min_time=0.2, max_time=2.0, c
         if clocks is not None and SENSORS is not None:
             clocks += [SENSORS.sm_mhz()] * len(got)
         enough = len(samples) >= min_samples and sum(samples) >= min_time and not noisy(samples, TIMING["noise"])
-        if enough or time.perf_counter() - t0 >= max_time:
+        if enough or len(samples) >= SAMPLE_CAP or time.perf_counter() - t0 >= max_time:
             break
     return samples
 

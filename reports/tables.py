@@ -382,8 +382,7 @@ def nccl_torch(report, ours="nccl", theirs="torch"):
     for r in report.get("results", []):
         if r.get("problem", "").startswith("nccl_") and r.get("variant") in (ours, theirs):
             p = r["params"]
-            key = (r["problem"][5:], int((r.get("extra") or {}).get("bytes", p.get("bytes", 0))), p.get("dtype"),
-                   str(p.get("in_place", False)).lower())
+            key = (r["problem"][5:], int(p.get("bytes", 0)), p.get("dtype"), str(p.get("in_place", False)).lower())
             pairs.setdefault(key, {})[r["variant"]] = r
     ranks = next((len((r.get("extra") or {}).get("ranks", [])) for both in pairs.values() for r in both.values()
                   if (r.get("extra") or {}).get("ranks")), "?")
@@ -398,6 +397,9 @@ def nccl_torch(report, ours="nccl", theirs="torch"):
     for (coll, nbytes, dtype, in_place), both in pairs.items():
         a, b = both.get(ours), both.get(theirs)
         if a is None or b is None:
+            missing = theirs if b is None else ours
+            unpaired.setdefault(f"no {missing} result in the report", []).append(
+                f"{coll} {nbytes} {dtype} in_place={in_place}")
             continue
         if a["status"] != "passed" or b["status"] != "passed":
             for v, r in ((ours, a), (theirs, b)):

@@ -422,23 +422,31 @@ PY
         step "harness run --devices $devs suites/nccl.yaml ($n ranks)"
         # torch.distributed's collectives as the `torch` variants of the same run (issue 35;
         # NCCL_TORCH_VARIANTS=0 leaves them out): table-nccl-torch-<ranks>.md.
+        # Only where this build has Python and its interpreter imports torch (harness list
+        # loads the file): else without them, saying why, so the nccl rows still come.
         torch_variants=()
-        [ "${NCCL_TORCH_VARIANTS:-1}" != 0 ] && torch_variants=(--python examples/python/torch_distributed.py)
+        if [ "${NCCL_TORCH_VARIANTS:-1}" != 0 ]; then
+          if $exe list nccl_all_reduce --python examples/python/torch_distributed.py >"$OUT/nccl-torch-list.log" 2>&1; then
+            torch_variants=(--python examples/python/torch_distributed.py)
+          else
+            echo "no torch variants: $(tail -1 "$OUT/nccl-torch-list.log")"
+          fi
+        fi
         timeout "${SUITE_TIMEOUT:-500}" $exe run suites/nccl.yaml --devices "$devs" ${NCCL_FILTER:+--filter "$NCCL_FILTER"} \
-          "${torch_variants[@]}" --out "$OUT/nccl-$n.json" --quiet 2>&1 | tee "$OUT/nccl-$n.log" | tail -30 || status=1
+          ${torch_variants[@]+"${torch_variants[@]}"} --out "$OUT/nccl-$n.json" --quiet 2>&1 | tee "$OUT/nccl-$n.log" | tail -30 || status=1
         if [ ${#torch_variants[@]} -gt 0 ] && [ -f "$OUT/nccl-$n.json" ]; then
           python3 reports/tables.py nccl-torch "$OUT/nccl-$n.json" | tee "$OUT/table-nccl-torch-$n.md" || status=1
         fi
         python3 - "$OUT/nccl-$n.json" <<'PY' || true
 import json, sys
 rep = json.load(open(sys.argv[1]))
-print(f"{'problem':<20} {'bytes':>11} {'dtype':>5} {'inpl':>5} {'K':>4} {'time/op':>11} {'slowest':>11} {'algbw':>8} {'busbw':>8}  per rank busbw")
+print(f"{'problem':<20} {'variant':<7} {'bytes':>11} {'dtype':>5} {'inpl':>5} {'K':>4} {'time/op':>11} {'slowest':>11} {'algbw':>8} {'busbw':>8}  per rank busbw")
 for r in rep["results"]:
     x = r.get("extra") or {}
     if r["status"] != "passed" or "busbw_gbps" not in x: continue
     p = r["params"]
     ranks = " ".join(f"{k.get('busbw_gbps', 0):.1f}" for k in x.get("ranks", []))
-    print(f"{r['problem']:<20} {p['bytes']:>11} {p['dtype']:>5} {str(p.get('in_place', '-')):>5} {x.get('ops_per_sample', 0):>4} "
+    print(f"{r['problem']:<20} {r['variant']:<7} {p['bytes']:>11} {p['dtype']:>5} {str(p.get('in_place', '-')):>5} {x.get('ops_per_sample', 0):>4} "
           f"{x['time_s']*1e6:>9.2f}us {x.get('time_max_s', 0)*1e6:>9.2f}us {x['algbw_gbps']:>8.2f} {x['busbw_gbps']:>8.2f}  {ranks}")
 PY
         step "torch.distributed all_reduce ($n ranks, CUDA_VISIBLE_DEVICES=$cvd)"

@@ -724,7 +724,8 @@ class TinyTorchAllreduce(unittest.TestCase):
         self.assertIn("Not paired, 1 rows (all_reduce 8 f32 in_place=false): torch skipped: torch.distributed.all_reduce "
                       "works in place only (the in_place: true rows)", out)
         self.assertNotIn("| all_reduce | 8 | f32 | false |", out)
-        self.assertNotIn("| broadcast |", out)  # no torch result to pair with
+        self.assertNotIn("| broadcast |", out)  # no torch result to pair with: listed instead
+        self.assertIn("Not paired, 1 rows (broadcast 8 f32 in_place=true): no torch result in the report", out)
 
     def test_tables_sdpa_agreement_per_shape_and_backend(self):
         bf = attention_params("bf16")
@@ -934,6 +935,12 @@ class TinyPytorchAttention(unittest.TestCase):
         late_drop = flat[:-10] + [(t, 1400.0) for t, _ in flat[-10:]]  # the newest 0.1 s 7% lower
         self.assertFalse(settled(late_drop))
         self.assertFalse(settled([]))
+        # Failed reads (NVML gave None) are not clocks: never "settled" on them alone, and
+        # left out of the medians otherwise.
+        self.assertFalse(settled([(t, None) for t, _ in flat]))
+        self.assertFalse(settled([(t, 0) for t, _ in flat]))
+        self.assertTrue(settled([(t, None if i % 3 == 1 else m) for i, (t, m) in enumerate(flat)]))
+        self.assertTrue(settled([(t, 0 if i % 2 == 0 else m) for i, (t, m) in enumerate(flat)]))  # zeros would halve a median
 
     def test_steady_warms_up_until_the_clock_settles_and_noise_samples_on(self):
         pa, log, clock = self.pa, [], itertools.chain([1980, 1900, 1700, 1600], itertools.repeat(1500))
@@ -977,6 +984,7 @@ class TinyPytorchAttention(unittest.TestCase):
         self.assertTrue(pa.noisy([1.0, 2.0], 0.03))
         self.assertFalse(pa.noisy([1.0, 1.0, 1.0], 0.03))
         self.assertFalse(pa.noisy([1.0, 2.0], None))
+        self.assertFalse(pa.noisy([0.0, 0.0], 0.03))  # the harness's rel_noise is 0 at a zero mean
 
     def test_bad_variants_exit_2(self):
         rc, _, err = no_torch(script("pytorch_attention"), "suites/attention-compare.yaml", "--out", "x.json",

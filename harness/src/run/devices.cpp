@@ -332,9 +332,11 @@ void Launcher::spawn(Worker& w) {
       {"HARNESS_WORLD_SIZE", std::to_string(workers_.size())},
       {"HARNESS_NCCL_ID_FILE", id_file_},
       // torchrun's variables, for a Python variant's torch.distributed (env:// rendezvous,
-      // rank 0 hosts the store). No LOCAL_RANK: each worker sees one GPU, its cuda:0.
+      // rank 0 hosts the store). LOCAL_RANK is the index of the worker's GPU among those it
+      // sees: 0, its only one (an outer torchrun's value would name a GPU it cannot see).
       {"RANK", std::to_string(w.rank)},
       {"WORLD_SIZE", std::to_string(workers_.size())},
+      {"LOCAL_RANK", "0"},
       {"MASTER_ADDR", "127.0.0.1"}};
   if (torch_port_ > 0) env.emplace_back("MASTER_PORT", std::to_string(torch_port_));
   w.proc = spawn_child(options_.argv, w.events_path, w.stderr_path, env);

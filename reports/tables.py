@@ -21,9 +21,10 @@
   python3 reports/tables.py transformer REPORT.json [PYTORCH.json]   + MFU, PyTorch's best mode as the reference
   python3 reports/tables.py nccl REPORT.json TORCH.json   all_reduce: ours vs torch.distributed per size
                                                           (reports/torch_allreduce.py; both timed alike)
-  python3 reports/tables.py nccl-torch REPORT.json   the nccl family's `nccl` and `torch` (torch.distributed,
-                                                          examples/python/torch_distributed.py) variants of one
-                                                          run per collective, size, dtype: us/op, busbw, ratios
+  python3 reports/tables.py nccl-torch REPORT.json [--theirs V]   the nccl family's `nccl` and `torch`
+                                                          (torch.distributed, examples/python/torch_distributed.py;
+                                                          or V) variants of one run per collective, size, dtype:
+                                                          us/op, busbw, ratios
   python3 reports/tables.py ddp REPORT.json [--pytorch-ddp P.json ...]   data-parallel training
                                                           (suites/transformer-ddp.yaml) beside PyTorch DDP's runs
                                                           (reports/pytorch_ddp.py, one file per torchrun job):
@@ -852,6 +853,7 @@ def main(argv):
     ap.add_argument("metrics", nargs="?", metavar="METRICS.jsonl", help="transformer: $HARNESS_TRAIN_METRICS lines")
     ap.add_argument("--ours", default="flash_wgmma", help="attention-pair: our variant (default flash_wgmma)")
     ap.add_argument("--reference", default="sdpa_cudnn", help="attention-pair: the reference variant (default sdpa_cudnn)")
+    ap.add_argument("--theirs", default="torch", help="nccl-torch: the variant beside `nccl` (default torch)")
     ap.add_argument("--pytorch-ddp", action="append", default=[], metavar="P.json",
                     help="ddp: a reports/pytorch_ddp.py report (repeat for each torchrun job)")
     args = ap.parse_args(argv[1:])
@@ -883,7 +885,7 @@ def main(argv):
         lines = [json.loads(l) for l in open(args.metrics)] if args.metrics else None
         print(transformer(report, extra, lines))
     else:
-        print({"gemm": gemm, "gemm-zoo": gemm_zoo, "nccl-torch": nccl_torch, "memory": memory, "stream": stream, "attention-summary": attention_summary,
+        print({"gemm": gemm, "gemm-zoo": gemm_zoo, "nccl-torch": lambda r: nccl_torch(r, theirs=args.theirs), "memory": memory, "stream": stream, "attention-summary": attention_summary,
                "attention-fp8": attention_fp8}[args.kind](report))
     return 0
 

@@ -235,6 +235,13 @@ TEST_F(PythonVariants, TheTorchDistributedVariantsRegisterWithAStandInTorch) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find(std::string("    torch        cuda  torch.distributed's ") + c), std::string::npos) << r.output;
   }
+  // The experiment beside it (tests/data/python/torch_distributed_ab.py) loads the example
+  // and adds torch_set_stream on all_reduce.
+  const auto ab = run_command(env + HARNESS_EXE + " list nccl_all_reduce --python tests/data/python/torch_distributed_ab.py");
+  EXPECT_EQ(ab.exit_code, 0) << ab.output;
+  EXPECT_NE(ab.output.find("    torch        cuda  torch.distributed's all_reduce"), std::string::npos) << ab.output;
+  EXPECT_NE(ab.output.find("    torch_set_stream cuda  torch.distributed's all_reduce, the harness's stream set"),
+            std::string::npos) << ab.output;
   const auto r = with_stand_in_torch("torch_distributed_supports.py",
       "import harness, torch_distributed\n"
       "for world in ('1', '2', '4'):\n"

@@ -726,6 +726,14 @@ class TinyTorchAllreduce(unittest.TestCase):
         self.assertNotIn("| all_reduce | 8 | f32 | false |", out)
         self.assertNotIn("| broadcast |", out)  # no torch result to pair with: listed instead
         self.assertIn("Not paired, 1 rows (broadcast 8 f32 in_place=true): no torch result in the report", out)
+        with tempfile.TemporaryDirectory() as d:  # another variant beside nccl: --theirs
+            rep = write_json(d, "ab.json", {"environment": dict(ENV), "results": [
+                result("nccl_all_reduce", "nccl", small, 20e-6, extra=x(8, 20e-6, 0.0004)),
+                result("nccl_all_reduce", "torch_set_stream", small, 40e-6, extra=x(8, 40e-6, 0.0002))]})
+            rc, out, err = no_torch(script("tables"), "nccl-torch", rep, "--theirs", "torch_set_stream")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("| all_reduce | 8 | f32 | true | 20.00 | 40.00 | 0.500 |", out)
+        self.assertIn("nccl (the harness's NCCL calls) and torch_set_stream", out)
 
     def test_tables_sdpa_agreement_per_shape_and_backend(self):
         bf = attention_params("bf16")

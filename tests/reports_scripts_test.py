@@ -741,7 +741,9 @@ class TinyTorchAllreduce(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             ours = write_json(d, "variants.json", {"environment": dict(ENV), "results": [
                 result("attention", "flash", bf, 1.0e-3),
-                result("attention", "sdpa_cudnn", bf, 1.01e-3, clocks={"median_mhz": 1700.0}),
+                # NVML's clock (sensors) before the probe's (clocks) where a result has both
+                result("attention", "sdpa_cudnn", bf, 1.01e-3, clocks={"median_mhz": 1700.0},
+                       sensors={"sm_clock_mhz": {"median": 1690.0}}),
                 result("attention", "sdpa_cudnn", long, 1.05e-3),
                 result("attention", "sdpa_flash", bf, 2.0e-3)]})
             script_rep = write_json(d, "script.json", {"environment": dict(ENV), "results": [
@@ -751,7 +753,7 @@ class TinyTorchAllreduce(unittest.TestCase):
             rc, out, err = no_torch(script("tables"), "sdpa-agreement", ours, script_rep)
             rc2, _, err2 = no_torch(script("tables"), "sdpa-agreement", ours)
         self.assertEqual(rc, 0, err)
-        self.assertIn("| sdpa_cudnn | 1.0100 ms, 1700 MHz | 1.0000 ms, 1710 MHz | 1.010 | yes |", out)
+        self.assertIn("| sdpa_cudnn | 1.0100 ms, 1690 MHz | 1.0000 ms, 1710 MHz | 1.010 | yes |", out)
         self.assertIn("| sdpa_cudnn | 1.0500 ms | 1.0000 ms | 1.050 | **no** |", out)
         self.assertIn("sdpa_cudnn: 1 of 2 shapes within 2%", out)
         self.assertNotIn("sdpa_flash:", out)  # skipped in the script: no pair

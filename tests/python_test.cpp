@@ -236,11 +236,13 @@ TEST_F(PythonVariants, TheTorchDistributedVariantsRegisterWithAStandInTorch) {
     EXPECT_NE(r.output.find(std::string("    torch        cuda  torch.distributed's ") + c), std::string::npos) << r.output;
   }
   // The experiment beside it (tests/data/python/torch_distributed_ab.py) loads the example
-  // and adds torch_set_stream on all_reduce.
+  // and adds torch_set_stream and torch_timed on all_reduce.
   const auto ab = run_command(env + HARNESS_EXE + " list nccl_all_reduce --python tests/data/python/torch_distributed_ab.py");
   EXPECT_EQ(ab.exit_code, 0) << ab.output;
   EXPECT_NE(ab.output.find("    torch        cuda  torch.distributed's all_reduce"), std::string::npos) << ab.output;
   EXPECT_NE(ab.output.find("    torch_set_stream cuda  torch.distributed's all_reduce, the harness's stream set"),
+            std::string::npos) << ab.output;
+  EXPECT_NE(ab.output.find("    torch_timed  cuda  torch.distributed's all_reduce as `torch`, its host time per phase"),
             std::string::npos) << ab.output;
   const auto r = with_stand_in_torch("torch_distributed_supports.py",
       "import harness, torch_distributed\n"

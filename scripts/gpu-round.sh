@@ -25,6 +25,9 @@
 #           (default: every GPU); tables ours vs torch per size (table-nccl-<ranks>.md against the
 #           script, table-nccl-torch-<ranks>.md against the variants), then the NCCL GPU tests;
 #           NCCL_FILTER narrows the suite)
+#           nccl-torch-ab (tests/data/python/torch_distributed_ab.py on every GPU: the torch
+#           variant, torch_set_stream and torch_timed (host time per phase, from the workers'
+#           stderr) beside nccl, all_reduce in place up to 2 MiB)
 #           devices (a suite with --devices all vs --devices 0: both wall times)
 #           gemm-fp32 (the FP32 shape table: auto and coarsened as % of cuBLAS per shape,
 #           geometric means, auto's config)
@@ -68,7 +71,7 @@ cd "$(dirname "$0")/.."
 # Every stage name is checked before anything runs: a typo fails at once (exit 2), not after
 # the build and the stages before it (tests/gpu_round_stages.py keeps this list equal to the
 # stages below and to --help).
-known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl devices gemm-fp32 ddp"
+known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
 for s in ${*:-}; do
   case " $known_stages " in
     *" $s "*) ;;
@@ -478,6 +481,21 @@ for r in json.load(open(sys.argv[1]))['results']:
         ctest --test-dir build/release -R 'NcclGpu|DevicesGpu|CollectiveTimingGpu|TorchDistributed' --output-on-failure >"$OUT/nccl-gpu-test.log" 2>&1 || status=1
         grep -E "tests passed|Failed|Skipped|Passed" "$OUT/nccl-gpu-test.log" | head -10
       fi ;;
+    nccl-torch-ab)
+      # Issue 35: why the torch.distributed variant reads 25-75 us per op above torch's own
+      # loop (docs/python.md): tests/data/python/torch_distributed_ab.py's torch,
+      # torch_set_stream and torch_timed beside nccl on all_reduce up to 2 MiB, every GPU.
+      export NCCL_NVLS_ENABLE=0
+      step "torch.distributed variants A/B (all_reduce, 8 B .. 2 MiB, every GPU)"
+      timeout "${SUITE_TIMEOUT:-300}" $exe run suites/nccl.yaml --devices all \
+        --filter '^nccl_all_reduce/.*bytes:(8|4096|262144|2097152)/.*in_place:true' \
+        --python tests/data/python/torch_distributed_ab.py --out "$OUT/nccl-torch-ab.json" \
+        >"$OUT/nccl-torch-ab.log" 2>&1 || status=1
+      tail -3 "$OUT/nccl-torch-ab.log"
+      for v in torch torch_set_stream torch_timed; do
+        python3 reports/tables.py nccl-torch "$OUT/nccl-torch-ab.json" --theirs "$v" | grep -E "^\| all_reduce" || status=1
+      done
+      cat "$OUT"/nccl-torch-ab.json.journal.jsonl.*.stderr 2>/dev/null | grep torch_timed | tail -4 ;;
     devices)
       # Issue 19: one suite sharded over every GPU vs one GPU (target: <= 0.55x on two).
       suite=${DEVICES_SUITE:-suites/softmax.yaml}

@@ -15,13 +15,17 @@ traced launches run in the state the result was timed in; the count is printed. 
 timed in rounds (interleave) has a traced round besides (profile.traced_round: one more
 batch timed as a round times it, right after the rounds, with CUPTI on the same launches):
 its event median is compared with that round's CUPTI kernel median (same GPU state), and
-the round's own events with its own kernel times (the same launches).
+the round's own events with its own kernel times (the same launches). The gap event -
+CUPTI is also given in microseconds (median and quartiles), with the count that agrees once
+its median is subtracted: a fixed per-launch gap, the same at every size, explains misses
+confined to short results.
 
   python3 reports/trust.py gemm.json attention.json          agreement table
   python3 reports/trust.py --tiny events.json graph.json     event vs graph vs CUPTI time
 """
 import argparse
 import json
+import statistics
 import sys
 
 
@@ -72,6 +76,7 @@ def agreement(paths, floor_s=50e-6, tol=0.02):
             print(f"  profiled after a re-warm to the timed power state (steady results): {len(warmed)}")
         for name, med, k, d in sorted(rows, key=lambda x: -abs(x[3]))[:8]:
             print(f"    {d:+7.1%}  event {med * 1e6:10.1f} us  cupti {k * 1e6:10.1f} us  {name}")
+        print_fixed_gap(rows, tol)
         print_traced_rounds(traced_rounds([(r["name"], med, r) for r, med, k in timed(rep) if med >= floor_s], tol), tol)
         both = matched([(r["name"], med, k, None, r) for r, med, k in timed(rep) if med >= floor_s], tol)
         if both:
@@ -81,6 +86,36 @@ def agreement(paths, floor_s=50e-6, tol=0.02):
             for name, med, km, d, t_mhz, p_mhz in sorted(both, key=lambda x: -abs(x[3]))[:8]:
                 print(f"    {d:+7.1%}  event {med * 1e6:10.1f} us at {t_mhz:.0f} MHz  "
                       f"cupti {km * 1e6:10.1f} us (profiled at {p_mhz:.0f} MHz)  {name}")
+
+
+def fixed_gap(rows):
+    """(median, first quartile, third quartile) in seconds of event median - CUPTI time over
+    rows (name, event median, kernel time, difference); None without rows."""
+    gaps = sorted(med - k for _, med, k, _ in rows)
+    if not gaps:
+        return None
+    q = statistics.quantiles(gaps, n=4) if len(gaps) > 1 else [gaps[0]] * 3
+    return statistics.median(gaps), q[0], q[2]
+
+
+def print_fixed_gap(rows, tol):
+    """The explanation of the short results' misses: the event pair also times a fixed
+    per-launch gap (from the start event to the kernel's start, ~3 us with an L2 flush before
+    each launch), constant in microseconds, so a 2% bar misses it below ~150 us and not above.
+    Printed: the gap's median and quartiles over the report, and how many agree once that one
+    median is subtracted (an explanation of the misses, not the agreement figure: the gap is
+    estimated from the same results)."""
+    gap = fixed_gap(rows)
+    if gap is None or len(rows) < 4:
+        return
+    g, q1, q3 = gap
+    ok = [x for x in rows if abs((x[1] - g) / x[2] - 1) <= tol]
+    print(f"  event - CUPTI per launch: median {g * 1e6:.2f} us (quartiles {q1 * 1e6:.2f}, {q3 * 1e6:.2f} us); "
+          f"with the median subtracted, within {tol:.0%}: {len(ok)} ({len(ok) / len(rows):.0%})")
+    for name, med, k, _ in sorted(rows, key=lambda x: -abs((x[1] - g) / x[2] - 1))[:6]:
+        d = (med - g) / k - 1
+        if abs(d) > tol:
+            print(f"    {d:+7.1%}  event - {g * 1e6:.2f} us {(med - g) * 1e6:10.1f} us  cupti {k * 1e6:10.1f} us  {name}")
 
 
 def traced_rounds(rows, tol):

@@ -635,6 +635,20 @@ class TinyTrust(unittest.TestCase):
             self.assertNotEqual(rc, 0)
             self.assertIn("--tiny takes two reports", err)
 
+    def test_a_fixed_per_launch_gap_is_measured_and_explains_the_short_misses(self):
+        # Events 3 us above CUPTI at every size: outside 2% at 60 and 100 us, inside at 300 and 1000.
+        with tempfile.TemporaryDirectory() as d:
+            rs = [result("gemm", "tiled", {"M": k}, (k + 3) * 1e-6, profile={"kernels": {"kernel_time_s": k * 1e-6}})
+                  for k in (60, 100, 300, 1000)]
+            rs.append(result("gemm", "tiled", {"M": 1}, 500e-6, profile={"kernels": {"kernel_time_s": 550e-6}}))
+            path = write_json(d, "gap.json", {"environment": ENV, "results": rs})
+            rc, out, err = no_torch(script("trust"), path)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("event median within 2% of CUPTI: 2 (40%)", out)
+        self.assertIn("event - CUPTI per launch: median 3.00 us", out)
+        self.assertIn("with the median subtracted, within 2%: 4 (80%)", out)
+        self.assertIn("-9.6%  event - 3.00 us      497.0 us  cupti      550.0 us  gemm/tiled/M:1", out)
+
     def test_matched_clocks(self):
         # Timed at 1470 MHz (power cap), profiled at 1980: CUPTI's 100 us is 134.7 us at 1470.
         with tempfile.TemporaryDirectory() as d:

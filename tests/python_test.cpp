@@ -187,6 +187,14 @@ test::CommandResult with_stand_in_torch(const std::string& name, const std::stri
   return r;
 }
 
+// The lines a script printed: has(line) expects `line` among them, whole.
+struct PrintedLines {
+  const std::string& out;
+  void operator()(const std::string& line) const {
+    EXPECT_NE(out.find(line + "\n"), std::string::npos) << line << "\n" << out;
+  }
+};
+
 // examples/python/torch_sdpa.py needs PyTorch; here a stand-in torch
 // (tests/data/python/stand_in_torch) lets it import, so its registration (both problems,
 // three backends) and its static skip reasons are tested on the CPU machines. Its runs are
@@ -210,7 +218,7 @@ TEST_F(PythonVariants, TheSdpaReferencesRegisterWithAStandInTorch) {
       "        print(r['problem'], r['name'], r['dtypes'], sorted(change.items()), r['supports'](dict(base, **change)))\n");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string& out = r.output;
-  auto has = [&](const std::string& line) { EXPECT_NE(out.find(line + "\n"), std::string::npos) << line << "\n" << out; };
+  const PrintedLines has{out};
   has("attention sdpa_flash ['bf16', 'f16'] [] None");  // PyTorch's own check is asked on a GPU only
   has("attention sdpa_efficient ['f32', 'bf16', 'f16'] [] None");
   has("attention_backward sdpa_cudnn ['bf16', 'f16'] [('head_dim', 60)] head_dim 60 is not a multiple of 8 "
@@ -254,7 +262,7 @@ TEST_F(PythonVariants, TheTorchDistributedVariantsRegisterWithAStandInTorch) {
       "            print(world, r['problem'], sorted(p.items()), r['supports'](p))\n");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string& out = r.output;
-  auto has = [&](const std::string& line) { EXPECT_NE(out.find(line + "\n"), std::string::npos) << line << "\n" << out; };
+  const PrintedLines has{out};
   const std::string f32_in = "[('bytes', 8), ('dtype', 'f32'), ('in_place', True)]";
   const std::string f32_out = "[('bytes', 8), ('dtype', 'f32'), ('in_place', False)]";
   const std::string bf16_out = "[('bytes', 1024), ('dtype', 'bf16'), ('in_place', False)]";

@@ -22,21 +22,12 @@ import torch
 # The example's folder (the harness puts only this file's folder first on sys.path).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples", "python"))
 import torch_distributed  # noqa: E402  (registers `torch` on every collective)
-from torch_buffers import stream_of  # noqa: E402
-
-_calls = {}
-
 
 @harness.variant("nccl_all_reduce", "torch_set_stream", dtypes=["f32", "bf16"],
                  supports=torch_distributed.supports("all_reduce"))
 def torch_set_stream(ctx):
     """torch.distributed's all_reduce, the harness's stream set as torch's current stream once"""
-    key = (ctx.stream, ctx.outputs.buffer.ptr, ctx.outputs.buffer.shape, ctx.outputs.buffer.dtype)
-    call = _calls.get(key)
-    if call is None:
-        _calls.clear()
-        call = _calls[key] = torch_distributed.make_call("all_reduce", ctx)
-    stream = stream_of(ctx)
+    call, stream = torch_distributed.call_for("all_reduce", ctx)
     if torch.cuda.current_stream() != stream:
         torch.cuda.set_stream(stream)
     call()
@@ -60,12 +51,8 @@ def torch_timed(ctx):
     ph = _phases
     if ph["last_end"] is not None:
         ph["between"] += t0 - ph["last_end"]
-    key = ("timed", ctx.stream, ctx.outputs.buffer.ptr, ctx.outputs.buffer.shape, ctx.outputs.buffer.dtype)
-    call = _calls.get(key)
-    if call is None:
-        _calls.clear()
-        call = _calls[key] = torch_distributed.make_call("all_reduce", ctx)
-    ctx_manager = torch.cuda.stream(stream_of(ctx))
+    call, stream = torch_distributed.call_for("all_reduce", ctx)
+    ctx_manager = torch.cuda.stream(stream)
     ctx_manager.__enter__()
     t1 = time.perf_counter()
     call()

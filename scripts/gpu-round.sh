@@ -55,6 +55,14 @@
 #           off, on, on, off beside cuDNN in one process, as attention-same-process;
 #           LAZY_FILTER chooses the shapes (default d = 64 N = 8192 and d = 256 N = 2048);
 #           table-attention-lazy<0|1>-run<i>.md per run)
+#           attention-d64-check (a d = 64 forward kernel that no default takes, named by D64_NEW, an
+#           environment assignment; default HARNESS_FWD_D64_CONSUMERS=3: three consumer warpgroups,
+#           192 x 192 tiles, P through shared memory): the Hopper GPU tests, memcheck
+#           and racecheck over the d = 64 flash_wgmma sanitizer sizes, SASS counts of the object)
+#           attention-d64-ab (D64_OLD (default HARNESS_FWD_D64_KEYS=192) against D64_NEW, one process
+#           each in the order old / new / new / old: suites/attention-hopper-d64-keys.yaml
+#           (D64_FILTER, default causal:false) with harness compare of each pair, and each beside
+#           cuDNN in one process (D64_SAME_FILTER, default d = 64 N = 8192 non-causal))
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
 #           ddp (data-parallel train_transformer over every GPU, world_size 1, 2 and 4 (those
@@ -71,7 +79,7 @@ cd "$(dirname "$0")/.."
 # Every stage name is checked before anything runs: a typo fails at once (exit 2), not after
 # the build and the stages before it (tests/gpu_round_stages.py keeps this list equal to the
 # stages below and to --help).
-known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
+known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-d64-check attention-d64-ab attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
 for s in ${*:-}; do
   case " $known_stages " in
     *" $s "*) ;;
@@ -167,6 +175,42 @@ for s in $stages; do
         >"$OUT/python-sdpa-script.log" 2>&1 || status=1
       python3 reports/tables.py sdpa-agreement "$OUT/python-sdpa-variants.json" "$OUT/python-sdpa-script.json" \
         | tee "$OUT/table-python-sdpa.md" | tail -20 || status=1 ;;
+    attention-d64-check)
+      # Issue 30: a d = 64 forward kernel that no default takes, chosen by D64_NEW (an
+      # environment assignment; default HARNESS_FWD_D64_CONSUMERS=3), checked before it is timed.
+      cfg=${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3} tag=$(echo "${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3}" | tr -c 'A-Za-z0-9\n' '-')
+      step "d = 64 forward with $cfg: Hopper GPU tests, memcheck, racecheck, SASS"
+      env "$cfg" build/release/tests/attention_gpu_test --gtest_filter='AttentionGpuHopper.*' >"$OUT/$tag-tests.log" 2>&1 || status=1
+      grep -E "PASSED|FAILED|SKIPPED" "$OUT/$tag-tests.log" | tail -5
+      env "$cfg" FILTER='^attention/flash_wgmma/.*head_dim:64/.*dtype:(bf16|f16)' OUT="$OUT/$tag" \
+        bash scripts/compute-sanitizer.sh memcheck racecheck 2>&1 | tail -4 || status=1
+      obj=$(find build/release -name 'flash_hopper_forward.cu.o' | head -1)
+      if [ -n "$obj" ] && command -v cuobjdump >/dev/null; then
+        cuobjdump -sass "$obj" >"$OUT/flash_hopper_forward.sass" 2>&1
+        for op in HGMMA UTMALDG UTMASTG LDL STL; do echo "$op $(grep -c "$op" "$OUT/flash_hopper_forward.sass")"; done
+      fi ;;
+    attention-d64-ab)
+      # D64_OLD (default HARNESS_FWD_D64_KEYS=192, today's default at long N) against D64_NEW,
+      # one process each in the order old / new / new / old.
+      old=${D64_OLD:-HARNESS_FWD_D64_KEYS=192} new=${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3} i=0
+      step "d = 64 forward: $old against $new, one process each ($old / $new / $new / $old)"
+      for cfg in "$old" "$new" "$new" "$old"; do
+        i=$((i + 1))
+        tag=$(echo "$cfg" | tr -c 'A-Za-z0-9\n' '-')
+        env "$cfg" timeout "${SUITE_TIMEOUT:-300}" $exe run suites/attention-hopper-d64-keys.yaml \
+          --filter "${D64_FILTER:-causal:false}" --no-profile --out "$OUT/d64-run$i.json" >"$OUT/d64-run$i-$tag.log" 2>&1 || status=1
+        export "$cfg"
+        same_process "$OUT/d64-vs-cudnn-run$i.json" "${D64_SAME_FILTER:-^attention/.*seq_len:8192/head_dim:64/.*causal:false}" || status=1
+        unset "${cfg%%=*}"
+        python3 reports/tables.py attention-pair "$OUT/d64-vs-cudnn-run$i.json" >"$OUT/table-d64-vs-cudnn-run$i.md" || status=1
+        echo "run $i ($cfg): $(grep -m1 "^geometric mean" "$OUT/table-d64-vs-cudnn-run$i.md")"
+        grep '^| attention' "$OUT/table-d64-vs-cudnn-run$i.md" | cut -d'|' -f3,6,7
+      done
+      for pair in "1 2" "4 3"; do
+        read -r a b <<<"$pair"
+        echo "harness compare d64-run$a ($old) d64-run$b ($new):"
+        $exe compare "$OUT/d64-run$a.json" "$OUT/d64-run$b.json" 2>&1 | tee "$OUT/compare-d64-run$a-run$b.txt" | tail -16
+      done ;;
     attention-lazy-rescale)
       step "lazy rescaling: its GPU tests, compute-sanitizer, then off / on beside cuDNN"
       ctest --test-dir build/release -R 'AttentionGpuHopperLazyRescale' --output-on-failure >"$OUT/lazy-tests.log" 2>&1 || status=1
@@ -487,7 +531,8 @@ for r in json.load(open(sys.argv[1]))['results']:
       # torch_set_stream and torch_timed beside nccl on all_reduce up to 2 MiB, every GPU.
       export NCCL_NVLS_ENABLE=0
       step "torch.distributed variants A/B (all_reduce, 8 B .. 2 MiB, every GPU)"
-      timeout "${SUITE_TIMEOUT:-300}" $exe run suites/nccl.yaml --devices all \
+      rm -f "$OUT/torch-timed-phases.txt"
+      TORCH_AB_PHASES="$OUT/torch-timed-phases.txt" timeout "${SUITE_TIMEOUT:-300}" $exe run suites/nccl.yaml --devices all \
         --filter '^nccl_all_reduce/.*bytes:(8|4096|262144|2097152)/.*in_place:true' \
         --python tests/data/python/torch_distributed_ab.py --out "$OUT/nccl-torch-ab.json" \
         >"$OUT/nccl-torch-ab.log" 2>&1 || status=1
@@ -495,7 +540,7 @@ for r in json.load(open(sys.argv[1]))['results']:
       for v in torch torch_set_stream torch_timed; do
         python3 reports/tables.py nccl-torch "$OUT/nccl-torch-ab.json" --theirs "$v" | grep -E "^\| all_reduce" || status=1
       done
-      cat "$OUT"/nccl-torch-ab.json.journal.jsonl.*.stderr 2>/dev/null | grep torch_timed | tail -4 ;;
+      tail -8 "$OUT/torch-timed-phases.txt" 2>/dev/null ;;
     devices)
       # Issue 19: one suite sharded over every GPU vs one GPU (target: <= 0.55x on two).
       suite=${DEVICES_SUITE:-suites/softmax.yaml}

@@ -650,7 +650,7 @@ TEST(AttentionGpuHopper, PersistentTilesBeyondOneWave) {
     }
 }
 
-// 192-key tiles (non-causal d = 64 from 4096 keys, wide_key_tiles_d64) at lengths that end
+// 192-key tiles (non-causal d = 64 from 2048 keys, d64_key_tile) at lengths that end
 // in a partial tile (4097 = 21 x 192 + 65, 6001 = 31 x 192 + 49) and at exactly 4096, MHA
 // and GQA 4:2, bf16 and f16: every 7th row against the double reference.
 TEST(AttentionGpuHopper, WideKeyTilesAtOddLengths) {

@@ -48,7 +48,7 @@
 //   a consumer-wide named barrier, one thread's TMA stores (rows >= N clipped), waited for
 //   (read) only before the next tile's O is written. d = 256: no room, stores from registers.
 // Shared memory (kBN = 128 for d <= 128, 64 for d = 256, 192 for d = 64 from N = 2048 on,
-// causal from N = 8192 on (wide_key_tiles_d64); 2 stages):
+// causal from N = 8192 on (d64_key_tile); 2 stages):
 //   d = 128: Q 32 KB + K 2 x 32 KB + V 2 x 32 KB + O 32 KB = 192 KB;
 //   d = 64: 96 KB (192 keys: Q 16 + K 2 x 24 + V 2 x 24 + O 16 = 128 KB);
 //   d = 256: Q 64 + K 64 + V 64 = 192 KB (no O buffer); + 1 KB alignment, barriers.
@@ -93,9 +93,14 @@
 //     longest-first order together; the two were not measured apart.
 //   O by TMA store vs from registers, L2 sections vs one head at a time: equal within the
 //     noise (kept: the store overlaps the next tile).
-//   Tried and dropped: 3 consumer warpgroups at d = 64 (192 rows, setmaxnreg 24 / 160):
-//     104 bytes of spills at 160 registers even without the intra-warpgroup overlap, and no
-//     faster (316 / 382 / 476 vs 317 / 383 / 477 at N = 1024 / 2048 / 8192).
+//   Tried and dropped: 3 consumer warpgroups at d = 64 (192 rows, setmaxnreg 24 / 160) with
+//     P in registers: 104 bytes of spills at 160 registers even without the intra-warpgroup
+//     overlap, and no faster (316 / 382 / 476 vs 317 / 383 / 477 at N = 1024 / 2048 / 8192).
+//     With P in shared memory (kCons = 3, 192 keys; HARNESS_FWD_D64_CONSUMERS=3; 28 bytes of
+//     spills) against the 192-key default, H100 2026-11-27, one process each, twice: N = 8192
+//     2.5-2.9% faster (B = 2 1.25 vs 1.28-1.29 ms), N = 1024 .. 2048 up to 10% slower (the
+//     192-row tiles' last wave), beside cuDNN 0.902-0.931x against 0.895-0.929x: kept as an
+//     experiment, not a default.
 //   Not measured on its own: ping-pong (kPingPong; FA3 uses it at d = 128): every A/B above
 //     had it on; a build without it and without the persistent grid was within the clock
 //     noise of the first version. Not tried: 192-key tiles at d = 128 (S 96 + two P 48 +
@@ -134,7 +139,6 @@ constexpr int kOBoxCols = 64;        // 16-bit O elements per 128-byte swizzled 
 constexpr int kBoxBytes = 64 * 128;  // one {128 bytes, 64 rows} box of Q or O
 constexpr float kLn2 = 0.6931471805599453f;
 
-constexpr int kCons = 2;  // consumer warpgroups
 
 // The element types: T for Q, K, V as wgmma reads them, Out for O. FP8 (e4m3) inputs give a
 // bf16 O and read V transposed (see the fp8 notes at the top).
@@ -151,13 +155,26 @@ struct Elem<__nv_fp8_e4m3> {
 
 // Tiles and shared memory of one element type, head size and K/V ring depth.
 // kBNT: keys of a key tile, 0 for the default (128, 64 at d = 256); 192 at long non-causal
-// d = 64 (wide_key_tiles_d64). cuDNN's kernel at d = 64 reads a 64 x 256 x 64 tile in its
+// d = 64 (d64_key_tile). cuDNN's kernel at d = 64 reads a 64 x 256 x 64 tile in its
 // name, and ncu showed our per-tile overhead trailing (docs/PERFORMANCE.md "Ours and cuDNN in
 // one process"). A key tile
 // over 128 keeps one P buffer (kOneP): the exponentials of S_j stay f32 in S until
 // P_{j-1} V_{j-1} is done, then are packed into P. Registers a consumer thread: S 96 + P 48
 // + O 32 at 192 keys (ptxas: no spills, wgmma not serialized); at 256 keys S 128 + P 64 + O 32
-// spilled 152 bytes and ptxas serialized the wgmmas (C7512), so 256 is not offered.
+// spilled 152 bytes and ptxas serialized the wgmmas (C7512). With P in shared memory instead
+// (below) a 256-key tile fits (S 128 + O 32), and measured no faster than 192 (H100,
+// 2026-11-27, session 13: N = 8192 1.29 ms either way, N = 3072 .. 8192 1-5% slower, one
+// process per width; beside cuDNN 0.881-0.899x against 0.861-0.940x), so it is not offered
+// (it was this file's P path below with two consumers: kPSmem also for kBN = 256, and a
+// dispatch case for HARNESS_FWD_D64_KEYS=256).
+// Three consumers (kCons = 3, FlashAttention-3's d = 64 layout: 192 query rows x 192 keys)
+// keep P in shared memory (kPSmem): 160 registers a consumer thread (setmaxnreg: 24 for the
+// producer, 3 x 160 for the consumers fill the 64K), where S 96 + P 48 + O 32 does not fit.
+// Each consumer writes P_j (64 rows, kBN keys, T) into kBN / 64 swizzled {64 keys, 64 rows}
+// boxes laid out as Q's (the 128-byte swizzle, written as the O epilogue writes O:
+// conflict-free 4-byte stores), and O += P V takes both operands from shared memory (wgmma
+// SS, A = P K-major, B = V MN-major). Shared memory: Q 24 + K 2 x 24 + V 2 x 24 + O 24 + P 72
+// = 216 KB. An experiment (HARNESS_FWD_D64_CONSUMERS=3, see d64_consumers), not a default.
 // Lazy rescaling (kLazyT; on by default at d = 128 and 256, where it measured faster: see
 // flash_hopper_lazy_rescale), after
 // FlashAttention-4: the running max m of a row moves only when a tile's max exceeds it by
@@ -167,34 +184,41 @@ struct Elem<__nv_fp8_e4m3> {
 // kRescaleSlack. 16-bit inputs only (fp8 P stays <= 1: e4m3 tops out at 448).
 constexpr float kRescaleSlack = 8.0f;
 
-template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false>
+template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2>
 struct Layout {
+  static constexpr int kCons = kConsT;                   // consumer warpgroups (64 query rows each)
   static constexpr bool kFp8 = Elem<T>::kFp8;
   static constexpr bool kLazy = kLazyT;                  // lazy rescaling (above)
   static constexpr int kBM = 64 * kCons;                 // query rows of a tile
   static constexpr int kBN = kBNT ? kBNT : (kD == 256 ? 64 : 128);  // keys of a key tile (S is kBN / 2 f32 a thread)
-  static constexpr bool kOneP = kBN > 128;               // one P buffer (registers: S kBN / 2 + P kBN / 4 + O kD / 2)
+  static constexpr bool kPSmem = kCons == 3;            // P through shared memory (registers: S kBN / 2 + O kD / 2)
+  static constexpr bool kOneP = kBN > 128 && !kPSmem;    // one P buffer (registers: S kBN / 2 + P kBN / 4 + O kD / 2)
   static constexpr int kStages = kStagesT;               // K and V ring depth
   static constexpr int kThreads = 128 * (1 + kCons);
-  static constexpr int kRegs = 240;                      // consumer registers after setmaxnreg
+  static constexpr int kRegs = kCons == 3 ? 160 : 240;   // consumer registers after setmaxnreg (producer: 24)
   static constexpr bool kOSmem = kD != 256;              // O through shared memory + TMA store
   static constexpr int kBoxCols = 128 / static_cast<int>(sizeof(T));  // Q, K elements per 128-byte row
   static constexpr int kBoxes = kD / kBoxCols;           // 128-byte column boxes of a Q or K row
   static constexpr int kOBoxes = kD / kOBoxCols;         // the same for O (16-bit)
   static constexpr int kQC = kBoxes * kBoxBytes;         // Q bytes of one consumer (64 rows)
   static constexpr int kOC = kOBoxes * kBoxBytes;        // O bytes of one consumer (64 rows)
+  static constexpr int kPC = kPSmem ? kBN / 64 * kBoxBytes : 0;  // P bytes of one consumer (64 rows, kBN keys)
   static constexpr int kKBox = kBN * 128;                // bytes of one K or V box
   static constexpr int kKVBytes = kBoxes * kKBox;        // one K or V stage (fp8 V^T: kD rows of kBN bytes)
   static constexpr int kQ = 0;
   static constexpr int kK = kQ + kCons * kQC;
   static constexpr int kV = kK + kStages * kKVBytes;
   static constexpr int kO = kV + kStages * kKVBytes;
-  static constexpr int kBars = kO + (kOSmem ? kCons * kOC : 0);
+  static constexpr int kP = kO + (kOSmem ? kCons * kOC : 0);
+  static constexpr int kBars = kP + kCons * kPC;
   static constexpr int kNumBars = 2 * kCons + 4 * kStages;
   static constexpr int kSmem = kBars + 8 * kNumBars + 1024;  // + alignment slack
   static_assert(kSmem <= 227 * 1024, "shared memory");
   static_assert(!kFp8 || (kD == 128 && kBN == 128), "fp8: one 128-byte box per row of Q, K and V^T");
   static_assert(!kOneP || (!kFp8 && kD == 64 && kBN % 64 == 0), "the one-P path: 16-bit d = 64 only");
+  static_assert(!kPSmem || (!kFp8 && kD == 64), "P through shared memory: 16-bit d = 64 only");
+  static_assert(kCons == 2 || (kCons == 3 && kD == 64 && kBN == 192), "3 consumers: d = 64, 192 keys only");
+  static_assert(128 * 24 + 128 * kCons * kRegs <= 65536, "setmaxnreg: the register file");
   static_assert(!kLazy || !kFp8, "lazy rescaling: 16-bit inputs only");
 };
 
@@ -204,7 +228,7 @@ template <class T, int kBN>
 constexpr int kPSlices = kBN / (32 / static_cast<int>(sizeof(T)));
 
 // Barrier addresses: q_full[c], q_empty[c], then k_full[s], k_empty[s], v_full[s], v_empty[s].
-template <int kStages>
+template <int kStages, int kCons>
 struct Bars {
   std::uint32_t base;
   __device__ std::uint32_t q_full(int c) const { return base + 8 * c; }
@@ -217,9 +241,10 @@ struct Bars {
 
 // Named barriers (0 is __syncthreads'): the warpgroup scheduler (ping-pong) barrier of
 // consumer c, and consumer c's own epilogue barrier.
-constexpr int kSchedBar = 1;  // ids 1 .. kCons
+constexpr int kSchedBar = 1;  // ids 1 .. kCons (kCons <= 3)
 constexpr bool kPingPong = true;  // consumers' GEMMs interleaved (false: each issues at will)
 constexpr int kEpiBar = 4;    // ids 4 .. 3 + kCons
+constexpr int kPBar = 7;      // ids 7 .. 6 + kCons: consumer c's P stores before its last P V
 
 // The work list: tiles (m block, b h), L2-friendly and longest first. Heads are taken in
 // sections of `sec` (b, h) whose K and V fit in L2 together; inside a section the m blocks
@@ -351,18 +376,18 @@ __device__ __forceinline__ void pack_p(const float (&s)[kBN / 2], std::uint32_t 
 
 // c: the softmax scale times log2(e) (fp8: times scale_q scale_k); o_scale: fp8 scale_v
 // (O = scale_v (P V_q) / l), unused for 16-bit inputs.
-template <class T, int kD, int kStagesT, int kBNT, bool kLazyT>
-__global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT>::kThreads, 1)
+template <class T, int kD, int kStagesT, int kBNT, bool kLazyT, int kConsT>
+__global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>::kThreads, 1)
     flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                 const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
                                 typename Elem<T>::Out* __restrict__ o, float* __restrict__ lse, const Schedule sched,
                                 int heads, int group, int n, float c, float o_scale) {
-  using L = Layout<T, kD, kStagesT, kBNT, kLazyT>;
+  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>;
   using TO = typename Elem<T>::Out;
-  constexpr int kBN = L::kBN, kBM = L::kBM, kStages = L::kStages;
+  constexpr int kBN = L::kBN, kBM = L::kBM, kStages = L::kStages, kCons = L::kCons;
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t base = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
-  const Bars<kStages> bars{base + L::kBars};
+  const Bars<kStages, kCons> bars{base + L::kBars};
   const bool causal = sched.causal != 0;
 
   const int tid = static_cast<int>(threadIdx.x);
@@ -439,6 +464,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT>::kThread
   const bool leader = tid % 128 == 0;
   const std::uint32_t q_smem = base + L::kQ + static_cast<std::uint32_t>(cw) * L::kQC;
   const std::uint32_t o_smem = base + L::kO + static_cast<std::uint32_t>(cw) * L::kOC;
+  const std::uint32_t p_smem = base + L::kP + static_cast<std::uint32_t>(cw) * L::kPC;
 
   auto release = [&](std::uint32_t bar) {
     if (lane == 0) arch::mbar_arrive(bar);
@@ -482,12 +508,46 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT>::kThread
     }
     arch::wgmma_commit();
   };
+  // kPSmem: O += P V_s with P from this consumer's boxes (K-major as Q: k16 slice kk at box
+  // kk / 4, +32 (kk % 4) bytes) and V MN-major as in issue_pv; issued and committed. The
+  // warpgroup's P stores are behind a barrier of all its threads by then (sched_sync, or
+  // kPBar before the last product).
+  auto issue_pv_smem = [&](float (&acc)[kD / 2], int stage) {
+    if constexpr (L::kPSmem) {  // (16-bit only: other element types never instantiate it)
+      const std::uint32_t v_smem = arch::opaque(base + L::kV + stage * L::kKVBytes);
+      arch::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kBN / 16; ++kk) {
+        const std::uint64_t da = arch::make_smem_desc(p_smem + (kk / 4) * kBoxBytes + (kk % 4) * 32, 16, 1024);
+        const std::uint64_t db = arch::make_smem_desc(v_smem + kk * 2048, L::kKBox, 1024);
+        arch::wgmma_ss<T, kD, 0, 1>(acc, da, db, 1);
+      }
+      arch::wgmma_commit();
+    }
+  };
+  // kPSmem: P = the f32 exponentials in S rounded to T, into this consumer's {64 keys, 64
+  // rows} boxes (accumulator j: row 16 warp + g + 8 ((j / 2) % 2), keys 8 (j / 4) + 2t, +1;
+  // 16-byte chunk (key % 64) / 8 of a row at chunk ^ (row % 8), row % 8 = g: a warp's 32
+  // stores hit 32 banks), then fence.proxy.async: the wgmma that reads P is in the async
+  // proxy. Called only once the previous P V product has completed (it read these boxes).
+  auto store_p = [&](const float (&sp)[kBN / 2]) {
+    if constexpr (L::kPSmem) {
+#pragma unroll
+      for (int j = 0; j < kBN / 2; j += 2) {
+        const int row = 16 * warp + lane / 4 + 8 * ((j / 2) % 2);
+        const int chunk = (j / 4) % 8, bx = (j / 4) / 8;
+        const std::uint32_t addr = p_smem + bx * kBoxBytes + row * 128 + ((chunk ^ (lane / 4)) << 4) + 4 * (lane % 4);
+        arch::st_shared_b32(addr, arch::pack2<T>(sp[j], sp[j + 1]));
+      }
+      arch::fence_proxy_async();
+    }
+  };
 
   if (kPingPong && cw == 0) arch::named_bar_arrive(kSchedBar, 256);  // consumer 0 goes first
 
   float acc[kD / 2];
   float s[kBN / 2];
-  std::uint32_t p[kPSlices<T, kBN>][4], p2[L::kOneP ? 1 : kPSlices<T, kBN>][4];
+  std::uint32_t p[kPSlices<T, kBN>][4], p2[L::kOneP || L::kPSmem ? 1 : kPSlices<T, kBN>][4];
   int it = 0;  // key tiles consumed so far: ring position, as the producer's
   for (int round = 0;; ++round) {
     const int t = sched.tile(round, cta, ctas);
@@ -518,7 +578,10 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT>::kThread
       release(bars.k_empty(st));
       if (n_tiles == 1) release(bars.q_empty(cw));
       if (needs_mask(0)) mask_tile<kBN>(s, 0, row0, n, causal);
-      if constexpr (L::kOneP) {
+      if constexpr (L::kPSmem) {
+        softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
+        store_p(s);
+      } else if constexpr (L::kOneP) {
         softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
         pack_p<T, kBN>(s, p);
       } else {
@@ -535,8 +598,10 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT>::kThread
       arch::mbar_wait(bars.k_full(st), (g / kStages) & 1);
       arch::mbar_wait(bars.v_full(prev), ((g - 1) / kStages) & 1);
       sched_sync();
+      if constexpr (L::kPSmem && !kPingPong) arch::named_bar_sync(kPBar + cw, 128);  // P stored by all
       issue_s(s, st);
-      issue_pv(acc, pp, prev);
+      if constexpr (L::kPSmem) issue_pv_smem(acc, prev);
+      else issue_pv(acc, pp, prev);
       sched_arrive();
       arch::wgmma_wait<1>();  // S_j done
       arch::fence_regs(s);
@@ -549,8 +614,10 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT>::kThread
     auto pv_done = [&](std::uint32_t (&pp)[kPSlices<T, kBN>][4], int prev) {
       arch::wgmma_wait<0>();
       arch::fence_regs(acc);
+      if constexpr (!L::kPSmem) {
 #pragma unroll
-      for (int kk = 0; kk < kPSlices<T, kBN>; ++kk) arch::fence_regs(pp[kk]);
+        for (int kk = 0; kk < kPSlices<T, kBN>; ++kk) arch::fence_regs(pp[kk]);
+      }
       release(bars.v_empty(prev));
     };
     auto rescale_o = [&] {
@@ -578,7 +645,24 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT>::kThread
       arch::fence_regs(acc);
       release(bars.v_empty(st));
     };
-    if constexpr (L::kOneP) {
+    if constexpr (L::kPSmem) {
+      // Step j with P in shared memory: S_j's softmax into S (f32) while P_{j-1} V_{j-1}
+      // runs, then P_j stored once that product (which read the boxes) is done.
+      for (int j = 1; j < n_tiles; ++j) {
+        const int prev = begin_step(j, p);
+        softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
+        pv_done(p, prev);
+        store_p(s);
+        rescale_o();
+      }
+      const int g = it + n_tiles - 1, st = g % kStages;
+      arch::mbar_wait(bars.v_full(st), (g / kStages) & 1);
+      arch::named_bar_sync(kPBar + cw, 128);  // every thread's P stored before the wgmma reads it
+      issue_pv_smem(acc, st);
+      arch::wgmma_wait<0>();
+      arch::fence_regs(acc);
+      release(bars.v_empty(st));
+    } else if constexpr (L::kOneP) {
       // Step j with one P buffer: S_j's softmax into S (f32) while P_{j-1} V_{j-1} runs,
       // then P_j packed into p once that product is done.
       for (int j = 1; j < n_tiles; ++j) {
@@ -707,10 +791,10 @@ constexpr CUtensorMapDataType kMapType = std::is_same_v<T, __half>          ? CU
 
 // c_scale: multiplies the softmax scale in c (fp8: scale_q scale_k; 16-bit: 1); o_scale: fp8
 // scale_v. fp8: v is V^T (v_transpose_fp8_kernel's layout).
-template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false>
+template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse, float c_scale,
                    float o_scale, cudaStream_t stream) {
-  using L = Layout<T, kD, kStagesT, kBNT, kLazyT>;
+  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>;
   using TO = typename Elem<T>::Out;
   CUtensorMap mq, mk, mv, mo;
   const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
@@ -724,7 +808,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   else
     ok = ok && head_tensor_map(&mv, kMapType<T>, kElem, v, kD, s.seq_len, bkv, L::kBN);
   if (!ok) return cudaErrorInvalidValue;
-  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT>;
+  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT, kConsT>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
   if (attr != cudaSuccess) return attr;
@@ -759,14 +843,25 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
 // 1.025 / 1.012, 4096 1.004 / 0.987, 8192 0.948 / 0.970: a 128-row query tile's last key
 // tile holds up to 191 masked keys instead of 127, which only long rows amortize.
 // HARNESS_FWD_D64_KEYS=128 or 192 forces one width, causal or not, for experiments (read
-// once per process).
-bool wide_key_tiles_d64(const Shape& s) {
+// once per process; another value: 128).
+int d64_key_tile(const Shape& s) {
   static const int forced = [] {
     const char* e = std::getenv("HARNESS_FWD_D64_KEYS");
     return e != nullptr ? std::atoi(e) : 0;
   }();
-  if (forced != 0) return forced == 192;
-  return s.seq_len >= (s.causal ? 8192 : 2048);
+  if (forced != 0) return forced == 192 ? 192 : 128;
+  return s.seq_len >= (s.causal ? 8192 : 2048) ? 192 : 128;
+}
+
+// HARNESS_FWD_D64_CONSUMERS=3: d = 64 with three consumer warpgroups, 192 query rows x 192
+// keys a tile, P in shared memory (FlashAttention-3's d = 64 layout: Layout's kCons = 3), for
+// experiments (read once per process); unset or another value: two.
+int d64_consumers() {
+  static const int forced = [] {
+    const char* e = std::getenv("HARNESS_FWD_D64_CONSUMERS");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  return forced == 3 ? 3 : 2;
 }
 
 template <class T, bool kLazy>
@@ -774,8 +869,11 @@ cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void
                         cudaStream_t stream) {
   switch (s.head_dim) {
     case 64:
-      if (wide_key_tiles_d64(s)) return launch<T, 64, 2, 192, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-      return launch<T, 64, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+      if (d64_consumers() == 3) return launch<T, 64, 2, 192, kLazy, 3>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+      switch (d64_key_tile(s)) {
+        case 192: return launch<T, 64, 2, 192, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+        default: return launch<T, 64, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+      }
     case 128: return launch<T, 128, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     case 256: return launch<T, 256, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     default:
@@ -826,8 +924,8 @@ std::string flash_hopper_config(const Shape& s) {
   int rows = 0, keys = 0;
   switch (s.head_dim) {
     case 64:
-      rows = Layout<B, 64, 2>::kBM;
-      keys = wide_key_tiles_d64(s) ? Layout<B, 64, 2, 192>::kBN : Layout<B, 64, 2>::kBN;
+      rows = 64 * d64_consumers();
+      keys = d64_consumers() == 3 ? 192 : d64_key_tile(s);
       break;
     case 128: rows = Layout<B, 128, 2>::kBM, keys = Layout<B, 128, 2>::kBN; break;
     case 256: rows = Layout<B, 256, 2>::kBM, keys = Layout<B, 256, 2>::kBN; break;

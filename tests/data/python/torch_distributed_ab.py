@@ -38,7 +38,8 @@ def torch_set_stream(ctx):
 # return to the next launch's start (the harness's side of a launch and its timing loop; it
 # also holds each sample's barrier, once per K launches, and the gaps between results).
 # Every 2000 launches the means go to stderr (a --devices worker's stderr is the file beside
-# the run's journal, <journal>.cuda-N.stderr): where the variant's 25-75 us beyond torch's
+# the run's journal, <journal>.cuda-N.stderr, removed when the run completes) and, where
+# TORCH_AB_PHASES names a file, are appended to it: where the variant's 25-75 us beyond torch's
 # own loop go.
 _phases = {"enter": 0.0, "op": 0.0, "exit": 0.0, "between": 0.0, "calls": 0, "last_end": None}
 
@@ -66,6 +67,12 @@ def torch_timed(ctx):
     ph["last_end"] = t3
     if ph["calls"] % 2000 == 0:
         n = ph["calls"]
-        print(f"torch_timed: {n} launches, mean host us per launch: enter {1e6 * ph['enter'] / n:.2f}, "
-              f"op {1e6 * ph['op'] / n:.2f}, exit {1e6 * ph['exit'] / n:.2f}, "
-              f"between launches {1e6 * ph['between'] / (n - 1):.2f}", file=sys.stderr, flush=True)
+        line = (f"torch_timed rank {os.environ.get('RANK', '?')}: {n} launches, mean host us per launch: "
+                f"enter {1e6 * ph['enter'] / n:.2f}, op {1e6 * ph['op'] / n:.2f}, exit {1e6 * ph['exit'] / n:.2f}, "
+                f"between launches {1e6 * ph['between'] / (n - 1):.2f}")
+        print(line, file=sys.stderr, flush=True)
+        # The workers' stderr files are removed when the run completes: TORCH_AB_PHASES names a
+        # file that keeps the lines (gpu-round.sh's nccl-torch-ab stage sets it).
+        if os.environ.get("TORCH_AB_PHASES"):
+            with open(os.environ["TORCH_AB_PHASES"], "a") as f:
+                print(line, file=f)

@@ -15,7 +15,9 @@ traced launches run in the state the result was timed in; the count is printed. 
 timed in rounds (interleave) has a traced round besides (profile.traced_round: one more
 batch timed as a round times it, right after the rounds, with CUPTI on the same launches):
 its event median is compared with that round's CUPTI kernel median (same GPU state), and
-the round's own events with its own kernel times (the same launches). The gap event -
+the round's own events with its own kernel times (the same launches); where the round
+recorded NVML's clock over its launches (profile.traced_round.clock), also at matched
+clocks: the round's CUPTI median scaled by round clock / timed clock. The gap event -
 CUPTI is also given in microseconds (median and quartiles), with the count that agrees once
 its median is subtracted: a fixed per-launch gap, the same at every size, explains misses
 confined to short results.
@@ -79,13 +81,19 @@ def agreement(paths, floor_s=50e-6, tol=0.02):
         print_fixed_gap(rows, tol)
         print_traced_rounds(traced_rounds([(r["name"], med, r) for r, med, k in timed(rep) if med >= floor_s], tol), tol)
         both = matched([(r["name"], med, k, None, r) for r, med, k in timed(rep) if med >= floor_s], tol)
-        if both:
-            ok = [x for x in both if abs(x[3]) <= tol]
-            print(f"  at matched clocks (CUPTI time x profiling clock / timed clock), {len(both)} with both clocks: "
-                  f"within {tol:.0%}: {len(ok)} ({len(ok) / len(both):.0%})")
-            for name, med, km, d, t_mhz, p_mhz in sorted(both, key=lambda x: -abs(x[3]))[:8]:
-                print(f"    {d:+7.1%}  event {med * 1e6:10.1f} us at {t_mhz:.0f} MHz  "
-                      f"cupti {km * 1e6:10.1f} us (profiled at {p_mhz:.0f} MHz)  {name}")
+        print_matched(both, tol, "at matched clocks (CUPTI time x profiling clock / timed clock)", "cupti", "profiled")
+
+
+def print_matched(rows, tol, title, what, where):
+    """The agreement at matched clocks of rows (name, event median, scaled CUPTI time,
+    difference, timed clock, the CUPTI side's clock), and the worst eight."""
+    if not rows:
+        return
+    ok = [x for x in rows if abs(x[3]) <= tol]
+    print(f"  {title}, {len(rows)} with both clocks: within {tol:.0%}: {len(ok)} ({len(ok) / len(rows):.0%})")
+    for name, med, km, d, t_mhz, c_mhz in sorted(rows, key=lambda x: -abs(x[3]))[:8]:
+        print(f"    {d:+7.1%}  event {med * 1e6:10.1f} us at {t_mhz:.0f} MHz  "
+              f"{what} {km * 1e6:10.1f} us ({where} at {c_mhz:.0f} MHz)  {name}")
 
 
 def fixed_gap(rows):
@@ -120,13 +128,15 @@ def print_fixed_gap(rows, tol):
 
 def traced_rounds(rows, tol):
     """Rows (name, event median, traced-round kernel median, difference, same-launch
-    events / kernels) of the results with a traced round (profile.traced_round)."""
+    events / kernels, timed clock, round clock) of the results with a traced round
+    (profile.traced_round); the clocks in MHz, None where not recorded."""
     out = []
     for name, med, r in rows:
         t = (r.get("profile") or {}).get("traced_round") or {}
         k = t.get("kernel_median_s") or t.get("kernel_mean_s")
         if k:
-            out.append((name, med, k, med / k - 1, t.get("event_over_kernel")))
+            round_mhz = (t.get("clock") or {}).get("sm_mhz_median") or None
+            out.append((name, med, k, med / k - 1, t.get("event_over_kernel"), clocks(r)[0], round_mhz))
     return out
 
 
@@ -138,10 +148,16 @@ def print_traced_rounds(rows, tol):
     print(f"  timed in rounds, with a traced round ({len(rows)}): event median within {tol:.0%} of the round's "
           f"CUPTI kernel median: {len(ok)} ({len(ok) / len(rows):.0%}); the round's own events within {tol:.0%} "
           f"of its kernels: {len(same)}")
-    for name, med, k, d, eok in sorted(rows, key=lambda x: -abs(x[3]))[:8]:
+    for name, med, k, d, eok, _, _ in sorted(rows, key=lambda x: -abs(x[3]))[:8]:
         own = f"{eok - 1:+6.1%}" if eok is not None else "   -  "
         print(f"    {d:+7.1%}  event {med * 1e6:10.1f} us  traced round cupti {k * 1e6:10.1f} us  "
               f"(same launches {own})  {name}")
+    # At matched clocks: the round's kernel time as it would run at the rounds' clock,
+    # k x round clock / timed clock (time ~ 1 / SM clock, as for the profiling pass).
+    both = [(name, med, k * rm / tm, med / (k * rm / tm) - 1, tm, rm)
+            for name, med, k, _, _, tm, rm in rows if tm and rm]
+    print_matched(both, tol, "the same at matched clocks (round CUPTI x round clock / timed clock)",
+                  "traced round cupti", "round")
 
 
 def tiny(events_path, graph_path):

@@ -14,6 +14,7 @@
 #include "profile/kernel_trace.hpp"
 #include "profile/metrics.hpp"
 #include "profile/nvtx.hpp"
+#include "measure/measure.hpp"
 #include "measure/traced_round.hpp"
 #include "types/settings.hpp"
 #include "test_support.hpp"
@@ -152,9 +153,26 @@ TEST(TracedRound, KernelsGroupPerLaunchWithoutTheFlush) {
   j = to_json(t);
   EXPECT_FALSE(j.contains("kernel_median_s"));
   EXPECT_NEAR(j["kernel_mean_s"].get<double>(), 0.8e-6, 1e-15);
+  EXPECT_FALSE(j.contains("clock"));  // none recorded
+  t.sm_mhz_median = 1650;
+  t.clock_samples = 9;
+  j = to_json(t);
+  EXPECT_EQ(j["clock"], nlohmann::json({{"source", "nvml"}, {"during", "traced launches"}, {"samples", 9},
+                                        {"sm_mhz_median", 1650.0}}));
   TracedLaunches u;
   u.unavailable = "kernel trace unavailable: no CUDA device";
   EXPECT_EQ(to_json(u), nlohmann::json({{"unavailable", "kernel trace unavailable: no CUDA device"}}));
+}
+
+// A traced round is as long as one of the result's timed batches (about 50 ms of launches,
+// at most 256), and never shorter than kTracedRoundLaunches launches.
+TEST(TracedRound, LastsAsLongAsATimedBatch) {
+  EXPECT_EQ(traced_round_launches(1e-3), 50);             // 50 x 1 ms
+  EXPECT_EQ(traced_round_launches(200e-6), 250);          // 250 x 200 us
+  EXPECT_EQ(traced_round_launches(1e-6), 256);            // the batch's cap
+  EXPECT_EQ(traced_round_launches(4e-3), 12);            // 12 x 4 ms
+  EXPECT_EQ(traced_round_launches(10e-3), kTracedRoundLaunches);  // a batch of 5; at least 10
+  EXPECT_EQ(batch_launches(1e-3), 50u);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -678,6 +678,26 @@ class TinyTrust(unittest.TestCase):
             self.assertIn("timed in rounds, with a traced round (1): event median within 2% of the round's "
                           "CUPTI kernel median: 1 (100%); the round's own events within 2% of its kernels: 1", out)
             self.assertIn("(same launches  +0.3%)", out)
+            self.assertNotIn("matched clocks (round CUPTI", out)  # no clock recorded by the round
+
+    def test_traced_round_at_matched_clocks(self):
+        # The rounds timed 1650 us at 1500 MHz; the traced round saw 1500 us of kernels at
+        # 1650 MHz: 10% apart as measured, equal at matched clocks (1500 x 1650 / 1500 = 1650).
+        with tempfile.TemporaryDirectory() as d:
+            r = result("gemm", "wgmma", {"M": 8192}, 1650e-6, profile={
+                "kernels": {"kernel_time_s": 1514e-6},
+                "traced_round": {"launches": 34, "event_median_s": 1503e-6, "kernel_median_s": 1500e-6,
+                                 "event_over_kernel": 1.002,
+                                 "clock": {"source": "nvml", "during": "traced launches", "samples": 10,
+                                           "sm_mhz_median": 1650.0}}})
+            r["sensors"] = {"source": "nvml", "sm_clock_mhz": {"median": 1500.0}}
+            path = write_json(d, "rounds.json", {"environment": ENV, "results": [r]})
+            rc, out, err = no_torch(script("trust"), path)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("event median within 2% of the round's CUPTI kernel median: 0 (0%)", out)
+            self.assertIn("the same at matched clocks (round CUPTI x round clock / timed clock), 1 with both clocks: "
+                          "within 2%: 1 (100%)", out)
+            self.assertIn("(round at 1650 MHz)", out)
 
 
 class TinyTorchAllreduce(unittest.TestCase):

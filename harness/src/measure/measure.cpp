@@ -269,6 +269,10 @@ class CudaTiming final : public BatchedTiming {
     return done;
   }
 
+  double median_so_far() const override {
+    return criterion_.samples().empty() ? 0.0 : compute_stats(criterion_.samples()).median;
+  }
+
   Timing finish() override {
     const std::optional<double> energy1 = sensors_ ? sensors_->energy_mj() : std::nullopt;
     if (sampler_) {
@@ -288,9 +292,7 @@ class CudaTiming final : public BatchedTiming {
   // Size the next batch to about 50 ms of work, so the stopping rule is checked often
   // enough without a host round trip per sample; false when a fixed count is complete.
   bool size_next_batch() {
-    const double est =
-        std::max(compute_stats(criterion_.samples()).median * static_cast<double>(t_.launches_per_sample), 1e-7);
-    batch_ = std::clamp<std::size_t>(static_cast<std::size_t>(kBatchSeconds / est), 1, kMaxBatch);
+    batch_ = batch_launches(compute_stats(criterion_.samples()).median * static_cast<double>(t_.launches_per_sample));
     if (settings_.fixed_launches)
       batch_ = std::min(fixed_count_ - std::min(fixed_count_, criterion_.samples().size()), kMaxBatch);
     return batch_ > 0;
@@ -395,6 +397,10 @@ class HostTiming final : public BatchedTiming {
 };
 
 }  // namespace
+
+std::size_t batch_launches(double sample_s) {
+  return std::clamp<std::size_t>(static_cast<std::size_t>(kBatchSeconds / std::max(sample_s, 1e-7)), 1, kMaxBatch);
+}
 
 std::unique_ptr<BatchedTiming> start_cuda(std::function<void()> launch, cudaStream_t stream,
                                           const MeasureSettings& settings, L2Flusher* flusher, SensorSource* sensors) {

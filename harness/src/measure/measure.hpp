@@ -36,6 +36,10 @@ Timing time_cuda(const std::function<void()>& launch, cudaStream_t stream,
                  const MeasureSettings& settings, L2Flusher* flusher, SensorSource* sensors = nullptr);
 Timing time_cpu(const std::function<void()>& run, const MeasureSettings& settings);
 
+// Launches in a timed CUDA batch whose samples take `sample_s` each: about 50 ms of work
+// (kBatchSeconds), 1 to 256 launches.
+std::size_t batch_launches(double sample_s);
+
 // One result's timing advanced one batch at a time, so that the runner can sample the
 // variants of a case in rounds (interleave: true; measure/interleave.hpp). Creating one
 // warms up (and captures the graph, and warms up until steady) as time_cuda/time_cpu do;
@@ -47,6 +51,8 @@ class BatchedTiming {
   virtual ~BatchedTiming() = default;
   virtual bool step() = 0;      // one batch; true once finished (then call finish())
   virtual Timing finish() = 0;  // once
+  // The median sample so far (seconds; 0 before any): what the next batch is sized from.
+  virtual double median_so_far() const { return 0; }
   // Interleaved with other results: recorded in Timing::interleaved, and the sensors are
   // summarized over this result's own batches.
   void set_interleaved() { interleaved_ = true; }

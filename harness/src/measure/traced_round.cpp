@@ -4,6 +4,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "measure/event_pool.hpp"
+#include "measure/measure.hpp"
 #include "measure/stats.hpp"
 
 namespace harness {
@@ -15,6 +16,10 @@ double median_of(std::vector<double> v) {
 }
 
 }  // namespace
+
+int traced_round_launches(double sample_s) {
+  return std::max(kTracedRoundLaunches, static_cast<int>(batch_launches(sample_s)));
+}
 
 void assign_kernels(TracedLaunches& t, std::vector<KernelRecord> records, const std::vector<std::string>& flush_names) {
   std::erase_if(records, [&](const KernelRecord& r) {
@@ -34,7 +39,7 @@ void assign_kernels(TracedLaunches& t, std::vector<KernelRecord> records, const 
 }
 
 TracedLaunches trace_launches(const std::function<void()>& launch, const std::function<void()>& before,
-                              cudaStream_t stream, int launches) {
+                              cudaStream_t stream, int launches, const std::function<void(bool)>& window) {
   TracedLaunches t;
   t.launches = std::max(1, launches);
   if (auto why = KernelTrace::unavailable_reason()) {
@@ -57,6 +62,7 @@ TracedLaunches trace_launches(const std::function<void()>& launch, const std::fu
     HARNESS_CUDA(cudaStreamSynchronize(stream));
     KernelTrace k;
     k.start();
+    if (window) window(true);
     for (int i = 0; i < t.launches; ++i) {  // as a timed batch (measure.cpp's BatchTimer::run)
       if (before) before();
       HARNESS_CUDA(cudaEventRecord(events.start[i], stream));
@@ -65,6 +71,7 @@ TracedLaunches trace_launches(const std::function<void()>& launch, const std::fu
     }
     HARNESS_CUDA(cudaGetLastError());
     HARNESS_CUDA(cudaStreamSynchronize(stream));
+    if (window) window(false);
     auto records = k.stop();
     for (int i = 0; i < t.launches; ++i) t.event_s.push_back(events.seconds(static_cast<std::size_t>(i)));
     assign_kernels(t, std::move(records), flush_names);
@@ -89,6 +96,9 @@ nlohmann::json to_json(const TracedLaunches& t) {
     j["kernel_mean_s"] = kernel;
   }
   if (kernel > 0) j["event_over_kernel"] = event / kernel;
+  if (t.clock_samples > 0)
+    j["clock"] = {{"source", "nvml"}, {"during", "traced launches"}, {"samples", t.clock_samples},
+                  {"sm_mhz_median", t.sm_mhz_median}};
   return j;
 }
 

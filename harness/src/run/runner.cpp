@@ -36,7 +36,6 @@ std::optional<Status> status_from_string(std::string_view text) {
 
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kProfileSensorPeriod = 0.005;  // the profiling pass: a clock reading every 5 ms
 
 bool selected(const Variant& v, const RunOptions& options) {
   if (options.variants.empty()) return true;

@@ -26,4 +26,8 @@ struct Runner::CaseState {
 // A result with the identity of variant `v` in case `c` and no outcome yet.
 Result base_result(const Case& c, const Variant& v);
 
+// The profiling pass and the traced round of a result timed in rounds: an NVML clock
+// reading every 5 ms while their kernels are traced.
+inline constexpr double kProfileSensorPeriod = 0.005;
+
 }  // namespace harness

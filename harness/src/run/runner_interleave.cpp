@@ -14,6 +14,7 @@
 #include "core/fnv1a.hpp"
 #include "harness/cuda_check.hpp"
 #include "measure/interleave.hpp"
+#include "measure/sensors.hpp"
 #include "profile/nvtx.hpp"
 #include "measure/traced_round.hpp"
 #include "run/runner_case.hpp"
@@ -101,7 +102,8 @@ void Runner::run_case_interleaved(CaseState& state, const std::vector<const Vari
   }
   // 2b. One more round, traced, while the GPU is still in the rounds' power state: the
   // trust check of results timed in rounds (measure/traced_round.hpp says why). Profiled
-  // runs only, events timing (what a round's batch is), CUDA variants.
+  // runs only, events timing (what a round's batch is), CUDA variants. Each variant's
+  // traced batch is as long as its batches in the rounds, with NVML's clock over it.
   std::vector<nlohmann::json> traced(timed.size());
   if (interleaved && options_.profile && c.settings.timing == TimingMode::events) {
     NvtxRange traced_range("traced round", NvtxPhase::profile);
@@ -111,7 +113,22 @@ void Runner::run_case_interleaved(CaseState& state, const std::vector<const Vari
       if (!s.timing || s.v->backend != Backend::cuda) continue;
       bool ok = false;
       guarded(s.r, [&] {
-        traced[i] = to_json(trace_launches([&s] { s.v->launch(*s.ctx); }, before, stream_, kTracedRoundLaunches));
+        std::unique_ptr<SensorSampler> sampler;
+        if (sensors_) sampler = std::make_unique<SensorSampler>(*sensors_, kProfileSensorPeriod);
+        double from = 0, to = 0;
+        auto window = [&](bool begin) {
+          if (sampler) (begin ? from : to) = sampler->now();
+        };
+        TracedLaunches t = trace_launches([&s] { s.v->launch(*s.ctx); }, before, stream_,
+                                          traced_round_launches(s.timing->median_so_far()), window);
+        if (sampler) {
+          sampler->stop();
+          std::vector<SensorSample> in = sampler->since(from);
+          std::erase_if(in, [&](const SensorSample& x) { return x.t_s > to; });
+          const SensorStats st = summarize_sensors(in, 0, sampler->period());
+          if (st.sm_mhz_median > 0) t.sm_mhz_median = st.sm_mhz_median, t.clock_samples = st.samples;
+        }
+        traced[i] = to_json(t);
         ok = true;
       });
       if (!ok) s.timing.reset();  // guarded() recorded why in its result

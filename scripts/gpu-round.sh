@@ -55,11 +55,11 @@
 #           off, on, on, off beside cuDNN in one process, as attention-same-process;
 #           LAZY_FILTER chooses the shapes (default d = 64 N = 8192 and d = 256 N = 2048);
 #           table-attention-lazy<0|1>-run<i>.md per run)
-#           attention-d64-check (a d = 64 forward kernel that no default takes, named by D64_NEW, an
-#           environment assignment; default HARNESS_FWD_D64_CONSUMERS=3: three consumer warpgroups,
+#           attention-d64-check (a d = 64 forward kernel that no default takes, named by D64_NEW, one
+#           environment assignment NAME=VALUE; default HARNESS_FWD_D64_CONSUMERS=3: three consumer warpgroups,
 #           192 x 192 tiles, P through shared memory): the Hopper GPU tests, memcheck
 #           and racecheck over the d = 64 flash_wgmma sanitizer sizes, SASS counts of the object)
-#           attention-d64-ab (D64_OLD (default HARNESS_FWD_D64_KEYS=192) against D64_NEW, one process
+#           attention-d64-ab (D64_OLD (one NAME=VALUE; default HARNESS_FWD_D64_KEYS=192) against D64_NEW, one process
 #           each in the order old / new / new / old: suites/attention-hopper-d64-keys.yaml
 #           (D64_FILTER, default causal:false) with harness compare of each pair, and each beside
 #           cuDNN in one process (D64_SAME_FILTER, default d = 64 N = 8192 non-causal))

@@ -172,6 +172,7 @@ TEST(TracedRound, LastsAsLongAsATimedBatch) {
   EXPECT_EQ(traced_round_launches(1e-6), 256);            // the batch's cap
   EXPECT_EQ(traced_round_launches(4e-3), 12);            // 12 x 4 ms
   EXPECT_EQ(traced_round_launches(10e-3), kTracedRoundLaunches);  // a batch of 5; at least 10
+  EXPECT_EQ(traced_round_launches(0), kTracedRoundLaunches);      // nothing to size it from
   EXPECT_EQ(batch_launches(1e-3), 50u);
 }
 

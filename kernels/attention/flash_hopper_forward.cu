@@ -20,7 +20,7 @@
 // CTA per tile in that order (tiles differ in length; the hardware's block scheduler
 // balances them better than a static assignment: persistent causal measured up to 10%
 // slower at d = 256, N = 2048).
-// Threads (384 a CTA):
+// Threads (384 a CTA; 512 with HARNESS_FWD_D64_CONSUMERS=3, see Layout's kCons = 3):
 //   warpgroup 0, the producer: setmaxnreg.dec 24; one thread issues the TMA copies, per tile
 //     Q (64, d) of consumer c   into kD / 64 boxes of {64 d, 64 rows} (8 KB each), as soon
 //                               as consumer c has finished the previous tile's last S (its
@@ -98,9 +98,10 @@
 //     overlap, and no faster (316 / 382 / 476 vs 317 / 383 / 477 at N = 1024 / 2048 / 8192).
 //     With P in shared memory (kCons = 3, 192 keys; HARNESS_FWD_D64_CONSUMERS=3; 28 bytes of
 //     spills) against the 192-key default, H100 2026-11-27, one process each, twice: N = 8192
-//     2.5-2.9% faster (B = 2 1.25 vs 1.28-1.29 ms), N = 1024 .. 2048 up to 10% slower (the
-//     192-row tiles' last wave), beside cuDNN 0.902-0.931x against 0.895-0.929x: kept as an
-//     experiment, not a default.
+//     2.5-2.9% faster (B = 2 1.25 vs 1.28-1.29 ms), B = 2 N = 1024 35-36% slower and N = 2048
+//     6-8% slower (at N = 1024, 192 tiles of 192 rows on 132 CTAs, against 256 of 128: two
+//     rounds either way, of 1.5x longer tiles, the last of each head a third full), beside
+//     cuDNN at N = 8192 0.902-0.931x against 0.895-0.929x: kept as an experiment, not a default.
 //   Not measured on its own: ping-pong (kPingPong; FA3 uses it at d = 128): every A/B above
 //     had it on; a build without it and without the persistent grid was within the clock
 //     noise of the first version. Not tried: 192-key tiles at d = 128 (S 96 + two P 48 +
@@ -163,8 +164,9 @@ struct Elem<__nv_fp8_e4m3> {
 // + O 32 at 192 keys (ptxas: no spills, wgmma not serialized); at 256 keys S 128 + P 64 + O 32
 // spilled 152 bytes and ptxas serialized the wgmmas (C7512). With P in shared memory instead
 // (below) a 256-key tile fits (S 128 + O 32), and measured no faster than 192 (H100,
-// 2026-11-27, session 13: N = 8192 1.29 ms either way, N = 3072 .. 8192 1-5% slower, one
-// process per width; beside cuDNN 0.881-0.899x against 0.861-0.940x), so it is not offered
+// 2026-11-27, session 13, one process per width, two pairs: N = 8192 +0.2% and +2.5% (B = 2),
+// N = 3072 and 6144 1-5% slower, N = 1024 4-8% faster; beside cuDNN at N = 8192 0.881-0.899x
+// against 0.861-0.940x), so it is not offered
 // (it was this file's P path below with two consumers: kPSmem also for kBN = 256, and a
 // dispatch case for HARNESS_FWD_D64_KEYS=256).
 // Three consumers (kCons = 3, FlashAttention-3's d = 64 layout: 192 query rows x 192 keys)
@@ -843,7 +845,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
 // 1.025 / 1.012, 4096 1.004 / 0.987, 8192 0.948 / 0.970: a 128-row query tile's last key
 // tile holds up to 191 masked keys instead of 127, which only long rows amortize.
 // HARNESS_FWD_D64_KEYS=128 or 192 forces one width, causal or not, for experiments (read
-// once per process; another value: 128).
+// once per process; another non-zero number: 128; unset, 0 or not a number: the rule).
 int d64_key_tile(const Shape& s) {
   static const int forced = [] {
     const char* e = std::getenv("HARNESS_FWD_D64_KEYS");

@@ -18,6 +18,7 @@ double median_of(std::vector<double> v) {
 }  // namespace
 
 int traced_round_launches(double sample_s) {
+  if (!(sample_s > 0)) return kTracedRoundLaunches;  // no sample to size it from
   return std::max(kTracedRoundLaunches, static_cast<int>(batch_launches(sample_s)));
 }
 

@@ -32,8 +32,13 @@ namespace harness {
 inline constexpr int kTracedRoundLaunches = 10;
 
 // Launches of a traced round for a result whose samples take `sample_s`: as many as a
-// timed batch of it has (measure.hpp's batch_launches), at least kTracedRoundLaunches.
+// timed batch of it has (measure.hpp's batch_launches), at least kTracedRoundLaunches
+// (also where no sample is known, sample_s <= 0).
 int traced_round_launches(double sample_s);
+
+// Clock readings a traced round needs before it records a clock (a round shorter than a
+// few sampling periods has one reading or none).
+inline constexpr std::size_t kTracedRoundMinClockReadings = 3;
 
 struct TracedLaunches {
   int launches = 0;

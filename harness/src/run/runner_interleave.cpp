@@ -124,9 +124,10 @@ void Runner::run_case_interleaved(CaseState& state, const std::vector<const Vari
         if (sampler) {
           sampler->stop();
           std::vector<SensorSample> in = sampler->since(from);
-          std::erase_if(in, [&](const SensorSample& x) { return x.t_s > to; });
+          std::erase_if(in, [&](const SensorSample& x) { return x.t_s > to || !(x.sm_mhz > 0); });  // clock readings only
           const SensorStats st = summarize_sensors(in, 0, sampler->period());
-          if (st.sm_mhz_median > 0) t.sm_mhz_median = st.sm_mhz_median, t.clock_samples = st.samples;
+          if (in.size() >= kTracedRoundMinClockReadings && st.sm_mhz_median > 0)
+            t.sm_mhz_median = st.sm_mhz_median, t.clock_samples = in.size();
         }
         traced[i] = to_json(t);
         ok = true;

@@ -188,6 +188,9 @@ for s in $stages; do
       if [ -n "$obj" ] && command -v cuobjdump >/dev/null; then
         cuobjdump -sass "$obj" >"$OUT/flash_hopper_forward.sass" 2>&1
         for op in HGMMA UTMALDG UTMASTG LDL STL; do echo "$op $(grep -c "$op" "$OUT/flash_hopper_forward.sass")"; done
+        # Local memory per kernel: which instantiations spill.
+        awk '/Function :/ {f = $3} /LDL|STL/ {n[f]++} END {for (k in n) print "  local memory: " n[k] " LDL/STL in " k}' \
+          "$OUT/flash_hopper_forward.sass"
       fi ;;
     attention-d64-ab)
       # D64_OLD (default HARNESS_FWD_D64_KEYS=192, today's default at long N) against D64_NEW,

@@ -98,6 +98,19 @@ exe=build/release/bin/harness
 status=0
 step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
 # same_process OUT.json FILTER: flash_wgmma beside PyTorch's cuDNN SDPA (a Python variant) in
+# forward_sass OP...: the Hopper forward object's SASS into $OUT/flash_hopper_forward.sass,
+# the count of each OP in it, and its local memory (LDL/STL) per kernel, so that a spill is
+# named by its instantiation; nothing where cuobjdump or the object is missing.
+forward_sass() {
+  local obj
+  obj=$(find build/release -name 'flash_hopper_forward.cu.o' | head -1)
+  [ -n "$obj" ] && command -v cuobjdump >/dev/null || return 0
+  cuobjdump -sass "$obj" >"$OUT/flash_hopper_forward.sass" 2>&1
+  for op in "$@"; do echo "$op $(grep -c "$op" "$OUT/flash_hopper_forward.sass")"; done
+  awk '/Function :/ {f = $3} /LDL|STL/ {n[f]++} END {for (k in n) print "  local memory: " n[k] " LDL/STL in " k}' \
+    "$OUT/flash_hopper_forward.sass"
+}
+
 # one harness process over suites/attention-hopper.yaml's results matching FILTER, both
 # settled (steady) and sampled in rounds (interleave); the output is left in OUT.log.
 same_process() {
@@ -184,14 +197,7 @@ for s in $stages; do
       grep -E "PASSED|FAILED|SKIPPED" "$OUT/$tag-tests.log" | tail -5
       env "$cfg" FILTER='^attention/flash_wgmma/.*head_dim:64/.*dtype:(bf16|f16)' OUT="$OUT/$tag" \
         bash scripts/compute-sanitizer.sh memcheck racecheck 2>&1 | tail -4 || status=1
-      obj=$(find build/release -name 'flash_hopper_forward.cu.o' | head -1)
-      if [ -n "$obj" ] && command -v cuobjdump >/dev/null; then
-        cuobjdump -sass "$obj" >"$OUT/flash_hopper_forward.sass" 2>&1
-        for op in HGMMA UTMALDG UTMASTG LDL STL; do echo "$op $(grep -c "$op" "$OUT/flash_hopper_forward.sass")"; done
-        # Local memory per kernel: which instantiations spill.
-        awk '/Function :/ {f = $3} /LDL|STL/ {n[f]++} END {for (k in n) print "  local memory: " n[k] " LDL/STL in " k}' \
-          "$OUT/flash_hopper_forward.sass"
-      fi ;;
+      forward_sass HGMMA UTMALDG UTMASTG LDL STL ;;
     attention-d64-ab)
       # D64_OLD (default HARNESS_FWD_D64_KEYS=192, today's default at long N) against D64_NEW,
       # one process each in the order old / new / new / old.
@@ -403,11 +409,7 @@ PY
       build/release/tests/attention_fp8_gpu_test 2>&1 | grep -E "O rel L2|skipped|OK|FAILED|PASSED|SKIPPED" | tail -30 || status=1
       timeout "${SUITE_TIMEOUT:-300}" $exe run suites/attention-fp8.yaml --out "$OUT/attention-fp8.json" --quiet 2>&1 | tee "$OUT/attention-fp8.log" | tail -40 || status=1
       python3 reports/tables.py attention-fp8 "$OUT/attention-fp8.json" | tee "$OUT/table-attention-fp8.md" || status=1
-      obj=$(find build/release -name 'flash_hopper_forward.cu.o' | head -1)
-      if [ -n "$obj" ] && command -v cuobjdump >/dev/null; then
-        cuobjdump -sass "$obj" >"$OUT/flash_hopper_forward.sass" 2>&1
-        for op in HGMMA QGMMA UTMALDG UTMASTG LDL STL; do echo "$op $(grep -c "$op" "$OUT/flash_hopper_forward.sass")"; done
-      fi
+      forward_sass HGMMA QGMMA UTMALDG UTMASTG LDL STL
       FILTER='^attention/flash_wgmma/.*dtype:fp8_e4m3' OUT="$OUT/fp8" bash scripts/compute-sanitizer.sh memcheck racecheck \
         2>&1 | tail -4 || status=1 ;;
     sanitizer)

@@ -269,6 +269,17 @@ struct Schedule {
   }
 };
 
+// Where a thread's accumulator pair j, j + 1 (row 16 warp + g + 8 ((j / 2) % 2), columns
+// 8 (j / 4) + 2t, +1 of a (64, N) wgmma tile) goes in 16-bit {64 columns, 64 rows} boxes of
+// 128-byte rows swizzled as TMA's SWIZZLE_128B lays them out (16-byte chunk c of row r at
+// c ^ (r % 8); r % 8 = g): a warp's 32 4-byte stores hit 32 banks. O's epilogue and the
+// kPSmem P use it.
+__device__ __forceinline__ std::uint32_t swizzled_pair_addr(std::uint32_t boxes, int j, int warp, int lane) {
+  const int row = 16 * warp + lane / 4 + 8 * ((j / 2) % 2);
+  const int chunk = (j / 4) % 8, bx = (j / 4) / 8;
+  return boxes + bx * kBoxBytes + row * 128 + ((chunk ^ (lane / 4)) << 4) + 4 * (lane % 4);
+}
+
 // Masks scores of keys >= n, and (causal) keys > row, in a (64, kBN) accumulator tile.
 template <int kBN>
 __device__ __forceinline__ void mask_tile(float (&s)[kBN / 2], int key0, int row0, int n, bool causal) {
@@ -528,19 +539,14 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
     }
   };
   // kPSmem: P = the f32 exponentials in S rounded to T, into this consumer's {64 keys, 64
-  // rows} boxes (accumulator j: row 16 warp + g + 8 ((j / 2) % 2), keys 8 (j / 4) + 2t, +1;
-  // 16-byte chunk (key % 64) / 8 of a row at chunk ^ (row % 8), row % 8 = g: a warp's 32
-  // stores hit 32 banks), then fence.proxy.async: the wgmma that reads P is in the async
-  // proxy. Called only once the previous P V product has completed (it read these boxes).
+  // rows} boxes (swizzled_pair_addr), then fence.proxy.async: the wgmma that reads P is in
+  // the async proxy. Called only once the previous P V product has completed (it read these
+  // boxes).
   auto store_p = [&](const float (&sp)[kBN / 2]) {
     if constexpr (L::kPSmem) {
 #pragma unroll
-      for (int j = 0; j < kBN / 2; j += 2) {
-        const int row = 16 * warp + lane / 4 + 8 * ((j / 2) % 2);
-        const int chunk = (j / 4) % 8, bx = (j / 4) / 8;
-        const std::uint32_t addr = p_smem + bx * kBoxBytes + row * 128 + ((chunk ^ (lane / 4)) << 4) + 4 * (lane % 4);
-        arch::st_shared_b32(addr, arch::pack2<T>(sp[j], sp[j + 1]));
-      }
+      for (int j = 0; j < kBN / 2; j += 2)
+        arch::st_shared_b32(swizzled_pair_addr(p_smem, j, warp, lane), arch::pack2<T>(sp[j], sp[j + 1]));
       arch::fence_proxy_async();
     }
   };
@@ -703,19 +709,15 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
         lse[static_cast<std::int64_t>(bh) * n + row] = (m[r] + log2f(total)) * kLn2;
     }
     if constexpr (L::kOSmem) {
-      // Into this consumer's {64 d, 64 rows} swizzled boxes (16-byte chunk (col % 64) / 8
-      // of row r at chunk ^ (r % 8); r % 8 = g: a warp's 32 stores hit 32 banks), then one
+      // Into this consumer's {64 d, 64 rows} swizzled boxes (swizzled_pair_addr), then one
       // TMA store per box (rows >= n are clipped); the store overlaps the next tile.
       if (leader) arch::bulk_wait_read();  // the previous tile's store has read the boxes
       arch::named_bar_sync(kEpiBar + cw, 128);
 #pragma unroll
       for (int j = 0; j < kD / 2; j += 2) {
         const int r = (j / 2) % 2;
-        const int row = 16 * warp + lane / 4 + 8 * r;
-        const int chunk = (j / 4) % 8, bx = (j / 4) / 8;
-        const std::uint32_t addr = o_smem + bx * kBoxBytes + row * 128 +
-                                   ((chunk ^ (lane / 4)) << 4) + 4 * (lane % 4);
-        arch::st_shared_b32(addr, arch::pack2<TO>(acc[j] * inv[r], acc[j + 1] * inv[r]));
+        arch::st_shared_b32(swizzled_pair_addr(o_smem, j, warp, lane),
+                            arch::pack2<TO>(acc[j] * inv[r], acc[j + 1] * inv[r]));
       }
       arch::fence_proxy_async();
       arch::named_bar_sync(kEpiBar + cw, 128);

@@ -45,6 +45,17 @@ __device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, const C
       : "memory");
 }
 
+// 3-D load multicast: the box at (c0, c1, c2) lands at shared offset `dst` of every CTA of
+// the cluster named in `mask`, completing its bytes on the mbarrier at offset `bar` there.
+__device__ __forceinline__ void tma_load_3d_multicast(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
+                                                      int c2, std::uint32_t bar, std::uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+      "l"(map_ptr(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
+      : "memory");
+}
+
 // 2-D / 3-D store shared `src` -> box at (c0, c1[, c2]), in the issuing thread's bulk group.
 __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, std::uint32_t src, int c0, int c1) {
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(map_ptr(map)),

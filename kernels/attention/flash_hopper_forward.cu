@@ -186,9 +186,10 @@ struct Elem<__nv_fp8_e4m3> {
 // kRescaleSlack. 16-bit inputs only (fp8 P stays <= 1: e4m3 tops out at 448).
 constexpr float kRescaleSlack = 8.0f;
 
-template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2>
+template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1>
 struct Layout {
   static constexpr int kCons = kConsT;                   // consumer warpgroups (64 query rows each)
+  static constexpr int kCl = kClT;                       // CTAs of a cluster sharing each K/V tile (multicast)
   static constexpr bool kFp8 = Elem<T>::kFp8;
   static constexpr bool kLazy = kLazyT;                  // lazy rescaling (above)
   static constexpr int kBM = 64 * kCons;                 // query rows of a tile
@@ -207,6 +208,7 @@ struct Layout {
   static constexpr int kPC = kPSmem ? kBN / 64 * kBoxBytes : 0;  // P bytes of one consumer (64 rows, kBN keys)
   static constexpr int kKBox = kBN * 128;                // bytes of one K or V box
   static constexpr int kKVBytes = kBoxes * kKBox;        // one K or V stage (fp8 V^T: kD rows of kBN bytes)
+  static constexpr int kKVRows = kBN / kCl;              // keys of a box one CTA loads (and multicasts)
   static constexpr int kQ = 0;
   static constexpr int kK = kQ + kCons * kQC;
   static constexpr int kV = kK + kStages * kKVBytes;
@@ -222,6 +224,8 @@ struct Layout {
   static_assert(kCons == 2 || (kCons == 3 && kD == 64 && kBN == 192), "3 consumers: d = 64, 192 keys only");
   static_assert(128 * 24 + 128 * kCons * kRegs <= 65536, "setmaxnreg: the register file");
   static_assert(!kLazy || !kFp8, "lazy rescaling: 16-bit inputs only");
+  static_assert(kCl == 1 || (kCl == 2 && !kFp8 && kCons == 2 && kKVRows % 8 == 0),
+                "clusters: 2 CTAs, 16-bit, two consumers, half tiles of whole 1024-byte swizzle groups");
 };
 
 // P's RS-form A fragments of one key tile: a k slice is 32 bytes of keys (16-bit: 16 keys,
@@ -389,15 +393,15 @@ __device__ __forceinline__ void pack_p(const float (&s)[kBN / 2], std::uint32_t 
 
 // c: the softmax scale times log2(e) (fp8: times scale_q scale_k); o_scale: fp8 scale_v
 // (O = scale_v (P V_q) / l), unused for 16-bit inputs.
-template <class T, int kD, int kStagesT, int kBNT, bool kLazyT, int kConsT>
-__global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>::kThreads, 1)
+template <class T, int kD, int kStagesT, int kBNT, bool kLazyT, int kConsT, int kClT>
+__global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>::kThreads, 1)
     flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                 const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
                                 typename Elem<T>::Out* __restrict__ o, float* __restrict__ lse, const Schedule sched,
                                 int heads, int group, int n, float c, float o_scale) {
-  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>;
+  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
   using TO = typename Elem<T>::Out;
-  constexpr int kBN = L::kBN, kBM = L::kBM, kStages = L::kStages, kCons = L::kCons;
+  constexpr int kBN = L::kBN, kBM = L::kBM, kStages = L::kStages, kCons = L::kCons, kCl = L::kCl;
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t base = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
   const Bars<kStages, kCons> bars{base + L::kBars};
@@ -405,7 +409,13 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
 
   const int tid = static_cast<int>(threadIdx.x);
   const int wg = tid / 128;
-  const int cta = static_cast<int>(blockIdx.x), ctas = static_cast<int>(gridDim.x);
+  // Clusters: the scheduler's unit is kCl adjacent query tiles of one (b, h), one a CTA.
+  const int cta = static_cast<int>(blockIdx.x) / kCl, ctas = static_cast<int>(gridDim.x) / kCl;
+  const int rank = kCl > 1 ? static_cast<int>(arch::cluster_ctarank()) : 0;
+  // The first row of this CTA's tile of unit mb, and the keys the unit needs (causal: up to
+  // the unit's last row; both CTAs of a cluster take the same key tiles).
+  auto tile_q0 = [&](int mb) { return (mb * kCl + rank) * kBM; };
+  auto unit_key_end = [&](int mb) { return causal ? min((mb + 1) * kCl * kBM, n) : n; };
 
   if (tid == 0) {
     for (int cw = 0; cw < kCons; ++cw) {
@@ -415,12 +425,16 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
     for (int s = 0; s < kStages; ++s) {
       arch::mbar_init(bars.k_full(s), 1);
       arch::mbar_init(bars.v_full(s), 1);
-      arch::mbar_init(bars.k_empty(s), kCons * 4);  // one arrive per consumer warp
-      arch::mbar_init(bars.v_empty(s), kCons * 4);
+      // One arrive per consumer warp of every CTA of the cluster: each CTA multicasts its
+      // part of a stage into all of them, so all must have released it.
+      arch::mbar_init(bars.k_empty(s), kCl * kCons * 4);
+      arch::mbar_init(bars.v_empty(s), kCl * kCons * 4);
     }
     arch::mbar_fence_init();
   }
-  __syncthreads();
+  // Barriers initialised in every CTA of the cluster before anyone multicasts or arrives.
+  if constexpr (kCl > 1) arch::cluster_sync();
+  else __syncthreads();
 
   if (wg == 0) {
     // ---- producer ----
@@ -432,10 +446,9 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
         if (t >= sched.total) break;
         int mb, bh;
         sched.decode(t, mb, bh);
-        const int q0 = mb * kBM;
+        const int q0 = tile_q0(mb);  // may be >= n (the unit's second tile): TMA fills zeros
         const int bkv = (bh / heads) * (heads / group) + (bh % heads) / group;
-        const int key_end = causal ? min(q0 + kBM, n) : n;
-        const int n_tiles = (key_end + kBN - 1) / kBN;
+        const int n_tiles = (unit_key_end(mb) + kBN - 1) / kBN;
         // Q of each consumer as soon as that consumer's last S of the previous tile is done.
         for (int cw = 0; cw < kCons; ++cw) {
           arch::mbar_wait(bars.q_empty(cw), (round & 1) ^ 1u);
@@ -450,13 +463,25 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
           const std::uint32_t parity = ((it / kStages) & 1) ^ 1u;  // fresh barriers pass at once
           arch::mbar_wait(bars.k_empty(s), parity);
           arch::mbar_expect_tx(bars.k_full(s), L::kKVBytes);
+          // kCl = 1: whole boxes {64 d, kBN keys}. Cluster: this CTA's kKVRows keys of each
+          // box (its rank's part), multicast to the same offset in both CTAs; both parts
+          // complete on each CTA's full barrier, which expects the whole stage.
+          const std::uint32_t part = static_cast<std::uint32_t>(rank * L::kKVRows * 128);
+          const int key0 = j * kBN + rank * L::kKVRows;
 #pragma unroll
-          for (int bx = 0; bx < L::kBoxes; ++bx)
-            arch::tma_load_3d(base + L::kK + s * L::kKVBytes + bx * L::kKBox, &map_k, L::kBoxCols * bx, j * kBN, bkv,
-                              bars.k_full(s));
+          for (int bx = 0; bx < L::kBoxes; ++bx) {
+            const std::uint32_t dst = base + L::kK + s * L::kKVBytes + bx * L::kKBox + part;
+            if constexpr (kCl > 1) arch::tma_load_3d_multicast(dst, &map_k, L::kBoxCols * bx, key0, bkv, bars.k_full(s), 0x3);
+            else arch::tma_load_3d(dst, &map_k, L::kBoxCols * bx, key0, bkv, bars.k_full(s));
+          }
           arch::mbar_wait(bars.v_empty(s), parity);
           arch::mbar_expect_tx(bars.v_full(s), L::kKVBytes);
-          if constexpr (L::kFp8) {  // V^T (d rows, keys contiguous): one {kBN keys, kD rows} box
+          if constexpr (kCl > 1) {
+#pragma unroll
+            for (int bx = 0; bx < L::kBoxes; ++bx)
+              arch::tma_load_3d_multicast(base + L::kV + s * L::kKVBytes + bx * L::kKBox + part, &map_v,
+                                          L::kBoxCols * bx, key0, bkv, bars.v_full(s), 0x3);
+          } else if constexpr (L::kFp8) {  // V^T (d rows, keys contiguous): one {kBN keys, kD rows} box
             arch::tma_load_3d(base + L::kV + s * L::kKVBytes, &map_v, j * kBN, 0, bkv, bars.v_full(s));
           } else {
 #pragma unroll
@@ -467,6 +492,8 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
         }
       }
     }
+    // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
+    if constexpr (kCl > 1) arch::cluster_sync();
     return;
   }
 
@@ -481,6 +508,17 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
 
   auto release = [&](std::uint32_t bar) {
     if (lane == 0) arch::mbar_arrive(bar);
+  };
+  // A K or V stage goes back to the producers of every CTA of the cluster.
+  auto release_kv = [&](std::uint32_t bar) {
+    if constexpr (kCl > 1) {
+      if (lane == 0) {
+        arch::mbar_arrive_cluster(bar, 0);
+        arch::mbar_arrive_cluster(bar, 1);
+      }
+    } else {
+      release(bar);
+    }
   };
   // Ping-pong: consumer cw issues its GEMMs of a step after consumer cw - 1 issued its own
   // (named barrier: 128 threads arrive, 128 sync), then lets consumer cw + 1 go.
@@ -562,9 +600,8 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
     if (t >= sched.total) break;
     int mb, bh;
     sched.decode(t, mb, bh);
-    const int q0 = mb * kBM;
-    const int key_end = causal ? min(q0 + kBM, n) : n;
-    const int n_tiles = (key_end + kBN - 1) / kBN;
+    const int q0 = tile_q0(mb);
+    const int n_tiles = (unit_key_end(mb) + kBN - 1) / kBN;
     const int row0 = q0 + 64 * cw + 16 * warp + lane / 4;  // this thread's row g (and g + 8)
     // Tiles that can hold keys >= n or (causal) keys past this warpgroup's first row.
     auto needs_mask = [&](int key0) { return key0 + kBN > n || (causal && key0 + kBN - 1 > q0 + 64 * cw); };
@@ -583,7 +620,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
       sched_arrive();
       arch::wgmma_wait<0>();
       arch::fence_regs(s);
-      release(bars.k_empty(st));
+      release_kv(bars.k_empty(st));
       if (n_tiles == 1) release(bars.q_empty(cw));
       if (needs_mask(0)) mask_tile<kBN>(s, 0, row0, n, causal);
       if constexpr (L::kPSmem) {
@@ -613,7 +650,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
       sched_arrive();
       arch::wgmma_wait<1>();  // S_j done
       arch::fence_regs(s);
-      release(bars.k_empty(st));
+      release_kv(bars.k_empty(st));
       if (j == n_tiles - 1) release(bars.q_empty(cw));
       if (needs_mask(j * kBN)) mask_tile<kBN>(s, j * kBN, row0, n, causal);
       return prev;
@@ -626,7 +663,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
 #pragma unroll
         for (int kk = 0; kk < kPSlices<T, kBN>; ++kk) arch::fence_regs(pp[kk]);
       }
-      release(bars.v_empty(prev));
+      release_kv(bars.v_empty(prev));
     };
     auto rescale_o = [&] {
       if constexpr (L::kLazy) {
@@ -651,7 +688,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
       issue_pv(acc, pl, st);
       arch::wgmma_wait<0>();
       arch::fence_regs(acc);
-      release(bars.v_empty(st));
+      release_kv(bars.v_empty(st));
     };
     if constexpr (L::kPSmem) {
       // Step j with P in shared memory: S_j's softmax into S (f32) while P_{j-1} V_{j-1}
@@ -669,7 +706,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
       issue_pv_smem(acc, st);
       arch::wgmma_wait<0>();
       arch::fence_regs(acc);
-      release(bars.v_empty(st));
+      release_kv(bars.v_empty(st));
     } else if constexpr (L::kOneP) {
       // Step j with one P buffer: S_j's softmax into S (f32) while P_{j-1} V_{j-1} runs,
       // then P_j packed into p once that product is done.
@@ -744,6 +781,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>:
   if constexpr (L::kOSmem) {
     if (leader) arch::bulk_wait_all();
   }
+  if constexpr (kCl > 1) arch::cluster_sync();  // the producer's counterpart
 }
 
 
@@ -795,24 +833,24 @@ constexpr CUtensorMapDataType kMapType = std::is_same_v<T, __half>          ? CU
 
 // c_scale: multiplies the softmax scale in c (fp8: scale_q scale_k; 16-bit: 1); o_scale: fp8
 // scale_v. fp8: v is V^T (v_transpose_fp8_kernel's layout).
-template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2>
+template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse, float c_scale,
                    float o_scale, cudaStream_t stream) {
-  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT>;
+  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
   using TO = typename Elem<T>::Out;
   CUtensorMap mq, mk, mv, mo;
   const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
   using detail::head_tensor_map;
   constexpr int kElem = static_cast<int>(sizeof(T));
   bool ok = head_tensor_map(&mq, kMapType<T>, kElem, q, kD, s.seq_len, bh, 64) &&
-            head_tensor_map(&mk, kMapType<T>, kElem, k, kD, s.seq_len, bkv, L::kBN) &&
+            head_tensor_map(&mk, kMapType<T>, kElem, k, kD, s.seq_len, bkv, L::kKVRows) &&
             head_tensor_map(&mo, kMapType<TO>, 2, o, kD, s.seq_len, bh, 64);
   if constexpr (L::kFp8)  // V^T: rows of vt_keys keys, kD rows a head, boxes {kBN keys, kD rows}
     ok = ok && head_tensor_map(&mv, kMapType<T>, 1, v, static_cast<int>(vt_keys(s)), kD, bkv, kD);
   else
-    ok = ok && head_tensor_map(&mv, kMapType<T>, kElem, v, kD, s.seq_len, bkv, L::kBN);
+    ok = ok && head_tensor_map(&mv, kMapType<T>, kElem, v, kD, s.seq_len, bkv, L::kKVRows);
   if (!ok) return cudaErrorInvalidValue;
-  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT, kConsT>;
+  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
   if (attr != cudaSuccess) return attr;
@@ -823,7 +861,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
     return cudaErrorInvalidDevice;
   Schedule sched{};
-  sched.m_blocks = (s.seq_len + L::kBM - 1) / L::kBM;
+  sched.m_blocks = ((s.seq_len + L::kBM - 1) / L::kBM + kClT - 1) / kClT;  // units of kClT query tiles
   sched.bh_count = static_cast<int>(bh);
   // (b, h) per section: K and V of the section's kv heads within ~32 MB of L2.
   const long long kv_bytes = 2LL * kElem * s.seq_len * kD;
@@ -833,10 +871,38 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   sched.causal = s.causal ? 1 : 0;
   // Persistent (one CTA per SM) without a mask; causal tiles differ in length, and the
   // hardware's block scheduler balances them better than a static assignment.
-  const int ctas = s.causal ? sched.total : std::min(sched.total, sms);
-  kernel<<<ctas, L::kThreads, L::kSmem, stream>>>(mq, mk, mv, mo, static_cast<TO*>(o), lse, sched, s.heads,
-                                                  s.group(), s.seq_len, c, o_scale);
-  return cudaGetLastError();
+  if constexpr (kClT == 1) {
+    const int ctas = s.causal ? sched.total : std::min(sched.total, sms);
+    kernel<<<ctas, L::kThreads, L::kSmem, stream>>>(mq, mk, mv, mo, static_cast<TO*>(o), lse, sched, s.heads,
+                                                    s.group(), s.seq_len, c, o_scale);
+    return cudaGetLastError();
+  } else {
+    // Clusters of kClT CTAs along x; persistent: as many clusters as fit at once (the GPCs'
+    // SM counts may leave an SM without a partner).
+    cudaLaunchAttribute attrs[1];
+    attrs[0].id = cudaLaunchAttributeClusterDimension;
+    attrs[0].val.clusterDim.x = static_cast<unsigned>(kClT);
+    attrs[0].val.clusterDim.y = 1;
+    attrs[0].val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3(L::kThreads);
+    cfg.dynamicSmemBytes = L::kSmem;
+    cfg.stream = stream;
+    cfg.attrs = attrs;
+    cfg.numAttrs = 1;
+    static int max_clusters = -1;  // per instantiation; one device assumed, as the attribute above
+    if (max_clusters < 0) {
+      cfg.gridDim = dim3(static_cast<unsigned>(kClT * (sms / kClT)));
+      int fit = 0;
+      if (const cudaError_t e = cudaOccupancyMaxActiveClusters(&fit, kernel, &cfg); e != cudaSuccess) return e;
+      max_clusters = fit;
+    }
+    if (max_clusters < 1) return cudaErrorNotSupported;
+    const int clusters = s.causal ? sched.total : std::min(sched.total, max_clusters);
+    cfg.gridDim = dim3(static_cast<unsigned>(kClT * clusters));
+    return cudaLaunchKernelEx(&cfg, kernel, mq, mk, mv, mo, static_cast<TO*>(o), lse, sched, s.heads, s.group(),
+                              s.seq_len, c, o_scale);
+  }
 }
 
 // d = 64 takes 192-key tiles from 2048 keys on without a mask, from 8192 on with the causal
@@ -868,12 +934,29 @@ int d64_consumers() {
   return forced == 3 ? 3 : 2;
 }
 
+// HARNESS_FWD_D64_CLUSTER=2: d = 64 in clusters of two CTAs that take adjacent query tiles of
+// one (b, h) and share each K/V tile (each loads half of it and multicasts it to both):
+// 256 query rows per K/V tile read from L2, as cuDNN's kernel has, instead of 128
+// (docs/PERFORMANCE.md: ncu at B = 2 H = 16 N = 8192, 5.4 GB through L2 against cuDNN's
+// 2.4 GB). For experiments (read once per process); unset or another value: no clusters.
+int d64_cluster() {
+  static const int forced = [] {
+    const char* e = std::getenv("HARNESS_FWD_D64_CLUSTER");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  return forced == 2 ? 2 : 1;
+}
+
 template <class T, bool kLazy>
 cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
                         cudaStream_t stream) {
   switch (s.head_dim) {
     case 64:
       if (d64_consumers() == 3) return launch<T, 64, 2, 192, kLazy, 3>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+      if (d64_cluster() == 2) {
+        if (d64_key_tile(s) == 192) return launch<T, 64, 2, 192, kLazy, 2, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+        return launch<T, 64, 2, 0, kLazy, 2, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+      }
       switch (d64_key_tile(s)) {
         case 192: return launch<T, 64, 2, 192, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
         default: return launch<T, 64, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
@@ -935,7 +1018,9 @@ std::string flash_hopper_config(const Shape& s) {
     case 256: rows = Layout<B, 256, 2>::kBM, keys = Layout<B, 256, 2>::kBN; break;
     default: return {};
   }
+  const bool cluster = s.head_dim == 64 && d64_consumers() == 2 && d64_cluster() == 2;
   return std::to_string(rows) + " x " + std::to_string(keys) + " tiles (query rows x keys), " +
+         (cluster ? "clusters of 2 sharing K/V (multicast), " : "") +
          (flash_hopper_lazy_rescale(s.head_dim) ? "lazy" : "eager") + " rescaling";
 }
 

@@ -513,8 +513,8 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
   auto release_kv = [&](std::uint32_t bar) {
     if constexpr (kCl > 1) {
       if (lane == 0) {
-        arch::mbar_arrive_cluster(bar, 0);
-        arch::mbar_arrive_cluster(bar, 1);
+        arch::mbar_arrive_cluster_cta_scope(bar, 0);
+        arch::mbar_arrive_cluster_cta_scope(bar, 1);
       }
     } else {
       release(bar);

@@ -102,6 +102,12 @@
 //     6-8% slower (at N = 1024, 192 tiles of 192 rows on 132 CTAs, against 256 of 128: two
 //     rounds either way, of 1.5x longer tiles, the last of each head a third full), beside
 //     cuDNN at N = 8192 0.902-0.931x against 0.895-0.929x: kept as an experiment, not a default.
+//   Clusters of two CTAs sharing each K/V tile (kCl = 2, HARNESS_FWD_D64_CLUSTER=2, d = 64;
+//     Layout's comment), H100 2026-11-27: K and V read from L2 once per 256 query rows, as
+//     cuDNN's kernel does, cut the L2 bytes by 40% (ncu, B = 2 H = 16 N = 8192: 3.2 against
+//     5.35 GB) and left the time (1.152 against 1.160 ms) and the tensor pipe (51.6%)
+//     unchanged; N = 1024 4-8% slower; beside cuDNN 0.87-0.93x either way: an experiment, not
+//     a default. (With .release.cluster arrives it ran 2.04x slower: a MEMBAR per release.)
 //   Not measured on its own: ping-pong (kPingPong; FA3 uses it at d = 128): every A/B above
 //     had it on; a build without it and without the persistent grid was within the clock
 //     noise of the first version. Not tried: 192-key tiles at d = 128 (S 96 + two P 48 +
@@ -177,6 +183,14 @@ struct Elem<__nv_fp8_e4m3> {
 // conflict-free 4-byte stores), and O += P V takes both operands from shared memory (wgmma
 // SS, A = P K-major, B = V MN-major). Shared memory: Q 24 + K 2 x 24 + V 2 x 24 + O 24 + P 72
 // = 216 KB. An experiment (HARNESS_FWD_D64_CONSUMERS=3, see d64_consumers), not a default.
+// Clusters (kCl = 2, HARNESS_FWD_D64_CLUSTER=2, see d64_cluster; 16-bit, two consumers): the two
+// CTAs of a cluster take adjacent query tiles of one (b, h) (the scheduler's unit is the pair;
+// at an odd count of query tiles the second CTA's tile lies past N: TMA fills zeros, nothing is
+// stored) and the same key tiles. Each CTA loads kKVRows = kBN / 2 keys of every K and V tile
+// (boxes {64 d, kBN / 2 keys}, 1024-byte aligned halves) and multicasts them to the same offset
+// in both CTAs; each CTA's full barrier expects the whole stage, its empty barriers count the
+// consumer warps of both CTAs (each warp arrives on both, at CTA scope). Both CTAs meet at a
+// cluster barrier after the barriers' set-up and before leaving.
 // Lazy rescaling (kLazyT; on by default at d = 128 and 256, where it measured faster: see
 // flash_hopper_lazy_rescale), after
 // FlashAttention-4: the running max m of a row moves only when a tile's max exceeds it by

@@ -63,6 +63,9 @@
 #           each in the order old / new / new / old: suites/attention-hopper-d64-keys.yaml
 #           (D64_FILTER, default causal:false) with harness compare of each pair, and each beside
 #           cuDNN in one process (D64_SAME_FILTER, default d = 64 N = 8192 non-causal))
+#           attention-d64-ncu (ncu of the d = 64 forward at B=2 H=16 N=8192 non-causal for D64_OLD, D64_NEW
+#           and PyTorch's cuDNN SDPA, --clock-control none, WarpStateStats and NCU_METRICS; side by side in
+#           ncu-d64-summary.md by reports/ncu_summary.py: time, clock, tensor pipe, L2 bytes, stalls)
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
 #           ddp (data-parallel train_transformer over every GPU, world_size 1, 2 and 4 (those
@@ -79,7 +82,7 @@ cd "$(dirname "$0")/.."
 # Every stage name is checked before anything runs: a typo fails at once (exit 2), not after
 # the build and the stages before it (tests/gpu_round_stages.py keeps this list equal to the
 # stages below and to --help).
-known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-d64-check attention-d64-ab attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
+known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-d64-check attention-d64-ab attention-d64-ncu attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
 for s in ${*:-}; do
   case " $known_stages " in
     *" $s "*) ;;
@@ -220,6 +223,29 @@ for s in $stages; do
         echo "harness compare d64-run$a ($old) d64-run$b ($new):"
         $exe compare "$OUT/d64-run$a.json" "$OUT/d64-run$b.json" 2>&1 | tee "$OUT/compare-d64-run$a-run$b.txt" | tail -16
       done ;;
+    attention-d64-ncu)
+      # Issue 30: the counters that name the d = 64 forward's limiter, for D64_OLD, D64_NEW and
+      # cuDNN, each in its own harness process under ncu (the second matching launch: the
+      # first may be a warm-up); reports/ncu_summary.py puts them side by side.
+      metrics=${NCU_METRICS:-gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,launch__registers_per_thread,launch__grid_size,launch__block_size,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,lts__t_bytes.sum.per_second,lts__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,smsp__inst_executed_op_shared_st.sum,smsp__inst_executed_op_local_ld.sum,smsp__inst_executed_op_local_st.sum}
+      shape='kv_heads:0/seq_len:8192/head_dim:64/causal:false'
+      step "ncu of the d = 64 forward ($shape): ${D64_OLD:-HARNESS_FWD_D64_KEYS=192}, ${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3}, cuDNN"
+      csvs=()
+      for who in old new cudnn; do
+        case $who in
+          old) cfg=${D64_OLD:-HARNESS_FWD_D64_KEYS=192} kernel=flash_hopper_forward_kernel variant=flash_wgmma py= ;;
+          new) cfg=${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3} kernel=flash_hopper_forward_kernel variant=flash_wgmma py= ;;
+          cudnn) cfg=HARNESS_NCU_D64=cudnn kernel=flash_fprop variant=sdpa_cudnn py=examples/python/torch_sdpa.py
+                 python3 -c 'import torch' 2>/dev/null || { echo "cuDNN column skipped: PyTorch does not load"; continue; } ;;
+        esac
+        tag=ncu-d64-$who-$(echo "$cfg" | tr -c 'A-Za-z0-9\n' '-')
+        env "$cfg" timeout "${SUITE_TIMEOUT:-300}" ncu -k "regex:$kernel" -c 2 --clock-control none --section WarpStateStats \
+          --metrics "$metrics" --csv --page raw $exe run suites/attention-hopper.yaml --filter "$shape" \
+          --variants "$variant" ${py:+--python $py} --steady off --interleave off --no-profile \
+          --out "$OUT/$tag.json" >"$OUT/$tag.csv" 2>"$OUT/$tag.err" || status=1
+        csvs+=("$OUT/$tag.csv")
+      done
+      python3 reports/ncu_summary.py --markdown "${csvs[@]}" | tee "$OUT/ncu-d64-summary.md" || status=1 ;;
     attention-lazy-rescale)
       step "lazy rescaling: its GPU tests, compute-sanitizer, then off / on beside cuDNN"
       ctest --test-dir build/release -R 'AttentionGpuHopperLazyRescale' --output-on-failure >"$OUT/lazy-tests.log" 2>&1 || status=1

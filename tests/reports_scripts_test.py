@@ -296,6 +296,46 @@ class TinyNvmlClock(unittest.TestCase):
         self.assertIsNone(self.nc.clock_stats([None], 1980))
 
 
+class TinyNcuSummary(unittest.TestCase):
+    """Two real ncu outputs of session 14 (H100, d = 64 forward, harness output above the table)."""
+    DATA = os.path.join(ROOT, "tests", "data", "ncu")
+
+    def run_summary(self, *args):
+        return no_torch(script("ncu_summary"), *args)
+
+    def test_two_kernels_side_by_side_with_the_limiter_counters(self):
+        files = [os.path.join(self.DATA, f) for f in ("flash-d64-default.csv", "flash-d64-cluster.csv")]
+        rc, out, err = self.run_summary(*files, "--markdown")
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "| | flash-d64-default | flash-d64-cluster |")
+        rows = {line.split(" | ")[0].lstrip("| "): line for line in lines[2:]}
+        self.assertIn("| 1.160 ms | 1.152 ms |", rows["time"])
+        self.assertIn("| 51.5% | 51.6% |", rows["tensor pipe active"])
+        self.assertIn("| 474 M | 487 M |", rows["warp instructions"])
+        # L2 bytes = bytes per second x time: 4.62 TB/s x 1.160 ms and 2.78 TB/s x 1.152 ms.
+        self.assertIn("| 5.35 GB | 3.20 GB |", rows["L2 bytes"])
+        self.assertIn("| 132 x 384, 168 registers |", rows["CTAs x threads, registers"])
+        # The largest stall first, "selected" (an issue, not a stall) left out.
+        self.assertIn("| wait 1.28, long_scoreboard 0.60, barrier 0.56,", rows["stalls per issue (top 5)"])
+        self.assertNotIn("selected 1.00", out)
+
+    def test_a_file_without_the_table_or_the_kernel_is_an_error_that_says_why(self):
+        with tempfile.TemporaryDirectory() as d:
+            plain = os.path.join(d, "plain.csv")
+            with open(plain, "w") as f:
+                f.write("==PROF== Disconnected\n")
+            rc, out, err = self.run_summary(plain)
+            self.assertEqual(rc, 2)
+            self.assertIn('no ncu CSV table (a line starting with "ID")', err)
+        rc, out, err = self.run_summary(os.path.join(self.DATA, "flash-d64-default.csv"), "--kernel", "gemm_")
+        self.assertEqual(rc, 2)
+        self.assertIn("no kernel row whose name matches 'gemm_'", err)
+        rc, out, err = self.run_summary(os.path.join(self.DATA, "flash-d64-default.csv"), "--kernel", "flash_hopper")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("1.160 ms", out)
+
+
 class TinyPatternsTables(unittest.TestCase):
     def test_vendor_relative_speed(self):
         with tempfile.TemporaryDirectory() as d:

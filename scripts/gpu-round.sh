@@ -231,6 +231,7 @@ for s in $stages; do
       shape='kv_heads:0/seq_len:8192/head_dim:64/causal:false'
       step "ncu of the d = 64 forward ($shape): ${D64_OLD:-HARNESS_FWD_D64_KEYS=192}, ${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3}, cuDNN"
       csvs=()
+      command -v ncu >/dev/null || { echo "attention-d64-ncu: ncu not found"; status=1; continue; }
       for who in old new cudnn; do
         case $who in
           old) cfg=${D64_OLD:-HARNESS_FWD_D64_KEYS=192} kernel=flash_hopper_forward_kernel variant=flash_wgmma py= ;;
@@ -239,13 +240,18 @@ for s in $stages; do
                  python3 -c 'import torch' 2>/dev/null || { echo "cuDNN column skipped: PyTorch does not load"; continue; } ;;
         esac
         tag=ncu-d64-$who-$(echo "$cfg" | tr -c 'A-Za-z0-9\n' '-')
-        env "$cfg" timeout "${SUITE_TIMEOUT:-300}" ncu -k "regex:$kernel" -c 2 --clock-control none --section WarpStateStats \
-          --metrics "$metrics" --csv --page raw $exe run suites/attention-hopper.yaml --filter "$shape" \
-          --variants "$variant" ${py:+--python $py} --steady off --interleave off --no-profile \
-          --out "$OUT/$tag.json" >"$OUT/$tag.csv" 2>"$OUT/$tag.err" || status=1
-        csvs+=("$OUT/$tag.csv")
+        if env "$cfg" timeout "${SUITE_TIMEOUT:-300}" ncu -k "regex:$kernel" -c 2 --clock-control none --section WarpStateStats \
+          --metrics "$metrics" --csv --page raw --print-units base $exe run suites/attention-hopper.yaml \
+          --filter "^attention/.*$shape" --variants "$variant" ${py:+--python $py} --steady off --interleave off \
+          --no-profile --out "$OUT/$tag.json" >"$OUT/$tag.csv" 2>"$OUT/$tag.err"; then
+          csvs+=("$OUT/$tag.csv")
+        else
+          status=1
+          echo "$who ($cfg): ncu failed, left out of the table:"
+          tail -3 "$OUT/$tag.err"
+        fi
       done
-      python3 reports/ncu_summary.py --markdown "${csvs[@]}" | tee "$OUT/ncu-d64-summary.md" || status=1 ;;
+      [ ${#csvs[@]} -gt 0 ] && { python3 reports/ncu_summary.py --markdown "${csvs[@]}" | tee "$OUT/ncu-d64-summary.md" || status=1; } ;;
     attention-lazy-rescale)
       step "lazy rescaling: its GPU tests, compute-sanitizer, then off / on beside cuDNN"
       ctest --test-dir build/release -R 'AttentionGpuHopperLazyRescale' --output-on-failure >"$OUT/lazy-tests.log" 2>&1 || status=1

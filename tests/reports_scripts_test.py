@@ -21,6 +21,7 @@ figures of models_cpu_test) and the transformer table's MFU and PyTorch-best ref
 """
 import ast
 import contextlib
+import csv
 import glob
 import importlib
 import io
@@ -315,10 +316,48 @@ class TinyNcuSummary(unittest.TestCase):
         self.assertIn("| 474 M | 487 M |", rows["warp instructions"])
         # L2 bytes = bytes per second x time: 4.62 TB/s x 1.160 ms and 2.78 TB/s x 1.152 ms.
         self.assertIn("| 5.35 GB | 3.20 GB |", rows["L2 bytes"])
-        self.assertIn("| 132 x 384, 168 registers |", rows["CTAs x threads, registers"])
+        self.assertIn("| 132 x 384, 168 registers | 132 x 384, 168 registers, clusters of 2 |",
+                      rows["CTAs x threads, registers"])
+        # The names tell the instantiations apart (no "void", namespace or parameter list).
+        self.assertIn("| flash_hopper_forward_kernel<__nv_bfloat16, 64, 2, 192, 0, 2, 1> |"
+                      " flash_hopper_forward_kernel<__nv_bfloat16, 64, 2, 192, 0, 2, 2> |", rows["kernel"])
         # The largest stall first, "selected" (an issue, not a stall) left out.
         self.assertIn("| wait 1.28, long_scoreboard 0.60, barrier 0.56,", rows["stalls per issue (top 5)"])
         self.assertNotIn("selected 1.00", out)
+
+    def edited_copy(self, d, edit):
+        """The default fixture with its table's columns edited: edit(header, units, row) -> the three."""
+        with open(os.path.join(self.DATA, "flash-d64-default.csv")) as f:
+            lines = f.read().splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+        header, units, *rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+        header, units, row = edit(header, units, rows[-1])
+        out = io.StringIO()
+        csv.writer(out, quoting=csv.QUOTE_ALL).writerows([header, units, row])
+        path = os.path.join(d, "edited.csv")
+        with open(path, "w") as f:
+            f.write("\n".join(lines[:start]) + "\n" + out.getvalue())
+        return path
+
+    def test_a_missing_counter_prints_a_dash_and_other_units_are_converted(self):
+        def drop_l2_and_use_ms(header, units, row):
+            keep = [i for i, h in enumerate(header) if h != "lts__t_bytes.sum.per_second"]
+            header, units, row = ([x[i] for i in keep] for x in (header, units, row))
+            t = header.index("gpu__time_duration.sum")
+            units[t], row[t] = "msecond", "1.16"  # ncu's auto units: 1,160,032 ns
+            c = header.index("sm__cycles_elapsed.avg.per_second")
+            units[c], row[c] = "Ghz", "1.78"
+            return header, units, row
+
+        with tempfile.TemporaryDirectory() as d:
+            rc, out, err = self.run_summary(self.edited_copy(d, drop_l2_and_use_ms), "--markdown")
+        self.assertEqual(rc, 0, err)
+        rows = {line.split(" | ")[0].lstrip("| "): line for line in out.splitlines()[2:]}
+        self.assertIn("| 1.160 ms |", rows["time"])
+        self.assertIn("| 1.78 GHz |", rows["SM clock"])
+        self.assertIn("| - |", rows["L2 bytes / s"])
+        self.assertIn("| - |", rows["L2 bytes"])
+        self.assertIn("| 51.5% |", rows["tensor pipe active"])
 
     def test_a_file_without_the_table_or_the_kernel_is_an_error_that_says_why(self):
         with tempfile.TemporaryDirectory() as d:

@@ -104,10 +104,12 @@
 //     cuDNN at N = 8192 0.902-0.931x against 0.895-0.929x: kept as an experiment, not a default.
 //   Clusters of two CTAs sharing each K/V tile (kCl = 2, HARNESS_FWD_D64_CLUSTER=2, d = 64;
 //     Layout's comment), H100 2026-11-27: K and V read from L2 once per 256 query rows, as
-//     cuDNN's kernel does, cut the L2 bytes by 40% (ncu, B = 2 H = 16 N = 8192: 3.2 against
-//     5.35 GB) and left the time (1.152 against 1.160 ms) and the tensor pipe (51.6%)
-//     unchanged; N = 1024 4-8% slower; beside cuDNN 0.87-0.93x either way: an experiment, not
-//     a default. (With .release.cluster arrives it ran 2.04x slower: a MEMBAR per release.)
+//     cuDNN's kernel does, cut the L2 bytes by 40% (ncu, B = 2 H = 16 N = 8192, two device
+//     calls: 3.2 against 5.35 GB) and left the time (1.152 against 1.160 ms) and the tensor
+//     pipe (51.6% against 51.5%) unchanged; N = 1024 3.6-7.8% slower; beside cuDNN 0.87-0.93x
+//     either way; causal not timed (the first CTA of a causal unit runs up to one more key
+//     tile than its rows need, fully masked for it): an experiment, not a default. (With
+//     .release.cluster arrives it ran 2.04x slower: a MEMBAR per release.)
 //   Not measured on its own: ping-pong (kPingPong; FA3 uses it at d = 128): every A/B above
 //     had it on; a build without it and without the persistent grid was within the clock
 //     noise of the first version. Not tried: 192-key tiles at d = 128 (S 96 + two P 48 +

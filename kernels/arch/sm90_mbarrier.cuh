@@ -24,24 +24,24 @@ __device__ __forceinline__ void mbar_expect_tx(std::uint32_t bar, std::uint32_t 
 __device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
-// Arrive on the mbarrier at shared offset `bar` of CTA `rank` of the cluster.
+// The shared::cluster address of shared offset `addr` in CTA `rank` of the cluster (mapa).
+__device__ __forceinline__ std::uint32_t cluster_smem_addr(std::uint32_t addr, std::uint32_t rank) {
+  std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(rank));
+  return remote;
+}
+// Arrive on the mbarrier at shared offset `bar` of CTA `rank` of the cluster, releasing at
+// cluster scope (the thread's earlier memory operations are visible cluster-wide first).
 __device__ __forceinline__ void mbar_arrive_cluster(std::uint32_t bar, std::uint32_t rank) {
-  asm volatile(
-      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
-      "r"(rank)
-      : "memory");
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_smem_addr(bar, rank))
+               : "memory");
 }
 // The same arrive with the default semantics (release at CTA scope: no cluster-scope fence,
 // which ncu showed as a membar stall of ~4.5 cycles per issued instruction in the attention
 // forward): for releasing a buffer that only the async proxy (wgmma) read, after the thread
 // waited for that read to complete, as CUTLASS's ClusterBarrier::arrive(cta_id) does.
 __device__ __forceinline__ void mbar_arrive_cluster_cta_scope(std::uint32_t bar, std::uint32_t rank) {
-  asm volatile(
-      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
-      "r"(rank)
-      : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_smem_addr(bar, rank)) : "memory");
 }
 // Spins until the phase of parity `parity` of the barrier has completed (a freshly
 // initialised barrier counts as having completed the phase of parity 1).

@@ -127,6 +127,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "arch/cluster_launch.hpp"
 #include "arch/numeric.cuh"
 #include "arch/sm90_mbarrier.cuh"
 #include "arch/sm90_tma.cuh"
@@ -895,28 +896,17 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   } else {
     // Clusters of kClT CTAs along x; persistent: as many clusters as fit at once (the GPCs'
     // SM counts may leave an SM without a partner).
-    cudaLaunchAttribute attrs[1];
-    attrs[0].id = cudaLaunchAttributeClusterDimension;
-    attrs[0].val.clusterDim.x = static_cast<unsigned>(kClT);
-    attrs[0].val.clusterDim.y = 1;
-    attrs[0].val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.blockDim = dim3(L::kThreads);
-    cfg.dynamicSmemBytes = L::kSmem;
-    cfg.stream = stream;
-    cfg.attrs = attrs;
-    cfg.numAttrs = 1;
+    arch::ClusterLaunch launch(kClT, L::kThreads, L::kSmem, stream);
     static int max_clusters = -1;  // per instantiation; one device assumed, as the attribute above
     if (max_clusters < 0) {
-      cfg.gridDim = dim3(static_cast<unsigned>(kClT * (sms / kClT)));
       int fit = 0;
-      if (const cudaError_t e = cudaOccupancyMaxActiveClusters(&fit, kernel, &cfg); e != cudaSuccess) return e;
+      if (const cudaError_t e = arch::max_active_clusters(kernel, launch, sms, &fit); e != cudaSuccess) return e;
       max_clusters = fit;
     }
     if (max_clusters < 1) return cudaErrorNotSupported;
     const int clusters = s.causal ? sched.total : std::min(sched.total, max_clusters);
-    cfg.gridDim = dim3(static_cast<unsigned>(kClT * clusters));
-    return cudaLaunchKernelEx(&cfg, kernel, mq, mk, mv, mo, static_cast<TO*>(o), lse, sched, s.heads, s.group(),
+    launch.cfg.gridDim = dim3(static_cast<unsigned>(kClT * clusters));
+    return cudaLaunchKernelEx(&launch.cfg, kernel, mq, mk, mv, mo, static_cast<TO*>(o), lse, sched, s.heads, s.group(),
                               s.seq_len, c, o_scale);
   }
 }

@@ -75,6 +75,7 @@
 
 #include <cuda.h>  // CUtensorMap and its enums (header only: no -lcuda)
 
+#include "arch/cluster_launch.hpp"
 #include "arch/sm90_mbarrier.cuh"
 #include "arch/sm90_tma.cuh"
 #include "arch/sm90_warpgroup.cuh"
@@ -615,17 +616,8 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   if (attr != cudaSuccess) return attr;
 
-  cudaLaunchAttribute attrs[1];
-  attrs[0].id = cudaLaunchAttributeClusterDimension;
-  attrs[0].val.clusterDim.x = static_cast<unsigned>(cl);
-  attrs[0].val.clusterDim.y = 1;
-  attrs[0].val.clusterDim.z = 1;
-  cudaLaunchConfig_t cfg = {};
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = kSmemBytes;
-  cfg.stream = stream;
-  cfg.attrs = attrs;
-  cfg.numAttrs = 1;
+  arch::ClusterLaunch launch(cl, kThreads, kSmemBytes, stream);
+  cudaLaunchConfig_t& cfg = launch.cfg;
 
   // Persistent grid: one CTA per SM, or as many clusters of 2 as fit at once (the GPCs'
   // SM counts may leave an SM without a partner).
@@ -633,10 +625,8 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
   if (cl == 2) {
     static int max_clusters = -1;  // per instantiation; one device assumed, as above
     if (max_clusters < 0) {
-      cfg.gridDim = dim3(static_cast<unsigned>(2 * (sms / 2)));
       int n = 0;
-      if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, kernel, &cfg); e != cudaSuccess)
-        return e;
+      if (cudaError_t e = arch::max_active_clusters(kernel, launch, sms, &n); e != cudaSuccess) return e;
       max_clusters = n;
     }
     if (max_clusters < 1) return cudaErrorNotSupported;

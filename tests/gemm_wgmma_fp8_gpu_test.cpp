@@ -286,6 +286,11 @@ TEST(GemmWgmmaFp8, TimingVsCublasLtAndBf16Printout) {
     const float ms = median_ms([&] {
       if (auto x = run_wgmma(c); x != cudaSuccess) e = x;
     });
+    kg::GemmWgmmaTuning cluster;  // clusters of 2 along M sharing B (cuBLASLt's FP8 kernels run in clusters of 2)
+    cluster.cluster_m = 2;
+    const float ms_cluster = median_ms([&] {
+      if (auto x = run_wgmma(c, cluster); x != cudaSuccess) e = x;
+    });
     const float ms_bf16 = median_ms([&] {
       if (auto x = kg::gemm_wgmma_bf16(false, true, S, S, S, 1.f, a16.as<const __nv_bfloat16>(),
                                        b16.as<const __nv_bfloat16>(), 0.f, c16.as<__nv_bfloat16>(), nullptr);
@@ -300,9 +305,10 @@ TEST(GemmWgmmaFp8, TimingVsCublasLtAndBf16Printout) {
     ASSERT_EQ(s, CUBLAS_STATUS_SUCCESS);
     const double flop = 2.0 * S * static_cast<double>(S) * S;
     std::printf("[timing] fp8 nt %d^3: wgmma %.3f ms %.1f TFLOP/s | cuBLASLt fp8 %.3f ms %.1f TFLOP/s (%.2fx) | "
-                "bf16 wgmma %.3f ms %.1f TFLOP/s (fp8 %.2fx)\n",
+                "bf16 wgmma %.3f ms %.1f TFLOP/s (fp8 %.2fx) | fp8 wgmma cluster 2 %.3f ms %.1f TFLOP/s (%.2fx "
+                "cuBLASLt)\n",
                 S, ms, flop / ms * 1e-9, ms_lt, flop / ms_lt * 1e-9, ms_lt / ms, ms_bf16, flop / ms_bf16 * 1e-9,
-                ms_bf16 / ms);
+                ms_bf16 / ms, ms_cluster, flop / ms_cluster * 1e-9, ms_lt / ms_cluster);
   }
 }
 

@@ -326,14 +326,18 @@ __global__ void __launch_bounds__(kThreads, 1)
     constexpr int kTnspB = TB ? 0 : 1;
     const uint32_t my_cstage = cstage + static_cast<uint32_t>(c) * kCStageBytes;
 
-    // Releases a stage to the producers of every CTA of the cluster (one arrive per warp).
+    // Releases a stage to the producers of every CTA of the cluster (one arrive per warp),
+    // after the warpgroup waited for the wgmmas that read it: the remote arrives at CTA scope
+    // (CUTLASS's consumer release). With .release.cluster, the attention forward's cluster
+    // kernel ran 2.04x slower (ncu: a membar stall of ~4.5 cycles per instruction; H100,
+    // docs/PERFORMANCE.md "d = 64 forward in clusters of two").
     auto release = [&](int s) {
       if (lane != 0) return;
       if (cl == 1) {
         arch::mbar_arrive(empty_bar + 8 * s);
       } else {
-        arch::mbar_arrive_cluster(empty_bar + 8 * s, 0);
-        arch::mbar_arrive_cluster(empty_bar + 8 * s, 1);
+        arch::mbar_arrive_cluster_cta_scope(empty_bar + 8 * s, 0);
+        arch::mbar_arrive_cluster_cta_scope(empty_bar + 8 * s, 1);
       }
     };
 

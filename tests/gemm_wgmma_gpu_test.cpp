@@ -159,7 +159,7 @@ kg::GemmWgmmaTuning tuning_of(int i) {
   return t;
 }
 std::string tuning_name(const kg::GemmWgmmaTuning& t) {
-  return std::string("cluster ") + std::to_string(t.cluster_m) +
+  return std::string("cluster ") + (t.cluster_m == 0 ? std::string("by-shape") : std::to_string(t.cluster_m)) +
          (t.tma_store ? " tma-store" : " direct-store") + (t.cache_maps ? " map-cache" : "") +
          (t.max_ctas > 0 ? " max-ctas " + std::to_string(t.max_ctas) : "") +
          (t.group_m != kg::GemmWgmmaTuning{}.group_m ? " group-m " + std::to_string(t.group_m)

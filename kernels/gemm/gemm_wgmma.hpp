@@ -60,12 +60,13 @@ namespace kernels::gemm {
 
 // Kernel options (the defaults are the measured best on an H200; the others stay for A/B
 // timing and for the tests that check every path):
-//   cluster_m 1: no clusters (default). 2: CTAs run in clusters of 2 along M; each loads
-//     half of the shared B tile and multicasts it to both (TMA .multicast::cluster), halving
-//     B's L2 -> SM traffic. Correct, but measured 1.7x SLOWER on an H200 (bf16 nt 4096^3:
-//     438 against 755 TFLOP/s; capping the grid at 128 or 112 CTAs did not help, so it is
-//     no over-subscription of co-resident clusters; cause not established), hence not the
-//     default.
+//   cluster_m 0 (default): by shape, gemm_wgmma_cluster. 1: no clusters. 2: CTAs run in
+//     clusters of 2 along M; each loads half of the shared B tile and multicasts it to both
+//     (TMA .multicast::cluster), halving B's L2 -> SM traffic. It measured 1.7x slower on an
+//     H200 (2026-11-23) while the consumers released a stage with a cluster-scope release
+//     (mbarrier.arrive.release.cluster); with CTA-scope arrives (CUTLASS's consumer release),
+//     bf16 nt on an H100 (2026-11-27, one test, back to back): 4096^3 746.3 against 739.6
+//     TFLOP/s without clusters, 8192^3 776.6 against 731.4 (docs/PERFORMANCE.md).
 //   tma_store: beta == 0 epilogue through shared memory and a TMA store (async: the next
 //     tile's mainloop starts while the copy engine writes C); needs N % 8 == 0 and C 16-byte
 //     aligned, else (and for beta != 0) the direct predicated register stores run.
@@ -86,13 +87,17 @@ namespace kernels::gemm {
 //     holds the (M, N) f32 sums (else unsplit); 1: never; n > 1: n splits (at most one per K
 //     step of 64 16-bit / 32 f32 / 128 fp8 elements), cudaErrorInvalidValue without the workspace.
 struct GemmWgmmaTuning {
-  int cluster_m = 1;
+  int cluster_m = 0;
   bool tma_store = true;
   bool cache_maps = false;
   int max_ctas = 0;
   int group_m = 16;
   int splits = 0;
 };
+
+// The by-shape cluster size (cluster_m 0) of a call with `splits` split-K ranges on `sms` SMs:
+// 1 or 2. HARNESS_WGMMA_CLUSTER=1 or 2 forces it (read once per process), for A/B runs.
+int gemm_wgmma_cluster(int M, int N, int splits, int sms);
 
 // Split-K, for shapes with few output tiles and a long K (a Linear layer's weight gradient
 // X^T dY: M, N = 512..2048 and K = 8192 tokens give 8-32 tiles of 128 x 256 for 132 SMs).

@@ -268,21 +268,6 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheClusterExperiment) {
   EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
 }
 
-TEST(AttentionPlugin, HopperForwardConfigNamesTheExpFmaExperiment) {
-  namespace attn = kernels::attention;
-  const char* fma = std::getenv("HARNESS_FWD_EXP2_FMA");
-  if (fma == nullptr || std::string(fma) != "2" || std::getenv("HARNESS_FWD_D64_KEYS") != nullptr ||
-      std::getenv("HARNESS_FWD_D64_CONSUMERS") != nullptr || std::getenv("HARNESS_FWD_D64_CLUSTER") != nullptr ||
-      std::getenv("HARNESS_FWD_LAZY_RESCALE") != nullptr)
-    GTEST_SKIP() << "runs with HARNESS_FWD_EXP2_FMA=2 alone (ctest AttentionCpuD64ExpFmaConfig)";
-  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
-  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)),
-            "128 x 128 tiles (query rows x keys), 2/8 of the exponentials on the FMA pipe, eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, false)),
-            "128 x 192 tiles (query rows x keys), 2/8 of the exponentials on the FMA pipe, eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
-}
-
 // The Hopper forward's kernel choice, as the result's config: the dispatch's rules (192-key
 // tiles at d = 64 from N = 2048, causal from 8192; 64-key tiles at d = 256; lazy rescaling
 // at d = 128 and 256). flash_wgmma records it for bf16/f16 (fp8: its scales; f32: nothing);

@@ -59,25 +59,4 @@ __device__ __forceinline__ float fast_exp2(float x) {
   return y;
 }
 
-// 2^x without MUFU, on the FMA and ALU pipes (FlashAttention-4's exponential emulation):
-// x = j + f with j = floor(x): an add rounded down against 1.5 * 2^23 lands in [2^23, 2^24),
-// where the spacing is 1, so t = 1.5 * 2^23 + j exactly and j sits in t's low mantissa bits;
-// 2^f on [0, 1) by a cubic, minimax in relative error (coefficients fitted for this file:
-// 8.6e-5 at most in f32, under bf16's and f16's rounding of P, 2^-9 and 2^-12); then j added
-// to the exponent field: bits(2^f) + (bits(t) << 23), the 1.5 * 2^23 part shifted out.
-// x <= 127; x <= -127 (and -inf) gives +0: clamped to -127, 2^f = 1 and j = -127 cancel the
-// exponent; in (-127, -126) a value under 2^-126 (MUFU's .ftz gives 0 there).
-// Cost: 8 instructions (FMNMX, 3 FADD, 3 FFMA, LEA) against one MUFU.EX2, on pipes with 8x
-// MUFU's throughput (16 a clock an SM). Where MUFU bounds a kernel (the softmax of attention
-// at d = 64: 16 S elements a clock an SM is also the tensor cores' rate) a share of the
-// exponentials moves here.
-__device__ __forceinline__ float poly_exp2(float x) {
-  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
-  x = fmaxf(x, -127.0f);
-  const float t = __fadd_rd(x, kRound);
-  const float f = __fsub_rn(x, __fsub_rn(t, kRound));  // exact: in [0, 1)
-  const float p = fmaf(fmaf(fmaf(0.0770652f, f, 0.2276470f), f, 0.6951163f), f, 1.0f);
-  return __int_as_float(__float_as_int(p) + static_cast<int>(static_cast<unsigned>(__float_as_int(t)) << 23));
-}
-
 }  // namespace kernels::arch

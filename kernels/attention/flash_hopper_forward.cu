@@ -203,12 +203,10 @@ struct Elem<__nv_fp8_e4m3> {
 // kRescaleSlack. 16-bit inputs only (fp8 P stays <= 1: e4m3 tops out at 448).
 constexpr float kRescaleSlack = 8.0f;
 
-template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1,
-          int kExpFmaT = 0>
+template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1>
 struct Layout {
   static constexpr int kCons = kConsT;                   // consumer warpgroups (64 query rows each)
   static constexpr int kCl = kClT;                       // CTAs of a cluster sharing each K/V tile (multicast)
-  static constexpr int kExpFma = kExpFmaT;               // exponentials on the FMA pipe, in eighths (exp_on_fma)
   static constexpr bool kFp8 = Elem<T>::kFp8;
   static constexpr bool kLazy = kLazyT;                  // lazy rescaling (above)
   static constexpr int kBM = 64 * kCons;                 // query rows of a tile
@@ -243,7 +241,6 @@ struct Layout {
   static_assert(kCons == 2 || (kCons == 3 && kD == 64 && kBN == 192), "3 consumers: d = 64, 192 keys only");
   static_assert(128 * 24 + 128 * kCons * kRegs <= 65536, "setmaxnreg: the register file");
   static_assert(!kLazy || !kFp8, "lazy rescaling: 16-bit inputs only");
-  static_assert(kExpFma >= 0 && kExpFma <= 8 && (kExpFma == 0 || !kFp8), "exponentials on the FMA pipe: 16-bit");
   static_assert(kCl == 1 || (kCl == 2 && !kFp8 && kCons == 2 && kKVRows % 8 == 0),
                 "clusters: 2 CTAs, 16-bit, two consumers, half tiles of whole 1024-byte swizzle groups");
 };
@@ -330,31 +327,18 @@ __device__ __forceinline__ float update_max(float tile_max, float c, float& m, f
   return mu;
 }
 
-// Exponentials on the FMA pipe (Layout's kExpFma, kFma here): at d = 64 a consumer's S tile
-// of 64 x kBN elements takes as long in MUFU (16 exponentials a clock an SM) as its two
-// products take on the tensor cores (2 x 2 x 64 x kBN x 64 FLOP at ~4096 a clock an SM), so
-// the softmax of one consumer cannot hide under the other's GEMMs (ncu, B = 2 H = 16 N = 8192:
-// XU pipe 52.7% beside the tensor pipe's 51.5%; cuDNN 60.2% / 59.2%). kFma of every 8 pairs of
-// a row's exponentials (spread: pair q when (q kFma) mod 8 < kFma) are computed by
-// arch::poly_exp2 (8 FMA / ALU instructions instead of one MUFU). Per pair of a warp row
-// (two instructions a type): MUFU 8 clocks in XU; issue ~4.5 instructions an element; with
-// kFma = 2, MUFU 6 and issue ~6.5 (the balance by that count).
-template <int kFma>
-__device__ __forceinline__ constexpr bool exp_on_fma(int q) {
-  return (q * kFma) % 8 < kFma;
-}
-template <int kFma>
-__device__ __forceinline__ float softmax_exp2(float x, int q) {
-  if (exp_on_fma<kFma>(q)) return arch::poly_exp2(x);
-  return arch::fast_exp2(x);
-}
-
+// The exponentials stay on MUFU. At d = 64 MUFU's 16 a clock an SM equal the rate at which the
+// tensor cores produce S elements (ncu: XU pipe 52.7% beside the tensor pipe's 51.5%), so
+// moving 2 or 3 of every 8 of them to the FMA pipe (FlashAttention-4's cubic emulation of 2^x)
+// was tried: XU fell to 38.2% and issue rose from 45.2% to 54.2%, and the kernel got 3-5%
+// (2/8) and 4.5-7% (3/8) slower (H100, 2026-11-27, session 15; commit cccfe6f, reverted;
+// docs/PERFORMANCE.md "Exponentials on the FMA pipe").
 // Online softmax of one tile for this thread's two rows (r = 0: row g, 1: row g + 8):
 // updates m, l; P rounded to T as RS-form A fragments; alpha = exp2(m_old - m_new).
 // fp8: slice kk (keys 32 kk ..), 16-key group h: register r + 2 h holds this thread's keys
 // 2t, 2t + 1, 8 + 2t, 9 + 2t of the group (accumulators 16 kk + 8 h + 2 r, +1, +4, +5) as
 // the fragment's k = 4t .. 4t + 3; V^T's keys are stored in that order (v_transpose_fp8).
-template <class T, int kBN, bool kLazy = false, int kFma = 0>
+template <class T, int kBN, bool kLazy = false>
 __device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c, float (&m)[2], float (&l)[2],
                                              std::uint32_t (&p)[kPSlices<T, kBN>][4], float (&alpha)[2]) {
 #pragma unroll
@@ -384,8 +368,8 @@ __device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c,
 #pragma unroll
         for (int h = 0; h < 2; ++h) {  // keys 16 kk + 8 h + 2t, +1: accumulators 8 kk + 4 h + 2 r, +1
           const int j = 8 * kk + 4 * h + 2 * r;
-          const float p0 = softmax_exp2<kFma>(fmaf(s[j], c, -mu), 2 * kk + h);
-          const float p1 = softmax_exp2<kFma>(fmaf(s[j + 1], c, -mu), 2 * kk + h);
+          const float p0 = arch::fast_exp2(fmaf(s[j], c, -mu));
+          const float p1 = arch::fast_exp2(fmaf(s[j + 1], c, -mu));
           sum += p0 + p1;
           p[kk][r + 2 * h] = arch::pack2<T>(p0, p1);
         }
@@ -398,7 +382,7 @@ __device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c,
 // The one-P path (Layout::kOneP): softmax_tile split in two. softmax_exp leaves
 // P = exp2(c S - m) in S as f32 (m, l, alpha as softmax_tile); pack_p rounds it to T into
 // the RS-form A fragments once the previous P V product has released the P registers.
-template <int kBN, bool kLazy = false, int kFma = 0>
+template <int kBN, bool kLazy = false>
 __device__ __forceinline__ void softmax_exp(float (&s)[kBN / 2], float c, float (&m)[2], float (&l)[2],
                                             float (&alpha)[2]) {
 #pragma unroll
@@ -410,8 +394,8 @@ __device__ __forceinline__ void softmax_exp(float (&s)[kBN / 2], float c, float 
     float sum = 0.0f;
 #pragma unroll
     for (int j = 2 * r; j < kBN / 2; j += 4) {  // accumulators j, j + 1: row r
-      s[j] = softmax_exp2<kFma>(fmaf(s[j], c, -mu), j / 4);
-      s[j + 1] = softmax_exp2<kFma>(fmaf(s[j + 1], c, -mu), j / 4);
+      s[j] = arch::fast_exp2(fmaf(s[j], c, -mu));
+      s[j + 1] = arch::fast_exp2(fmaf(s[j + 1], c, -mu));
       sum += s[j] + s[j + 1];
     }
     l[r] = l[r] * alpha[r] + sum;
@@ -432,13 +416,13 @@ __device__ __forceinline__ void pack_p(const float (&s)[kBN / 2], std::uint32_t 
 
 // c: the softmax scale times log2(e) (fp8: times scale_q scale_k); o_scale: fp8 scale_v
 // (O = scale_v (P V_q) / l), unused for 16-bit inputs.
-template <class T, int kD, int kStagesT, int kBNT, bool kLazyT, int kConsT, int kClT, int kExpFmaT>
-__global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT, kExpFmaT>::kThreads, 1)
+template <class T, int kD, int kStagesT, int kBNT, bool kLazyT, int kConsT, int kClT>
+__global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>::kThreads, 1)
     flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                 const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
                                 typename Elem<T>::Out* __restrict__ o, float* __restrict__ lse, const Schedule sched,
                                 int heads, int group, int n, float c, float o_scale) {
-  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT, kExpFmaT>;
+  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
   using TO = typename Elem<T>::Out;
   constexpr int kBN = L::kBN, kBM = L::kBM, kStages = L::kStages, kCons = L::kCons, kCl = L::kCl;
   extern __shared__ unsigned char smem_raw[];
@@ -663,13 +647,13 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
       if (n_tiles == 1) release(bars.q_empty(cw));
       if (needs_mask(0)) mask_tile<kBN>(s, 0, row0, n, causal);
       if constexpr (L::kPSmem) {
-        softmax_exp<kBN, L::kLazy, L::kExpFma>(s, c, m, l, alpha);
+        softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
         store_p(s);
       } else if constexpr (L::kOneP) {
-        softmax_exp<kBN, L::kLazy, L::kExpFma>(s, c, m, l, alpha);
+        softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
         pack_p<T, kBN>(s, p);
       } else {
-        softmax_tile<T, kBN, L::kLazy, L::kExpFma>(s, c, m, l, p, alpha);
+        softmax_tile<T, kBN, L::kLazy>(s, c, m, l, p, alpha);
       }
     }
 
@@ -716,7 +700,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
     // unrolled by two).
     auto step = [&](int j, std::uint32_t (&pp)[kPSlices<T, kBN>][4], std::uint32_t (&pn)[kPSlices<T, kBN>][4]) {
       const int prev = begin_step(j, pp);
-      softmax_tile<T, kBN, L::kLazy, L::kExpFma>(s, c, m, l, pn, alpha);
+      softmax_tile<T, kBN, L::kLazy>(s, c, m, l, pn, alpha);
       pv_done(pp, prev);
       rescale_o();
     };
@@ -734,7 +718,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
       // runs, then P_j stored once that product (which read the boxes) is done.
       for (int j = 1; j < n_tiles; ++j) {
         const int prev = begin_step(j, p);
-        softmax_exp<kBN, L::kLazy, L::kExpFma>(s, c, m, l, alpha);
+        softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
         pv_done(p, prev);
         store_p(s);
         rescale_o();
@@ -751,7 +735,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
       // then P_j packed into p once that product is done.
       for (int j = 1; j < n_tiles; ++j) {
         const int prev = begin_step(j, p);
-        softmax_exp<kBN, L::kLazy, L::kExpFma>(s, c, m, l, alpha);
+        softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
         pv_done(p, prev);
         pack_p<T, kBN>(s, p);
         rescale_o();
@@ -872,11 +856,10 @@ constexpr CUtensorMapDataType kMapType = std::is_same_v<T, __half>          ? CU
 
 // c_scale: multiplies the softmax scale in c (fp8: scale_q scale_k; 16-bit: 1); o_scale: fp8
 // scale_v. fp8: v is V^T (v_transpose_fp8_kernel's layout).
-template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1,
-          int kExpFmaT = 0>
+template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse, float c_scale,
                    float o_scale, cudaStream_t stream) {
-  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT, kExpFmaT>;
+  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
   using TO = typename Elem<T>::Out;
   CUtensorMap mq, mk, mv, mo;
   const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
@@ -890,7 +873,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   else
     ok = ok && head_tensor_map(&mv, kMapType<T>, kElem, v, kD, s.seq_len, bkv, L::kKVRows);
   if (!ok) return cudaErrorInvalidValue;
-  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT, kExpFmaT>;
+  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
   if (attr != cudaSuccess) return attr;
@@ -976,25 +959,6 @@ int d64_cluster() {
   return forced == 2 ? 2 : 1;
 }
 
-// HARNESS_FWD_EXP2_FMA=2 or 3: at d = 64 (two consumers, no clusters), 2 or 3 of every 8 of
-// the softmax's exponentials on the FMA pipe (exp_on_fma), for experiments (read once per
-// process); unset or another value: none.
-int d64_exp2_fma() {
-  static const int forced = [] {
-    const char* e = std::getenv("HARNESS_FWD_EXP2_FMA");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
-  return forced == 2 || forced == 3 ? forced : 0;
-}
-
-// d = 64 with kFma eighths of the exponentials on the FMA pipe, at the key tile of the shape.
-template <class T, bool kLazy, int kFma>
-cudaError_t launch_d64(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
-                       cudaStream_t stream) {
-  if (d64_key_tile(s) == 192) return launch<T, 64, 2, 192, kLazy, 2, 1, kFma>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-  return launch<T, 64, 2, 0, kLazy, 2, 1, kFma>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-}
-
 template <class T, bool kLazy>
 cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
                         cudaStream_t stream) {
@@ -1005,11 +969,10 @@ cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void
         if (d64_key_tile(s) == 192) return launch<T, 64, 2, 192, kLazy, 2, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
         return launch<T, 64, 2, 0, kLazy, 2, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
       }
-      if constexpr (!kLazy) {  // (d = 64's default: eager rescaling)
-        if (d64_exp2_fma() == 2) return launch_d64<T, kLazy, 2>(s, q, k, v, o, lse, stream);
-        if (d64_exp2_fma() == 3) return launch_d64<T, kLazy, 3>(s, q, k, v, o, lse, stream);
+      switch (d64_key_tile(s)) {
+        case 192: return launch<T, 64, 2, 192, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+        default: return launch<T, 64, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
       }
-      return launch_d64<T, kLazy, 0>(s, q, k, v, o, lse, stream);
     case 128: return launch<T, 128, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     case 256: return launch<T, 256, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     default:
@@ -1067,12 +1030,9 @@ std::string flash_hopper_config(const Shape& s) {
     case 256: rows = Layout<B, 256, 2>::kBM, keys = Layout<B, 256, 2>::kBN; break;
     default: return {};
   }
-  const bool two = s.head_dim == 64 && d64_consumers() == 2;
-  const bool cluster = two && d64_cluster() == 2;
-  const int fma = two && !cluster && !flash_hopper_lazy_rescale(64) ? d64_exp2_fma() : 0;
+  const bool cluster = s.head_dim == 64 && d64_consumers() == 2 && d64_cluster() == 2;
   return std::to_string(rows) + " x " + std::to_string(keys) + " tiles (query rows x keys), " +
          (cluster ? "clusters of 2 sharing K/V (multicast), " : "") +
-         (fma ? std::to_string(fma) + "/8 of the exponentials on the FMA pipe, " : "") +
          (flash_hopper_lazy_rescale(s.head_dim) ? "lazy" : "eager") + " rescaling";
 }
 

@@ -330,9 +330,9 @@ __device__ __forceinline__ float update_max(float tile_max, float c, float& m, f
 // The exponentials stay on MUFU. At d = 64 MUFU's 16 a clock an SM equal the rate at which the
 // tensor cores produce S elements (ncu: XU pipe 52.7% beside the tensor pipe's 51.5%), so
 // moving 2 or 3 of every 8 of them to the FMA pipe (FlashAttention-4's cubic emulation of 2^x)
-// was tried: XU fell to 38.2% and issue rose from 45.2% to 54.2%, and the kernel got 3-5%
-// (2/8) and 4.5-7% (3/8) slower (H100, 2026-11-27, session 15; commit cccfe6f, reverted;
-// docs/PERFORMANCE.md "Exponentials on the FMA pipe").
+// was tried: XU fell to 38.2% and issue rose from 45.2% to 54.2%, and the kernel got slower
+// (geometric mean over 10 shapes +3.2% with 2/8, +4.5-5.7% with 3/8; H100, 2026-11-27,
+// session 15; commit cccfe6f, reverted; docs/PERFORMANCE.md "Exponentials on the FMA pipe").
 // Online softmax of one tile for this thread's two rows (r = 0: row g, 1: row g + 8):
 // updates m, l; P rounded to T as RS-form A fragments; alpha = exp2(m_old - m_new).
 // fp8: slice kk (keys 32 kk ..), 16-key group h: register r + 2 h holds this thread's keys

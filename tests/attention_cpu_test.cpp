@@ -252,11 +252,20 @@ TEST(AttentionPlugin, RejectsKvHeadsThatDoNotDivideHeadsAndFlashHeadDims) {
 // HARNESS_FWD_D64_CLUSTER=2 (ctest AttentionCpuD64ClusterConfig sets it) takes the d = 64
 // kernels in clusters of two, and the config says so; other head sizes are untouched.
 // Skipped without the variable (the dispatch reads it once per process).
+// Whether var=value is the only Hopper forward experiment in the environment (the config tests
+// below run under ctest with exactly one).
+bool only_experiment(const std::string& var, const std::string& value) {
+  for (const char* name : {"HARNESS_FWD_D64_KEYS", "HARNESS_FWD_D64_CONSUMERS", "HARNESS_FWD_D64_CLUSTER",
+                           "HARNESS_FWD_TREE_MAX", "HARNESS_FWD_LAZY_RESCALE"}) {
+    const char* e = std::getenv(name);
+    if (name == var ? e == nullptr || value != e : e != nullptr) return false;
+  }
+  return true;
+}
+
 TEST(AttentionPlugin, HopperForwardConfigNamesTheClusterExperiment) {
   namespace attn = kernels::attention;
-  const char* cluster = std::getenv("HARNESS_FWD_D64_CLUSTER");
-  if (cluster == nullptr || std::string(cluster) != "2" || std::getenv("HARNESS_FWD_D64_KEYS") != nullptr ||
-      std::getenv("HARNESS_FWD_D64_CONSUMERS") != nullptr || std::getenv("HARNESS_FWD_LAZY_RESCALE") != nullptr)
+  if (!only_experiment("HARNESS_FWD_D64_CLUSTER", "2"))
     GTEST_SKIP() << "runs with HARNESS_FWD_D64_CLUSTER=2 alone (ctest AttentionCpuD64ClusterConfig)";
   auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
   EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)),
@@ -265,6 +274,18 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheClusterExperiment) {
             "128 x 128 tiles (query rows x keys), clusters of 2 sharing K/V (multicast), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, false)),
             "128 x 192 tiles (query rows x keys), clusters of 2 sharing K/V (multicast), eager rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
+}
+
+TEST(AttentionPlugin, HopperForwardConfigNamesTheTreeMaxExperiment) {
+  namespace attn = kernels::attention;
+  if (!only_experiment("HARNESS_FWD_TREE_MAX", "1"))
+    GTEST_SKIP() << "runs with HARNESS_FWD_TREE_MAX=1 alone (ctest AttentionCpuD64TreeMaxConfig)";
+  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
+  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, true)),
+            "128 x 128 tiles (query rows x keys), row max as a tree, eager rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, false)),
+            "128 x 192 tiles (query rows x keys), row max as a tree, eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
 }
 

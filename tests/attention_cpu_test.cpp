@@ -256,7 +256,7 @@ TEST(AttentionPlugin, RejectsKvHeadsThatDoNotDivideHeadsAndFlashHeadDims) {
 // below run under ctest with exactly one).
 bool only_experiment(const std::string& var, const std::string& value) {
   for (const char* name : {"HARNESS_FWD_D64_KEYS", "HARNESS_FWD_D64_CONSUMERS", "HARNESS_FWD_D64_CLUSTER",
-                           "HARNESS_FWD_TREE_MAX", "HARNESS_FWD_LAZY_RESCALE"}) {
+                           "HARNESS_FWD_LAZY_RESCALE"}) {
     const char* e = std::getenv(name);
     if (name == var ? e == nullptr || value != e : e != nullptr) return false;
   }
@@ -274,18 +274,6 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheClusterExperiment) {
             "128 x 128 tiles (query rows x keys), clusters of 2 sharing K/V (multicast), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, false)),
             "128 x 192 tiles (query rows x keys), clusters of 2 sharing K/V (multicast), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
-}
-
-TEST(AttentionPlugin, HopperForwardConfigNamesTheTreeMaxExperiment) {
-  namespace attn = kernels::attention;
-  if (!only_experiment("HARNESS_FWD_TREE_MAX", "1"))
-    GTEST_SKIP() << "runs with HARNESS_FWD_TREE_MAX=1 alone (ctest AttentionCpuD64TreeMaxConfig)";
-  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
-  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, true)),
-            "128 x 128 tiles (query rows x keys), row max as a tree, eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, false)),
-            "128 x 192 tiles (query rows x keys), row max as a tree, eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
 }
 

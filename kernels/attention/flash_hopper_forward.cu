@@ -203,12 +203,10 @@ struct Elem<__nv_fp8_e4m3> {
 // kRescaleSlack. 16-bit inputs only (fp8 P stays <= 1: e4m3 tops out at 448).
 constexpr float kRescaleSlack = 8.0f;
 
-template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1,
-          bool kTreeMaxT = false>
+template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1>
 struct Layout {
   static constexpr int kCons = kConsT;                   // consumer warpgroups (64 query rows each)
   static constexpr int kCl = kClT;                       // CTAs of a cluster sharing each K/V tile (multicast)
-  static constexpr bool kTreeMax = kTreeMaxT;            // row max as a balanced tree (row_max)
   static constexpr bool kFp8 = Elem<T>::kFp8;
   static constexpr bool kLazy = kLazyT;                  // lazy rescaling (above)
   static constexpr int kBM = 64 * kCons;                 // query rows of a tile
@@ -335,42 +333,23 @@ __device__ __forceinline__ float update_max(float tile_max, float c, float& m, f
 // was tried: XU fell to 38.2% and issue rose from 45.2% to 54.2%, and the kernel got slower
 // (geometric mean over 10 shapes +3.2% with 2/8, +4.5-5.7% with 3/8; H100, 2026-11-27,
 // session 15; commit cccfe6f, reverted; docs/PERFORMANCE.md "Exponentials on the FMA pipe").
-// The raw max of this thread's kBN / 4 scores of row r (accumulators 4 i + 2 r, + 1). kTree:
-// a balanced tree of FMNMX (depth log2(kBN / 4): 6 at 192 keys) instead of one dependent chain
-// (depth kBN / 8 + 1: 25), the same kBN / 4 - 1 instructions and the same value (max is exact
-// in any order). The chain sits between S_j's arrival and the first exponential; ncu source
-// counters put 10.3% of the default kernel's warp samples on FMNMX (session 15).
-template <int kBN, bool kTree>
-__device__ __forceinline__ float row_max(const float (&s)[kBN / 2], int r) {
-  if constexpr (kTree) {
-    constexpr int kN = kBN / 4;
-    float v[kN];
-#pragma unroll
-    for (int i = 0; i < kN; ++i) v[i] = s[4 * (i / 2) + 2 * r + i % 2];
-#pragma unroll
-    for (int w = 1; w < kN; w *= 2)
-#pragma unroll
-      for (int i = 0; i + w < kN; i += 2 * w) v[i] = fmaxf(v[i], v[i + w]);
-    return v[0];
-  } else {
-    float raw = -INFINITY;
-#pragma unroll
-    for (int j = 0; j < kBN / 2; j += 4) raw = fmaxf(raw, fmaxf(s[j + 2 * r], s[j + 2 * r + 1]));
-    return raw;
-  }
-}
-
+// Nor did the row max's dependent FMNMX chain matter: a balanced tree (the same value, depth 6
+// instead of 25 at 192 keys) timed within noise (geometric means -0.9% and -0.6% over 6 shapes,
+// every verdict "same"; commit 6130394, reverted).
 // Online softmax of one tile for this thread's two rows (r = 0: row g, 1: row g + 8):
 // updates m, l; P rounded to T as RS-form A fragments; alpha = exp2(m_old - m_new).
 // fp8: slice kk (keys 32 kk ..), 16-key group h: register r + 2 h holds this thread's keys
 // 2t, 2t + 1, 8 + 2t, 9 + 2t of the group (accumulators 16 kk + 8 h + 2 r, +1, +4, +5) as
 // the fragment's k = 4t .. 4t + 3; V^T's keys are stored in that order (v_transpose_fp8).
-template <class T, int kBN, bool kLazy = false, bool kTree = false>
+template <class T, int kBN, bool kLazy = false>
 __device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c, float (&m)[2], float (&l)[2],
                                              std::uint32_t (&p)[kPSlices<T, kBN>][4], float (&alpha)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const float mu = update_max<kLazy>(arch::quad_max(row_max<kBN, kTree>(s, r)), c, m[r], alpha[r]);
+    float raw = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kBN / 2; j += 4) raw = fmaxf(raw, fmaxf(s[j + 2 * r], s[j + 2 * r + 1]));
+    const float mu = update_max<kLazy>(arch::quad_max(raw), c, m[r], alpha[r]);
     float sum = 0.0f;
     if constexpr (Elem<T>::kFp8) {
 #pragma unroll
@@ -406,12 +385,15 @@ __device__ __forceinline__ void softmax_tile(const float (&s)[kBN / 2], float c,
 // The one-P path (Layout::kOneP): softmax_tile split in two. softmax_exp leaves
 // P = exp2(c S - m) in S as f32 (m, l, alpha as softmax_tile); pack_p rounds it to T into
 // the RS-form A fragments once the previous P V product has released the P registers.
-template <int kBN, bool kLazy = false, bool kTree = false>
+template <int kBN, bool kLazy = false>
 __device__ __forceinline__ void softmax_exp(float (&s)[kBN / 2], float c, float (&m)[2], float (&l)[2],
                                             float (&alpha)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const float mu = update_max<kLazy>(arch::quad_max(row_max<kBN, kTree>(s, r)), c, m[r], alpha[r]);
+    float raw = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kBN / 2; j += 4) raw = fmaxf(raw, fmaxf(s[j + 2 * r], s[j + 2 * r + 1]));
+    const float mu = update_max<kLazy>(arch::quad_max(raw), c, m[r], alpha[r]);
     float sum = 0.0f;
 #pragma unroll
     for (int j = 2 * r; j < kBN / 2; j += 4) {  // accumulators j, j + 1: row r
@@ -437,13 +419,13 @@ __device__ __forceinline__ void pack_p(const float (&s)[kBN / 2], std::uint32_t 
 
 // c: the softmax scale times log2(e) (fp8: times scale_q scale_k); o_scale: fp8 scale_v
 // (O = scale_v (P V_q) / l), unused for 16-bit inputs.
-template <class T, int kD, int kStagesT, int kBNT, bool kLazyT, int kConsT, int kClT, bool kTreeMaxT>
-__global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT, kTreeMaxT>::kThreads, 1)
+template <class T, int kD, int kStagesT, int kBNT, bool kLazyT, int kConsT, int kClT>
+__global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>::kThreads, 1)
     flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                 const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
                                 typename Elem<T>::Out* __restrict__ o, float* __restrict__ lse, const Schedule sched,
                                 int heads, int group, int n, float c, float o_scale) {
-  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT, kTreeMaxT>;
+  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
   using TO = typename Elem<T>::Out;
   constexpr int kBN = L::kBN, kBM = L::kBM, kStages = L::kStages, kCons = L::kCons, kCl = L::kCl;
   extern __shared__ unsigned char smem_raw[];
@@ -668,13 +650,13 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
       if (n_tiles == 1) release(bars.q_empty(cw));
       if (needs_mask(0)) mask_tile<kBN>(s, 0, row0, n, causal);
       if constexpr (L::kPSmem) {
-        softmax_exp<kBN, L::kLazy, L::kTreeMax>(s, c, m, l, alpha);
+        softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
         store_p(s);
       } else if constexpr (L::kOneP) {
-        softmax_exp<kBN, L::kLazy, L::kTreeMax>(s, c, m, l, alpha);
+        softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
         pack_p<T, kBN>(s, p);
       } else {
-        softmax_tile<T, kBN, L::kLazy, L::kTreeMax>(s, c, m, l, p, alpha);
+        softmax_tile<T, kBN, L::kLazy>(s, c, m, l, p, alpha);
       }
     }
 
@@ -721,7 +703,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
     // unrolled by two).
     auto step = [&](int j, std::uint32_t (&pp)[kPSlices<T, kBN>][4], std::uint32_t (&pn)[kPSlices<T, kBN>][4]) {
       const int prev = begin_step(j, pp);
-      softmax_tile<T, kBN, L::kLazy, L::kTreeMax>(s, c, m, l, pn, alpha);
+      softmax_tile<T, kBN, L::kLazy>(s, c, m, l, pn, alpha);
       pv_done(pp, prev);
       rescale_o();
     };
@@ -739,7 +721,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
       // runs, then P_j stored once that product (which read the boxes) is done.
       for (int j = 1; j < n_tiles; ++j) {
         const int prev = begin_step(j, p);
-        softmax_exp<kBN, L::kLazy, L::kTreeMax>(s, c, m, l, alpha);
+        softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
         pv_done(p, prev);
         store_p(s);
         rescale_o();
@@ -756,7 +738,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
       // then P_j packed into p once that product is done.
       for (int j = 1; j < n_tiles; ++j) {
         const int prev = begin_step(j, p);
-        softmax_exp<kBN, L::kLazy, L::kTreeMax>(s, c, m, l, alpha);
+        softmax_exp<kBN, L::kLazy>(s, c, m, l, alpha);
         pv_done(p, prev);
         pack_p<T, kBN>(s, p);
         rescale_o();
@@ -877,11 +859,10 @@ constexpr CUtensorMapDataType kMapType = std::is_same_v<T, __half>          ? CU
 
 // c_scale: multiplies the softmax scale in c (fp8: scale_q scale_k; 16-bit: 1); o_scale: fp8
 // scale_v. fp8: v is V^T (v_transpose_fp8_kernel's layout).
-template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1,
-          bool kTreeMaxT = false>
+template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse, float c_scale,
                    float o_scale, cudaStream_t stream) {
-  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT, kTreeMaxT>;
+  using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
   using TO = typename Elem<T>::Out;
   CUtensorMap mq, mk, mv, mo;
   const long long bh = static_cast<long long>(s.batch) * s.heads, bkv = static_cast<long long>(s.batch) * s.kv_heads;
@@ -895,7 +876,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   else
     ok = ok && head_tensor_map(&mv, kMapType<T>, kElem, v, kD, s.seq_len, bkv, L::kKVRows);
   if (!ok) return cudaErrorInvalidValue;
-  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT, kTreeMaxT>;
+  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
   if (attr != cudaSuccess) return attr;
@@ -981,25 +962,6 @@ int d64_cluster() {
   return forced == 2 ? 2 : 1;
 }
 
-// HARNESS_FWD_TREE_MAX=1: at d = 64 (two consumers, no clusters, eager rescaling) the row max
-// as a balanced tree (row_max), for experiments (read once per process); unset or another
-// value: the chain.
-bool d64_tree_max() {
-  static const bool forced = [] {
-    const char* e = std::getenv("HARNESS_FWD_TREE_MAX");
-    return e != nullptr && std::string(e) == "1";
-  }();
-  return forced;
-}
-
-// d = 64, two consumers, no clusters, at the key tile of the shape.
-template <class T, bool kLazy, bool kTree>
-cudaError_t launch_d64(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
-                       cudaStream_t stream) {
-  if (d64_key_tile(s) == 192) return launch<T, 64, 2, 192, kLazy, 2, 1, kTree>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-  return launch<T, 64, 2, 0, kLazy, 2, 1, kTree>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-}
-
 template <class T, bool kLazy>
 cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
                         cudaStream_t stream) {
@@ -1010,10 +972,10 @@ cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void
         if (d64_key_tile(s) == 192) return launch<T, 64, 2, 192, kLazy, 2, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
         return launch<T, 64, 2, 0, kLazy, 2, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
       }
-      if constexpr (!kLazy) {  // (d = 64's default: eager rescaling)
-        if (d64_tree_max()) return launch_d64<T, kLazy, true>(s, q, k, v, o, lse, stream);
+      switch (d64_key_tile(s)) {
+        case 192: return launch<T, 64, 2, 192, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+        default: return launch<T, 64, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
       }
-      return launch_d64<T, kLazy, false>(s, q, k, v, o, lse, stream);
     case 128: return launch<T, 128, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     case 256: return launch<T, 256, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     default:
@@ -1071,11 +1033,9 @@ std::string flash_hopper_config(const Shape& s) {
     case 256: rows = Layout<B, 256, 2>::kBM, keys = Layout<B, 256, 2>::kBN; break;
     default: return {};
   }
-  const bool two = s.head_dim == 64 && d64_consumers() == 2;
-  const bool cluster = two && d64_cluster() == 2;
-  const bool tree = two && !cluster && !flash_hopper_lazy_rescale(64) && d64_tree_max();
+  const bool cluster = s.head_dim == 64 && d64_consumers() == 2 && d64_cluster() == 2;
   return std::to_string(rows) + " x " + std::to_string(keys) + " tiles (query rows x keys), " +
-         (cluster ? "clusters of 2 sharing K/V (multicast), " : "") + (tree ? "row max as a tree, " : "") +
+         (cluster ? "clusters of 2 sharing K/V (multicast), " : "") +
          (flash_hopper_lazy_rescale(s.head_dim) ? "lazy" : "eager") + " rescaling";
 }
 

@@ -249,11 +249,8 @@ TEST(AttentionPlugin, RejectsKvHeadsThatDoNotDivideHeadsAndFlashHeadDims) {
     }
 }
 
-// HARNESS_FWD_D64_CLUSTER=2 (ctest AttentionCpuD64ClusterConfig sets it) takes the d = 64
-// kernels in clusters of two, and the config says so; other head sizes are untouched.
-// Skipped without the variable (the dispatch reads it once per process).
-// Whether var=value is the only Hopper forward experiment in the environment (the config tests
-// below run under ctest with exactly one).
+// Whether var=value is the only Hopper forward experiment in the environment (a config test
+// below runs under ctest with exactly one).
 bool only_experiment(const std::string& var, const std::string& value) {
   for (const char* name : {"HARNESS_FWD_D64_KEYS", "HARNESS_FWD_D64_CONSUMERS", "HARNESS_FWD_D64_CLUSTER",
                            "HARNESS_FWD_LAZY_RESCALE"}) {
@@ -263,6 +260,9 @@ bool only_experiment(const std::string& var, const std::string& value) {
   return true;
 }
 
+// HARNESS_FWD_D64_CLUSTER=2 (ctest AttentionCpuD64ClusterConfig sets it) takes the d = 64
+// kernels in clusters of two, and the config says so; other head sizes are untouched.
+// Skipped without the variable (the dispatch reads it once per process).
 TEST(AttentionPlugin, HopperForwardConfigNamesTheClusterExperiment) {
   namespace attn = kernels::attention;
   if (!only_experiment("HARNESS_FWD_D64_CLUSTER", "2"))

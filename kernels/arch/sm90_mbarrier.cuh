@@ -30,16 +30,12 @@ __device__ __forceinline__ std::uint32_t cluster_smem_addr(std::uint32_t addr, s
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(rank));
   return remote;
 }
-// Arrive on the mbarrier at shared offset `bar` of CTA `rank` of the cluster, releasing at
-// cluster scope (the thread's earlier memory operations are visible cluster-wide first).
-__device__ __forceinline__ void mbar_arrive_cluster(std::uint32_t bar, std::uint32_t rank) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_smem_addr(bar, rank))
-               : "memory");
-}
-// The same arrive with the default semantics (release at CTA scope: no cluster-scope fence,
-// which ncu showed as a membar stall of ~4.5 cycles per issued instruction in the attention
-// forward): for releasing a buffer that only the async proxy (wgmma) read, after the thread
-// waited for that read to complete, as CUTLASS's ClusterBarrier::arrive(cta_id) does.
+// Arrive on the mbarrier at shared offset `bar` of CTA `rank` of the cluster, with the default
+// semantics (release at CTA scope), as CUTLASS's ClusterBarrier::arrive(cta_id): for releasing
+// a buffer that only the async proxy (wgmma) read, after the thread waited for that read to
+// complete. Not .release.cluster: its cluster-scope fence showed in ncu as a membar stall of
+// ~4.5 cycles per issued instruction and made the attention forward's cluster kernel 2.04x
+// slower (session 14), and was the GEMM cluster path's 1.7x (session 15); that wrapper is gone.
 __device__ __forceinline__ void mbar_arrive_cluster_cta_scope(std::uint32_t bar, std::uint32_t rank) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_smem_addr(bar, rank)) : "memory");
 }

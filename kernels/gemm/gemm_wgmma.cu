@@ -584,8 +584,11 @@ cudaError_t splits_for(int M, int N, int K, int elem_bytes, int sms, const GemmW
 
 }  // namespace
 
-// HARNESS_WGMMA_CLUSTER=1 or 2 forces the by-shape choice (read once per process), for A/B
-// runs of whole suites; unset or another value: the rule.
+// No clusters at any shape: clusters of 2 timed no faster over the shape zoo's bf16 layer
+// shapes (H100, 2026-11-27: cuBLAS / wgmma geometric mean 0.898 with, 0.906 without; lower at
+// d_model 512's forward shapes). The arguments are what a rule would read.
+// HARNESS_WGMMA_CLUSTER=1 or 2 forces the choice (read once per process), for A/B runs of
+// whole suites; unset or another value: the rule.
 int gemm_wgmma_cluster(int M, int N, int splits, int sms) {
   static const int forced = [] {
     const char* e = std::getenv("HARNESS_WGMMA_CLUSTER");

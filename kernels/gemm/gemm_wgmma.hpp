@@ -66,7 +66,10 @@ namespace kernels::gemm {
 //     H200 (2026-11-23) while the consumers released a stage with a cluster-scope release
 //     (mbarrier.arrive.release.cluster); with CTA-scope arrives (CUTLASS's consumer release),
 //     bf16 nt on an H100 (2026-11-27, one test, back to back): 4096^3 746.3 against 739.6
-//     TFLOP/s without clusters, 8192^3 776.6 against 731.4 (docs/PERFORMANCE.md).
+//     TFLOP/s without clusters, 8192^3 776.6 against 731.4; but over the shape zoo's bf16
+//     layer shapes at the sustained clock no gain (cuBLAS / wgmma geometric mean 0.898 with
+//     clusters, 0.906 without), so the by-shape rule takes none (docs/PERFORMANCE.md, "GEMM
+//     clusters with CTA-scope arrives").
 //   tma_store: beta == 0 epilogue through shared memory and a TMA store (async: the next
 //     tile's mainloop starts while the copy engine writes C); needs N % 8 == 0 and C 16-byte
 //     aligned, else (and for beta != 0) the direct predicated register stores run.

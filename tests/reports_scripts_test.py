@@ -297,6 +297,35 @@ class TinyNvmlClock(unittest.TestCase):
         self.assertIsNone(self.nc.clock_stats([None], 1980))
 
 
+class TinyNcuSource(unittest.TestCase):
+    """A real ncu source page of session 15 (H100, the d = 64 forward), cut to 135 of its 2752
+    instructions (the first 30 and every one with 250 samples or more)."""
+    PAGE = os.path.join(ROOT, "tests", "data", "ncu", "flash-d64-source.csv")
+
+    def test_samples_by_opcode_and_the_hottest_instructions(self):
+        rc, out, err = no_torch(script("ncu_source"), self.PAGE, "--top", "2", "--markdown")
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith("kernels::attention::flash_hopper_forward_kernel<__nv_bfloat16, (int)64"),
+                        lines[0])
+        self.assertTrue(lines[0].endswith(": 75763 warp samples over 135 instructions"), lines[0])
+        # Largest first; predicates and modifiers stripped; "selected" is not a stall.
+        self.assertEqual(lines[4], "| MUFU | 38.8% | 65 | wait 16.4%, mio 13.8% |")
+        self.assertEqual(lines[5], "| WARPGROUP | 20.3% | 3 | barrier 15.1%, not_selected 2.6% |")
+        self.assertIn("| BRA | 17.4% | 6 | long_sb 15.9%, wait 0.8% |", lines)
+        self.assertNotIn("selected ", out.replace("not_selected", ""))
+        hot = [line for line in lines if line.startswith("| 0x")]
+        self.assertEqual(hot, ["| 0x7fb9977b66b0 | @!P0 BRA 0x7fb9977b69c0 | 11.8% | long_sb 11.8%, wait 0.0% |",
+                               "| 0x7fb9977b24a0 | WARPGROUP.DEPBAR.LE gsb0, 0x0 | 10.1% | barrier 8.5%, "
+                               "not_selected 1.4% |"])
+
+    def test_a_raw_page_is_refused_with_the_reason(self):
+        raw = os.path.join(ROOT, "tests", "data", "ncu", "flash-d64-default.csv")
+        rc, out, err = no_torch(script("ncu_source"), raw)
+        self.assertNotEqual(rc, 0)
+        self.assertIn("no 'Address,Source' header (is it ncu --page source --csv?)", err)
+
+
 class TinyNcuSummary(unittest.TestCase):
     """Two real ncu outputs of session 14 (H100, d = 64 forward, harness output above the table)."""
     DATA = os.path.join(ROOT, "tests", "data", "ncu")

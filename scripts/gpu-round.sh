@@ -65,7 +65,8 @@
 #           cuDNN in one process (D64_SAME_FILTER, default d = 64 N = 8192 non-causal))
 #           attention-d64-ncu (ncu of the d = 64 forward at B=2 H=16 N=8192 non-causal for D64_OLD, D64_NEW
 #           and PyTorch's cuDNN SDPA, --clock-control none, WarpStateStats and NCU_METRICS; side by side in
-#           ncu-d64-summary.md by reports/ncu_summary.py: time, clock, tensor pipe, L2 bytes, stalls)
+#           ncu-d64-summary.md by reports/ncu_summary.py: time, clock, tensor pipe, L2 bytes, stalls;
+#           then D64_NEW's source counters by opcode, ncu-d64-source.md by reports/ncu_source.py)
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
 #           ddp (data-parallel train_transformer over every GPU, world_size 1, 2 and 4 (those
@@ -251,7 +252,22 @@ for s in $stages; do
           tail -3 "$OUT/$tag.err"
         fi
       done
-      [ ${#csvs[@]} -gt 0 ] && { python3 reports/ncu_summary.py --markdown "${csvs[@]}" | tee "$OUT/ncu-d64-summary.md" || status=1; } ;;
+      [ ${#csvs[@]} -gt 0 ] && { python3 reports/ncu_summary.py --markdown "${csvs[@]}" | tee "$OUT/ncu-d64-summary.md" || status=1; }
+      # Where D64_NEW's warps wait: the SourceCounters section of one launch, its SASS page by opcode.
+      cfg=${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3}
+      if env "$cfg" timeout "${SUITE_TIMEOUT:-300}" ncu -k regex:flash_hopper_forward_kernel -s 1 -c 1 --clock-control none \
+        --section SourceCounters --import-source no -f -o "$OUT/ncu-d64-source" $exe run suites/attention-hopper.yaml \
+        --filter "^attention/.*batch:2/.*$shape" --variants flash_wgmma --steady off --interleave off --no-profile \
+        --out "$OUT/ncu-d64-source.json" >"$OUT/ncu-d64-source.log" 2>&1 &&
+        ncu -i "$OUT/ncu-d64-source.ncu-rep" --page source --csv --print-source sass >"$OUT/ncu-d64-source.csv"; then
+        python3 reports/ncu_source.py --markdown --top 15 "$OUT/ncu-d64-source.csv" | tee "$OUT/ncu-d64-source.md" | head -30 || status=1
+        gzip -f "$OUT/ncu-d64-source.csv"
+        rm -f "$OUT/ncu-d64-source.ncu-rep"  # tens of MB; the page above is what the docs read
+      else
+        status=1
+        echo "source counters ($cfg): ncu failed:"
+        tail -3 "$OUT/ncu-d64-source.log"
+      fi ;;
     attention-lazy-rescale)
       step "lazy rescaling: its GPU tests, compute-sanitizer, then off / on beside cuDNN"
       ctest --test-dir build/release -R 'AttentionGpuHopperLazyRescale' --output-on-failure >"$OUT/lazy-tests.log" 2>&1 || status=1

@@ -277,6 +277,18 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheClusterExperiment) {
   EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
 }
 
+// HARNESS_FWD_D64_KEYS=160 (ctest AttentionCpuD64Keys160Config sets it) takes 160-key tiles at
+// d = 64 at every length, causal or not, and the config says so; other head sizes keep theirs.
+TEST(AttentionPlugin, HopperForwardConfigNamesTheForcedKeyTile) {
+  namespace attn = kernels::attention;
+  if (!only_experiment("HARNESS_FWD_D64_KEYS", "160"))
+    GTEST_SKIP() << "runs with HARNESS_FWD_D64_KEYS=160 alone (ctest AttentionCpuD64Keys160Config)";
+  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
+  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "128 x 160 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(9000, 64, true)), "128 x 160 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
+}
+
 // The Hopper forward's kernel choice, as the result's config: the dispatch's rules (192-key
 // tiles at d = 64 from N = 2048, causal from 8192; 64-key tiles at d = 256; lazy rescaling
 // at d = 128 and 256). flash_wgmma records it for bf16/f16 (fp8: its scales; f32: nothing);

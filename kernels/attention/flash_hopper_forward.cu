@@ -165,11 +165,11 @@ struct Elem<__nv_fp8_e4m3> {
 
 // Tiles and shared memory of one element type, head size and K/V ring depth.
 // kBNT: keys of a key tile, 0 for the default (128, 64 at d = 256); 192 at long non-causal
-// d = 64 (d64_key_tile); 160 and 176 at d = 64 for experiments (below). cuDNN's kernel at d = 64 reads a 64 x 256 x 64 tile in its
-// name, and ncu showed our per-tile overhead trailing (docs/PERFORMANCE.md "Ours and cuDNN in
-// one process"). A key tile
-// over 128 keeps one P buffer (kOneP): the exponentials of S_j stay f32 in S until
-// P_{j-1} V_{j-1} is done, then are packed into P. Registers a consumer thread: S 96 + P 48
+// d = 64 (d64_key_tile); 160 and 176 at d = 64 for experiments (d64_key_tile). cuDNN's kernel
+// at d = 64 reads a 64 x 256 x 64 tile in its name, and ncu showed our per-tile overhead
+// trailing (docs/PERFORMANCE.md "Ours and cuDNN in one process"). A key tile over 176 keys
+// (192 and the wider ones tried) keeps one P buffer (kOneP): the exponentials of S_j stay f32
+// in S until P_{j-1} V_{j-1} is done, then are packed into P. Registers a consumer thread: S 96 + P 48
 // + O 32 at 192 keys (ptxas: no spills, wgmma not serialized); at 256 keys S 128 + P 64 + O 32
 // spilled 152 bytes and ptxas serialized the wgmmas (C7512). With P in shared memory instead
 // (below) a 256-key tile fits (S 128 + O 32), and measured no faster than 192 (H100,

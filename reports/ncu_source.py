@@ -21,16 +21,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ncu_summary import short_name  # noqa: E402
+import ncu_summary  # noqa: E402
 
 SAMPLES = "Warp Stall Sampling (All Samples)"
 
 
 def number(text):
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return 0.0
+    """A sample count (ncu_summary.number; an empty or non-numeric cell counts 0)."""
+    return ncu_summary.number(text) or 0.0
 
 
 def opcode(source):
@@ -52,7 +50,7 @@ def read_page(path):
     if SAMPLES not in header:
         raise SystemExit(f"ncu_source.py: {path}: no '{SAMPLES}' column (profile with --section SourceCounters)")
     body = [r for r in rows[start + 1:] if len(r) == len(header)]
-    return short_name(kernel), header, body
+    return ncu_summary.short_name(kernel), header, body
 
 
 def summarize(header, body, top):

@@ -222,7 +222,7 @@ struct Layout {
   static constexpr int kOBoxes = kD / kOBoxCols;         // the same for O (16-bit)
   static constexpr int kQC = kBoxes * kBoxBytes;         // Q bytes of one consumer (64 rows)
   static constexpr int kOC = kOBoxes * kBoxBytes;        // O bytes of one consumer (64 rows)
-  static constexpr int kPC = kPSmem ? kBN / 64 * kBoxBytes : 0;  // P bytes of one consumer (64 rows, kBN keys)
+  static constexpr int kPC = kPSmem ? (kBN + 63) / 64 * kBoxBytes : 0;  // P bytes of one consumer (64 rows, kBN keys)
   static constexpr int kKBox = kBN * 128;                // bytes of one K or V box
   static constexpr int kKVBytes = kBoxes * kKBox;        // one K or V stage (fp8 V^T: kD rows of kBN bytes)
   static constexpr int kKVRows = kBN / kCl;              // keys of a box one CTA loads (and multicasts)
@@ -238,7 +238,7 @@ struct Layout {
   static_assert(!kFp8 || (kD == 128 && kBN == 128), "fp8: one 128-byte box per row of Q, K and V^T");
   static_assert(!kOneP || (!kFp8 && kD == 64 && kBN % 64 == 0), "the one-P path: 16-bit d = 64 only");
   static_assert(!kPSmem || (!kFp8 && kD == 64), "P through shared memory: 16-bit d = 64 only");
-  static_assert(kCons == 2 || (kCons == 3 && kD == 64 && kBN == 192), "3 consumers: d = 64, 192 keys only");
+  static_assert(kCons == 2 || (kCons == 3 && kD == 64 && kBN >= 128 && kBN % 16 == 0), "3 consumers: d = 64 only");
   static_assert(128 * 24 + 128 * kCons * kRegs <= 65536, "setmaxnreg: the register file");
   static_assert(!kLazy || !kFp8, "lazy rescaling: 16-bit inputs only");
   static_assert(kCl == 1 || (kCl == 2 && !kFp8 && kCons == 2 && kKVRows % 8 == 0),
@@ -954,6 +954,14 @@ int d64_consumers() {
   return forced == 3 ? 3 : 2;
 }
 
+// The key tile of the three-consumer kernels: 192, or 160 / 176 where HARNESS_FWD_D64_KEYS
+// forces that width (P lies in shared memory, so S 80 or 88 + O 32 registers fit the 160 of
+// setmaxnreg without the 192-key kernel's 28 bytes of spills).
+int d64_consumers_key_tile() {
+  const int forced = d64_key_tile(Shape{});
+  return forced == 160 || forced == 176 ? forced : 192;
+}
+
 // HARNESS_FWD_D64_CLUSTER=2: d = 64 in clusters of two CTAs that take adjacent query tiles of
 // one (b, h) and share each K/V tile (each loads half of it and multicasts it to both):
 // 256 query rows per K/V tile read from L2, as cuDNN's kernel has, instead of 128
@@ -972,7 +980,13 @@ cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void
                         cudaStream_t stream) {
   switch (s.head_dim) {
     case 64:
-      if (d64_consumers() == 3) return launch<T, 64, 2, 192, kLazy, 3>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+      if (d64_consumers() == 3) {
+        switch (d64_consumers_key_tile()) {
+          case 160: return launch<T, 64, 2, 160, kLazy, 3>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+          case 176: return launch<T, 64, 2, 176, kLazy, 3>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+          default: return launch<T, 64, 2, 192, kLazy, 3>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+        }
+      }
       if (d64_cluster() == 2) {
         if (d64_key_tile(s) == 192) return launch<T, 64, 2, 192, kLazy, 2, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
         return launch<T, 64, 2, 0, kLazy, 2, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
@@ -1034,7 +1048,7 @@ std::string flash_hopper_config(const Shape& s) {
   switch (s.head_dim) {
     case 64:
       rows = 64 * d64_consumers();
-      keys = d64_consumers() == 3 ? 192 : d64_key_tile(s);
+      keys = d64_consumers() == 3 ? d64_consumers_key_tile() : d64_key_tile(s);
       if (d64_consumers() == 2 && d64_cluster() == 2 && keys != 192) keys = 128;  // the cluster kernels' widths
       break;
     case 128: rows = Layout<B, 128, 2>::kBM, keys = Layout<B, 128, 2>::kBN; break;

@@ -55,11 +55,12 @@
 #           off, on, on, off beside cuDNN in one process, as attention-same-process;
 #           LAZY_FILTER chooses the shapes (default d = 64 N = 8192 and d = 256 N = 2048);
 #           table-attention-lazy<0|1>-run<i>.md per run)
-#           attention-d64-check (a d = 64 forward kernel that no default takes, named by D64_NEW, one
-#           environment assignment NAME=VALUE; default HARNESS_FWD_D64_CONSUMERS=3: three consumer warpgroups,
+#           attention-d64-check (a d = 64 forward kernel that no default takes, named by D64_NEW:
+#           environment assignments NAME=VALUE separated by spaces, as 'HARNESS_FWD_D64_CONSUMERS=3
+#           HARNESS_FWD_D64_KEYS=160'; default HARNESS_FWD_D64_CONSUMERS=3: three consumer warpgroups,
 #           192 x 192 tiles, P through shared memory): the Hopper GPU tests, memcheck
 #           and racecheck over the d = 64 flash_wgmma sanitizer sizes, SASS counts of the object)
-#           attention-d64-ab (D64_OLD (one NAME=VALUE; default HARNESS_FWD_D64_KEYS=192) against D64_NEW, one process
+#           attention-d64-ab (D64_OLD (NAME=VALUE assignments as D64_NEW's; default HARNESS_FWD_D64_KEYS=192) against D64_NEW, one process
 #           each in the order old / new / new / old: suites/attention-hopper-d64-keys.yaml
 #           (D64_FILTER, default causal:false) with harness compare of each pair, and each beside
 #           cuDNN in one process (D64_SAME_FILTER, default d = 64 N = 8192 non-causal))
@@ -194,12 +195,14 @@ for s in $stages; do
         | tee "$OUT/table-python-sdpa.md" | tail -20 || status=1 ;;
     attention-d64-check)
       # Issue 30: a d = 64 forward kernel that no default takes, chosen by D64_NEW (an
-      # environment assignment; default HARNESS_FWD_D64_CONSUMERS=3), checked before it is timed.
+      # environment assignment, or several separated by spaces; default HARNESS_FWD_D64_CONSUMERS=3),
+      # checked before it is timed.
       cfg=${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3} tag=$(echo "${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3}" | tr -c 'A-Za-z0-9\n' '-')
       step "d = 64 forward with $cfg: Hopper GPU tests, memcheck, racecheck, SASS"
-      env "$cfg" build/release/tests/attention_gpu_test --gtest_filter='AttentionGpuHopper.*' >"$OUT/$tag-tests.log" 2>&1 || status=1
+      read -ra assign <<<"$cfg"
+      env "${assign[@]}" build/release/tests/attention_gpu_test --gtest_filter='AttentionGpuHopper.*' >"$OUT/$tag-tests.log" 2>&1 || status=1
       grep -E "PASSED|FAILED|SKIPPED" "$OUT/$tag-tests.log" | tail -5
-      env "$cfg" FILTER='^attention/flash_wgmma/.*head_dim:64/.*dtype:(bf16|f16)' OUT="$OUT/$tag" \
+      env "${assign[@]}" FILTER='^attention/flash_wgmma/.*head_dim:64/.*dtype:(bf16|f16)' OUT="$OUT/$tag" \
         bash scripts/compute-sanitizer.sh memcheck racecheck 2>&1 | tail -4 || status=1
       forward_sass HGMMA UTMALDG UTMASTG LDL STL ;;
     attention-d64-ab)
@@ -210,11 +213,12 @@ for s in $stages; do
       for cfg in "$old" "$new" "$new" "$old"; do
         i=$((i + 1))
         tag=$(echo "$cfg" | tr -c 'A-Za-z0-9\n' '-')
-        env "$cfg" timeout "${SUITE_TIMEOUT:-300}" $exe run suites/attention-hopper-d64-keys.yaml \
+        read -ra assign <<<"$cfg"
+        env "${assign[@]}" timeout "${SUITE_TIMEOUT:-300}" $exe run suites/attention-hopper-d64-keys.yaml \
           --filter "${D64_FILTER:-causal:false}" --no-profile --out "$OUT/d64-run$i.json" >"$OUT/d64-run$i-$tag.log" 2>&1 || status=1
-        export "$cfg"
+        export "${assign[@]}"
         same_process "$OUT/d64-vs-cudnn-run$i.json" "${D64_SAME_FILTER:-^attention/.*seq_len:8192/head_dim:64/.*causal:false}" || status=1
-        unset "${cfg%%=*}"
+        for a in "${assign[@]}"; do unset "${a%%=*}"; done
         python3 reports/tables.py attention-pair "$OUT/d64-vs-cudnn-run$i.json" >"$OUT/table-d64-vs-cudnn-run$i.md" || status=1
         echo "run $i ($cfg): $(grep -m1 "^geometric mean" "$OUT/table-d64-vs-cudnn-run$i.md")"
         grep '^| attention' "$OUT/table-d64-vs-cudnn-run$i.md" | cut -d'|' -f3,6,7
@@ -241,7 +245,8 @@ for s in $stages; do
                  python3 -c 'import torch' 2>/dev/null || { echo "cuDNN column skipped: PyTorch does not load"; continue; } ;;
         esac
         tag=ncu-d64-$who-$(echo "$cfg" | tr -c 'A-Za-z0-9\n' '-')
-        if env "$cfg" timeout "${SUITE_TIMEOUT:-300}" ncu -k "regex:$kernel" -c 2 --clock-control none --section WarpStateStats \
+        read -ra assign <<<"$cfg"
+        if env "${assign[@]}" timeout "${SUITE_TIMEOUT:-300}" ncu -k "regex:$kernel" -c 2 --clock-control none --section WarpStateStats \
           --metrics "$metrics" --csv --page raw --print-units base $exe run suites/attention-hopper.yaml \
           --filter "^attention/.*$shape" --variants "$variant" ${py:+--python $py} --steady off --interleave off \
           --no-profile --out "$OUT/$tag.json" >"$OUT/$tag.csv" 2>"$OUT/$tag.err"; then
@@ -255,7 +260,8 @@ for s in $stages; do
       [ ${#csvs[@]} -gt 0 ] && { python3 reports/ncu_summary.py --markdown "${csvs[@]}" | tee "$OUT/ncu-d64-summary.md" || status=1; }
       # Where D64_NEW's warps wait: the SourceCounters section of one launch, its SASS page by opcode.
       cfg=${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3}
-      if env "$cfg" timeout "${SUITE_TIMEOUT:-300}" ncu -k regex:flash_hopper_forward_kernel -s 1 -c 1 --clock-control none \
+      read -ra assign <<<"$cfg"
+      if env "${assign[@]}" timeout "${SUITE_TIMEOUT:-300}" ncu -k regex:flash_hopper_forward_kernel -s 1 -c 1 --clock-control none \
         --section SourceCounters --import-source no -f -o "$OUT/ncu-d64-source" $exe run suites/attention-hopper.yaml \
         --filter "^attention/.*batch:2/.*$shape" --variants flash_wgmma --steady off --interleave off --no-profile \
         --out "$OUT/ncu-d64-source.json" >"$OUT/ncu-d64-source.log" 2>&1 &&

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -249,16 +250,18 @@ TEST(AttentionPlugin, RejectsKvHeadsThatDoNotDivideHeadsAndFlashHeadDims) {
     }
 }
 
-// Whether var=value is the only Hopper forward experiment in the environment (a config test
-// below runs under ctest with exactly one).
-bool only_experiment(const std::string& var, const std::string& value) {
+// Whether the assignments `set` ({variable, value}) are the only Hopper forward experiments in
+// the environment (a config test below runs under ctest with exactly those).
+bool only_experiments(const std::map<std::string, std::string>& set) {
   for (const char* name : {"HARNESS_FWD_D64_KEYS", "HARNESS_FWD_D64_CONSUMERS", "HARNESS_FWD_D64_CLUSTER",
                            "HARNESS_FWD_LAZY_RESCALE"}) {
     const char* e = std::getenv(name);
-    if (name == var ? e == nullptr || value != e : e != nullptr) return false;
+    const auto want = set.find(name);
+    if (want != set.end() ? e == nullptr || want->second != e : e != nullptr) return false;
   }
   return true;
 }
+bool only_experiment(const std::string& var, const std::string& value) { return only_experiments({{var, value}}); }
 
 // HARNESS_FWD_D64_CLUSTER=2 (ctest AttentionCpuD64ClusterConfig sets it) takes the d = 64
 // kernels in clusters of two, and the config says so; other head sizes are untouched.
@@ -286,6 +289,20 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheForcedKeyTile) {
   auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
   EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "128 x 160 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(9000, 64, true)), "128 x 160 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
+}
+
+// HARNESS_FWD_D64_CONSUMERS=3 with HARNESS_FWD_D64_KEYS=160 (ctest
+// AttentionCpuD64Consumers3Keys160Config sets both): 192 query rows x 160 keys at d = 64, at
+// every length; the three consumers alone keep 192 keys (a forced 128 too).
+TEST(AttentionPlugin, HopperForwardConfigNamesThreeConsumersAtAForcedKeyTile) {
+  namespace attn = kernels::attention;
+  if (!only_experiments({{"HARNESS_FWD_D64_CONSUMERS", "3"}, {"HARNESS_FWD_D64_KEYS", "160"}}))
+    GTEST_SKIP() << "runs with HARNESS_FWD_D64_CONSUMERS=3 and HARNESS_FWD_D64_KEYS=160 alone "
+                    "(ctest AttentionCpuD64Consumers3Keys160Config)";
+  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
+  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "192 x 160 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, true)), "192 x 160 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
 }
 

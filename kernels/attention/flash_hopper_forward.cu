@@ -102,6 +102,8 @@
 //     6-8% slower (at N = 1024, 192 tiles of 192 rows on 132 CTAs, against 256 of 128: two
 //     rounds either way, of 1.5x longer tiles, the last of each head a third full), beside
 //     cuDNN at N = 8192 0.902-0.931x against 0.895-0.929x: kept as an experiment, not a default.
+//     The same with 160 or 176 keys (no spills; d64_consumers_key_tile): 1-3% faster than the
+//     default at N = 8192, slower at N = 3072-4096, no faster over N = 3072-8192 (session 16).
 //   Clusters of two CTAs sharing each K/V tile (kCl = 2, HARNESS_FWD_D64_CLUSTER=2, d = 64;
 //     Layout's comment), H100 2026-11-27: K and V read from L2 once per 256 query rows, as
 //     cuDNN's kernel does, cut the L2 bytes by 40% (ncu, B = 2 H = 16 N = 8192, two device
@@ -181,11 +183,13 @@ struct Elem<__nv_fp8_e4m3> {
 // Three consumers (kCons = 3, FlashAttention-3's d = 64 layout: 192 query rows x 192 keys)
 // keep P in shared memory (kPSmem): 160 registers a consumer thread (setmaxnreg: 24 for the
 // producer, 3 x 160 for the consumers fill the 64K), where S 96 + P 48 + O 32 does not fit.
-// Each consumer writes P_j (64 rows, kBN keys, T) into kBN / 64 swizzled {64 keys, 64 rows}
+// Also with 160 or 176 keys (HARNESS_FWD_D64_KEYS; the last box half or three-quarters used).
+// Each consumer writes P_j (64 rows, kBN keys, T) into ceil(kBN / 64) swizzled {64 keys, 64 rows}
 // boxes laid out as Q's (the 128-byte swizzle, written as the O epilogue writes O:
 // conflict-free 4-byte stores), and O += P V takes both operands from shared memory (wgmma
 // SS, A = P K-major, B = V MN-major). Shared memory: Q 24 + K 2 x 24 + V 2 x 24 + O 24 + P 72
-// = 216 KB. An experiment (HARNESS_FWD_D64_CONSUMERS=3, see d64_consumers), not a default.
+// = 216 KB (160 keys: K and V 2 x 20 each, 200 KB). An experiment (HARNESS_FWD_D64_CONSUMERS=3,
+// see d64_consumers), not a default.
 // Clusters (kCl = 2, HARNESS_FWD_D64_CLUSTER=2, see d64_cluster; 16-bit, two consumers): the two
 // CTAs of a cluster take adjacent query tiles of one (b, h) (the scheduler's unit is the pair;
 // at an odd count of query tiles the second CTA's tile lies past N: TMA fills zeros, nothing is
@@ -931,9 +935,10 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
 // (read once per process; another non-zero number: 128; unset, 0 or not a number: the rule).
 // 160 and 176 keep two P buffers (Layout's kOneP is for wider tiles): at 192 keys, with one,
 // the wait for P_{j-1} V_{j-1} before P_j is packed took 6.0% of the warp samples (ncu source
-// counters, session 15); 160 or 176 keys fit S + two P + O in 192 or 208 registers. Prepared in
-// session 15 with no device time left: not yet run on a GPU (ctest AttentionGpuHopperD64Keys160
-// and ...176 run the forward tests under each).
+// counters, session 15); 160 or 176 keys fit S + two P + O in 192 or 208 registers. Measured
+// (H100, 2026-11-28, session 16, one process each, 192 / 160 / 176 / 176 / 160 / 192 over
+// N = 1024-8192): within the noise of 192 (geometric means +0.6% and -0.2% for 160, +0.3% and
+// +0.1% for 176; every pair "same"), so the rule above stays.
 int d64_key_tile(const Shape& s) {
   static const int forced = [] {
     const char* e = std::getenv("HARNESS_FWD_D64_KEYS");
@@ -956,7 +961,10 @@ int d64_consumers() {
 
 // The key tile of the three-consumer kernels: 192, or 160 / 176 where HARNESS_FWD_D64_KEYS
 // forces that width (P lies in shared memory, so S 80 or 88 + O 32 registers fit the 160 of
-// setmaxnreg without the 192-key kernel's 28 bytes of spills).
+// setmaxnreg without the 192-key kernel's 28 bytes of spills). H100, 2026-11-28, session 16,
+// against the default (two consumers, 192 keys), one process each: at N = 8192 1-3% faster
+// (160 and 176 alike), at N = 3072-4096 (B = 2) up to 4.4% slower, N = 6144 mixed; geometric
+// mean over N = 3072-8192 +0.2% and 0.0%, every pair "same": not a default.
 int d64_consumers_key_tile() {
   const int forced = d64_key_tile(Shape{});
   return forced == 160 || forced == 176 ? forced : 192;

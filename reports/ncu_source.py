@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Where a kernel's warps wait, by SASS opcode: Nsight Compute's source page (the SourceCounters
 section's warp-state samples per instruction) summed per opcode, with the largest stall
-reasons of each ("selected", an issue rather than a stall, left out), and the hottest
-instructions.
+reasons of each ("selected", an issue rather than a stall, left out), the warp instructions
+each opcode executed (where the page has "Instructions Executed": two kernels of the same work
+compared by instruction mix), and the hottest instructions.
 
   ncu -k regex:KERNEL -c 1 --section SourceCounters --import-source no -o prof harness run ...
   ncu -i prof.ncu-rep --page source --csv --print-source sass > source.csv
@@ -24,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ncu_summary  # noqa: E402
 
 SAMPLES = "Warp Stall Sampling (All Samples)"
+EXECUTED = "Instructions Executed"  # warp-level, summed over the launch
 
 
 def number(text):
@@ -56,29 +58,31 @@ def read_page(path):
 def summarize(header, body, top):
     """(total samples, per-opcode rows, hottest-instruction rows); each row a list of cells."""
     src, smp = header.index("Source"), header.index(SAMPLES)
+    ex = header.index(EXECUTED) if EXECUTED in header else None
     stalls = [i for i, c in enumerate(header)
               if c.startswith("stall_") and "(Not Issued)" not in c and c != "stall_selected"]
     total = sum(number(r[smp]) for r in body)
     share = lambda v: f"{100 * v / total:.1f}%" if total else "-"  # noqa: E731
-    by_op = collections.defaultdict(lambda: [0.0, 0, collections.Counter()])
+    by_op = collections.defaultdict(lambda: [0.0, 0, 0.0, collections.Counter()])
     for r in body:
         entry = by_op[opcode(r[src])]
         entry[0] += number(r[smp])
         entry[1] += 1
+        entry[2] += number(r[ex]) if ex is not None else 0.0
         for i in stalls:
-            entry[2][header[i][len("stall_"):]] += number(r[i])
+            entry[3][header[i][len("stall_"):]] += number(r[i])
     ops = []
-    for op, (samples, count, why) in sorted(by_op.items(), key=lambda kv: -kv[1][0]):
+    for op, (samples, count, executed, why) in sorted(by_op.items(), key=lambda kv: -kv[1][0]):
         if samples == 0:
             continue
         reasons = ", ".join(f"{k} {share(v)}" for k, v in why.most_common(2) if v > 0)
-        ops.append([op, share(samples), str(count), reasons])
+        ops.append([op, share(samples), str(count)] + ([f"{executed / 1e6:.1f} M"] if ex is not None else []) + [reasons])
     hot = []
     for r in sorted(body, key=lambda r: -number(r[smp]))[:top]:
         why = sorted(((number(r[i]), header[i][len("stall_"):]) for i in stalls), reverse=True)[:2]
         hot.append([r[0], " ".join(r[src].split()), share(number(r[smp])),
                     ", ".join(f"{k} {share(v)}" for v, k in why if v > 0)])
-    return total, ops, hot
+    return total, ops, hot, ex is not None
 
 
 def table(head, rows, markdown):
@@ -97,10 +101,11 @@ def main(argv=None):
     ap.add_argument("--markdown", action="store_true", help="markdown tables instead of aligned text")
     args = ap.parse_args(argv)
     kernel, header, body = read_page(args.file)
-    total, ops, hot = summarize(header, body, args.top)
+    total, ops, hot, executed = summarize(header, body, args.top)
     print(f"{kernel}: {total:.0f} warp samples over {len(body)} instructions")
     print()
-    print(table(["opcode", "samples", "instructions", "largest stalls (share of all samples)"], ops, args.markdown))
+    head = ["opcode", "samples", "instructions"] + (["executed (warp)"] if executed else [])
+    print(table(head + ["largest stalls (share of all samples)"], ops, args.markdown))
     if hot:
         print()
         print(table(["address", "instruction", "samples", "largest stalls"], hot, args.markdown))

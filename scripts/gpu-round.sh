@@ -68,6 +68,14 @@
 #           and PyTorch's cuDNN SDPA, --clock-control none, WarpStateStats and NCU_METRICS; side by side in
 #           ncu-d64-summary.md by reports/ncu_summary.py: time, clock, tensor pipe, L2 bytes, stalls;
 #           then D64_NEW's source counters by opcode, ncu-d64-source.md by reports/ncu_source.py)
+#           attention-bwd-ab (a Hopper backward kernel that no default takes, named by BWD_NEW
+#           (NAME=VALUE assignments separated by spaces; default HARNESS_BWD_LEAN=7), against BWD_OLD
+#           (default HARNESS_BWD_LEAN=0, the default kernel): the Hopper backward GPU tests, memcheck
+#           and racecheck over the backward flash_wgmma sanitizer sizes under BWD_NEW; then one
+#           process each in the order old / new / new / old over suites/attention-hopper.yaml's
+#           backward shapes (BWD_FILTER, default the non-deterministic ones at N = 8192) with
+#           harness compare of each pair, and each beside cuDNN in one process (BWD_SAME_FILTER,
+#           default d = 64 N = 8192 non-causal))
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
 #           ddp (data-parallel train_transformer over every GPU, world_size 1, 2 and 4 (those
@@ -84,7 +92,7 @@ cd "$(dirname "$0")/.."
 # Every stage name is checked before anything runs: a typo fails at once (exit 2), not after
 # the build and the stages before it (tests/gpu_round_stages.py keeps this list equal to the
 # stages below and to --help).
-known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-d64-check attention-d64-ab attention-d64-ncu attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
+known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-d64-check attention-d64-ab attention-d64-ncu attention-bwd-ab attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
 for s in ${*:-}; do
   case " $known_stages " in
     *" $s "*) ;;
@@ -122,6 +130,34 @@ same_process() {
   timeout "${SUITE_TIMEOUT:-600}" $exe run suites/attention-hopper.yaml --filter "$2" \
     --python examples/python/torch_sdpa.py --variants flash_wgmma,sdpa_cudnn --steady on --interleave on \
     --no-profile --out "$1" >"${1%.json}.log" 2>&1
+}
+# ab_four PREFIX OLD NEW SAME_FILTER RUN_ARG...: harness run RUN_ARG... once per setting in the
+# order OLD / NEW / NEW / OLD (each NAME=VALUE assignments separated by spaces), one process
+# each, into $OUT/PREFIX-run<i>.json; after each, the same setting beside cuDNN in one process
+# (same_process over SAME_FILTER, table-PREFIX-vs-cudnn-run<i>.md); then harness compare of
+# runs 1 / 2 and 4 / 3.
+ab_four() {
+  local prefix=$1 old=$2 new=$3 same_filter=$4 i=0 cfg tag a b
+  shift 4
+  local -a assign
+  for cfg in "$old" "$new" "$new" "$old"; do
+    i=$((i + 1))
+    tag=$(echo "$cfg" | tr -c 'A-Za-z0-9\n' '-')
+    read -ra assign <<<"$cfg"
+    env "${assign[@]}" timeout "${SUITE_TIMEOUT:-300}" $exe run "$@" --no-profile --out "$OUT/$prefix-run$i.json" \
+      >"$OUT/$prefix-run$i-$tag.log" 2>&1 || status=1
+    export "${assign[@]}"
+    same_process "$OUT/$prefix-vs-cudnn-run$i.json" "$same_filter" || status=1
+    for a in "${assign[@]}"; do unset "${a%%=*}"; done
+    python3 reports/tables.py attention-pair "$OUT/$prefix-vs-cudnn-run$i.json" >"$OUT/table-$prefix-vs-cudnn-run$i.md" || status=1
+    echo "run $i ($cfg): $(grep -m1 "^geometric mean" "$OUT/table-$prefix-vs-cudnn-run$i.md")"
+    grep '^| attention' "$OUT/table-$prefix-vs-cudnn-run$i.md" | cut -d'|' -f3,6,7
+  done
+  for pair in "1 2" "4 3"; do
+    read -r a b <<<"$pair"
+    echo "harness compare $prefix-run$a ($old) $prefix-run$b ($new):"
+    $exe compare "$OUT/$prefix-run$a.json" "$OUT/$prefix-run$b.json" 2>&1 | tee "$OUT/compare-$prefix-run$a-run$b.txt" | tail -16
+  done
 }
 
 {
@@ -208,26 +244,10 @@ for s in $stages; do
     attention-d64-ab)
       # D64_OLD (default HARNESS_FWD_D64_KEYS=192, today's default at long N) against D64_NEW,
       # one process each in the order old / new / new / old.
-      old=${D64_OLD:-HARNESS_FWD_D64_KEYS=192} new=${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3} i=0
+      old=${D64_OLD:-HARNESS_FWD_D64_KEYS=192} new=${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3}
       step "d = 64 forward: $old against $new, one process each ($old / $new / $new / $old)"
-      for cfg in "$old" "$new" "$new" "$old"; do
-        i=$((i + 1))
-        tag=$(echo "$cfg" | tr -c 'A-Za-z0-9\n' '-')
-        read -ra assign <<<"$cfg"
-        env "${assign[@]}" timeout "${SUITE_TIMEOUT:-300}" $exe run suites/attention-hopper-d64-keys.yaml \
-          --filter "${D64_FILTER:-causal:false}" --no-profile --out "$OUT/d64-run$i.json" >"$OUT/d64-run$i-$tag.log" 2>&1 || status=1
-        export "${assign[@]}"
-        same_process "$OUT/d64-vs-cudnn-run$i.json" "${D64_SAME_FILTER:-^attention/.*seq_len:8192/head_dim:64/.*causal:false}" || status=1
-        for a in "${assign[@]}"; do unset "${a%%=*}"; done
-        python3 reports/tables.py attention-pair "$OUT/d64-vs-cudnn-run$i.json" >"$OUT/table-d64-vs-cudnn-run$i.md" || status=1
-        echo "run $i ($cfg): $(grep -m1 "^geometric mean" "$OUT/table-d64-vs-cudnn-run$i.md")"
-        grep '^| attention' "$OUT/table-d64-vs-cudnn-run$i.md" | cut -d'|' -f3,6,7
-      done
-      for pair in "1 2" "4 3"; do
-        read -r a b <<<"$pair"
-        echo "harness compare d64-run$a ($old) d64-run$b ($new):"
-        $exe compare "$OUT/d64-run$a.json" "$OUT/d64-run$b.json" 2>&1 | tee "$OUT/compare-d64-run$a-run$b.txt" | tail -16
-      done ;;
+      ab_four d64 "$old" "$new" "${D64_SAME_FILTER:-^attention/.*seq_len:8192/head_dim:64/.*causal:false}" \
+        suites/attention-hopper-d64-keys.yaml --filter "${D64_FILTER:-causal:false}" ;;
     attention-d64-ncu)
       # Issue 30: the counters that name the d = 64 forward's limiter, for D64_OLD, D64_NEW and
       # cuDNN, each in its own harness process under ncu (the second matching launch: the
@@ -274,6 +294,20 @@ for s in $stages; do
         echo "source counters ($cfg): ncu failed:"
         tail -3 "$OUT/ncu-d64-source.log"
       fi ;;
+    attention-bwd-ab)
+      # Issue 31: a Hopper backward kernel that no default takes (BWD_NEW), checked, then timed
+      # against BWD_OLD one process each in the order old / new / new / old.
+      old=${BWD_OLD:-HARNESS_BWD_LEAN=0} new=${BWD_NEW:-HARNESS_BWD_LEAN=7}
+      step "Hopper backward: $new checked, then against $old ($old / $new / $new / $old)"
+      read -ra assign <<<"$new"
+      env "${assign[@]}" build/release/tests/attention_gpu_test --gtest_filter='AttentionGpuHopper.Backward*' \
+        >"$OUT/bwd-new-tests.log" 2>&1 || status=1
+      grep -E "PASSED|FAILED|SKIPPED" "$OUT/bwd-new-tests.log" | tail -5
+      env "${assign[@]}" FILTER='^attention_backward/flash_wgmma/' OUT="$OUT/bwd-new" \
+        bash scripts/compute-sanitizer.sh memcheck racecheck 2>&1 | tail -4 || status=1
+      ab_four bwd "$old" "$new" "${BWD_SAME_FILTER:-^attention_backward/.*seq_len:8192/head_dim:64/causal:false/}" \
+        suites/attention-hopper.yaml --variants flash_wgmma \
+        --filter "${BWD_FILTER:-^attention_backward/flash_wgmma/.*seq_len:8192/.*deterministic:false}" ;;
     attention-lazy-rescale)
       step "lazy rescaling: its GPU tests, compute-sanitizer, then off / on beside cuDNN"
       ctest --test-dir build/release -R 'AttentionGpuHopperLazyRescale' --output-on-failure >"$OUT/lazy-tests.log" 2>&1 || status=1

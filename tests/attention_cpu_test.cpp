@@ -306,6 +306,21 @@ TEST(AttentionPlugin, HopperForwardConfigNamesThreeConsumersAtAForcedKeyTile) {
   EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
 }
 
+// The Hopper backward's kernel: the default without HARNESS_BWD_*; "lean 7" under
+// HARNESS_BWD_LEAN=7 alone (ctest AttentionCpuBackwardLeanChoice sets it).
+TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
+  namespace attn = kernels::attention;
+  const char* pp = std::getenv("HARNESS_BWD_PINGPONG");
+  const char* lean = std::getenv("HARNESS_BWD_LEAN");
+  if (pp == nullptr && lean == nullptr) {
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "default");
+  } else if (pp == nullptr && std::string(lean) == "7") {
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 7");
+  } else {
+    GTEST_SKIP() << "runs without HARNESS_BWD_* or with HARNESS_BWD_LEAN=7 alone";
+  }
+}
+
 // The Hopper forward's kernel choice, as the result's config: the dispatch's rules (192-key
 // tiles at d = 64 from N = 2048, causal from 8192; 64-key tiles at d = 256; lazy rescaling
 // at d = 128 and 256). flash_wgmma records it for bf16/f16 (fp8: its scales; f32: nothing);

@@ -309,15 +309,32 @@ class TinyNcuSource(unittest.TestCase):
         self.assertTrue(lines[0].startswith("kernels::attention::flash_hopper_forward_kernel<__nv_bfloat16, (int)64"),
                         lines[0])
         self.assertTrue(lines[0].endswith(": 75763 warp samples over 135 instructions"), lines[0])
-        # Largest first; predicates and modifiers stripped; "selected" is not a stall.
-        self.assertEqual(lines[4], "| MUFU | 38.8% | 65 | wait 16.4%, mio 13.8% |")
-        self.assertEqual(lines[5], "| WARPGROUP | 20.3% | 3 | barrier 15.1%, not_selected 2.6% |")
-        self.assertIn("| BRA | 17.4% | 6 | long_sb 15.9%, wait 0.8% |", lines)
+        # Largest first; predicates and modifiers stripped; "selected" is not a stall; the warp
+        # instructions each opcode executed (MUFU: 44,728,320 over its 65 rows of the page).
+        self.assertEqual(lines[2], "| opcode | samples | instructions | executed (warp) | largest stalls (share of all samples) |")
+        self.assertEqual(lines[4], "| MUFU | 38.8% | 65 | 44.7 M | wait 16.4%, mio 13.8% |")
+        self.assertEqual(lines[5], "| WARPGROUP | 20.3% | 3 | 1.4 M | barrier 15.1%, not_selected 2.6% |")
+        self.assertIn("| BRA | 17.4% | 6 | 2.2 M | long_sb 15.9%, wait 0.8% |", lines)
         self.assertNotIn("selected ", out.replace("not_selected", ""))
         hot = [line for line in lines if line.startswith("| 0x")]
         self.assertEqual(hot, ["| 0x7fb9977b66b0 | @!P0 BRA 0x7fb9977b69c0 | 11.8% | long_sb 11.8%, wait 0.0% |",
                                "| 0x7fb9977b24a0 | WARPGROUP.DEPBAR.LE gsb0, 0x0 | 10.1% | barrier 8.5%, "
                                "not_selected 1.4% |"])
+
+    def test_a_page_without_executed_counts_leaves_that_column_out(self):
+        with open(self.PAGE, newline="", errors="replace") as f:
+            rows = list(csv.reader(f))
+        start = next(i for i, r in enumerate(rows) if r[:2] == ["Address", "Source"])
+        drop = rows[start].index("Instructions Executed")
+        with tempfile.TemporaryDirectory() as tmp:
+            page = os.path.join(tmp, "source.csv")
+            with open(page, "w", newline="") as f:
+                csv.writer(f).writerows(r[:drop] + r[drop + 1:] if i >= start else r for i, r in enumerate(rows))
+            rc, out, err = no_torch(script("ncu_source"), page, "--markdown")
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertEqual(lines[2], "| opcode | samples | instructions | largest stalls (share of all samples) |")
+        self.assertEqual(lines[4], "| MUFU | 38.8% | 65 | wait 16.4%, mio 13.8% |")
 
     def test_a_raw_page_is_refused_with_the_reason(self):
         raw = os.path.join(ROOT, "tests", "data", "ncu", "flash-d64-default.csv")

@@ -38,6 +38,15 @@ __device__ __forceinline__ std::uint64_t make_smem_desc(std::uint32_t addr, std:
   return d;
 }
 
+// The descriptor of the operand `bytes` further on from desc's (a k slice, the next box): the
+// start address field is the low 14 bits, addr >> 4, and shared memory below 256 KB keeps the
+// sum inside them, so one 32-bit add replaces make_smem_desc's masks and shifts. `bytes` a
+// multiple of 16.
+__device__ __forceinline__ std::uint64_t smem_desc_advance(std::uint64_t desc, std::uint32_t bytes) {
+  const std::uint32_t lo = static_cast<std::uint32_t>(desc) + (bytes >> 4);
+  return (desc & 0xFFFFFFFF00000000ull) | lo;
+}
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 // Waits until at most kPending committed wgmma groups of this warpgroup are in flight.

@@ -188,6 +188,11 @@ std::size_t flash_hopper_backward_workspace_bytes(const Shape& shape);
 cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const void* q, const void* k,
                                   const void* v, const void* o, const float* lse, const void* d_o, void* dq, void* dk,
                                   void* dv, void* workspace, cudaStream_t stream, bool deterministic = false);
+// Which kernel flash_hopper_backward runs, from the environment (read once per process):
+// "ping-pong" (HARNESS_BWD_PINGPONG set, not 0), "lean N" (HARNESS_BWD_LEAN=N, N = 1, 2, 4 or 7:
+// bit 1 wgmma descriptors stepped by one add, bit 2 mask tests only on the tiles that need
+// them, bit 4 dS^T stored by stmatrix; flash_hopper_backward.cu), else "default". Host only.
+const char* flash_hopper_backward_kernel_choice();
 
 // ---- CPU references: double accumulation, multithreaded (std::thread) ----
 // Host pointers, same layouts. `threads` 0 means std::thread::hardware_concurrency().

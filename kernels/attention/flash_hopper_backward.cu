@@ -62,6 +62,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -71,6 +72,7 @@
 #include "arch/numeric.cuh"
 #include "arch/sm80_ldmatrix.cuh"
 #include "arch/sm90_mbarrier.cuh"
+#include "arch/sm90_stmatrix.cuh"
 #include "arch/sm90_tma.cuh"
 #include "arch/sm90_warpgroup.cuh"
 #include "arch/sm90_wgmma.cuh"
@@ -147,7 +149,18 @@ struct Bars {
 // registers 192 KB (measured H100: 5-6% faster); with dQ split by columns (issue_dq) 176 KB.
 // (K_c^T in registers for dQ^T = K_c^T dS^T too, with dQ^T stored a float at a time, measured
 // 10-15% slower and spilled.)
-template <class T, int kD, bool kPP, int kStages>
+// kLean (HARNESS_BWD_LEAN=1, 2, 4 or 7 with ping-pong off, an experiment; see
+// flash_hopper_backward_kernel_choice): the same products and arithmetic with fewer
+// instructions around them, after ncu's source counters (H100, 2026-11-28, d = 64 B = 2 H = 16
+// N = 8192, per warp and 64-query tile): ours executed 24 wgmmas with ~158 uniform-datapath
+// instructions (ULOP3, USHF, UIADD3, UMOV: a descriptor built by make_smem_desc's masks and
+// shifts for each wgmma) where cuDNN's bprop kernel executed ~77 around 20; 37 ISETP + 48 FSEL
+// against 14 + 32 (the causal mask tests, if-converted, ran on every tile, causal or not); 24
+// STS + 32 LOP3 against 4.5 STS + 4 STSM + 3 LOP3 (dS^T stored 4 bytes at a time). Bits:
+//   1: each operand's descriptor built once per tile and stepped by arch::smem_desc_advance;
+//   2: the mask tests only on the tiles that need them (a branch on the warp-uniform `mask`);
+//   4: dS^T stored by stmatrix, one 16 x 16 k slice (4 registers) a store.
+template <class T, int kD, bool kPP, int kStages, int kLean = 0>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_hopper_backward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                  const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_do,
@@ -162,6 +175,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   // kDqBoxes f32 boxes {32 columns, 64 queries}.
   constexpr int kDqRegs = kD / 4;
   constexpr int kDqBoxes = kDqRegs / 16;
+  // The descriptor of the operand at tile + off: kLean steps the tile's own descriptor (the
+  // same for every k slice of a loop, so built once), else builds it whole.
+  auto sdesc = [](std::uint32_t tile, std::uint32_t off, std::uint32_t lbo) {
+    if constexpr ((kLean & 1) != 0) return arch::smem_desc_advance(arch::make_smem_desc(tile, lbo, 1024), off);
+    else return arch::make_smem_desc(tile + off, lbo, 1024);
+  };
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t base = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
   const Bars<kStages> bars{base + L::kBars};
@@ -327,8 +346,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const std::uint32_t k_cols = base + L::kK + (kD == 128 ? cw * L::kKBox : cw * 64);
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk)
-      arch::wgmma_ss<T, kD / 2, 1, 1>(dq, arch::make_smem_desc(ds_buf + kk * 2048, 8192, 1024),
-                                      arch::make_smem_desc(k_cols + kk * 2048, L::kKBox, 1024), kk > 0 ? 1 : 0);
+      arch::wgmma_ss<T, kD / 2, 1, 1>(dq, sdesc(ds_buf, kk * 2048, 8192), sdesc(k_cols, kk * 2048, L::kKBox),
+                                      kk > 0 ? 1 : 0);
     arch::wgmma_commit();
   };
   // Ping-pong (kPP): the consumers take turns issuing their products (named barriers
@@ -366,22 +385,20 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (kKVRegs) {
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk)
-        arch::wgmma_rs<T, 64, 0>(s, kf[kk], arch::make_smem_desc(q_tile + kk * 32, 16, 1024), kk > 0 ? 1 : 0);
+        arch::wgmma_rs<T, 64, 0>(s, kf[kk], sdesc(q_tile, kk * 32, 16), kk > 0 ? 1 : 0);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk)
-        arch::wgmma_rs<T, 64, 0>(dp, vf[kk], arch::make_smem_desc(do_tile + kk * 32, 16, 1024), kk > 0 ? 1 : 0);
+        arch::wgmma_rs<T, 64, 0>(dp, vf[kk], sdesc(do_tile, kk * 32, 16), kk > 0 ? 1 : 0);
     } else {
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         const std::uint32_t off = (kk / 4) * L::kKBox + (kk % 4) * 32, qoff = (kk / 4) * L::kQBox + (kk % 4) * 32;
-        arch::wgmma_ss<T, 64, 0, 0>(s, arch::make_smem_desc(k_slab + off, 16, 1024),
-                                    arch::make_smem_desc(q_tile + qoff, 16, 1024), kk > 0 ? 1 : 0);
+        arch::wgmma_ss<T, 64, 0, 0>(s, sdesc(k_slab, off, 16), sdesc(q_tile, qoff, 16), kk > 0 ? 1 : 0);
       }
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         const std::uint32_t off = (kk / 4) * L::kKBox + (kk % 4) * 32, qoff = (kk / 4) * L::kQBox + (kk % 4) * 32;
-        arch::wgmma_ss<T, 64, 0, 0>(dp, arch::make_smem_desc(v_slab + off, 16, 1024),
-                                    arch::make_smem_desc(do_tile + qoff, 16, 1024), kk > 0 ? 1 : 0);
+        arch::wgmma_ss<T, 64, 0, 0>(dp, sdesc(v_slab, off, 16), sdesc(do_tile, qoff, 16), kk > 0 ? 1 : 0);
       }
     }
     arch::wgmma_commit();
@@ -396,26 +413,33 @@ __global__ void __launch_bounds__(kThreads, 1)
     const float* dl = delta_smem + st * kBM;
     const bool mask = causal && q0 < k0 + kBN;  // the tile can hold queries before some key
     std::uint32_t p[4][4], ds[4][4];
+    // kMasked: the mask tests are compiled in (taken where `mask` holds); kLean bit 2 compiles
+    // a second copy without them for the tiles that need none.
+    auto p_and_ds = [&](auto masked) {
+      constexpr bool kMasked = decltype(masked)::value;
 #pragma unroll
-    for (int jj = 0; jj < 8; ++jj) {  // 8-query column groups
-      const float2 l2 = *reinterpret_cast<const float2*>(lse2 + 8 * jj + 2 * t);
-      const float2 d2 = *reinterpret_cast<const float2*>(dl + 8 * jj + 2 * t);
+      for (int jj = 0; jj < 8; ++jj) {  // 8-query column groups
+        const float2 l2 = *reinterpret_cast<const float2*>(lse2 + 8 * jj + 2 * t);
+        const float2 d2 = *reinterpret_cast<const float2*>(dl + 8 * jj + 2 * t);
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int j = 4 * jj + 2 * r;
-        float p0 = arch::fast_exp2(fmaf(s[j], c, -l2.x));
-        float p1 = arch::fast_exp2(fmaf(s[j + 1], c, -l2.y));
-        if (mask) {
-          const int key = k0 + 64 * cw + key_row + 8 * r, q = q0 + 8 * jj + 2 * t;
-          if (key > q) p0 = 0.0f;
-          if (key > q + 1) p1 = 0.0f;
+        for (int r = 0; r < 2; ++r) {
+          const int j = 4 * jj + 2 * r;
+          float p0 = arch::fast_exp2(fmaf(s[j], c, -l2.x));
+          float p1 = arch::fast_exp2(fmaf(s[j + 1], c, -l2.y));
+          if (kMasked && mask) {
+            const int key = k0 + 64 * cw + key_row + 8 * r, q = q0 + 8 * jj + 2 * t;
+            if (key > q) p0 = 0.0f;
+            if (key > q + 1) p1 = 0.0f;
+          }
+          const float ds0 = p0 * (dp[j] - d2.x), ds1 = p1 * (dp[j + 1] - d2.y);
+          // k16 slice jj / 2; a0/a1 (h = 0: queries 16 kk + 2t) or a2/a3 (h = 1: + 8), row r.
+          p[jj / 2][r + 2 * (jj % 2)] = arch::pack2<T>(p0, p1);
+          ds[jj / 2][r + 2 * (jj % 2)] = arch::pack2<T>(ds0, ds1);
         }
-        const float ds0 = p0 * (dp[j] - d2.x), ds1 = p1 * (dp[j + 1] - d2.y);
-        // k16 slice jj / 2; a0/a1 (h = 0: queries 16 kk + 2t) or a2/a3 (h = 1: + 8), row r.
-        p[jj / 2][r + 2 * (jj % 2)] = arch::pack2<T>(p0, p1);
-        ds[jj / 2][r + 2 * (jj % 2)] = arch::pack2<T>(ds0, ds1);
       }
-    }
+    };
+    if ((kLean & 2) != 0 && !mask) p_and_ds(std::false_type{});
+    else p_and_ds(std::true_type{});
     arch::named_bar_arrive(kLseFree + st, 32 + 256);  // this thread is done with LSE/D of the stage
 
     // dV += P^T dO, dK += dS^T Q (B operands MN-major: k16 slice kk = queries 16 kk.. at
@@ -424,10 +448,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     arch::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
-      arch::wgmma_rs<T, kD, 1>(dv_acc, p[kk], arch::make_smem_desc(do_tile + kk * 2048, L::kQBox, 1024));
+      arch::wgmma_rs<T, kD, 1>(dv_acc, p[kk], sdesc(do_tile, kk * 2048, L::kQBox));
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
-      arch::wgmma_rs<T, kD, 1>(dk_acc, ds[kk], arch::make_smem_desc(q_tile + kk * 2048, L::kQBox, 1024));
+      arch::wgmma_rs<T, kD, 1>(dk_acc, ds[kk], sdesc(q_tile, kk * 2048, L::kQBox));
     arch::wgmma_commit();
 
     // dS^T -> shared memory: row = key (64 cw + key_row + 8 r) of 64 queries (128 bytes),
@@ -435,14 +459,23 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int buf = it & 1;  // dS^T double-buffered
     const std::uint32_t ds_buf = base + L::kDs + buf * L::kDsBuf;
     if (kDelayDq) arch::mbar_wait(bars.ds_free(buf), ((it >> 1) & 1) ^ 1);  // dQ of step it - 2 read it
+    if constexpr ((kLean & 4) != 0) {
+      // stmatrix: lane l gives row (l % 8) + 8 ((l / 8) % 2) of the warp's 16 keys, 16-byte
+      // chunk 2 kk + l / 16 (matrices a0..a3 of k slice kk, as stsm_x4 reads them).
+      const int row = 64 * cw + 16 * warp + lane % 8 + 8 * ((lane / 8) % 2);
 #pragma unroll
-    for (int jj = 0; jj < 8; ++jj)
+      for (int kk = 0; kk < 4; ++kk)
+        arch::stsm_x4(ds_buf + row * 128 + (((2 * kk + lane / 16) ^ (row % 8)) * 16), ds[kk]);
+    } else {
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int row = 64 * cw + key_row + 8 * r;
-        const std::uint32_t addr = ds_buf + row * 128 + ((jj ^ (row % 8)) * 16) + 4 * t;
-        arch::st_shared_b32(addr, ds[jj / 2][r + 2 * (jj % 2)]);
-      }
+      for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int row = 64 * cw + key_row + 8 * r;
+          const std::uint32_t addr = ds_buf + row * 128 + ((jj ^ (row % 8)) * 16) + 4 * t;
+          arch::st_shared_b32(addr, ds[jj / 2][r + 2 * (jj % 2)]);
+        }
+    }
     arch::fence_proxy_async();
     float dq[kDqRegs];
     if constexpr (kDelayDq) {
@@ -572,8 +605,9 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   // Ping-pong off (measured slower at both head sizes, see the top); HARNESS_BWD_PINGPONG=1
   // turns it on for experiments (read once per process). (3 ring stages at d = 64 measured
   // 1-2% slower than 2.)
-  static const char* const pp_env = std::getenv("HARNESS_BWD_PINGPONG");
-  const bool pp = pp_env != nullptr && pp_env[0] != '0';
+  const std::string choice = flash_hopper_backward_kernel_choice();  // (HARNESS_BWD_LEAN: see there)
+  const bool pp = choice == "ping-pong";
+  const int lean = choice.rfind("lean ", 0) == 0 ? std::atoi(choice.c_str() + 5) : 0;
   const float scale = s.effective_scale();
   const dim3 grid(static_cast<unsigned>((s.seq_len + kBN - 1) / kBN), static_cast<unsigned>(s.heads),
                   static_cast<unsigned>(s.batch));
@@ -586,8 +620,18 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   };
   constexpr auto k1 = flash_hopper_backward_kernel<T, kD, true, kStages>;
   constexpr auto k0 = flash_hopper_backward_kernel<T, kD, false, kStages>;
+  constexpr auto k0_lean1 = flash_hopper_backward_kernel<T, kD, false, kStages, 1>;
+  constexpr auto k0_lean2 = flash_hopper_backward_kernel<T, kD, false, kStages, 2>;
+  constexpr auto k0_lean4 = flash_hopper_backward_kernel<T, kD, false, kStages, 4>;
+  constexpr auto k0_lean7 = flash_hopper_backward_kernel<T, kD, false, kStages, 7>;
   constexpr int smem = Layout<kD, kStages>::kSmem;
-  const cudaError_t launched = pp ? run(k1, smem, smem_attr<k1, smem>()) : run(k0, smem, smem_attr<k0, smem>());
+  cudaError_t launched;
+  if (pp) launched = run(k1, smem, smem_attr<k1, smem>());
+  else if (lean == 1) launched = run(k0_lean1, smem, smem_attr<k0_lean1, smem>());
+  else if (lean == 2) launched = run(k0_lean2, smem, smem_attr<k0_lean2, smem>());
+  else if (lean == 4) launched = run(k0_lean4, smem, smem_attr<k0_lean4, smem>());
+  else if (lean == 7) launched = run(k0_lean7, smem, smem_attr<k0_lean7, smem>());
+  else launched = run(k0, smem, smem_attr<k0, smem>());
   if (launched != cudaSuccess) return launched;
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (cudaError_t e = detail::tc_round(precision, dq_acc, dq, s.q_elements(), scale, stream); e != cudaSuccess)
@@ -612,6 +656,25 @@ cudaError_t dispatch(const Shape& s, Precision precision, const void* q, const v
 }
 
 }  // namespace
+
+// HARNESS_BWD_LEAN=1, 2, 4 or 7: the kLean kernel with those bits (see the kernel), for
+// experiments. Prepared in session 16 from ncu's source counters with no device time left: not
+// yet run on a GPU (ctest AttentionGpuHopperBackwardLean runs the Hopper backward tests under
+// 7, all three). Static SASS sizes (ptxas, sm_90a, bf16): bit 1 alone takes the d = 64 kernel
+// from 1472 to 1392 instructions and d = 128 from 1880 to 1752, all of it in the per-tile loop.
+const char* flash_hopper_backward_kernel_choice() {
+  static const char* const choice = [] {
+    const char* pp = std::getenv("HARNESS_BWD_PINGPONG");
+    const std::string lean = std::getenv("HARNESS_BWD_LEAN") != nullptr ? std::getenv("HARNESS_BWD_LEAN") : "";
+    if (pp != nullptr && pp[0] != '\0' && pp[0] != '0') return "ping-pong";
+    if (lean == "1") return "lean 1";
+    if (lean == "2") return "lean 2";
+    if (lean == "4") return "lean 4";
+    if (lean == "7") return "lean 7";
+    return "default";
+  }();
+  return choice;
+}
 
 const char* flash_hopper_backward_unsupported(const Shape& shape) {
   if (shape.head_dim != 64 && shape.head_dim != 128)

@@ -73,7 +73,7 @@ def summarize(header, body, top):
             entry[3][header[i][len("stall_"):]] += number(r[i])
     ops = []
     for op, (samples, count, executed, why) in sorted(by_op.items(), key=lambda kv: -kv[1][0]):
-        if samples == 0:
+        if samples == 0 and executed == 0:
             continue
         reasons = ", ".join(f"{k} {share(v)}" for k, v in why.most_common(2) if v > 0)
         ops.append([op, share(samples), str(count)] + ([f"{executed / 1e6:.1f} M"] if ex is not None else []) + [reasons])
@@ -82,7 +82,8 @@ def summarize(header, body, top):
         why = sorted(((number(r[i]), header[i][len("stall_"):]) for i in stalls), reverse=True)[:2]
         hot.append([r[0], " ".join(r[src].split()), share(number(r[smp])),
                     ", ".join(f"{k} {share(v)}" for v, k in why if v > 0)])
-    return total, ops, hot, ex is not None
+    executed = sum(number(r[ex]) for r in body) if ex is not None else None
+    return total, ops, hot, executed
 
 
 def table(head, rows, markdown):
@@ -102,9 +103,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     kernel, header, body = read_page(args.file)
     total, ops, hot, executed = summarize(header, body, args.top)
-    print(f"{kernel}: {total:.0f} warp samples over {len(body)} instructions")
+    ran = f", {executed / 1e6:.1f} M warp instructions executed" if executed is not None else ""
+    print(f"{kernel}: {total:.0f} warp samples over {len(body)} instructions{ran}")
     print()
-    head = ["opcode", "samples", "instructions"] + (["executed (warp)"] if executed else [])
+    head = ["opcode", "samples", "instructions"] + (["executed (warp)"] if executed is not None else [])
     print(table(head + ["largest stalls (share of all samples)"], ops, args.markdown))
     if hot:
         print()

@@ -316,8 +316,15 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "default");
   } else if (pp == nullptr && std::string(lean) == "7") {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 7");
+  } else if (pp == nullptr && std::string(lean) == "3") {
+    try {
+      attn::flash_hopper_backward_kernel_choice();
+      FAIL() << "HARNESS_BWD_LEAN=3 was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_STREQ(e.what(), "attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4 or 7, not '3'");
+    }
   } else {
-    GTEST_SKIP() << "runs without HARNESS_BWD_* or with HARNESS_BWD_LEAN=7 alone";
+    GTEST_SKIP() << "runs without HARNESS_BWD_*, or with HARNESS_BWD_LEAN=7 or 3 alone";
   }
 }
 

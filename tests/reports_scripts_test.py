@@ -308,9 +308,11 @@ class TinyNcuSource(unittest.TestCase):
         lines = out.splitlines()
         self.assertTrue(lines[0].startswith("kernels::attention::flash_hopper_forward_kernel<__nv_bfloat16, (int)64"),
                         lines[0])
-        self.assertTrue(lines[0].endswith(": 75763 warp samples over 135 instructions"), lines[0])
+        self.assertTrue(lines[0].endswith(": 75763 warp samples over 135 instructions, 69.8 M warp instructions executed"),
+                        lines[0])
         # Largest first; predicates and modifiers stripped; "selected" is not a stall; the warp
-        # instructions each opcode executed (MUFU: 44,728,320 over its 65 rows of the page).
+        # instructions each opcode executed (MUFU: 44,728,320 over its 65 rows of the page; all
+        # 135 rows: 69,794,176, opcodes never sampled included).
         self.assertEqual(lines[2], "| opcode | samples | instructions | executed (warp) | largest stalls (share of all samples) |")
         self.assertEqual(lines[4], "| MUFU | 38.8% | 65 | 44.7 M | wait 16.4%, mio 13.8% |")
         self.assertEqual(lines[5], "| WARPGROUP | 20.3% | 3 | 1.4 M | barrier 15.1%, not_selected 2.6% |")
@@ -335,6 +337,7 @@ class TinyNcuSource(unittest.TestCase):
         lines = out.splitlines()
         self.assertEqual(lines[2], "| opcode | samples | instructions | largest stalls (share of all samples) |")
         self.assertEqual(lines[4], "| MUFU | 38.8% | 65 | wait 16.4%, mio 13.8% |")
+        self.assertTrue(lines[0].endswith(": 75763 warp samples over 135 instructions"), lines[0])
 
     def test_a_raw_page_is_refused_with_the_reason(self):
         raw = os.path.join(ROOT, "tests", "data", "ncu", "flash-d64-default.csv")

@@ -191,7 +191,8 @@ cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const
 // Which kernel flash_hopper_backward runs, from the environment (read once per process):
 // "ping-pong" (HARNESS_BWD_PINGPONG set, not 0), "lean N" (HARNESS_BWD_LEAN=N, N = 1, 2, 4 or 7:
 // bit 1 wgmma descriptors stepped by one add, bit 2 mask tests only on the tiles that need
-// them, bit 4 dS^T stored by stmatrix; flash_hopper_backward.cu), else "default". Host only.
+// them, bit 4 dS^T stored by stmatrix; flash_hopper_backward.cu), else "default" (unset, empty
+// or 0). Another HARNESS_BWD_LEAN value throws std::invalid_argument. Host only.
 const char* flash_hopper_backward_kernel_choice();
 
 // ---- CPU references: double accumulation, multithreaded (std::thread) ----

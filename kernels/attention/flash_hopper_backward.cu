@@ -662,6 +662,8 @@ cudaError_t dispatch(const Shape& s, Precision precision, const void* q, const v
 // yet run on a GPU (ctest AttentionGpuHopperBackwardLean runs the Hopper backward tests under
 // 7, all three). Static SASS sizes (ptxas, sm_90a, bf16): bit 1 alone takes the d = 64 kernel
 // from 1472 to 1392 instructions and d = 128 from 1880 to 1752, all of it in the per-tile loop.
+// Another non-empty value than 0, 1, 2, 4 or 7 is refused (std::invalid_argument), so that an
+// A/B run with a mistyped value cannot time the default against itself.
 const char* flash_hopper_backward_kernel_choice() {
   static const char* const choice = [] {
     const char* pp = std::getenv("HARNESS_BWD_PINGPONG");
@@ -671,8 +673,12 @@ const char* flash_hopper_backward_kernel_choice() {
     if (lean == "2") return "lean 2";
     if (lean == "4") return "lean 4";
     if (lean == "7") return "lean 7";
-    return "default";
+    if (lean.empty() || lean == "0") return "default";
+    return "";
   }();
+  if (*choice == '\0')
+    throw std::invalid_argument(std::string("attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4 or 7, not '") +
+                                std::getenv("HARNESS_BWD_LEAN") + "'");
   return choice;
 }
 

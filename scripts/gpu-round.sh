@@ -68,9 +68,9 @@
 #           and PyTorch's cuDNN SDPA, --clock-control none, WarpStateStats and NCU_METRICS; side by side in
 #           ncu-d64-summary.md by reports/ncu_summary.py: time, clock, tensor pipe, L2 bytes, stalls;
 #           then D64_NEW's source counters by opcode, ncu-d64-source.md by reports/ncu_source.py)
-#           attention-bwd-ab (a Hopper backward kernel that no default takes, named by BWD_NEW
-#           (NAME=VALUE assignments separated by spaces; default HARNESS_BWD_LEAN=7), against BWD_OLD
-#           (default HARNESS_BWD_LEAN=0, the default kernel): the Hopper backward GPU tests, memcheck
+#           attention-bwd-ab (a Hopper backward kernel named by BWD_NEW (NAME=VALUE assignments
+#           separated by spaces; default HARNESS_BWD_LEAN=7, the default kernel), against BWD_OLD
+#           (default HARNESS_BWD_LEAN=0, the session-15 kernel): the Hopper backward GPU tests, memcheck
 #           and racecheck over the backward flash_wgmma sanitizer sizes under BWD_NEW; then one
 #           process each in the order old / new / new / old over suites/attention-hopper.yaml's
 #           backward shapes (BWD_FILTER, default the non-deterministic ones at N = 8192) with
@@ -295,7 +295,7 @@ for s in $stages; do
         tail -3 "$OUT/ncu-d64-source.log"
       fi ;;
     attention-bwd-ab)
-      # Issue 31: a Hopper backward kernel that no default takes (BWD_NEW), checked, then timed
+      # Issue 31: a Hopper backward kernel (BWD_NEW), checked, then timed
       # against BWD_OLD one process each in the order old / new / new / old.
       old=${BWD_OLD:-HARNESS_BWD_LEAN=0} new=${BWD_NEW:-HARNESS_BWD_LEAN=7}
       step "Hopper backward: $new checked, then against $old ($old / $new / $new / $old)"

@@ -306,16 +306,17 @@ TEST(AttentionPlugin, HopperForwardConfigNamesThreeConsumersAtAForcedKeyTile) {
   EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
 }
 
-// The Hopper backward's kernel: the default without HARNESS_BWD_*; "lean 7" under
-// HARNESS_BWD_LEAN=7 alone (ctest AttentionCpuBackwardLeanChoice sets it).
+// The Hopper backward's kernel: the default without HARNESS_BWD_* and under HARNESS_BWD_LEAN=7;
+// "lean 0" (the session-15 kernel) under HARNESS_BWD_LEAN=0 alone (ctest
+// AttentionCpuBackwardLeanChoice sets it; AttentionCpuBackwardLeanRefusesOtherValues 3).
 TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
   namespace attn = kernels::attention;
   const char* pp = std::getenv("HARNESS_BWD_PINGPONG");
   const char* lean = std::getenv("HARNESS_BWD_LEAN");
-  if (pp == nullptr && lean == nullptr) {
+  if (pp == nullptr && (lean == nullptr || std::string(lean) == "7")) {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "default");
-  } else if (pp == nullptr && std::string(lean) == "7") {
-    EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 7");
+  } else if (pp == nullptr && std::string(lean) == "0") {
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 0");
   } else if (pp == nullptr && std::string(lean) == "3") {
     try {
       attn::flash_hopper_backward_kernel_choice();
@@ -324,7 +325,7 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
       EXPECT_STREQ(e.what(), "attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4 or 7, not '3'");
     }
   } else {
-    GTEST_SKIP() << "runs without HARNESS_BWD_*, or with HARNESS_BWD_LEAN=7 or 3 alone";
+    GTEST_SKIP() << "runs without HARNESS_BWD_*, or with HARNESS_BWD_LEAN=7, 0 or 3 alone";
   }
 }
 

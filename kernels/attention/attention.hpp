@@ -189,10 +189,11 @@ cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const
                                   const void* v, const void* o, const float* lse, const void* d_o, void* dq, void* dk,
                                   void* dv, void* workspace, cudaStream_t stream, bool deterministic = false);
 // Which kernel flash_hopper_backward runs, from the environment (read once per process):
-// "ping-pong" (HARNESS_BWD_PINGPONG set, not 0), "lean N" (HARNESS_BWD_LEAN=N, N = 1, 2, 4 or 7:
-// bit 1 wgmma descriptors stepped by one add, bit 2 mask tests only on the tiles that need
-// them, bit 4 dS^T stored by stmatrix; flash_hopper_backward.cu), else "default" (unset, empty
-// or 0). Another HARNESS_BWD_LEAN value throws std::invalid_argument. Host only.
+// "default" (unset, empty or HARNESS_BWD_LEAN=7: wgmma descriptors stepped by one add, mask
+// tests only on the tiles that need them, dS^T stored by stmatrix; flash_hopper_backward.cu),
+// "lean N" (HARNESS_BWD_LEAN=N, N = 0, 1, 2 or 4: the bits of those three changes, 0 none, the
+// session-15 kernel), "ping-pong" (HARNESS_BWD_PINGPONG set, not 0). Another HARNESS_BWD_LEAN
+// value throws std::invalid_argument. Host only.
 const char* flash_hopper_backward_kernel_choice();
 
 // ---- CPU references: double accumulation, multithreaded (std::thread) ----

@@ -149,14 +149,18 @@ struct Bars {
 // registers 192 KB (measured H100: 5-6% faster); with dQ split by columns (issue_dq) 176 KB.
 // (K_c^T in registers for dQ^T = K_c^T dS^T too, with dQ^T stored a float at a time, measured
 // 10-15% slower and spilled.)
-// kLean (HARNESS_BWD_LEAN=1, 2, 4 or 7 with ping-pong off, an experiment; see
-// flash_hopper_backward_kernel_choice): the same products and arithmetic with fewer
-// instructions around them, after ncu's source counters (H100, 2026-11-28, d = 64 B = 2 H = 16
-// N = 8192, per warp and 64-query tile): ours executed 24 wgmmas with ~158 uniform-datapath
+// kLean: the same products and arithmetic with fewer instructions around them, after ncu's
+// source counters (H100, 2026-11-28, d = 64 B = 2 H = 16 N = 8192, per warp and 64-query
+// tile): the session-15 kernel (kLean 0) executed 24 wgmmas with ~158 uniform-datapath
 // instructions (ULOP3, USHF, UIADD3, UMOV: a descriptor built by make_smem_desc's masks and
 // shifts for each wgmma) where cuDNN's bprop kernel executed ~77 around 20; 37 ISETP + 48 FSEL
 // against 14 + 32 (the causal mask tests, if-converted, ran on every tile, causal or not); 24
-// STS + 32 LOP3 against 4.5 STS + 4 STSM + 3 LOP3 (dS^T stored 4 bytes at a time). Bits:
+// STS + 32 LOP3 against 4.5 STS + 4 STSM + 3 LOP3 (dS^T stored 4 bytes at a time). All three
+// bits (7) are the default since session 17: 1,335 M -> 928 M warp instructions at that shape
+// (cuDNN 1,255 M), 3.33 -> 3.04 ms under ncu at 1.83-1.84 GHz, and 4.4% / 5.0% faster over
+// the nine N = 8192 backward shapes (6-8% at d = 64; H100, two old/new pairs, one process
+// each). HARNESS_BWD_LEAN=0, 1, 2 or 4 takes another set, for experiments
+// (flash_hopper_backward_kernel_choice). Bits:
 //   1: each operand's descriptor built once per tile and stepped by arch::smem_desc_advance;
 //   2: the mask tests only on the tiles that need them (a branch on the warp-uniform `mask`);
 //   4: dS^T stored by stmatrix, one 16 x 16 k slice (4 registers) a store.
@@ -558,6 +562,18 @@ cudaError_t smem_attr() {
   return e;
 }
 
+// The kLean bits of the kernel flash_hopper_backward_kernel_choice names (read once per
+// process): 7 by default, -1 for the ping-pong kernel.
+int lean_bits() {
+  static const int bits = [] {
+    const std::string choice = flash_hopper_backward_kernel_choice();
+    if (choice == "ping-pong") return -1;
+    if (choice == "default") return 7;
+    return std::atoi(choice.c_str() + 5);  // "lean N"
+  }();
+  return bits;
+}
+
 template <class T, int kD>
 cudaError_t launch(const Shape& s, Precision precision, const void* q, const void* k, const void* v, const void* o,
                    const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* workspace,
@@ -605,9 +621,8 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   // Ping-pong off (measured slower at both head sizes, see the top); HARNESS_BWD_PINGPONG=1
   // turns it on for experiments (read once per process). (3 ring stages at d = 64 measured
   // 1-2% slower than 2.)
-  const std::string choice = flash_hopper_backward_kernel_choice();  // (HARNESS_BWD_LEAN: see there)
-  const bool pp = choice == "ping-pong";
-  const int lean = choice.rfind("lean ", 0) == 0 ? std::atoi(choice.c_str() + 5) : 0;
+  const int lean = lean_bits();  // -1: ping-pong (HARNESS_BWD_PINGPONG, see there)
+  const bool pp = lean < 0;
   const float scale = s.effective_scale();
   const dim3 grid(static_cast<unsigned>((s.seq_len + kBN - 1) / kBN), static_cast<unsigned>(s.heads),
                   static_cast<unsigned>(s.batch));
@@ -627,11 +642,11 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   constexpr int smem = Layout<kD, kStages>::kSmem;
   cudaError_t launched;
   if (pp) launched = run(k1, smem, smem_attr<k1, smem>());
+  else if (lean == 0) launched = run(k0, smem, smem_attr<k0, smem>());
   else if (lean == 1) launched = run(k0_lean1, smem, smem_attr<k0_lean1, smem>());
   else if (lean == 2) launched = run(k0_lean2, smem, smem_attr<k0_lean2, smem>());
   else if (lean == 4) launched = run(k0_lean4, smem, smem_attr<k0_lean4, smem>());
-  else if (lean == 7) launched = run(k0_lean7, smem, smem_attr<k0_lean7, smem>());
-  else launched = run(k0, smem, smem_attr<k0, smem>());
+  else launched = run(k0_lean7, smem, smem_attr<k0_lean7, smem>());
   if (launched != cudaSuccess) return launched;
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (cudaError_t e = detail::tc_round(precision, dq_acc, dq, s.q_elements(), scale, stream); e != cudaSuccess)
@@ -657,23 +672,22 @@ cudaError_t dispatch(const Shape& s, Precision precision, const void* q, const v
 
 }  // namespace
 
-// HARNESS_BWD_LEAN=1, 2, 4 or 7: the kLean kernel with those bits (see the kernel), for
-// experiments. Prepared in session 16 from ncu's source counters with no device time left: not
-// yet run on a GPU (ctest AttentionGpuHopperBackwardLean runs the Hopper backward tests under
-// 7, all three). Static SASS sizes (ptxas, sm_90a, bf16): bit 1 alone takes the d = 64 kernel
-// from 1472 to 1392 instructions and d = 128 from 1880 to 1752, all of it in the per-tile loop.
-// Another non-empty value than 0, 1, 2, 4 or 7 is refused (std::invalid_argument), so that an
-// A/B run with a mistyped value cannot time the default against itself.
+// The default is the kLean 7 kernel (all three changes; measured in session 17, see the
+// kernel). HARNESS_BWD_LEAN=0 takes the session-15 kernel (none of them), 1, 2 or 4 one of
+// them alone, 7 the default, for experiments and A/B runs; HARNESS_BWD_PINGPONG (not 0) the
+// ping-pong kernel. Another non-empty value than 0, 1, 2, 4 or 7 is refused
+// (std::invalid_argument), so that an A/B run with a mistyped value cannot time the default
+// against itself.
 const char* flash_hopper_backward_kernel_choice() {
   static const char* const choice = [] {
     const char* pp = std::getenv("HARNESS_BWD_PINGPONG");
     const std::string lean = std::getenv("HARNESS_BWD_LEAN") != nullptr ? std::getenv("HARNESS_BWD_LEAN") : "";
     if (pp != nullptr && pp[0] != '\0' && pp[0] != '0') return "ping-pong";
+    if (lean == "0") return "lean 0";
     if (lean == "1") return "lean 1";
     if (lean == "2") return "lean 2";
     if (lean == "4") return "lean 4";
-    if (lean == "7") return "lean 7";
-    if (lean.empty() || lean == "0") return "default";
+    if (lean.empty() || lean == "7") return "default";
     return "";
   }();
   if (*choice == '\0')

@@ -390,6 +390,18 @@ std::string flash_config(const harness::Params& p) {
   if (is_fp8(p)) return rules::fp8_config(p);
   return attn::flash_hopper_unsupported(shape_of(p)) == nullptr ? hopper_16bit_config(p) : std::string();
 }
+// The result's config of the Hopper backward: the kernel flash_hopper_backward runs ("default",
+// or an experiment's "lean N" / "ping-pong": attn::flash_hopper_backward_kernel_choice), so that
+// an A/B run's reports say which was timed. flash records it only where it takes that kernel.
+std::string flash_wgmma_backward_config(const harness::Params& p) {
+  const std::string& d = p.get_string("dtype");
+  if (d != "bf16" && d != "f16") return {};
+  return std::string("128 keys x 64-query steps, ") + attn::flash_hopper_backward_kernel_choice() + " kernel";
+}
+std::string flash_backward_config(const harness::Params& p) {
+  return attn::flash_hopper_backward_unsupported(shape_of(p)) == nullptr ? flash_wgmma_backward_config(p)
+                                                                         : std::string();
+}
 // f32: the FP32 FlashAttention-2 kernels; bf16/f16: the Hopper (wgmma) kernel where it can
 // run the shape (sm_90, head_dim 64/128/256, positive scale), else FlashAttention-2 on
 // mma.sync tensor cores; fp8_e4m3: the Hopper FP8 kernel (its constraint holds).
@@ -738,24 +750,31 @@ HARNESS_REGISTER_VARIANT_WITH(
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, naive, cuda,
                               "P and dP/dS materialized (2*B*H*N^2 floats of workspace), batched GEMMs",
                               backward_naive, naive_constraint, naive_ws<true>);
-HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash, cuda,
-                              "FlashAttention-2 backward: one block per K/V tile iterating over Q tiles, P recomputed "
-                              "from LSE, dQ (and GQA dK/dV) by float4 atomics. bf16/f16: on sm_90 the Hopper kernel "
-                              "(flash_wgmma), elsewhere flash_fa2: tensor cores, "
-                              "128-key blocks (d=64: 4 warps x 32 keys; d=128: 8 warps x 16), GQA summed in registers, dQ by "
-                              "f32 float2 atomics; 64-key blocks: flash_tc_r64",
-                              backward_flash, flash_backward_det_constraint, flash_backward_ws);
+HARNESS_REGISTER_VARIANT_WITH(
+    harness::make_variant("attention_backward", "flash", harness::Backend::cuda, backward_flash)
+        .description("FlashAttention-2 backward: one block per K/V tile iterating over Q tiles, P recomputed "
+                     "from LSE, dQ (and GQA dK/dV) by float4 atomics. bf16/f16: on sm_90 the Hopper kernel "
+                     "(flash_wgmma), elsewhere flash_fa2: tensor cores, "
+                     "128-key blocks (d=64: 4 warps x 32 keys; d=128: 8 warps x 16), GQA summed in registers, dQ by "
+                     "f32 float2 atomics; 64-key blocks: flash_tc_r64")
+        .constraint(flash_backward_det_constraint)
+        .workspace(flash_backward_ws)
+        .config(flash_backward_config));
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_fa2, cuda,
                               "bf16/f16 FlashAttention-2 backward on mma.sync tensor cores (the `flash` of sm_80+ "
                               "other than sm_90): 128-key blocks, dQ by f32 float2 atomics",
                               backward_flash_fa2, nondeterministic<flash_fa2_constraint>, flash_backward_ws);
-HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_wgmma, cuda,
-                              "bf16/f16 Hopper flash backward (sm_90a): K, V of 128 keys once, Q/dO tiles of 64 "
-                              "queries by TMA into an mbarrier ring, producer warp + 2 consumer warpgroups "
-                              "(setmaxnreg), S^T, dP^T, dV, dK, dQ on wgmma (P^T, dS^T from registers; dS^T via "
-                              "swizzled smem for dQ), dQ through swizzled smem and TMA reduce-adds (f32) by a "
-                              "producer warp; deterministic: key blocks take turns per query tile (counters)",
-                              backward_flash_wgmma, flash_wgmma_backward_constraint, flash_backward_ws);
+HARNESS_REGISTER_VARIANT_WITH(
+    harness::make_variant("attention_backward", "flash_wgmma", harness::Backend::cuda, backward_flash_wgmma)
+        .description("bf16/f16 Hopper flash backward (sm_90a): K, V of 128 keys once, Q/dO tiles of 64 "
+                     "queries by TMA into an mbarrier ring, producer warp + 2 consumer warpgroups "
+                     "(setmaxnreg), S^T, dP^T, dV, dK, dQ on wgmma (P^T, dS^T from registers; dS^T via "
+                     "swizzled smem (stmatrix) for dQ), dQ through swizzled smem and TMA reduce-adds (f32) by a "
+                     "producer warp; deterministic: key blocks take turns per query tile (counters); the "
+                     "result's config names the kernel (HARNESS_BWD_LEAN / HARNESS_BWD_PINGPONG experiments)")
+        .constraint(flash_wgmma_backward_constraint)
+        .workspace(flash_backward_ws)
+        .config(flash_wgmma_backward_config));
 HARNESS_REGISTER_VARIANT_FULL(attention_backward, flash_3xtf32, cuda,
                               "f32 FlashAttention-2 backward in 3xTF32 on tensor cores: 64-key blocks (4 warps x 16), "
                               "64 (d=128: 32) queries per step, GQA summed in registers, dQ by float2 atomics",

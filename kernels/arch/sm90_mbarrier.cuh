@@ -54,24 +54,4 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
   } while (!done);
 }
 
-// mbar_wait with a suspend-time hint (ns): a thread whose phase has not completed may sleep
-// in try_wait until it completes or the hint passes (NANOSLEEP.SYNCS in SASS), instead of
-// re-issuing try_wait. For waits that are long and where the waiter has nothing else to do,
-// such as a producer waiting for a consumer to free a ring slot: ncu (H100, session 17) saw our
-// attention forward's producer spin 25.6 M times at d = 64 N = 8192 (10% of all executed warp
-// instructions, sharing issue slots with a consumer warp on its SM sub-partition), where
-// cuDNN's kernel waits with the hint 0x989680 (10 ms, as CUTLASS's ClusterBarrier::wait).
-__device__ __forceinline__ void mbar_wait_suspend(std::uint32_t bar, std::uint32_t parity, std::uint32_t hint_ns) {
-  std::uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity), "r"(hint_ns)
-        : "memory");
-  } while (!done);
-}
-
 }  // namespace kernels::arch

@@ -278,13 +278,6 @@ constexpr int kPBar = 7;      // ids 7 .. 6 + kCons: consumer c's P stores befor
 // go in the outer order (causal: from the last, the longest), the heads in the inner one.
 struct Schedule {
   int m_blocks, bh_count, sec, total, causal;
-  // The producer's waits for free slots: 0 spins on try_wait (the default), else
-  // arch::mbar_wait_suspend with this hint in ns (HARNESS_FWD_SUSPEND_NS, an experiment).
-  unsigned suspend_ns;
-  __device__ void wait_free(std::uint32_t bar, std::uint32_t parity) const {
-    if (suspend_ns != 0) arch::mbar_wait_suspend(bar, parity, suspend_ns);
-    else arch::mbar_wait(bar, parity);
-  }
   __device__ void decode(int t, int& mb, int& bh) const {
     const int per_section = sec * m_blocks;
     const int section = t / per_section;
@@ -488,7 +481,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
         const int n_tiles = (unit_key_end(mb) + kBN - 1) / kBN;
         // Q of each consumer as soon as that consumer's last S of the previous tile is done.
         for (int cw = 0; cw < kCons; ++cw) {
-          sched.wait_free(bars.q_empty(cw), (round & 1) ^ 1u);
+          arch::mbar_wait(bars.q_empty(cw), (round & 1) ^ 1u);
           arch::mbar_expect_tx(bars.q_full(cw), L::kQC);
 #pragma unroll
           for (int bx = 0; bx < L::kBoxes; ++bx)
@@ -498,7 +491,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
         for (int j = 0; j < n_tiles; ++j, ++it) {
           const int s = it % kStages;
           const std::uint32_t parity = ((it / kStages) & 1) ^ 1u;  // fresh barriers pass at once
-          sched.wait_free(bars.k_empty(s), parity);
+          arch::mbar_wait(bars.k_empty(s), parity);
           arch::mbar_expect_tx(bars.k_full(s), L::kKVBytes);
           // kCl = 1: whole boxes {64 d, kBN keys}. Cluster: this CTA's kKVRows keys of each
           // box (its rank's part), multicast to the same offset in both CTAs; both parts
@@ -511,7 +504,7 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
             if constexpr (kCl > 1) arch::tma_load_3d_multicast(dst, &map_k, L::kBoxCols * bx, key0, bkv, bars.k_full(s), 0x3);
             else arch::tma_load_3d(dst, &map_k, L::kBoxCols * bx, key0, bkv, bars.k_full(s));
           }
-          sched.wait_free(bars.v_empty(s), parity);
+          arch::mbar_wait(bars.v_empty(s), parity);
           arch::mbar_expect_tx(bars.v_full(s), L::kKVBytes);
           if constexpr (kCl > 1) {
 #pragma unroll
@@ -870,23 +863,6 @@ constexpr CUtensorMapDataType kMapType = std::is_same_v<T, __half>          ? CU
 
 // c_scale: multiplies the softmax scale in c (fp8: scale_q scale_k; 16-bit: 1); o_scale: fp8
 // scale_v. fp8: v is V^T (v_transpose_fp8_kernel's layout).
-// The producer's suspend-time hint (ns) for its waits on free slots (Schedule::wait_free):
-// HARNESS_FWD_SUSPEND_NS, a positive integer, for experiments (read once per process); unset,
-// empty or 0: spin on try_wait (the default). Another value throws std::invalid_argument.
-unsigned forward_suspend_ns() {
-  static const long long ns = [] {
-    const char* e = std::getenv("HARNESS_FWD_SUSPEND_NS");
-    if (e == nullptr || *e == '\0') return 0LL;
-    char* end = nullptr;
-    const long long v = std::strtoll(e, &end, 10);
-    return *end == '\0' && v >= 0 && v <= 0xffffffffLL ? v : -1LL;
-  }();
-  if (ns < 0)
-    throw std::invalid_argument(std::string("attention: HARNESS_FWD_SUSPEND_NS must be a count of ns (0 to 4294967295), not '") +
-                                std::getenv("HARNESS_FWD_SUSPEND_NS") + "'");
-  return static_cast<unsigned>(ns);
-}
-
 template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse, float c_scale,
                    float o_scale, cudaStream_t stream) {
@@ -923,7 +899,6 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   sched.sec = static_cast<int>(std::min(per_l2, bh));
   sched.total = sched.m_blocks * sched.bh_count;
   sched.causal = s.causal ? 1 : 0;
-  sched.suspend_ns = forward_suspend_ns();
   // Persistent (one CTA per SM) without a mask; causal tiles differ in length, and the
   // hardware's block scheduler balances them better than a static assignment.
   if constexpr (kClT == 1) {

@@ -350,9 +350,9 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
 // flash records the same where it takes the Hopper kernel, which needs an sm_90 device.
 TEST(AttentionPlugin, HopperForwardConfigNamesTheKernel) {
   namespace attn = kernels::attention;
-  if (std::getenv("HARNESS_FWD_D64_KEYS") != nullptr || std::getenv("HARNESS_FWD_LAZY_RESCALE") != nullptr ||
-      std::getenv("HARNESS_FWD_D64_CONSUMERS") != nullptr || std::getenv("HARNESS_FWD_D64_CLUSTER") != nullptr)
-    GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / _CONSUMERS / _CLUSTER / HARNESS_FWD_LAZY_RESCALE override the rules checked here";
+  if (!only_experiments({}))
+    GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / _CONSUMERS / _CLUSTER / HARNESS_FWD_LAZY_RESCALE / HARNESS_FWD_DESC_STEP "
+                    "override the rules checked here";
   auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
   EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "128 x 128 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(2048, 64, false)), "128 x 192 tiles (query rows x keys), eager rescaling");

@@ -192,8 +192,9 @@ cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const
 // "default" (unset, empty or HARNESS_BWD_LEAN=7: wgmma descriptors stepped by one add, mask
 // tests only on the tiles that need them, dS^T stored by stmatrix; flash_hopper_backward.cu),
 // "lean N" (HARNESS_BWD_LEAN=N, N = 0, 1, 2 or 4: the bits of those three changes, 0 none, the
-// session-15 kernel), "ping-pong" (HARNESS_BWD_PINGPONG set, not 0). Another HARNESS_BWD_LEAN
-// value throws std::invalid_argument. Host only.
+// session-15 kernel), "ping-pong" (HARNESS_BWD_PINGPONG set, not 0: ping-pong with none of the
+// lean changes, kLean 0, whatever HARNESS_BWD_LEAN says). Another HARNESS_BWD_LEAN value throws
+// std::invalid_argument (unless ping-pong is chosen). Host only.
 const char* flash_hopper_backward_kernel_choice();
 
 // ---- CPU references: double accumulation, multithreaded (std::thread) ----

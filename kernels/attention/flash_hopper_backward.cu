@@ -675,7 +675,8 @@ cudaError_t dispatch(const Shape& s, Precision precision, const void* q, const v
 // The default is the kLean 7 kernel (all three changes; measured in session 17, see the
 // kernel). HARNESS_BWD_LEAN=0 takes the session-15 kernel (none of them), 1, 2 or 4 one of
 // them alone, 7 the default, for experiments and A/B runs; HARNESS_BWD_PINGPONG (not 0) the
-// ping-pong kernel. Another non-empty value than 0, 1, 2, 4 or 7 is refused
+// ping-pong kernel, which has none of the lean changes (kLean 0; its "measured slower" at the top
+// of launch was against the session-15 kernel). Another non-empty value than 0, 1, 2, 4 or 7 is refused
 // (std::invalid_argument), so that an A/B run with a mistyped value cannot time the default
 // against itself.
 const char* flash_hopper_backward_kernel_choice() {

@@ -392,16 +392,14 @@ std::string flash_config(const harness::Params& p) {
 }
 // The result's config of the Hopper backward: the kernel flash_hopper_backward runs ("default",
 // or an experiment's "lean N" / "ping-pong": attn::flash_hopper_backward_kernel_choice), so that
-// an A/B run's reports say which was timed. flash records it only where it takes that kernel.
+// an A/B run's reports say which was timed; only where that kernel runs (bf16/f16, a supported
+// head size, an sm_90 device), for flash and flash_wgmma alike.
 std::string flash_wgmma_backward_config(const harness::Params& p) {
   const std::string& d = p.get_string("dtype");
-  if (d != "bf16" && d != "f16") return {};
+  if ((d != "bf16" && d != "f16") || attn::flash_hopper_backward_unsupported(shape_of(p)) != nullptr) return {};
   return std::string("128 keys x 64-query steps, ") + attn::flash_hopper_backward_kernel_choice() + " kernel";
 }
-std::string flash_backward_config(const harness::Params& p) {
-  return attn::flash_hopper_backward_unsupported(shape_of(p)) == nullptr ? flash_wgmma_backward_config(p)
-                                                                         : std::string();
-}
+std::string flash_backward_config(const harness::Params& p) { return flash_wgmma_backward_config(p); }
 // f32: the FP32 FlashAttention-2 kernels; bf16/f16: the Hopper (wgmma) kernel where it can
 // run the shape (sm_90, head_dim 64/128/256, positive scale), else FlashAttention-2 on
 // mma.sync tensor cores; fp8_e4m3: the Hopper FP8 kernel (its constraint holds).

@@ -254,7 +254,7 @@ TEST(AttentionPlugin, RejectsKvHeadsThatDoNotDivideHeadsAndFlashHeadDims) {
 // the environment (a config test below runs under ctest with exactly those).
 bool only_experiments(const std::map<std::string, std::string>& set) {
   for (const char* name : {"HARNESS_FWD_D64_KEYS", "HARNESS_FWD_D64_CONSUMERS", "HARNESS_FWD_D64_CLUSTER",
-                           "HARNESS_FWD_LAZY_RESCALE", "HARNESS_FWD_DESC_STEP"}) {
+                           "HARNESS_FWD_LAZY_RESCALE"}) {
     const char* e = std::getenv(name);
     const auto want = set.find(name);
     if (want != set.end() ? e == nullptr || want->second != e : e != nullptr) return false;
@@ -277,21 +277,6 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheClusterExperiment) {
             "128 x 128 tiles (query rows x keys), clusters of 2 sharing K/V (multicast), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, false)),
             "128 x 192 tiles (query rows x keys), clusters of 2 sharing K/V (multicast), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
-}
-
-// HARNESS_FWD_DESC_STEP=1 (ctest AttentionCpuD64DescStepConfig sets it) steps the wgmma
-// descriptors of the d = 64 kernels of the default shape (128 or 192 keys, two consumers, eager
-// rescaling), and the config says so; other head sizes keep theirs.
-TEST(AttentionPlugin, HopperForwardConfigNamesTheDescriptorStepExperiment) {
-  namespace attn = kernels::attention;
-  if (!only_experiment("HARNESS_FWD_DESC_STEP", "1"))
-    GTEST_SKIP() << "runs with HARNESS_FWD_DESC_STEP=1 alone (ctest AttentionCpuD64DescStepConfig)";
-  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
-  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)),
-            "128 x 128 tiles (query rows x keys), eager rescaling, wgmma descriptors stepped");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, false)),
-            "128 x 192 tiles (query rows x keys), eager rescaling, wgmma descriptors stepped");
   EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
 }
 
@@ -351,8 +336,8 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
 TEST(AttentionPlugin, HopperForwardConfigNamesTheKernel) {
   namespace attn = kernels::attention;
   if (!only_experiments({}))
-    GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / _CONSUMERS / _CLUSTER / HARNESS_FWD_LAZY_RESCALE / HARNESS_FWD_DESC_STEP "
-                    "override the rules checked here";
+    GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / _CONSUMERS / _CLUSTER / HARNESS_FWD_LAZY_RESCALE override the rules "
+                    "checked here";
   auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
   EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "128 x 128 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(2048, 64, false)), "128 x 192 tiles (query rows x keys), eager rescaling");

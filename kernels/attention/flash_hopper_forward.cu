@@ -112,6 +112,12 @@
 //     either way; causal not timed (the first CTA of a causal unit runs up to one more key
 //     tile than its rows need, fully masked for it): an experiment, not a default. (With
 //     .release.cluster arrives it ran 2.04x slower: a MEMBAR per release.)
+//   wgmma descriptors built once per tile and stepped by one add (as the backward does), d = 64
+//     default-shape kernels (commit b9ccbe7, reverted): 2752 -> 2664 static instructions at 192
+//     keys, yet +0.9% / +1.0% slower over the 12 non-causal d = 64 shapes (H200, 2026-11-28,
+//     one process each, old / new / new / old, every pair "same"), beside cuDNN 0.866-0.867x
+//     against 0.891-0.892x: the uniform-datapath descriptor arithmetic is not the limiter.
+//   The producer's try_wait with cuDNN's suspend hint (session 17, reverted): no gain.
 //   Not measured on its own: ping-pong (kPingPong; FA3 uses it at d = 128): every A/B above
 //     had it on; a build without it and without the persistent grid was within the clock
 //     noise of the first version. Not tried: 192-key tiles at d = 128 (S 96 + two P 48 +
@@ -423,7 +429,7 @@ __device__ __forceinline__ void pack_p(const float (&s)[kBN / 2], std::uint32_t 
 
 // c: the softmax scale times log2(e) (fp8: times scale_q scale_k); o_scale: fp8 scale_v
 // (O = scale_v (P V_q) / l), unused for 16-bit inputs.
-template <class T, int kD, int kStagesT, int kBNT, bool kLazyT, int kConsT, int kClT, bool kDescStepT>
+template <class T, int kD, int kStagesT, int kBNT, bool kLazyT, int kConsT, int kClT>
 __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>::kThreads, 1)
     flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                 const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
@@ -558,15 +564,6 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
   auto sched_arrive = [&] {
     if constexpr (kPingPong) arch::named_bar_arrive(kSchedBar + (cw + 1) % kCons, 256);
   };
-  // The descriptor of the operand at tile + off. kDescStepT (HARNESS_FWD_DESC_STEP=1, an
-  // experiment at d = 64): the tile's own descriptor, the same for every k slice of a loop and
-  // so built once, stepped by one add (arch::smem_desc_advance), as the backward's default
-  // does; else built whole for each wgmma (make_smem_desc's masks and shifts: ncu, H100,
-  // session 17, d = 64 N = 8192: 68.8 M uniform-datapath instructions against cuDNN's ~28 M).
-  auto sdesc = [](std::uint32_t tile, std::uint32_t off, std::uint32_t lbo) {
-    if constexpr (kDescStepT) return arch::smem_desc_advance(arch::make_smem_desc(tile, lbo, 1024), off);
-    else return arch::make_smem_desc(tile + off, lbo, 1024);
-  };
   // S = Q K_s^T over d (k slices of 32 bytes: kD / 16 for 16-bit, kD / 32 for fp8), issued
   // and committed (not waited for).
   auto issue_s = [&](float (&s)[kBN / 2], int stage) {
@@ -575,8 +572,8 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
 #pragma unroll
     for (int kk = 0; kk < kD / arch::wgmma_k<T>; ++kk) {
       const std::uint32_t off = static_cast<std::uint32_t>(kk % 4) * 32;  // inside the 128-byte row
-      const std::uint64_t da = sdesc(q_smem, (kk / 4) * kBoxBytes + off, 16);
-      const std::uint64_t db = sdesc(k_smem, (kk / 4) * L::kKBox + off, 16);
+      const std::uint64_t da = arch::make_smem_desc(q_smem + (kk / 4) * kBoxBytes + off, 16, 1024);
+      const std::uint64_t db = arch::make_smem_desc(k_smem + (kk / 4) * L::kKBox + off, 16, 1024);
       arch::wgmma_ss<T, kBN, 0, 0>(s, da, db, kk > 0 ? 1 : 0);
     }
     arch::wgmma_commit();
@@ -589,10 +586,10 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
 #pragma unroll
     for (int kk = 0; kk < kPSlices<T, kBN>; ++kk) {
       if constexpr (L::kFp8) {
-        const std::uint64_t db = sdesc(v_smem, kk * 32, 16);
+        const std::uint64_t db = arch::make_smem_desc(v_smem + kk * 32, 16, 1024);
         arch::wgmma_rs<T, kD, 0>(acc, p[kk], db);
       } else {
-        const std::uint64_t db = sdesc(v_smem, kk * 2048, L::kKBox);
+        const std::uint64_t db = arch::make_smem_desc(v_smem + kk * 2048, L::kKBox, 1024);
         arch::wgmma_rs<T, kD, 1>(acc, p[kk], db);
       }
     }
@@ -608,8 +605,8 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
       arch::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBN / 16; ++kk) {
-        const std::uint64_t da = sdesc(p_smem, (kk / 4) * kBoxBytes + (kk % 4) * 32, 16);
-        const std::uint64_t db = sdesc(v_smem, kk * 2048, L::kKBox);
+        const std::uint64_t da = arch::make_smem_desc(p_smem + (kk / 4) * kBoxBytes + (kk % 4) * 32, 16, 1024);
+        const std::uint64_t db = arch::make_smem_desc(v_smem + kk * 2048, L::kKBox, 1024);
         arch::wgmma_ss<T, kD, 0, 1>(acc, da, db, 1);
       }
       arch::wgmma_commit();
@@ -872,8 +869,7 @@ constexpr CUtensorMapDataType kMapType = std::is_same_v<T, __half>          ? CU
 
 // c_scale: multiplies the softmax scale in c (fp8: scale_q scale_k; 16-bit: 1); o_scale: fp8
 // scale_v. fp8: v is V^T (v_transpose_fp8_kernel's layout).
-template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1,
-          bool kDescStepT = false>
+template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse, float c_scale,
                    float o_scale, cudaStream_t stream) {
   using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
@@ -890,7 +886,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   else
     ok = ok && head_tensor_map(&mv, kMapType<T>, kElem, v, kD, s.seq_len, bkv, L::kKVRows);
   if (!ok) return cudaErrorInvalidValue;
-  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT, kDescStepT>;
+  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
   if (attr != cudaSuccess) return attr;
@@ -993,19 +989,6 @@ int d64_cluster() {
   return forced == 2 ? 2 : 1;
 }
 
-// HARNESS_FWD_DESC_STEP=1: the d = 64 kernels of the default shape (two consumers, eager
-// rescaling, no clusters, 192- or 128-key tiles) with their wgmma descriptors stepped by one add
-// (kDescStepT), for experiments (read once per process); unset or another value: built whole.
-// Prepared in session 17 from ncu's source counters with no device time left: NOT YET RUN ON A
-// GPU (ctest AttentionGpuHopperD64DescStep runs the Hopper forward tests under it).
-bool forward_desc_step() {
-  static const bool on = [] {
-    const char* e = std::getenv("HARNESS_FWD_DESC_STEP");
-    return e != nullptr && std::string(e) == "1";
-  }();
-  return on;
-}
-
 template <class T, bool kLazy>
 cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
                         cudaStream_t stream) {
@@ -1021,12 +1004,6 @@ cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void
       if (d64_cluster() == 2) {
         if (d64_key_tile(s) == 192) return launch<T, 64, 2, 192, kLazy, 2, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
         return launch<T, 64, 2, 0, kLazy, 2, 2>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-      }
-      if constexpr (!kLazy) {  // (d = 64 is eager by default: the experiment's kernels only there)
-        if (forward_desc_step()) {
-          if (d64_key_tile(s) == 192) return launch<T, 64, 2, 192, false, 2, 1, true>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-          if (d64_key_tile(s) == 128) return launch<T, 64, 2, 0, false, 2, 1, true>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-        }
       }
       switch (d64_key_tile(s)) {
         case 192: return launch<T, 64, 2, 192, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
@@ -1093,13 +1070,9 @@ std::string flash_hopper_config(const Shape& s) {
     default: return {};
   }
   const bool cluster = s.head_dim == 64 && d64_consumers() == 2 && d64_cluster() == 2;
-  const bool lazy = flash_hopper_lazy_rescale(s.head_dim);
-  // (dispatch_as's condition for the kDescStepT kernels)
-  const bool desc_step = s.head_dim == 64 && d64_consumers() == 2 && !cluster && !lazy && forward_desc_step() &&
-                         (keys == 192 || keys == 128);
   return std::to_string(rows) + " x " + std::to_string(keys) + " tiles (query rows x keys), " +
-         (cluster ? "clusters of 2 sharing K/V (multicast), " : "") + (lazy ? "lazy" : "eager") + " rescaling" +
-         (desc_step ? ", wgmma descriptors stepped" : "");
+         (cluster ? "clusters of 2 sharing K/V (multicast), " : "") +
+         (flash_hopper_lazy_rescale(s.head_dim) ? "lazy" : "eager") + " rescaling";
 }
 
 const char* flash_hopper_unsupported(const Shape& shape) {

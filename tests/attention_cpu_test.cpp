@@ -308,24 +308,37 @@ TEST(AttentionPlugin, HopperForwardConfigNamesThreeConsumersAtAForcedKeyTile) {
 
 // The Hopper backward's kernel: the default without HARNESS_BWD_* and under HARNESS_BWD_LEAN=7;
 // "lean 0" (the session-15 kernel) under HARNESS_BWD_LEAN=0 alone (ctest
-// AttentionCpuBackwardLeanChoice sets it; AttentionCpuBackwardLeanRefusesOtherValues 3).
+// AttentionCpuBackwardLeanChoice sets it; AttentionCpuBackwardLeanRefusesOtherValues 3);
+// "ping-pong" under HARNESS_BWD_PINGPONG=1 alone, and refusals of a mistyped lean value beside it
+// and of a lean kernel asked of ping-pong (AttentionCpuBackwardPingPong*).
 TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
   namespace attn = kernels::attention;
-  const char* pp = std::getenv("HARNESS_BWD_PINGPONG");
-  const char* lean = std::getenv("HARNESS_BWD_LEAN");
-  if (pp == nullptr && (lean == nullptr || std::string(lean) == "7")) {
-    EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "default");
-  } else if (pp == nullptr && std::string(lean) == "0") {
-    EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 0");
-  } else if (pp == nullptr && std::string(lean) == "3") {
+  const char* pp_env = std::getenv("HARNESS_BWD_PINGPONG");
+  const char* lean_env = std::getenv("HARNESS_BWD_LEAN");
+  const std::string pp = pp_env != nullptr ? pp_env : "", lean = lean_env != nullptr ? lean_env : "-";
+  auto refused = [&](const std::string& message) {
     try {
       attn::flash_hopper_backward_kernel_choice();
-      FAIL() << "HARNESS_BWD_LEAN=3 was accepted";
+      FAIL() << "HARNESS_BWD_PINGPONG='" << pp << "' HARNESS_BWD_LEAN='" << lean << "' was accepted";
     } catch (const std::invalid_argument& e) {
-      EXPECT_STREQ(e.what(), "attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4 or 7, not '3'");
+      EXPECT_EQ(e.what(), message);
     }
+  };
+  const std::string lean_message = "attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4 or 7, not '" + lean + "'";
+  if (pp.empty() && (lean == "-" || lean == "7")) {
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "default");
+  } else if (pp.empty() && lean == "0") {
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 0");
+  } else if ((pp.empty() || pp == "1") && lean == "3") {
+    refused(lean_message);
+  } else if (pp == "1" && lean == "-") {
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "ping-pong");
+  } else if (pp == "1" && lean == "7") {
+    refused("attention: HARNESS_BWD_PINGPONG takes the ping-pong kernel, which has none of the lean changes; "
+            "unset HARNESS_BWD_LEAN (or set it to 0), not '7'");
   } else {
-    GTEST_SKIP() << "runs without HARNESS_BWD_*, or with HARNESS_BWD_LEAN=7, 0 or 3 alone";
+    GTEST_SKIP() << "runs without HARNESS_BWD_*, with HARNESS_BWD_LEAN=7, 0 or 3 alone, or with "
+                    "HARNESS_BWD_PINGPONG=1 alone or beside HARNESS_BWD_LEAN=3 or 7";
   }
 }
 

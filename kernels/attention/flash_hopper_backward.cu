@@ -678,21 +678,28 @@ cudaError_t dispatch(const Shape& s, Precision precision, const void* q, const v
 // ping-pong kernel, which has none of the lean changes (kLean 0; its "measured slower" at the top
 // of launch was against the session-15 kernel). Another non-empty value than 0, 1, 2, 4 or 7 is refused
 // (std::invalid_argument), so that an A/B run with a mistyped value cannot time the default
-// against itself.
+// against itself; so is ping-pong with a lean value other than 0 (it has none of the changes:
+// such a run would time something other than what it names).
 const char* flash_hopper_backward_kernel_choice() {
   static const char* const choice = [] {
     const char* pp = std::getenv("HARNESS_BWD_PINGPONG");
     const std::string lean = std::getenv("HARNESS_BWD_LEAN") != nullptr ? std::getenv("HARNESS_BWD_LEAN") : "";
-    if (pp != nullptr && pp[0] != '\0' && pp[0] != '0') return "ping-pong";
-    if (lean == "0") return "lean 0";
-    if (lean == "1") return "lean 1";
-    if (lean == "2") return "lean 2";
-    if (lean == "4") return "lean 4";
-    if (lean.empty() || lean == "7") return "default";
-    return "";
+    const char* by_lean = lean == "0"                    ? "lean 0"
+                          : lean == "1"                  ? "lean 1"
+                          : lean == "2"                  ? "lean 2"
+                          : lean == "4"                  ? "lean 4"
+                          : lean.empty() || lean == "7" ? "default"
+                                                         : "";
+    if (*by_lean == '\0') return "";
+    if (pp != nullptr && pp[0] != '\0' && pp[0] != '0') return lean.empty() || lean == "0" ? "ping-pong" : "pp+lean";
+    return by_lean;
   }();
   if (*choice == '\0')
     throw std::invalid_argument(std::string("attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4 or 7, not '") +
+                                std::getenv("HARNESS_BWD_LEAN") + "'");
+  if (std::string(choice) == "pp+lean")
+    throw std::invalid_argument(std::string("attention: HARNESS_BWD_PINGPONG takes the ping-pong kernel, which has none "
+                                            "of the lean changes; unset HARNESS_BWD_LEAN (or set it to 0), not '") +
                                 std::getenv("HARNESS_BWD_LEAN") + "'");
   return choice;
 }

@@ -308,7 +308,8 @@ TEST(AttentionPlugin, HopperForwardConfigNamesThreeConsumersAtAForcedKeyTile) {
 
 // The Hopper backward's kernel: the default without HARNESS_BWD_* and under HARNESS_BWD_LEAN=7;
 // "lean 0" (the session-15 kernel) under HARNESS_BWD_LEAN=0 alone (ctest
-// AttentionCpuBackwardLeanChoice sets it; AttentionCpuBackwardLeanRefusesOtherValues 3);
+// AttentionCpuBackwardLeanChoice sets it; AttentionCpuBackwardLeanRefusesOtherValues 3), "lean 15"
+// under 15 (AttentionCpuBackwardLean15Choice);
 // "ping-pong" under HARNESS_BWD_PINGPONG=1 alone, and refusals of a mistyped lean value beside it
 // and of a lean kernel asked of ping-pong (AttentionCpuBackwardPingPong*).
 TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
@@ -324,11 +325,13 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
       EXPECT_EQ(e.what(), message);
     }
   };
-  const std::string lean_message = "attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4 or 7, not '" + lean + "'";
+  const std::string lean_message = "attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4, 7 or 15, not '" + lean + "'";
   if (pp.empty() && (lean == "-" || lean == "7")) {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "default");
   } else if (pp.empty() && lean == "0") {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 0");
+  } else if (pp.empty() && lean == "15") {
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 15");
   } else if ((pp.empty() || pp == "1") && lean == "3") {
     refused(lean_message);
   } else if (pp == "1" && lean == "-") {
@@ -337,7 +340,7 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
     refused("attention: HARNESS_BWD_PINGPONG takes the ping-pong kernel, which has none of the lean changes; "
             "unset HARNESS_BWD_LEAN (or set it to 0), not '7'");
   } else {
-    GTEST_SKIP() << "runs without HARNESS_BWD_*, with HARNESS_BWD_LEAN=7, 0 or 3 alone, or with "
+    GTEST_SKIP() << "runs without HARNESS_BWD_*, with HARNESS_BWD_LEAN=7, 0, 15 or 3 alone, or with "
                     "HARNESS_BWD_PINGPONG=1 alone or beside HARNESS_BWD_LEAN=3 or 7";
   }
 }

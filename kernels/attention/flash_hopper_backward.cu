@@ -163,7 +163,16 @@ struct Bars {
 // (flash_hopper_backward_kernel_choice). Bits:
 //   1: each operand's descriptor built once per tile and stepped by arch::smem_desc_advance;
 //   2: the mask tests only on the tiles that need them (a branch on the warp-uniform `mask`);
-//   4: dS^T stored by stmatrix, one 16 x 16 k slice (4 registers) a store.
+//   4: dS^T stored by stmatrix, one 16 x 16 k slice (4 registers) a store;
+//   8 (an experiment, HARNESS_BWD_LEAN=15 with the other three, d = 64; not yet run on a GPU):
+//     the next step's S^T and dP^T issued right after this step's dQ, before the wait for dV,
+//     dK, dQ (wait_group 1 instead of 0); 32 + 32 more accumulators in flight, no spills.
+//     Why: per 64-query step a CTA has 1280 tensor cycles of work (5 products of 64 x 128 x 64)
+//     and took ~2800 (H100, d = 64 N = 8192: 3.04 ms at 1.84 GHz; ncu: tensor pipe ~40%
+//     active): each warpgroup waits for all of dV, dK, dQ (768 tensor cycles for both), then
+//     stores dQ, waits at the ring, issues S, dP (512) and waits again, so the tensor cores
+//     idle at every step boundary. Early, they run S, dP of step i + 1 while the warpgroups
+//     store dQ of step i.
 template <class T, int kD, bool kPP, int kStages, int kLean = 0>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_hopper_backward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
@@ -179,6 +188,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   // kDqBoxes f32 boxes {32 columns, 64 queries}.
   constexpr int kDqRegs = kD / 4;
   constexpr int kDqBoxes = kDqRegs / 16;
+  // kLean bit 8 (an experiment, HARNESS_BWD_LEAN=15), d = 64 only: at d = 128, S and dP in
+  // flight beside dV, dK (128 accumulators) and dQ (32) spill (ptxas: 264 bytes).
+  constexpr bool kEarly = (kLean & 8) != 0 && !kPP && kD == 64;
   // The descriptor of the operand at tile + off: kLean steps the tile's own descriptor (the
   // same for every k slice of a loop, so built once), else builds it whole.
   auto sdesc = [](std::uint32_t tile, std::uint32_t off, std::uint32_t lbo) {
@@ -375,15 +387,36 @@ __global__ void __launch_bounds__(kThreads, 1)
       arch::ldsm_x4(vf[kk], v_slab + off);
     }
   }
+  // kEarly (bit 8): S^T and dP^T of step it + 1, issued at the end of step it into s_next,
+  // dp_next (step 0's before the loop); d = 64 only (K_c, V_c in registers).
+  float s_next[kEarly ? 32 : 1], dp_next[kEarly ? 32 : 1];
+  auto issue_next = [&](int st) {
+    if constexpr (kEarly) {
+      const std::uint32_t q_tile = base + L::kQ + st * L::kQT, do_tile = base + L::kDO + st * L::kQT;
+      arch::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        arch::wgmma_rs<T, 64, 0>(s_next, kf[kk], sdesc(q_tile, kk * 32, 16), kk > 0 ? 1 : 0);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        arch::wgmma_rs<T, 64, 0>(dp_next, vf[kk], sdesc(do_tile, kk * 32, 16), kk > 0 ? 1 : 0);
+      arch::wgmma_commit();
+    }
+  };
+  if constexpr (kEarly) {
+    arch::mbar_wait(bars.full(0), 0);
+    issue_next(0);
+  }
   for (int it = 0; it < n_steps; ++it) {
     const int i = tile_of(it);
     const int st = it % kStages;
     const int q0 = i * kBM;
-    arch::mbar_wait(bars.full(st), (it / kStages) & 1);
+    if constexpr (!kEarly) arch::mbar_wait(bars.full(st), (it / kStages) & 1);
     const std::uint32_t q_tile = base + L::kQ + st * L::kQT, do_tile = base + L::kDO + st * L::kQT;
 
-    // S^T = K_c Q^T and dP^T = V_c dO^T over d.
+    // S^T = K_c Q^T and dP^T = V_c dO^T over d (kEarly: issued by the step before).
     float s[32], dp[32];
+    if constexpr (!kEarly) {
     if (kPP) arch::named_bar_sync(kTurn + cw, 256);
     arch::wgmma_fence();
     if constexpr (kKVRegs) {
@@ -407,7 +440,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     arch::wgmma_commit();
     if (kPP) arch::named_bar_arrive(kTurn + 1 - cw, 256);
+    }
     arch::wgmma_wait<0>();
+    if constexpr (kEarly) {
+#pragma unroll
+      for (int j = 0; j < 32; ++j) s[j] = s_next[j], dp[j] = dp_next[j];
+    }
     arch::fence_regs(s);
     arch::fence_regs(dp);
 
@@ -494,7 +532,17 @@ __global__ void __launch_bounds__(kThreads, 1)
       issue_dq(dq, ds_buf);
     }
     if (kPP && !(cw == 1 && it == n_steps - 1)) arch::named_bar_arrive(kTurn + 1 - cw, 256);
+    if constexpr (kEarly) {
+      // The next step's S^T and dP^T go in behind this step's dV, dK, dQ, so that the tensor
+      // cores run them while this warpgroup stores dQ and crosses the step boundary;
+      // wait_group 1: all but that last group done. The last step issues one too, on the other
+      // stage's stale tile, and drops it (a wgmma under a branch would be serialized).
+      if (it + 1 < n_steps) arch::mbar_wait(bars.full((it + 1) % kStages), ((it + 1) / kStages) & 1);
+      issue_next((it + 1) % kStages);
+      arch::wgmma_wait<1>();
+    } else {
     arch::wgmma_wait<0>();  // dV, dK (and dQ) products done: the stage is free
+    }
     arch::fence_regs(dq);
     arch::fence_regs(dv_acc);
     arch::fence_regs(dk_acc);
@@ -509,6 +557,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       emit_dq(it - 1, dq);
     }
   }
+  if constexpr (kEarly) arch::wgmma_wait<0>();  // the dropped S^T, dP^T of the last step
   if constexpr (kDelayDq) {  // the last step's dQ
     const int e = n_steps - 1, buf = e & 1;
     float dq[kDqRegs];
@@ -639,6 +688,8 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   constexpr auto k0_lean2 = flash_hopper_backward_kernel<T, kD, false, kStages, 2>;
   constexpr auto k0_lean4 = flash_hopper_backward_kernel<T, kD, false, kStages, 4>;
   constexpr auto k0_lean7 = flash_hopper_backward_kernel<T, kD, false, kStages, 7>;
+  // Bit 8 exists at d = 64 only (the kernel says why): lean 15 is the lean-7 kernel at d = 128.
+  constexpr auto k0_lean15 = flash_hopper_backward_kernel<T, kD, false, kStages, kD == 64 ? 15 : 7>;
   constexpr int smem = Layout<kD, kStages>::kSmem;
   cudaError_t launched;
   if (pp) launched = run(k1, smem, smem_attr<k1, smem>());
@@ -646,6 +697,7 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   else if (lean == 1) launched = run(k0_lean1, smem, smem_attr<k0_lean1, smem>());
   else if (lean == 2) launched = run(k0_lean2, smem, smem_attr<k0_lean2, smem>());
   else if (lean == 4) launched = run(k0_lean4, smem, smem_attr<k0_lean4, smem>());
+  else if (lean == 15) launched = run(k0_lean15, smem, smem_attr<k0_lean15, smem>());
   else launched = run(k0_lean7, smem, smem_attr<k0_lean7, smem>());
   if (launched != cudaSuccess) return launched;
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
@@ -674,9 +726,10 @@ cudaError_t dispatch(const Shape& s, Precision precision, const void* q, const v
 
 // The default is the kLean 7 kernel (all three changes; measured in session 17, see the
 // kernel). HARNESS_BWD_LEAN=0 takes the session-15 kernel (none of them), 1, 2 or 4 one of
-// them alone, 7 the default, for experiments and A/B runs; HARNESS_BWD_PINGPONG (not 0) the
+// them alone, 7 the default, 15 the default with bit 8 (the next step's S^T, dP^T issued
+// early, d = 64; an experiment), for experiments and A/B runs; HARNESS_BWD_PINGPONG (not 0) the
 // ping-pong kernel, which has none of the lean changes (kLean 0; its "measured slower" at the top
-// of launch was against the session-15 kernel). Another non-empty value than 0, 1, 2, 4 or 7 is refused
+// of launch was against the session-15 kernel). Another non-empty value than 0, 1, 2, 4, 7 or 15 is refused
 // (std::invalid_argument), so that an A/B run with a mistyped value cannot time the default
 // against itself; so is ping-pong with a lean value other than 0 (it has none of the changes:
 // such a run would time something other than what it names).
@@ -688,6 +741,7 @@ const char* flash_hopper_backward_kernel_choice() {
                           : lean == "1"                  ? "lean 1"
                           : lean == "2"                  ? "lean 2"
                           : lean == "4"                  ? "lean 4"
+                          : lean == "15"                 ? "lean 15"
                           : lean.empty() || lean == "7" ? "default"
                                                          : "";
     if (*by_lean == '\0') return "";
@@ -695,7 +749,7 @@ const char* flash_hopper_backward_kernel_choice() {
     return by_lean;
   }();
   if (*choice == '\0')
-    throw std::invalid_argument(std::string("attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4 or 7, not '") +
+    throw std::invalid_argument(std::string("attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4, 7 or 15, not '") +
                                 std::getenv("HARNESS_BWD_LEAN") + "'");
   if (std::string(choice) == "pp+lean")
     throw std::invalid_argument(std::string("attention: HARNESS_BWD_PINGPONG takes the ping-pong kernel, which has none "

@@ -443,6 +443,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     arch::wgmma_wait<0>();
     if constexpr (kEarly) {
+      arch::fence_regs(s_next);  // read only after the wait (the wgmma wrote them asynchronously)
+      arch::fence_regs(dp_next);
 #pragma unroll
       for (int j = 0; j < 32; ++j) s[j] = s_next[j], dp[j] = dp_next[j];
     }

@@ -328,10 +328,13 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
   const std::string lean_message = "attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4, 7 or 15, not '" + lean + "'";
   if (pp.empty() && (lean == "-" || lean == "7")) {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "default");
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(64), "default");
   } else if (pp.empty() && lean == "0") {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 0");
   } else if (pp.empty() && lean == "15") {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 15");
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(64), "lean 15");
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(128), "default");  // bit 8 is d = 64 only
   } else if ((pp.empty() || pp == "1") && lean == "3") {
     refused(lean_message);
   } else if (pp == "1" && lean == "-") {

@@ -159,7 +159,7 @@ struct Bars {
 // bits (7) are the default since session 17: 1,335 M -> 928 M warp instructions at that shape
 // (cuDNN 1,255 M), 3.33 -> 3.04 ms under ncu at 1.83-1.84 GHz, and 4.4% / 5.0% faster over
 // the nine N = 8192 backward shapes (6-8% at d = 64; H100, two old/new pairs, one process
-// each). HARNESS_BWD_LEAN=0, 1, 2 or 4 takes another set, for experiments
+// each). HARNESS_BWD_LEAN=0, 1, 2, 4 or 15 takes another set, for experiments
 // (flash_hopper_backward_kernel_choice). Bits:
 //   1: each operand's descriptor built once per tile and stepped by arch::smem_desc_advance;
 //   2: the mask tests only on the tiles that need them (a branch on the warp-uniform `mask`);
@@ -191,6 +191,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // kLean bit 8 (an experiment, HARNESS_BWD_LEAN=15), d = 64 only: at d = 128, S and dP in
   // flight beside dV, dK (128 accumulators) and dQ (32) spill (ptxas: 264 bytes).
   constexpr bool kEarly = (kLean & 8) != 0 && !kPP && kD == 64;
+  // kEarly's next S^T, dP^T read the other stage while this one is released: two stages at least.
+  static_assert(!kEarly || kStages >= 2);
   // The descriptor of the operand at tile + off: kLean steps the tile's own descriptor (the
   // same for every k slice of a loop, so built once), else builds it whole.
   auto sdesc = [](std::uint32_t tile, std::uint32_t off, std::uint32_t lbo) {
@@ -690,7 +692,8 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   constexpr auto k0_lean2 = flash_hopper_backward_kernel<T, kD, false, kStages, 2>;
   constexpr auto k0_lean4 = flash_hopper_backward_kernel<T, kD, false, kStages, 4>;
   constexpr auto k0_lean7 = flash_hopper_backward_kernel<T, kD, false, kStages, 7>;
-  // Bit 8 exists at d = 64 only (the kernel says why): lean 15 is the lean-7 kernel at d = 128.
+  // Bit 8 exists at d = 64 only (the kernel says why): lean 15 is the lean-7 kernel at d = 128
+  // (flash_hopper_backward_kernel_at, which the result's config reads, says the same).
   constexpr auto k0_lean15 = flash_hopper_backward_kernel<T, kD, false, kStages, kD == 64 ? 15 : 7>;
   constexpr int smem = Layout<kD, kStages>::kSmem;
   cudaError_t launched;
@@ -758,6 +761,11 @@ const char* flash_hopper_backward_kernel_choice() {
                                             "of the lean changes; unset HARNESS_BWD_LEAN (or set it to 0), not '") +
                                 std::getenv("HARNESS_BWD_LEAN") + "'");
   return choice;
+}
+
+const char* flash_hopper_backward_kernel_at(int head_dim) {
+  const char* choice = flash_hopper_backward_kernel_choice();
+  return std::string(choice) == "lean 15" && head_dim != 64 ? "default" : choice;  // launch's k0_lean15
 }
 
 const char* flash_hopper_backward_unsupported(const Shape& shape) {

@@ -391,16 +391,14 @@ std::string flash_config(const harness::Params& p) {
   return attn::flash_hopper_unsupported(shape_of(p)) == nullptr ? hopper_16bit_config(p) : std::string();
 }
 // The result's config of the Hopper backward: the kernel flash_hopper_backward runs ("default",
-// or an experiment's "lean N" / "ping-pong": attn::flash_hopper_backward_kernel_choice), so that
+// or an experiment's "lean N" / "ping-pong": attn::flash_hopper_backward_kernel_at), so that
 // an A/B run's reports say which was timed; only where that kernel runs (bf16/f16, a supported
 // head size, an sm_90 device), for flash and flash_wgmma alike.
 std::string flash_wgmma_backward_config(const harness::Params& p) {
   const std::string& d = p.get_string("dtype");
   if ((d != "bf16" && d != "f16") || attn::flash_hopper_backward_unsupported(shape_of(p)) != nullptr) return {};
-  const std::string choice = attn::flash_hopper_backward_kernel_choice();
-  // lean 15's bit 8 exists at d = 64 only: at d = 128 it runs the default kernel.
-  if (choice == "lean 15" && p.get_int("head_dim") != 64) return "128 keys x 64-query steps, default kernel";
-  return "128 keys x 64-query steps, " + choice + " kernel";
+  return std::string("128 keys x 64-query steps, ") +
+         attn::flash_hopper_backward_kernel_at(static_cast<int>(p.get_int("head_dim"))) + " kernel";
 }
 std::string flash_backward_config(const harness::Params& p) { return flash_wgmma_backward_config(p); }
 // f32: the FP32 FlashAttention-2 kernels; bf16/f16: the Hopper (wgmma) kernel where it can

@@ -69,7 +69,7 @@
 #           ncu-d64-summary.md by reports/ncu_summary.py: time, clock, tensor pipe, L2 bytes, stalls;
 #           then D64_NEW's source counters by opcode, ncu-d64-source.md by reports/ncu_source.py)
 #           attention-bwd-ab (a Hopper backward kernel named by BWD_NEW (NAME=VALUE assignments
-#           separated by spaces; default HARNESS_BWD_LEAN=7, the default kernel), against BWD_OLD
+#           separated by spaces; default HARNESS_BWD_LEAN=15, the default kernel), against BWD_OLD
 #           (default HARNESS_BWD_LEAN=0, the session-15 kernel): the Hopper backward GPU tests, memcheck
 #           and racecheck over the backward flash_wgmma sanitizer sizes under BWD_NEW; then one
 #           process each in the order old / new / new / old over suites/attention-hopper.yaml's
@@ -297,7 +297,7 @@ for s in $stages; do
     attention-bwd-ab)
       # Issue 31: a Hopper backward kernel (BWD_NEW), checked, then timed
       # against BWD_OLD one process each in the order old / new / new / old.
-      old=${BWD_OLD:-HARNESS_BWD_LEAN=0} new=${BWD_NEW:-HARNESS_BWD_LEAN=7}
+      old=${BWD_OLD:-HARNESS_BWD_LEAN=0} new=${BWD_NEW:-HARNESS_BWD_LEAN=15}
       step "Hopper backward: $new checked, then against $old ($old / $new / $new / $old)"
       read -ra assign <<<"$new"
       env "${assign[@]}" build/release/tests/attention_gpu_test --gtest_filter='AttentionGpuHopper.Backward*' \

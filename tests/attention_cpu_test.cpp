@@ -306,10 +306,10 @@ TEST(AttentionPlugin, HopperForwardConfigNamesThreeConsumersAtAForcedKeyTile) {
   EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
 }
 
-// The Hopper backward's kernel: the default without HARNESS_BWD_* and under HARNESS_BWD_LEAN=7;
-// "lean 0" (the session-15 kernel) under HARNESS_BWD_LEAN=0 alone (ctest
-// AttentionCpuBackwardLeanChoice sets it; AttentionCpuBackwardLeanRefusesOtherValues 3), "lean 15"
-// under 15 (AttentionCpuBackwardLean15Choice);
+// The Hopper backward's kernel: the default without HARNESS_BWD_* and under HARNESS_BWD_LEAN=15
+// (AttentionCpuBackwardLean15Choice); "lean 0" (the session-15 kernel) under HARNESS_BWD_LEAN=0
+// alone (ctest AttentionCpuBackwardLeanChoice sets it; AttentionCpuBackwardLeanRefusesOtherValues
+// 3), "lean 7" under 7 at d = 64 and the default at d = 128 (AttentionCpuBackwardLean7Choice);
 // "ping-pong" under HARNESS_BWD_PINGPONG=1 alone, and refusals of a mistyped lean value beside it
 // and of a lean kernel asked of ping-pong (AttentionCpuBackwardPingPong*).
 TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
@@ -326,14 +326,16 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
     }
   };
   const std::string lean_message = "attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4, 7 or 15, not '" + lean + "'";
-  if (pp.empty() && (lean == "-" || lean == "7")) {
+  if (pp.empty() && (lean == "-" || lean == "15")) {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "default");
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(64), "default");
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(128), "default");
   } else if (pp.empty() && lean == "0") {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 0");
-  } else if (pp.empty() && lean == "15") {
-    EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 15");
-    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(64), "lean 15");
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(128), "lean 0");
+  } else if (pp.empty() && lean == "7") {
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 7");
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(64), "lean 7");
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(128), "default");  // bit 8 is d = 64 only
   } else if ((pp.empty() || pp == "1") && lean == "3") {
     refused(lean_message);

@@ -189,16 +189,18 @@ cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const
                                   const void* v, const void* o, const float* lse, const void* d_o, void* dq, void* dk,
                                   void* dv, void* workspace, cudaStream_t stream, bool deterministic = false);
 // Which kernel flash_hopper_backward runs, from the environment (read once per process):
-// "default" (unset, empty or HARNESS_BWD_LEAN=7: wgmma descriptors stepped by one add, mask
-// tests only on the tiles that need them, dS^T stored by stmatrix; flash_hopper_backward.cu),
-// "lean N" (HARNESS_BWD_LEAN=N: N = 0, 1, 2 or 4, the bits of those three changes, 0 none, the
-// session-15 kernel; N = 15, the default's three and bit 8, an experiment at d = 64),
+// "default" (unset, empty or HARNESS_BWD_LEAN=15: wgmma descriptors stepped by one add, mask
+// tests only on the tiles that need them, dS^T stored by stmatrix, and at d = 64 the next
+// step's S^T, dP^T issued early; flash_hopper_backward.cu),
+// "lean N" (HARNESS_BWD_LEAN=N: N = 0, 1, 2 or 4, the bits of the first three changes, 0 none,
+// the session-15 kernel; N = 7, those three, the session-17 default),
 // "ping-pong" (HARNESS_BWD_PINGPONG set, not 0, with HARNESS_BWD_LEAN unset, empty or 0: ping-pong
 // with none of the lean changes). Throws std::invalid_argument for another HARNESS_BWD_LEAN value,
 // and for ping-pong beside a lean value other than 0. Host only.
 const char* flash_hopper_backward_kernel_choice();
-// The kernel that runs at `head_dim` under that choice: the choice, but "default" for "lean 15"
-// at a head size other than 64 (bit 8 exists at d = 64 only). Host only; throws as the choice.
+// The kernel that runs at `head_dim` under that choice: the choice, but "default" for "lean 7"
+// at a head size other than 64 (bit 8 exists at d = 64 only: there the two are one kernel).
+// Host only; throws as the choice.
 const char* flash_hopper_backward_kernel_at(int head_dim);
 
 // ---- CPU references: double accumulation, multithreaded (std::thread) ----

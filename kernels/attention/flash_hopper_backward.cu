@@ -159,20 +159,24 @@ struct Bars {
 // bits (7) are the default since session 17: 1,335 M -> 928 M warp instructions at that shape
 // (cuDNN 1,255 M), 3.33 -> 3.04 ms under ncu at 1.83-1.84 GHz, and 4.4% / 5.0% faster over
 // the nine N = 8192 backward shapes (6-8% at d = 64; H100, two old/new pairs, one process
-// each). HARNESS_BWD_LEAN=0, 1, 2, 4 or 15 takes another set, for experiments
-// (flash_hopper_backward_kernel_choice). Bits:
+// each). Bit 8 too at d = 64 since session 19 (below). HARNESS_BWD_LEAN=0, 1, 2, 4 or 7 takes
+// another set, for experiments (flash_hopper_backward_kernel_choice). Bits:
 //   1: each operand's descriptor built once per tile and stepped by arch::smem_desc_advance;
 //   2: the mask tests only on the tiles that need them (a branch on the warp-uniform `mask`);
 //   4: dS^T stored by stmatrix, one 16 x 16 k slice (4 registers) a store;
-//   8 (an experiment, HARNESS_BWD_LEAN=15 with the other three, d = 64; not yet run on a GPU):
-//     the next step's S^T and dP^T issued right after this step's dQ, before the wait for dV,
+//   8 (d = 64 only; with the other three, 15, the default there since session 19): the next
+//     step's S^T and dP^T issued right after this step's dQ, before the wait for dV,
 //     dK, dQ (wait_group 1 instead of 0); 32 + 32 more accumulators in flight, no spills.
 //     Why: per 64-query step a CTA has 1280 tensor cycles of work (5 products of 64 x 128 x 64)
 //     and took ~2800 (H100, d = 64 N = 8192: 3.04 ms at 1.84 GHz; ncu: tensor pipe ~40%
 //     active): each warpgroup waits for all of dV, dK, dQ (768 tensor cycles for both), then
 //     stores dQ, waits at the ring, issues S, dP (512) and waits again, so the tensor cores
 //     idle at every step boundary. Early, they run S, dP of step i + 1 while the warpgroups
-//     store dQ of step i.
+//     store dQ of step i. Measured (H200, 2026-11-28, B = 2 H = 16 N = 8192 d = 64, MHA and
+//     GQA 16:2, causal and not, two lean-7 / lean-15 pairs, one process each): 14.4% faster
+//     in both pairs (13.8-15.0% at each shape); beside cuDNN's SDPA in one process, non-causal,
+//     1.078x and 1.081x (lean 7 in the same call: 0.931x, 0.917x). Static instructions
+//     1544 -> 1600, no local memory.
 template <class T, int kD, bool kPP, int kStages, int kLean = 0>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_hopper_backward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
@@ -188,7 +192,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // kDqBoxes f32 boxes {32 columns, 64 queries}.
   constexpr int kDqRegs = kD / 4;
   constexpr int kDqBoxes = kDqRegs / 16;
-  // kLean bit 8 (an experiment, HARNESS_BWD_LEAN=15), d = 64 only: at d = 128, S and dP in
+  // kLean bit 8 (the default at d = 64), d = 64 only: at d = 128, S and dP in
   // flight beside dV, dK (128 accumulators) and dQ (32) spill (ptxas: 264 bytes).
   constexpr bool kEarly = (kLean & 8) != 0 && !kPP && kD == 64;
   // kEarly's next S^T, dP^T read the other stage while this one is released: two stages at least.
@@ -391,17 +395,34 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   // kEarly (bit 8): S^T and dP^T of step it + 1, issued at the end of step it into s_next,
   // dp_next (step 0's before the loop); d = 64 only (K_c, V_c in registers).
+  // S^T = K_c Q^T and dP^T = V_c dO^T over d into (s_out, dp_out), from a stage's Q and dO
+  // tiles (d = 64: K_c, V_c in registers, RS; d = 128: both operands in shared memory, SS).
+  auto issue_s_dp = [&](auto& s_out, auto& dp_out, std::uint32_t q_tile, std::uint32_t do_tile) {
+    if constexpr (kKVRegs) {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        arch::wgmma_rs<T, 64, 0>(s_out, kf[kk], sdesc(q_tile, kk * 32, 16), kk > 0 ? 1 : 0);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        arch::wgmma_rs<T, 64, 0>(dp_out, vf[kk], sdesc(do_tile, kk * 32, 16), kk > 0 ? 1 : 0);
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < kD / 16; ++kk) {
+        const std::uint32_t off = (kk / 4) * L::kKBox + (kk % 4) * 32, qoff = (kk / 4) * L::kQBox + (kk % 4) * 32;
+        arch::wgmma_ss<T, 64, 0, 0>(s_out, sdesc(k_slab, off, 16), sdesc(q_tile, qoff, 16), kk > 0 ? 1 : 0);
+      }
+#pragma unroll
+      for (int kk = 0; kk < kD / 16; ++kk) {
+        const std::uint32_t off = (kk / 4) * L::kKBox + (kk % 4) * 32, qoff = (kk / 4) * L::kQBox + (kk % 4) * 32;
+        arch::wgmma_ss<T, 64, 0, 0>(dp_out, sdesc(v_slab, off, 16), sdesc(do_tile, qoff, 16), kk > 0 ? 1 : 0);
+      }
+    }
+  };
   float s_next[kEarly ? 32 : 1], dp_next[kEarly ? 32 : 1];
   auto issue_next = [&](int st) {
     if constexpr (kEarly) {
-      const std::uint32_t q_tile = base + L::kQ + st * L::kQT, do_tile = base + L::kDO + st * L::kQT;
       arch::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        arch::wgmma_rs<T, 64, 0>(s_next, kf[kk], sdesc(q_tile, kk * 32, 16), kk > 0 ? 1 : 0);
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        arch::wgmma_rs<T, 64, 0>(dp_next, vf[kk], sdesc(do_tile, kk * 32, 16), kk > 0 ? 1 : 0);
+      issue_s_dp(s_next, dp_next, base + L::kQ + st * L::kQT, base + L::kDO + st * L::kQT);
       arch::wgmma_commit();
     }
   };
@@ -421,25 +442,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (!kEarly) {
     if (kPP) arch::named_bar_sync(kTurn + cw, 256);
     arch::wgmma_fence();
-    if constexpr (kKVRegs) {
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        arch::wgmma_rs<T, 64, 0>(s, kf[kk], sdesc(q_tile, kk * 32, 16), kk > 0 ? 1 : 0);
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        arch::wgmma_rs<T, 64, 0>(dp, vf[kk], sdesc(do_tile, kk * 32, 16), kk > 0 ? 1 : 0);
-    } else {
-#pragma unroll
-      for (int kk = 0; kk < kD / 16; ++kk) {
-        const std::uint32_t off = (kk / 4) * L::kKBox + (kk % 4) * 32, qoff = (kk / 4) * L::kQBox + (kk % 4) * 32;
-        arch::wgmma_ss<T, 64, 0, 0>(s, sdesc(k_slab, off, 16), sdesc(q_tile, qoff, 16), kk > 0 ? 1 : 0);
-      }
-#pragma unroll
-      for (int kk = 0; kk < kD / 16; ++kk) {
-        const std::uint32_t off = (kk / 4) * L::kKBox + (kk % 4) * 32, qoff = (kk / 4) * L::kQBox + (kk % 4) * 32;
-        arch::wgmma_ss<T, 64, 0, 0>(dp, sdesc(v_slab, off, 16), sdesc(do_tile, qoff, 16), kk > 0 ? 1 : 0);
-      }
-    }
+    issue_s_dp(s, dp, q_tile, do_tile);
     arch::wgmma_commit();
     if (kPP) arch::named_bar_arrive(kTurn + 1 - cw, 256);
     }
@@ -616,12 +619,12 @@ cudaError_t smem_attr() {
 }
 
 // The kLean bits of the kernel flash_hopper_backward_kernel_choice names (read once per
-// process): 7 by default, -1 for the ping-pong kernel.
+// process): 15 by default, -1 for the ping-pong kernel.
 int lean_bits() {
   static const int bits = [] {
     const std::string choice = flash_hopper_backward_kernel_choice();
     if (choice == "ping-pong") return -1;
-    if (choice == "default") return 7;
+    if (choice == "default") return 15;  // bit 8 at d = 64 only (launch's k0_lean15)
     return std::atoi(choice.c_str() + 5);  // "lean N"
   }();
   return bits;
@@ -692,8 +695,8 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   constexpr auto k0_lean2 = flash_hopper_backward_kernel<T, kD, false, kStages, 2>;
   constexpr auto k0_lean4 = flash_hopper_backward_kernel<T, kD, false, kStages, 4>;
   constexpr auto k0_lean7 = flash_hopper_backward_kernel<T, kD, false, kStages, 7>;
-  // Bit 8 exists at d = 64 only (the kernel says why): lean 15 is the lean-7 kernel at d = 128
-  // (flash_hopper_backward_kernel_at, which the result's config reads, says the same).
+  // The default. Bit 8 exists at d = 64 only (the kernel says why): at d = 128 the default is the
+  // lean-7 kernel (flash_hopper_backward_kernel_at, which the result's config reads, says the same).
   constexpr auto k0_lean15 = flash_hopper_backward_kernel<T, kD, false, kStages, kD == 64 ? 15 : 7>;
   constexpr int smem = Layout<kD, kStages>::kSmem;
   cudaError_t launched;
@@ -702,8 +705,8 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   else if (lean == 1) launched = run(k0_lean1, smem, smem_attr<k0_lean1, smem>());
   else if (lean == 2) launched = run(k0_lean2, smem, smem_attr<k0_lean2, smem>());
   else if (lean == 4) launched = run(k0_lean4, smem, smem_attr<k0_lean4, smem>());
-  else if (lean == 15) launched = run(k0_lean15, smem, smem_attr<k0_lean15, smem>());
-  else launched = run(k0_lean7, smem, smem_attr<k0_lean7, smem>());
+  else if (lean == 7) launched = run(k0_lean7, smem, smem_attr<k0_lean7, smem>());
+  else launched = run(k0_lean15, smem, smem_attr<k0_lean15, smem>());
   if (launched != cudaSuccess) return launched;
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (cudaError_t e = detail::tc_round(precision, dq_acc, dq, s.q_elements(), scale, stream); e != cudaSuccess)
@@ -729,10 +732,11 @@ cudaError_t dispatch(const Shape& s, Precision precision, const void* q, const v
 
 }  // namespace
 
-// The default is the kLean 7 kernel (all three changes; measured in session 17, see the
-// kernel). HARNESS_BWD_LEAN=0 takes the session-15 kernel (none of them), 1, 2 or 4 one of
-// them alone, 7 the default, 15 the default with bit 8 (the next step's S^T, dP^T issued
-// early, d = 64; an experiment), for experiments and A/B runs; HARNESS_BWD_PINGPONG (not 0) the
+// The default is the kLean 15 kernel at d = 64 (all four bits; bit 8 measured in session 19) and
+// the kLean 7 kernel at d = 128 (bit 8 is d = 64 only; see the kernel). HARNESS_BWD_LEAN=0 takes
+// the session-15 kernel (none of them), 1, 2 or 4 one of the first three bits alone, 7 those
+// three (the session-17 default: at d = 128 the default itself), 15 the default, for
+// experiments and A/B runs; HARNESS_BWD_PINGPONG (not 0) the
 // ping-pong kernel, which has none of the lean changes (kLean 0; its "measured slower" at the top
 // of launch was against the session-15 kernel). Another non-empty value than 0, 1, 2, 4, 7 or 15 is refused
 // (std::invalid_argument), so that an A/B run with a mistyped value cannot time the default
@@ -746,8 +750,8 @@ const char* flash_hopper_backward_kernel_choice() {
                           : lean == "1"                  ? "lean 1"
                           : lean == "2"                  ? "lean 2"
                           : lean == "4"                  ? "lean 4"
-                          : lean == "15"                 ? "lean 15"
-                          : lean.empty() || lean == "7" ? "default"
+                          : lean == "7"                  ? "lean 7"
+                          : lean.empty() || lean == "15" ? "default"
                                                          : "";
     if (*by_lean == '\0') return "";
     if (pp != nullptr && pp[0] != '\0' && pp[0] != '0') return lean.empty() || lean == "0" ? "ping-pong" : "pp+lean";
@@ -765,7 +769,7 @@ const char* flash_hopper_backward_kernel_choice() {
 
 const char* flash_hopper_backward_kernel_at(int head_dim) {
   const char* choice = flash_hopper_backward_kernel_choice();
-  return std::string(choice) == "lean 15" && head_dim != 64 ? "default" : choice;  // launch's k0_lean15
+  return std::string(choice) == "lean 7" && head_dim != 64 ? "default" : choice;  // launch's k0_lean15
 }
 
 const char* flash_hopper_backward_unsupported(const Shape& shape) {

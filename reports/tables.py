@@ -15,6 +15,10 @@
   python3 reports/tables.py sdpa-agreement REPORT.json PYTORCH.json   the SDPA Python variants' harness timing
                                                     against pytorch_attention.py --as-variants (same calls) per
                                                     shape: both medians and clocks, the ratio, within 2%
+  python3 reports/tables.py attention-deterministic REPORT.json [REPORT2.json]   deterministic mode's cost: per
+                                                    variant and shape, deterministic:false beside true (both
+                                                    medians and clocks, + % in time and in cycles = time x
+                                                    median MHz); a second report (a repeat run) as more rows
   python3 reports/tables.py memory REPORT.json      extra memory and the longest N per variant
   python3 reports/tables.py stream REPORT.json      STREAM bandwidth
   python3 reports/tables.py attention-summary REPORT.json   naive vs flash per shape
@@ -337,6 +341,54 @@ def attention_pair(report, second=None, ours="flash_wgmma", reference="sdpa_cudn
         low = min(k)
         out.append(f"{'run ' + str(i + 1) + ': ' if len(runs) > 1 else ''}geometric mean {gm:.3f}x over {len(k)} shapes "
                    f"with a steady reference (minimum {low[0]:.3f}x at {low[1]})")
+    return "\n".join(out) + "\n"
+
+
+def clock_mhz(r):
+    """The median SM clock clock_text prints (NVML's first, else the clock probe's), or None."""
+    nvml = ((r.get("sensors") or {}).get("sm_clock_mhz") or {}).get("median")
+    return nvml or (r.get("clocks") or {}).get("median_mhz")
+
+
+def attention_deterministic(reports):
+    """Issue 31's deterministic mode: per report (run), attention problem, variant, shape and
+    dtype, the result with deterministic:false beside the one with true: both medians and
+    median SM clocks, the change in time and in cycles (time x clock). The deterministic
+    kernel waits for its turn, draws less power and can run at a higher clock under the power
+    cap, so the two columns can differ by several percent: neither is a matched A/B where the
+    clocks differ, and the table says by how much they do."""
+    out = [header(reports[0]) + "".join(header(r) for r in reports[1:]),
+           "Cost = deterministic / default - 1, in median time and in cycles (median time x median SM clock); "
+           "clocks: the median SM clock of each result (NVML's where recorded).\n",
+           "| run | problem | variant | shape | dtype | default | deterministic | time | cycles | clocks apart |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = 0
+    for i, report in enumerate(reports):
+        pairs = OrderedDict()
+        for r in report["results"]:
+            if not r["problem"].startswith("attention") or "deterministic" not in r["params"]:
+                continue
+            key = (r["problem"], r["variant"], shape_key(r["params"], PARAMS), dtype_of(r["params"]))
+            pairs.setdefault(key, {})[is_true(r["params"]["deterministic"])] = r
+        for key, both in pairs.items():
+            a, b = both.get(False), both.get(True)
+            if a is None or b is None:
+                continue
+            line = f"| {i + 1} | {key[0]} | {key[1]} | {key[2]} | {key[3]} |"
+            bad = [(name, r) for name, r in (("default", a), ("deterministic", b)) if r["status"] != "passed"]
+            if bad:
+                name, r = bad[0]
+                out.append(line + f" {name} {r['status']}: {r.get('reason', '')[:60]} | | | | |")
+                continue
+            ta, tb = a["stats"]["median_s"], b["stats"]["median_s"]
+            ma, mb = clock_mhz(a), clock_mhz(b)
+            cycles = f"{100 * (tb * mb / (ta * ma) - 1):+.1f}%" if ma and mb else "-"
+            apart = f"{100 * abs(mb / ma - 1):.1f}%" if ma and mb else "-"
+            out.append(line + f" {ta * 1e3:.3f} ms{clock_text(a)} | {tb * 1e3:.3f} ms{clock_text(b)} | "
+                              f"{100 * (tb / ta - 1):+.1f}% | {cycles} | {apart} |")
+            rows += 1
+    if rows == 0:
+        out.append("\nNo attention result ran with both deterministic:false and deterministic:true.")
     return "\n".join(out) + "\n"
 
 
@@ -848,13 +900,14 @@ def ddp(report, pytorch_reports=()):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=("gemm", "gemm-zoo", "attention", "attention-sdpa", "attention-pair", "sdpa-agreement", "memory", "stream",
+    ap.add_argument("kind", choices=("gemm", "gemm-zoo", "attention", "attention-sdpa", "attention-pair", "sdpa-agreement",
+                                     "attention-deterministic", "memory", "stream",
                                      "attention-summary",
                                      "attention-fp8", "transformer", "nccl", "nccl-torch", "breakdown", "ddp"))
     ap.add_argument("report", metavar="REPORT.json")
     ap.add_argument("pytorch", nargs="?", metavar="PYTORCH.json",
                     help="attention, attention-sdpa, transformer; nccl: reports/torch_allreduce.py's JSON; "
-                         "attention-pair: a second run's report")
+                         "attention-pair, attention-deterministic: a second run's report")
     ap.add_argument("metrics", nargs="?", metavar="METRICS.jsonl", help="transformer: $HARNESS_TRAIN_METRICS lines")
     ap.add_argument("--ours", default="flash_wgmma", help="attention-pair: our variant (default flash_wgmma)")
     ap.add_argument("--reference", default="sdpa_cudnn", help="attention-pair: the reference variant (default sdpa_cudnn)")
@@ -868,6 +921,8 @@ def main(argv):
         print(attention(report, extra))
     elif args.kind == "attention-pair":
         print(attention_pair(report, extra, args.ours, args.reference))
+    elif args.kind == "attention-deterministic":
+        print(attention_deterministic([report] + ([extra] if extra else [])), end="")
     elif args.kind == "attention-sdpa":
         if extra is None:
             ap.error("attention-sdpa needs the PyTorch report (reports/pytorch_attention.py)")

@@ -76,6 +76,10 @@
 #           backward shapes (BWD_FILTER, default the non-deterministic ones at N = 8192) with
 #           harness compare of each pair, and each beside cuDNN in one process (BWD_SAME_FILTER,
 #           default d = 64 N = 8192 non-causal))
+#           attention-bwd-deterministic (the backward's deterministic mode against the default at
+#           DET_FILTER's shapes (default the issue's d = 128 B = 4 N = 4096, causal and not),
+#           flash_wgmma alone (cuDNN is not asked for determinism), steady, two processes;
+#           table-bwd-deterministic.md: reports/tables.py attention-deterministic, time and cycles)
 #           attention-tc-tiles (bf16 flash at every tensor-core block shape, B=4 H=32 N=4096,
 #           and odd sizes; picks flash_tc_{forward,backward}_tiles' defaults)
 #           ddp (data-parallel train_transformer over every GPU, world_size 1, 2 and 4 (those
@@ -92,7 +96,7 @@ cd "$(dirname "$0")/.."
 # Every stage name is checked before anything runs: a typo fails at once (exit 2), not after
 # the build and the stages before it (tests/gpu_round_stages.py keeps this list equal to the
 # stages below and to --help).
-known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-d64-check attention-d64-ab attention-d64-ncu attention-bwd-ab attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
+known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-d64-check attention-d64-ab attention-d64-ncu attention-bwd-ab attention-bwd-deterministic attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
 for s in ${*:-}; do
   case " $known_stages " in
     *" $s "*) ;;
@@ -308,6 +312,18 @@ for s in $stages; do
       ab_four bwd "$old" "$new" "${BWD_SAME_FILTER:-^attention_backward/.*seq_len:8192/head_dim:64/causal:false/}" \
         suites/attention-hopper.yaml --variants flash_wgmma \
         --filter "${BWD_FILTER:-^attention_backward/flash_wgmma/.*seq_len:8192/.*deterministic:false}" ;;
+    attention-bwd-deterministic)
+      # Issue 31 item 2: what determinism costs. Each process times the default and the
+      # deterministic result of each shape back to back, steady; two processes.
+      step "Hopper backward: deterministic mode against the default, two processes"
+      for i in 1 2; do
+        timeout "${SUITE_TIMEOUT:-300}" $exe run suites/attention-hopper.yaml --variants flash_wgmma --steady on --no-profile \
+          --filter "${DET_FILTER:-^attention_backward/flash_wgmma/batch:4/heads:16/kv_heads:0/seq_len:4096/head_dim:128/}" \
+          --out "$OUT/bwd-deterministic-run$i.json" >"$OUT/bwd-deterministic-run$i.log" 2>&1 || status=1
+        tail -1 "$OUT/bwd-deterministic-run$i.log"
+      done
+      python3 reports/tables.py attention-deterministic "$OUT/bwd-deterministic-run1.json" "$OUT/bwd-deterministic-run2.json" \
+        | tee "$OUT/table-bwd-deterministic.md" | grep "^| [12] " || status=1 ;;
     attention-lazy-rescale)
       step "lazy rescaling: its GPU tests, compute-sanitizer, then off / on beside cuDNN"
       ctest --test-dir build/release -R 'AttentionGpuHopperLazyRescale' --output-on-failure >"$OUT/lazy-tests.log" 2>&1 || status=1

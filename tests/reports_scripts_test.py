@@ -556,6 +556,40 @@ class TinyTables(unittest.TestCase):
         out = self.tables("attention-pair", run(1.1e-3, "one.json"), "--ours", "sdpa_cudnn", "--reference", "flash_wgmma")
         self.assertIn("Ratio = flash_wgmma's median / sdpa_cudnn's", out)
 
+    def test_attention_deterministic_cost_in_time_and_cycles_per_shape_and_run(self):
+        def p(causal, det):
+            return dict(attention_params("bf16", causal), deterministic=det)
+
+        def run(det_s, name):
+            results = [
+                result("attention_backward", "flash_wgmma", p(False, False), 2.0e-3, clocks={"median_mhz": 1800.0}),
+                result("attention_backward", "flash_wgmma", p(False, True), det_s, clocks={"median_mhz": 1900.0},
+                       sensors={"sm_clock_mhz": {"median": 1980.0}}),  # NVML's clock first
+                result("attention_backward", "flash_wgmma", p(True, False), 1.0e-3),
+                result("attention_backward", "flash_wgmma", p(True, True), status="failed", reason="dQ differs"),
+                result("attention_backward", "sdpa_cudnn", p(False, False), 2.5e-3),  # no deterministic pair
+                result("attention", "flash_wgmma", attention_params("bf16"), 1.0e-3),  # no deterministic parameter
+            ]
+            return write_json(self.dir.name, name, {"environment": ENV, "results": results})
+
+        out = self.tables("attention-deterministic", run(2.2e-3, "det1.json"))
+        self.assertIn("| run | problem | variant | shape | dtype | default | deterministic | time | cycles | clocks apart |", out)
+        # 2.2 / 2.0 = +10.0% in time; x 1980 / 1800 = +21.0% in cycles; clocks 10.0% apart.
+        self.assertIn("| 1 | attention_backward | flash_wgmma | batch=4 heads=16 kv_heads=0 seq_len=2048 head_dim=128 "
+                      "causal=False | bf16 | 2.000 ms, 1800 MHz | 2.200 ms, 1980 MHz | +10.0% | +21.0% | 10.0% |", out)
+        self.assertIn("causal=True | bf16 | deterministic failed: dQ differs | | | | |", out)
+        self.assertNotIn("sdpa_cudnn", out)
+        self.assertEqual(out.count("| attention_backward |"), 2)
+        # A second report: its rows as run 2.
+        out = self.tables("attention-deterministic", run(2.2e-3, "det1.json"), run(3.0e-3, "det2.json"))
+        self.assertIn("| 2 | attention_backward | flash_wgmma | batch=4 heads=16 kv_heads=0 seq_len=2048 head_dim=128 "
+                      "causal=False | bf16 | 2.000 ms, 1800 MHz | 3.000 ms, 1980 MHz | +50.0% | +65.0% | 10.0% |", out)
+        # Nothing to pair: said, not an empty table passed off as a result.
+        lone = write_json(self.dir.name, "lone.json", {"environment": ENV, "results": [
+            result("attention_backward", "flash_wgmma", p(False, False), 2.0e-3)]})
+        self.assertIn("No attention result ran with both deterministic:false and deterministic:true.",
+                      self.tables("attention-deterministic", lone))
+
     def test_gemm_zoo_ratio_per_shape_and_geometric_mean_per_dtype_from_a_report_or_a_journal(self):
         def gp(dtype, layout, M, N, K):
             return {"M": M, "N": N, "K": K, "alpha": 1, "beta": 0, "dtype": dtype, "layout": layout}

@@ -254,7 +254,7 @@ TEST(AttentionPlugin, RejectsKvHeadsThatDoNotDivideHeadsAndFlashHeadDims) {
 // the environment (a config test below runs under ctest with exactly those).
 bool only_experiments(const std::map<std::string, std::string>& set) {
   for (const char* name : {"HARNESS_FWD_D64_KEYS", "HARNESS_FWD_D64_CONSUMERS", "HARNESS_FWD_D64_CLUSTER",
-                           "HARNESS_FWD_LAZY_RESCALE"}) {
+                           "HARNESS_FWD_LAZY_RESCALE", "HARNESS_FWD_PINGPONG"}) {
     const char* e = std::getenv(name);
     const auto want = set.find(name);
     if (want != set.end() ? e == nullptr || want->second != e : e != nullptr) return false;
@@ -304,6 +304,24 @@ TEST(AttentionPlugin, HopperForwardConfigNamesThreeConsumersAtAForcedKeyTile) {
   EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "192 x 160 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, true)), "192 x 160 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
+}
+
+// HARNESS_FWD_PINGPONG=0 (ctest AttentionCpuD64PingPong0Config sets it) takes the d = 64
+// default kernels (128- and 192-key tiles) without the consumers' turn-taking, and the config
+// says so; other head sizes are untouched. Skipped without the variable (read once per process).
+TEST(AttentionPlugin, HopperForwardConfigNamesThePingPongExperiment) {
+  namespace attn = kernels::attention;
+  if (!only_experiment("HARNESS_FWD_PINGPONG", "0"))
+    GTEST_SKIP() << "runs with HARNESS_FWD_PINGPONG=0 alone (ctest AttentionCpuD64PingPong0Config)";
+  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
+  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)),
+            "128 x 128 tiles (query rows x keys), eager rescaling, no ping-pong");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, false)),
+            "128 x 192 tiles (query rows x keys), eager rescaling, no ping-pong");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, true)),
+            "128 x 192 tiles (query rows x keys), eager rescaling, no ping-pong");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
+  EXPECT_EQ(attn::flash_hopper_config(hshape(2048, 256, false)), "128 x 64 tiles (query rows x keys), lazy rescaling");
 }
 
 // The Hopper backward's kernel: the default without HARNESS_BWD_* and under HARNESS_BWD_LEAN=15
@@ -357,7 +375,7 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
 TEST(AttentionPlugin, HopperForwardConfigNamesTheKernel) {
   namespace attn = kernels::attention;
   if (!only_experiments({}))
-    GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / _CONSUMERS / _CLUSTER / HARNESS_FWD_LAZY_RESCALE override the rules "
+    GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / _CONSUMERS / _CLUSTER / HARNESS_FWD_LAZY_RESCALE / _PINGPONG override the rules "
                     "checked here";
   auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
   EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "128 x 128 tiles (query rows x keys), eager rescaling");

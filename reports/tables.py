@@ -306,7 +306,7 @@ def attention_pair(report, second=None, ours="flash_wgmma", reference="sdpa_cudn
             if r is None:
                 return f"{name}: not in the report | - | -", None
             if r["status"] != "passed":
-                return f"{name} {r['status']}: {r.get('reason', '')[:60]} | - | -", None
+                return f"{name} {r['status']}: {(r.get('reason') or '')[:60]} | - | -", None
         ta, tb = a["stats"]["median_s"], b["stats"]["median_s"]
         noise = (b["stats"] or {}).get("rel_noise")
         noisy = noise is not None and noise > NOISY_REFERENCE
@@ -378,7 +378,7 @@ def attention_deterministic(reports):
             bad = [(name, r) for name, r in (("default", a), ("deterministic", b)) if r["status"] != "passed"]
             if bad:
                 name, r = bad[0]
-                out.append(line + f" {name} {r['status']}: {r.get('reason', '')[:60]} | | | | |")
+                out.append(line + f" {name} {r['status']}: {(r.get('reason') or '')[:60]} | | | | |")
                 continue
             ta, tb = a["stats"]["median_s"], b["stats"]["median_s"]
             ma, mb = clock_mhz(a), clock_mhz(b)

@@ -262,6 +262,8 @@ bool only_experiments(const std::map<std::string, std::string>& set) {
   return true;
 }
 bool only_experiment(const std::string& var, const std::string& value) { return only_experiments({{var, value}}); }
+// The shape of the Hopper config tests: B = 1, H = 4 (no GQA), N keys of head size d.
+Shape hshape(int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); }
 
 // HARNESS_FWD_D64_CLUSTER=2 (ctest AttentionCpuD64ClusterConfig sets it) takes the d = 64
 // kernels in clusters of two, and the config says so; other head sizes are untouched.
@@ -270,7 +272,6 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheClusterExperiment) {
   namespace attn = kernels::attention;
   if (!only_experiment("HARNESS_FWD_D64_CLUSTER", "2"))
     GTEST_SKIP() << "runs with HARNESS_FWD_D64_CLUSTER=2 alone (ctest AttentionCpuD64ClusterConfig)";
-  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
   EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)),
             "128 x 128 tiles (query rows x keys), clusters of 2 sharing K/V (multicast), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(2048, 64, true)),
@@ -286,7 +287,6 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheForcedKeyTile) {
   namespace attn = kernels::attention;
   if (!only_experiment("HARNESS_FWD_D64_KEYS", "160"))
     GTEST_SKIP() << "runs with HARNESS_FWD_D64_KEYS=160 alone (ctest AttentionCpuD64Keys160Config)";
-  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
   EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "128 x 160 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(9000, 64, true)), "128 x 160 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
@@ -300,7 +300,6 @@ TEST(AttentionPlugin, HopperForwardConfigNamesThreeConsumersAtAForcedKeyTile) {
   if (!only_experiments({{"HARNESS_FWD_D64_CONSUMERS", "3"}, {"HARNESS_FWD_D64_KEYS", "160"}}))
     GTEST_SKIP() << "runs with HARNESS_FWD_D64_CONSUMERS=3 and HARNESS_FWD_D64_KEYS=160 alone "
                     "(ctest AttentionCpuD64Consumers3Keys160Config)";
-  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
   EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "192 x 160 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, true)), "192 x 160 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
@@ -313,7 +312,6 @@ TEST(AttentionPlugin, HopperForwardConfigNamesThePingPongExperiment) {
   namespace attn = kernels::attention;
   if (!only_experiment("HARNESS_FWD_PINGPONG", "0"))
     GTEST_SKIP() << "runs with HARNESS_FWD_PINGPONG=0 alone (ctest AttentionCpuD64PingPong0Config)";
-  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
   EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)),
             "128 x 128 tiles (query rows x keys), eager rescaling, no ping-pong");
   EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, false)),
@@ -329,7 +327,7 @@ TEST(AttentionPlugin, HopperForwardConfigNamesThePingPongExperiment) {
 // alone (ctest AttentionCpuBackwardLeanChoice sets it; AttentionCpuBackwardLeanRefusesOtherValues
 // 3), "lean 7" under 7 at d = 64 and the default at d = 128 (AttentionCpuBackwardLean7Choice);
 // "ping-pong" under HARNESS_BWD_PINGPONG=1 alone, and refusals of a mistyped lean value beside it
-// and of a lean kernel asked of ping-pong (AttentionCpuBackwardPingPong*).
+// and of a lean kernel asked of ping-pong, the default's 15 too (AttentionCpuBackwardPingPong*).
 TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
   namespace attn = kernels::attention;
   const char* pp_env = std::getenv("HARNESS_BWD_PINGPONG");
@@ -346,25 +344,25 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
   const std::string lean_message = "attention: HARNESS_BWD_LEAN must be 0, 1, 2, 4, 7 or 15, not '" + lean + "'";
   if (pp.empty() && (lean == "-" || lean == "15")) {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "default");
-    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(64), "default");
-    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(128), "default");
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(64), "default (lean 15)");
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(128), "default (lean 7)");
   } else if (pp.empty() && lean == "0") {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 0");
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(128), "lean 0");
   } else if (pp.empty() && lean == "7") {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "lean 7");
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(64), "lean 7");
-    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(128), "default");  // bit 8 is d = 64 only
+    EXPECT_STREQ(attn::flash_hopper_backward_kernel_at(128), "default (lean 7)");  // bit 8 is d = 64 only
   } else if ((pp.empty() || pp == "1") && lean == "3") {
     refused(lean_message);
   } else if (pp == "1" && lean == "-") {
     EXPECT_STREQ(attn::flash_hopper_backward_kernel_choice(), "ping-pong");
-  } else if (pp == "1" && lean == "7") {
+  } else if (pp == "1" && (lean == "7" || lean == "15")) {  // 15 names the default: still refused
     refused("attention: HARNESS_BWD_PINGPONG takes the ping-pong kernel, which has none of the lean changes; "
-            "unset HARNESS_BWD_LEAN (or set it to 0), not '7'");
+            "unset HARNESS_BWD_LEAN (or set it to 0), not '" + lean + "'");
   } else {
-    GTEST_SKIP() << "runs without HARNESS_BWD_*, with HARNESS_BWD_LEAN=7, 0, 15 or 3 alone, or with "
-                    "HARNESS_BWD_PINGPONG=1 alone or beside HARNESS_BWD_LEAN=3 or 7";
+    GTEST_SKIP() << "runs without HARNESS_BWD_*, with HARNESS_BWD_LEAN=15, 0, 7 or 3 alone, or with "
+                    "HARNESS_BWD_PINGPONG=1 alone or beside HARNESS_BWD_LEAN=3, 7 or 15";
   }
 }
 
@@ -377,7 +375,6 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheKernel) {
   if (!only_experiments({}))
     GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / _CONSUMERS / _CLUSTER / HARNESS_FWD_LAZY_RESCALE / _PINGPONG override the rules "
                     "checked here";
-  auto hshape = [](int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); };
   EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "128 x 128 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(2048, 64, false)), "128 x 192 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(attn::flash_hopper_config(hshape(4096, 64, true)), "128 x 128 tiles (query rows x keys), eager rescaling");

@@ -198,9 +198,12 @@ cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const
 // with none of the lean changes). Throws std::invalid_argument for another HARNESS_BWD_LEAN value,
 // and for ping-pong beside a lean value other than 0. Host only.
 const char* flash_hopper_backward_kernel_choice();
-// The kernel that runs at `head_dim` under that choice: the choice, but "default" for "lean 7"
-// at a head size other than 64 (bit 8 exists at d = 64 only: there the two are one kernel).
-// Host only; throws as the choice.
+// The kernel that runs at `head_dim` under that choice, named with its bits so that a report
+// says what ran whichever default it was made under: "default (lean 15)" at d = 64 and
+// "default (lean 7)" at d = 128 for the default; "default (lean 7)" for "lean 7" at d = 128
+// (bit 8 exists at d = 64 only, so at d = 128 the two are one kernel); else the choice.
+// Host only; throws as the choice. (HARNESS_BWD_PINGPONG with HARNESS_BWD_LEAN=15 is refused
+// like any other lean value beside ping-pong.)
 const char* flash_hopper_backward_kernel_at(int head_dim);
 
 // ---- CPU references: double accumulation, multithreaded (std::thread) ----

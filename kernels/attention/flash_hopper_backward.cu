@@ -160,7 +160,8 @@ struct Bars {
 // (cuDNN 1,255 M), 3.33 -> 3.04 ms under ncu at 1.83-1.84 GHz, and 4.4% / 5.0% faster over
 // the nine N = 8192 backward shapes (6-8% at d = 64; H100, two old/new pairs, one process
 // each). Bit 8 too at d = 64 since session 19 (below). HARNESS_BWD_LEAN=0, 1, 2, 4 or 7 takes
-// another set, for experiments (flash_hopper_backward_kernel_choice). Bits:
+// another set (7 at d = 128: the default itself), for experiments
+// (flash_hopper_backward_kernel_choice). Bits:
 //   1: each operand's descriptor built once per tile and stepped by arch::smem_desc_advance;
 //   2: the mask tests only on the tiles that need them (a branch on the warp-uniform `mask`);
 //   4: dS^T stored by stmatrix, one 16 x 16 k slice (4 registers) a store;
@@ -192,7 +193,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // kDqBoxes f32 boxes {32 columns, 64 queries}.
   constexpr int kDqRegs = kD / 4;
   constexpr int kDqBoxes = kDqRegs / 16;
-  // kLean bit 8 (the default at d = 64), d = 64 only: at d = 128, S and dP in
+  // kLean bit 8 (part of the default) exists at d = 64 only: at d = 128, S and dP in
   // flight beside dV, dK (128 accumulators) and dQ (32) spill (ptxas: 264 bytes).
   constexpr bool kEarly = (kLean & 8) != 0 && !kPP && kD == 64;
   // kEarly's next S^T, dP^T read the other stage while this one is released: two stages at least.
@@ -393,8 +394,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       arch::ldsm_x4(vf[kk], v_slab + off);
     }
   }
-  // kEarly (bit 8): S^T and dP^T of step it + 1, issued at the end of step it into s_next,
-  // dp_next (step 0's before the loop); d = 64 only (K_c, V_c in registers).
   // S^T = K_c Q^T and dP^T = V_c dO^T over d into (s_out, dp_out), from a stage's Q and dO
   // tiles (d = 64: K_c, V_c in registers, RS; d = 128: both operands in shared memory, SS).
   auto issue_s_dp = [&](auto& s_out, auto& dp_out, std::uint32_t q_tile, std::uint32_t do_tile) {
@@ -418,6 +417,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   };
+  // kEarly (bit 8): S^T and dP^T of step it + 1, issued at the end of step it into s_next,
+  // dp_next (step 0's before the loop); d = 64 only (K_c, V_c in registers).
   float s_next[kEarly ? 32 : 1], dp_next[kEarly ? 32 : 1];
   auto issue_next = [&](int st) {
     if constexpr (kEarly) {
@@ -768,8 +769,11 @@ const char* flash_hopper_backward_kernel_choice() {
 }
 
 const char* flash_hopper_backward_kernel_at(int head_dim) {
-  const char* choice = flash_hopper_backward_kernel_choice();
-  return std::string(choice) == "lean 7" && head_dim != 64 ? "default" : choice;  // launch's k0_lean15
+  const std::string choice = flash_hopper_backward_kernel_choice();
+  // launch's k0_lean15: kLean 15 at d = 64, kLean 7 (k0_lean7's kernel) at d = 128.
+  if (choice == "default") return head_dim == 64 ? "default (lean 15)" : "default (lean 7)";
+  if (choice == "lean 7" && head_dim != 64) return "default (lean 7)";
+  return flash_hopper_backward_kernel_choice();
 }
 
 const char* flash_hopper_backward_unsupported(const Shape& shape) {

@@ -390,8 +390,8 @@ std::string flash_config(const harness::Params& p) {
   if (is_fp8(p)) return rules::fp8_config(p);
   return attn::flash_hopper_unsupported(shape_of(p)) == nullptr ? hopper_16bit_config(p) : std::string();
 }
-// The result's config of the Hopper backward: the kernel flash_hopper_backward runs ("default",
-// or an experiment's "lean N" / "ping-pong": attn::flash_hopper_backward_kernel_at), so that
+// The result's config of the Hopper backward: the kernel flash_hopper_backward runs ("default
+// (lean 15)", or an experiment's "lean N" / "ping-pong": attn::flash_hopper_backward_kernel_at), so that
 // an A/B run's reports say which was timed; only where that kernel runs (bf16/f16, a supported
 // head size, an sm_90 device), for flash and flash_wgmma alike.
 std::string flash_wgmma_backward_config(const harness::Params& p) {

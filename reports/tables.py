@@ -202,9 +202,14 @@ def clock_text(r):
     reports/baselines (never on an H200) while NVML read the maximum, so NVML comes first,
     as it does for the report's cycles per launch. Under the power cap two kernels of the
     same work can run at different clocks."""
-    nvml = ((r.get("sensors") or {}).get("sm_clock_mhz") or {}).get("median")
-    mhz = nvml or (r.get("clocks") or {}).get("median_mhz")
+    mhz = clock_mhz(r)
     return f", {mhz:.0f} MHz" if mhz else ""
+
+
+def clock_mhz(r):
+    """The median SM clock clock_text prints (NVML's first, else the clock probe's), or None."""
+    nvml = ((r.get("sensors") or {}).get("sm_clock_mhz") or {}).get("median")
+    return nvml or (r.get("clocks") or {}).get("median_mhz")
 
 
 def fastest(results):
@@ -342,12 +347,6 @@ def attention_pair(report, second=None, ours="flash_wgmma", reference="sdpa_cudn
         out.append(f"{'run ' + str(i + 1) + ': ' if len(runs) > 1 else ''}geometric mean {gm:.3f}x over {len(k)} shapes "
                    f"with a steady reference (minimum {low[0]:.3f}x at {low[1]})")
     return "\n".join(out) + "\n"
-
-
-def clock_mhz(r):
-    """The median SM clock clock_text prints (NVML's first, else the clock probe's), or None."""
-    nvml = ((r.get("sensors") or {}).get("sm_clock_mhz") or {}).get("median")
-    return nvml or (r.get("clocks") or {}).get("median_mhz")
 
 
 def attention_deterministic(reports):

@@ -262,64 +262,61 @@ bool only_experiments(const std::map<std::string, std::string>& set) {
   return true;
 }
 bool only_experiment(const std::string& var, const std::string& value) { return only_experiments({{var, value}}); }
-// The shape of the Hopper config tests: B = 1, H = 4 (no GQA), N keys of head size d.
-Shape hshape(int n, int d, bool causal) { return shape(1, 4, 4, n, d, causal); }
+// The Hopper forward's config at B = 1, H = 4 (no GQA), N keys of head size d.
+std::string hopper_config(int n, int d, bool causal) {
+  return kernels::attention::flash_hopper_config(shape(1, 4, 4, n, d, causal));
+}
+// d = 128's config under every d = 64 experiment (none of them touches it).
+const std::string kD128Config = "128 x 128 tiles (query rows x keys), lazy rescaling";
 
 // HARNESS_FWD_D64_CLUSTER=2 (ctest AttentionCpuD64ClusterConfig sets it) takes the d = 64
 // kernels in clusters of two, and the config says so; other head sizes are untouched.
 // Skipped without the variable (the dispatch reads it once per process).
 TEST(AttentionPlugin, HopperForwardConfigNamesTheClusterExperiment) {
-  namespace attn = kernels::attention;
   if (!only_experiment("HARNESS_FWD_D64_CLUSTER", "2"))
     GTEST_SKIP() << "runs with HARNESS_FWD_D64_CLUSTER=2 alone (ctest AttentionCpuD64ClusterConfig)";
-  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)),
+  EXPECT_EQ(hopper_config(1024, 64, false),
             "128 x 128 tiles (query rows x keys), clusters of 2 sharing K/V (multicast), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(2048, 64, true)),
+  EXPECT_EQ(hopper_config(2048, 64, true),
             "128 x 128 tiles (query rows x keys), clusters of 2 sharing K/V (multicast), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, false)),
+  EXPECT_EQ(hopper_config(8192, 64, false),
             "128 x 192 tiles (query rows x keys), clusters of 2 sharing K/V (multicast), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
+  EXPECT_EQ(hopper_config(999, 128, true), kD128Config);
 }
 
 // HARNESS_FWD_D64_KEYS=160 (ctest AttentionCpuD64Keys160Config sets it) takes 160-key tiles at
 // d = 64 at every length, causal or not, and the config says so; other head sizes keep theirs.
 TEST(AttentionPlugin, HopperForwardConfigNamesTheForcedKeyTile) {
-  namespace attn = kernels::attention;
   if (!only_experiment("HARNESS_FWD_D64_KEYS", "160"))
     GTEST_SKIP() << "runs with HARNESS_FWD_D64_KEYS=160 alone (ctest AttentionCpuD64Keys160Config)";
-  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "128 x 160 tiles (query rows x keys), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(9000, 64, true)), "128 x 160 tiles (query rows x keys), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
+  EXPECT_EQ(hopper_config(1024, 64, false), "128 x 160 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(hopper_config(9000, 64, true), "128 x 160 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(hopper_config(999, 128, true), kD128Config);
 }
 
 // HARNESS_FWD_D64_CONSUMERS=3 with HARNESS_FWD_D64_KEYS=160 (ctest
 // AttentionCpuD64Consumers3Keys160Config sets both): 192 query rows x 160 keys at d = 64, at
 // every length; the three consumers alone keep 192 keys (a forced 128 too).
 TEST(AttentionPlugin, HopperForwardConfigNamesThreeConsumersAtAForcedKeyTile) {
-  namespace attn = kernels::attention;
   if (!only_experiments({{"HARNESS_FWD_D64_CONSUMERS", "3"}, {"HARNESS_FWD_D64_KEYS", "160"}}))
     GTEST_SKIP() << "runs with HARNESS_FWD_D64_CONSUMERS=3 and HARNESS_FWD_D64_KEYS=160 alone "
                     "(ctest AttentionCpuD64Consumers3Keys160Config)";
-  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "192 x 160 tiles (query rows x keys), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, true)), "192 x 160 tiles (query rows x keys), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
+  EXPECT_EQ(hopper_config(1024, 64, false), "192 x 160 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(hopper_config(8192, 64, true), "192 x 160 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(hopper_config(999, 128, true), kD128Config);
 }
 
 // HARNESS_FWD_PINGPONG=0 (ctest AttentionCpuD64PingPong0Config sets it) takes the d = 64
 // default kernels (128- and 192-key tiles) without the consumers' turn-taking, and the config
 // says so; other head sizes are untouched. Skipped without the variable (read once per process).
 TEST(AttentionPlugin, HopperForwardConfigNamesThePingPongExperiment) {
-  namespace attn = kernels::attention;
   if (!only_experiment("HARNESS_FWD_PINGPONG", "0"))
     GTEST_SKIP() << "runs with HARNESS_FWD_PINGPONG=0 alone (ctest AttentionCpuD64PingPong0Config)";
-  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)),
-            "128 x 128 tiles (query rows x keys), eager rescaling, no ping-pong");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, false)),
-            "128 x 192 tiles (query rows x keys), eager rescaling, no ping-pong");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, true)),
-            "128 x 192 tiles (query rows x keys), eager rescaling, no ping-pong");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(2048, 256, false)), "128 x 64 tiles (query rows x keys), lazy rescaling");
+  EXPECT_EQ(hopper_config(1024, 64, false), "128 x 128 tiles (query rows x keys), eager rescaling, no ping-pong");
+  EXPECT_EQ(hopper_config(8192, 64, false), "128 x 192 tiles (query rows x keys), eager rescaling, no ping-pong");
+  EXPECT_EQ(hopper_config(8192, 64, true), "128 x 192 tiles (query rows x keys), eager rescaling, no ping-pong");
+  EXPECT_EQ(hopper_config(999, 128, true), kD128Config);
+  EXPECT_EQ(hopper_config(2048, 256, false), "128 x 64 tiles (query rows x keys), lazy rescaling");
 }
 
 // The Hopper backward's kernel: the default without HARNESS_BWD_* and under HARNESS_BWD_LEAN=15
@@ -375,13 +372,13 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheKernel) {
   if (!only_experiments({}))
     GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / _CONSUMERS / _CLUSTER / HARNESS_FWD_LAZY_RESCALE / _PINGPONG override the rules "
                     "checked here";
-  EXPECT_EQ(attn::flash_hopper_config(hshape(1024, 64, false)), "128 x 128 tiles (query rows x keys), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(2048, 64, false)), "128 x 192 tiles (query rows x keys), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(4096, 64, true)), "128 x 128 tiles (query rows x keys), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(8192, 64, true)), "128 x 192 tiles (query rows x keys), eager rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(999, 128, true)), "128 x 128 tiles (query rows x keys), lazy rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(2048, 256, false)), "128 x 64 tiles (query rows x keys), lazy rescaling");
-  EXPECT_EQ(attn::flash_hopper_config(hshape(64, 96, false)), "");
+  EXPECT_EQ(hopper_config(1024, 64, false), "128 x 128 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(hopper_config(2048, 64, false), "128 x 192 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(hopper_config(4096, 64, true), "128 x 128 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(hopper_config(8192, 64, true), "128 x 192 tiles (query rows x keys), eager rescaling");
+  EXPECT_EQ(hopper_config(999, 128, true), kD128Config);
+  EXPECT_EQ(hopper_config(2048, 256, false), "128 x 64 tiles (query rows x keys), lazy rescaling");
+  EXPECT_EQ(hopper_config(64, 96, false), "");
 
   const auto& reg = harness::Registry::instance();
   const auto* wgmma = reg.find_variant("attention", "flash_wgmma");
@@ -392,7 +389,7 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheKernel) {
   for (const char* dtype : {"bf16", "f16"}) {
     prm.set("dtype", std::string(dtype));
     EXPECT_EQ(wgmma->config(prm), "128 x 192 tiles (query rows x keys), eager rescaling") << dtype;
-    const bool hopper = attn::flash_hopper_unsupported(hshape(2048, 64, false)) == nullptr;
+    const bool hopper = attn::flash_hopper_unsupported(shape(1, 4, 4, 2048, 64, false)) == nullptr;
     EXPECT_EQ(flash->config(prm), hopper ? wgmma->config(prm) : "") << dtype << (hopper ? " (sm_90)" : " (no sm_90)");
   }
   prm.set("dtype", std::string("fp8_e4m3"));

@@ -769,11 +769,11 @@ const char* flash_hopper_backward_kernel_choice() {
 }
 
 const char* flash_hopper_backward_kernel_at(int head_dim) {
-  const std::string choice = flash_hopper_backward_kernel_choice();
+  const char* choice = flash_hopper_backward_kernel_choice();
   // launch's k0_lean15: kLean 15 at d = 64, kLean 7 (k0_lean7's kernel) at d = 128.
-  if (choice == "default") return head_dim == 64 ? "default (lean 15)" : "default (lean 7)";
-  if (choice == "lean 7" && head_dim != 64) return "default (lean 7)";
-  return flash_hopper_backward_kernel_choice();
+  if (std::string(choice) == "default") return head_dim == 64 ? "default (lean 15)" : "default (lean 7)";
+  if (std::string(choice) == "lean 7" && head_dim != 64) return "default (lean 7)";
+  return choice;
 }
 
 const char* flash_hopper_backward_unsupported(const Shape& shape) {

@@ -254,7 +254,7 @@ TEST(AttentionPlugin, RejectsKvHeadsThatDoNotDivideHeadsAndFlashHeadDims) {
 // the environment (a config test below runs under ctest with exactly those).
 bool only_experiments(const std::map<std::string, std::string>& set) {
   for (const char* name : {"HARNESS_FWD_D64_KEYS", "HARNESS_FWD_D64_CONSUMERS", "HARNESS_FWD_D64_CLUSTER",
-                           "HARNESS_FWD_LAZY_RESCALE", "HARNESS_FWD_PINGPONG"}) {
+                           "HARNESS_FWD_LAZY_RESCALE"}) {
     const char* e = std::getenv(name);
     const auto want = set.find(name);
     if (want != set.end() ? e == nullptr || want->second != e : e != nullptr) return false;
@@ -304,19 +304,6 @@ TEST(AttentionPlugin, HopperForwardConfigNamesThreeConsumersAtAForcedKeyTile) {
   EXPECT_EQ(hopper_config(1024, 64, false), "192 x 160 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(hopper_config(8192, 64, true), "192 x 160 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(hopper_config(999, 128, true), kD128Config);
-}
-
-// HARNESS_FWD_PINGPONG=0 (ctest AttentionCpuD64PingPong0Config sets it) takes the d = 64
-// default kernels (128- and 192-key tiles) without the consumers' turn-taking, and the config
-// says so; other head sizes are untouched. Skipped without the variable (read once per process).
-TEST(AttentionPlugin, HopperForwardConfigNamesThePingPongExperiment) {
-  if (!only_experiment("HARNESS_FWD_PINGPONG", "0"))
-    GTEST_SKIP() << "runs with HARNESS_FWD_PINGPONG=0 alone (ctest AttentionCpuD64PingPong0Config)";
-  EXPECT_EQ(hopper_config(1024, 64, false), "128 x 128 tiles (query rows x keys), eager rescaling, no ping-pong");
-  EXPECT_EQ(hopper_config(8192, 64, false), "128 x 192 tiles (query rows x keys), eager rescaling, no ping-pong");
-  EXPECT_EQ(hopper_config(8192, 64, true), "128 x 192 tiles (query rows x keys), eager rescaling, no ping-pong");
-  EXPECT_EQ(hopper_config(999, 128, true), kD128Config);
-  EXPECT_EQ(hopper_config(2048, 256, false), "128 x 64 tiles (query rows x keys), lazy rescaling");
 }
 
 // The Hopper backward's kernel: the default without HARNESS_BWD_* and under HARNESS_BWD_LEAN=15
@@ -370,7 +357,7 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
 TEST(AttentionPlugin, HopperForwardConfigNamesTheKernel) {
   namespace attn = kernels::attention;
   if (!only_experiments({}))
-    GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / _CONSUMERS / _CLUSTER / HARNESS_FWD_LAZY_RESCALE / _PINGPONG override the rules "
+    GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / _CONSUMERS / _CLUSTER / HARNESS_FWD_LAZY_RESCALE override the rules "
                     "checked here";
   EXPECT_EQ(hopper_config(1024, 64, false), "128 x 128 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(hopper_config(2048, 64, false), "128 x 192 tiles (query rows x keys), eager rescaling");

@@ -118,9 +118,11 @@
 //     one process each, old / new / new / old, every pair "same"), beside cuDNN 0.866-0.867x
 //     against 0.891-0.892x: the uniform-datapath descriptor arithmetic is not the limiter.
 //   The producer's try_wait with cuDNN's suspend hint (session 17, reverted): no gain.
-//   Not measured on its own: ping-pong (kPingPong; FA3 uses it at d = 128): every A/B above
-//     had it on (HARNESS_FWD_PINGPONG=0 turns it off at d = 64, d64_pingpong; not yet run); a build without it and without the persistent grid was within the clock
-//     noise of the first version. Not tried: 192-key tiles at d = 128 (S 96 + two P 48 +
+//   Without ping-pong at d = 64 (commit ee863a7, reverted): the default kernels with each
+//     consumer issuing at will were 13-14% slower over 12 non-causal shapes (H200, 2026-11-28,
+//     one process each, old / new / new / old) though they ran at a 6-9% higher SM clock;
+//     beside cuDNN 0.690-0.740x against 0.863-0.903x. The turn-taking stays (kPingPong).
+//   Not tried: 192-key tiles at d = 128 (S 96 + two P 48 +
 //     O 64 = 256 registers a thread with the intra-warpgroup overlap, over the 240).
 #include <cfloat>
 #include <cstdlib>
@@ -275,6 +277,7 @@ struct Bars {
 // Named barriers (0 is __syncthreads'): the warpgroup scheduler (ping-pong) barrier of
 // consumer c, and consumer c's own epilogue barrier.
 constexpr int kSchedBar = 1;  // ids 1 .. kCons (kCons <= 3)
+constexpr bool kPingPong = true;  // consumers' GEMMs interleaved (false: each issues at will)
 constexpr int kEpiBar = 4;    // ids 4 .. 3 + kCons
 constexpr int kPBar = 7;      // ids 7 .. 6 + kCons: consumer c's P stores before its last P V
 
@@ -428,9 +431,7 @@ __device__ __forceinline__ void pack_p(const float (&s)[kBN / 2], std::uint32_t 
 
 // c: the softmax scale times log2(e) (fp8: times scale_q scale_k); o_scale: fp8 scale_v
 // (O = scale_v (P V_q) / l), unused for 16-bit inputs.
-// kPingPongT: the consumers' GEMMs interleaved (ping-pong, the default); false: each consumer
-// issues at will (d64_pingpong's experiment).
-template <class T, int kD, int kStagesT, int kBNT, bool kLazyT, int kConsT, int kClT, bool kPingPongT>
+template <class T, int kD, int kStagesT, int kBNT, bool kLazyT, int kConsT, int kClT>
 __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>::kThreads, 1)
     flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                                 const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
@@ -439,7 +440,6 @@ __global__ void __launch_bounds__(Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, 
   using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
   using TO = typename Elem<T>::Out;
   constexpr int kBN = L::kBN, kBM = L::kBM, kStages = L::kStages, kCons = L::kCons, kCl = L::kCl;
-  constexpr bool kPingPong = kPingPongT;
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t base = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
   const Bars<kStages, kCons> bars{base + L::kBars};
@@ -871,8 +871,7 @@ constexpr CUtensorMapDataType kMapType = std::is_same_v<T, __half>          ? CU
 
 // c_scale: multiplies the softmax scale in c (fp8: scale_q scale_k; 16-bit: 1); o_scale: fp8
 // scale_v. fp8: v is V^T (v_transpose_fp8_kernel's layout).
-template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1,
-          bool kPingPongT = true>
+template <class T, int kD, int kStagesT, int kBNT = 0, bool kLazyT = false, int kConsT = 2, int kClT = 1>
 cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse, float c_scale,
                    float o_scale, cudaStream_t stream) {
   using L = Layout<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
@@ -889,7 +888,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
   else
     ok = ok && head_tensor_map(&mv, kMapType<T>, kElem, v, kD, s.seq_len, bkv, L::kKVRows);
   if (!ok) return cudaErrorInvalidValue;
-  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT, kPingPongT>;
+  auto* kernel = flash_hopper_forward_kernel<T, kD, kStagesT, kBNT, kLazyT, kConsT, kClT>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
   if (attr != cudaSuccess) return attr;
@@ -992,40 +991,11 @@ int d64_cluster() {
   return forced == 2 ? 2 : 1;
 }
 
-// HARNESS_FWD_PINGPONG=0: d = 64 with the two consumers' GEMMs not interleaved (each issues
-// its S and P V products at will; the default interleaves them, FlashAttention-3's ping-pong),
-// for experiments (read once per process); unset or another value: ping-pong. It applies to
-// the default kernels (two consumers, 128- or 192-key tiles, eager rescaling, no clusters):
-// d64_pingpong_off says where. Why try it: ncu (H100, session 15, B = 2 H = 16 N = 8192
-// non-causal) shows the tensor pipe 51.5% and the MUFU pipe 52.7% active, which sum to about
-// one pipe: the softmax of one consumer (one warp per SM sub-partition, MUFU-bound, its
-// dependent chains exposed) and the other consumer's GEMMs do not overlap as the ping-pong
-// intends. Without the turn-taking both consumers' softmaxes can run at once (two warps per
-// sub-partition to hide the MUFU and FMNMX latencies) while the tensor pipe takes their GEMMs
-// in whatever order they come. Not yet run on a GPU (2026-11-28).
-bool d64_pingpong() {
-  static const bool on = [] {
-    const char* e = std::getenv("HARNESS_FWD_PINGPONG");
-    return !(e != nullptr && std::string(e) == "0");
-  }();
-  return on;
-}
-bool d64_pingpong_off(const Shape& s) {
-  return s.head_dim == 64 && !d64_pingpong() && d64_consumers() == 2 && d64_cluster() == 1 &&
-         !flash_hopper_lazy_rescale(64) && (d64_key_tile(s) == 128 || d64_key_tile(s) == 192);
-}
-
 template <class T, bool kLazy>
 cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
                         cudaStream_t stream) {
   switch (s.head_dim) {
     case 64:
-      if constexpr (!kLazy) {
-        if (d64_pingpong_off(s)) {
-          if (d64_key_tile(s) == 192) return launch<T, 64, 2, 192, false, 2, 1, false>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-          return launch<T, 64, 2, 0, false, 2, 1, false>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-        }
-      }
       if (d64_consumers() == 3) {
         switch (d64_consumers_key_tile()) {
           case 160: return launch<T, 64, 2, 160, kLazy, 3>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
@@ -1104,8 +1074,7 @@ std::string flash_hopper_config(const Shape& s) {
   const bool cluster = s.head_dim == 64 && d64_consumers() == 2 && d64_cluster() == 2;
   return std::to_string(rows) + " x " + std::to_string(keys) + " tiles (query rows x keys), " +
          (cluster ? "clusters of 2 sharing K/V (multicast), " : "") +
-         (flash_hopper_lazy_rescale(s.head_dim) ? "lazy" : "eager") + " rescaling" +
-         (d64_pingpong_off(s) ? ", no ping-pong" : "");
+         (flash_hopper_lazy_rescale(s.head_dim) ? "lazy" : "eager") + " rescaling";
 }
 
 const char* flash_hopper_unsupported(const Shape& shape) {

@@ -350,6 +350,36 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
   }
 }
 
+// Deterministic mode's dQ chains (HARNESS_BWD_DET_CHAINS, read once per process): 1 without the
+// variable, 2 under =2 (ctest AttentionCpuBackwardDetChains2) with room for the second partial
+// sum and its counters in the workspace, a mistyped value refused (AttentionCpuBackwardDetChainsRefused).
+TEST(AttentionPlugin, HopperBackwardDqChainsFollowTheEnvironment) {
+  namespace attn = kernels::attention;
+  const char* env = std::getenv("HARNESS_BWD_DET_CHAINS");
+  const std::string chains = env != nullptr ? env : "-";
+  // B = 2, H = 4, kv heads 2, N = 300 (5 query tiles of 64, 3 key blocks of 128), d = 64:
+  // dQ sums 2 x 4 x 300 x 64 floats each, GQA dK, dV sums 2 x (2 x 2 x 300 x 64), D 2 x 4 x 300,
+  // counters 2 x (chains x 4 x 5 + 2 x 3).
+  const auto s = shape(2, 4, 2, 300, 64, false);
+  auto bytes = [](std::int64_t c) { return static_cast<std::size_t>(c * 153600 + 153600 + 2400 + 2 * (c * 20 + 6)) * 4; };
+  if (chains == "-") {
+    EXPECT_EQ(attn::flash_hopper_backward_dq_chains(), 1);
+    EXPECT_EQ(attn::flash_hopper_backward_workspace_bytes(s), bytes(1));
+  } else if (chains == "2") {
+    EXPECT_EQ(attn::flash_hopper_backward_dq_chains(), 2);
+    EXPECT_EQ(attn::flash_hopper_backward_workspace_bytes(s), bytes(2));
+  } else if (chains == "3") {
+    try {
+      attn::flash_hopper_backward_dq_chains();
+      FAIL() << "HARNESS_BWD_DET_CHAINS=3 was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_STREQ(e.what(), "attention: HARNESS_BWD_DET_CHAINS must be 1, 2 or 4, not '3'");
+    }
+  } else {
+    GTEST_SKIP() << "runs without HARNESS_BWD_DET_CHAINS or with it 2 or 3";
+  }
+}
+
 // The Hopper forward's kernel choice, as the result's config: the dispatch's rules (192-key
 // tiles at d = 64 from N = 2048, causal from 8192; 64-key tiles at d = 256; lazy rescaling
 // at d = 128 and 256). flash_wgmma records it for bf16/f16 (fp8: its scales; f32: nothing);

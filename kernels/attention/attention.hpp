@@ -205,6 +205,9 @@ const char* flash_hopper_backward_kernel_choice();
 // Host only; throws as the choice. (HARNESS_BWD_PINGPONG with HARNESS_BWD_LEAN=15 is refused
 // like any other lean value beside ping-pong.)
 const char* flash_hopper_backward_kernel_at(int head_dim);
+// Deterministic mode's dQ partial sums (HARNESS_BWD_DET_CHAINS = 1, 2 or 4; unset or empty: 1),
+// read once per process; throws std::invalid_argument for another value. Host only.
+int flash_hopper_backward_dq_chains();
 
 // ---- CPU references: double accumulation, multithreaded (std::thread) ----
 // Host pointers, same layouts. `threads` 0 means std::thread::hardware_concurrency().

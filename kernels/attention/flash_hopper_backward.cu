@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                                  const float* __restrict__ lse, const float* __restrict__ delta,
                                  T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ dkv_acc, int heads,
                                  int group, int n, float c, float scale, int causal, int* __restrict__ dq_count,
-                                 int* __restrict__ dkv_count) {
+                                 int* __restrict__ dkv_count, int dq_chains) {
   using L = Layout<kD, kStages>;
   constexpr bool kKVRegs = kD == 64;
   // dQ accumulators a consumer holds (its kD / 2 columns of the tile over all 128 keys), in
@@ -292,20 +292,25 @@ __global__ void __launch_bounds__(kThreads, 1)
     } else if (tid == 32) {
       // The dQ warp: per tile, once both consumers have written their dQ boxes, adds them into
       // dQacc with TMA reduce-adds (f32 in L2) and frees the buffers when they are read.
+      // Deterministic with dq_chains > 1: block kb adds into partial sum kb % dq_chains (slice
+      // z / (B H) of the (d, N, B H dq_chains) map), after block kb - dq_chains: chains of
+      // n_kb / dq_chains blocks in a fixed order, summed in order by the round pass.
       const int kb = static_cast<int>(blockIdx.x);
+      const int chain = det ? kb % dq_chains : 0, place = det ? kb / dq_chains : 0;
+      const int dq_z = bh + chain * static_cast<int>(gridDim.y * gridDim.z);
       for (int it = 0; it < n_steps; ++it) {
         const int i = tile_of(it), q0 = i * kBM;
-        int* const turn = det ? dq_count + static_cast<std::int64_t>(bh) * n_qtiles + i : nullptr;
+        int* const turn = det ? dq_count + static_cast<std::int64_t>(dq_z) * n_qtiles + i : nullptr;
         for (int cc = 0; cc < kConsumers; ++cc) arch::mbar_wait(bars.dq_full(cc), it & 1);
         if (det) {
-          while (arch::ld_acquire_gpu(turn) != kb) __nanosleep(64);
+          while (arch::ld_acquire_gpu(turn) != place) __nanosleep(64);
           arch::fence_proxy_async_global();
         }
         for (int cc = 0; cc < kConsumers; ++cc) {
 #pragma unroll
           for (int bx = 0; bx < kDqBoxes; ++bx)
             arch::tma_reduce_add_3d(&map_dq, base + L::kDq + cc * L::kDqPer + bx * L::kDqBox, kD / 2 * cc + 32 * bx,
-                                    q0, bh);
+                                    q0, dq_z);
         }
         arch::bulk_commit();
         arch::bulk_wait_read();
@@ -314,7 +319,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           arch::bulk_wait_all();
           arch::fence_proxy_async_global();
           __threadfence();
-          arch::st_release_gpu(turn, kb + 1);
+          arch::st_release_gpu(turn, place + 1);
         }
       }
       arch::bulk_wait_all();
@@ -635,19 +640,27 @@ template <class T, int kD>
 cudaError_t launch(const Shape& s, Precision precision, const void* q, const void* k, const void* v, const void* o,
                    const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* workspace,
                    bool deterministic, cudaStream_t stream) {
-  // Workspace (flash_hopper_backward_workspace_bytes): dQacc (B, H, N, d), with GQA the dK
-  // and dV sums (B, kv heads, N, d) x 2, then D (B, H, N).
+  // Workspace (flash_hopper_backward_workspace_bytes): dQacc (chains, B, H, N, d), with GQA
+  // the dK and dV sums (B, kv heads, N, d) x 2, then D (B, H, N), then the counters.
   const bool gqa = s.group() > 1;
+  const int chains = deterministic ? flash_hopper_backward_dq_chains() : 1;
   float* dq_acc = static_cast<float*>(workspace);
-  float* dkv_acc = gqa ? dq_acc + s.q_elements() : nullptr;
-  float* delta = dq_acc + s.q_elements() + (gqa ? 2 * s.kv_elements() : 0);
-  // Deterministic: turn counters, one per (b, h, query tile) and per (b, kv head, key block).
+  float* dkv_acc = gqa ? dq_acc + chains * s.q_elements() : nullptr;
+  float* delta = dq_acc + chains * s.q_elements() + (gqa ? 2 * s.kv_elements() : 0);
+  // Deterministic: turn counters, one per (chain, b, h, query tile) and per (b, kv head, key block).
   const std::int64_t q_tiles = (s.seq_len + kBM - 1) / kBM, k_blocks = (s.seq_len + kBN - 1) / kBN;
   int* dq_count = deterministic ? reinterpret_cast<int*>(delta + s.lse_elements()) : nullptr;
-  int* dkv_count = deterministic && gqa ? dq_count + static_cast<std::int64_t>(s.batch) * s.heads * q_tiles : nullptr;
+  int* dkv_count =
+      deterministic && gqa ? dq_count + static_cast<std::int64_t>(chains) * s.batch * s.heads * q_tiles : nullptr;
   if (deterministic) {
-    const std::int64_t counters = static_cast<std::int64_t>(s.batch) * (s.heads * q_tiles + s.kv_heads * k_blocks);
+    const std::int64_t counters =
+        static_cast<std::int64_t>(s.batch) * (chains * s.heads * q_tiles + s.kv_heads * k_blocks);
     if (cudaError_t e = cudaMemsetAsync(dq_count, 0, counters * sizeof(int), stream); e != cudaSuccess) return e;
+  }
+  if (chains > 1) {  // the preprocess zeroes the first partial sum
+    if (cudaError_t e = cudaMemsetAsync(dq_acc + s.q_elements(), 0, (chains - 1) * s.q_elements() * sizeof(float), stream);
+        e != cudaSuccess)
+      return e;
   }
   if (gqa) {
     if (cudaError_t e = cudaMemsetAsync(dkv_acc, 0, 2 * s.kv_elements() * sizeof(float), stream); e != cudaSuccess)
@@ -666,9 +679,9 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   if (!map(&mq, q, bh, kBM) || !map(&mdo, d_o, bh, kBM) ||
       !map(&mk, k, bkv, kBN) || !map(&mv, v, bkv, kBN))
     return cudaErrorInvalidValue;
-  {  // dQacc (d, N, B*H) f32, boxes {32 floats = 128 bytes, 64 queries}, 128B swizzle
+  {  // dQacc (d, N, chains*B*H) f32, boxes {32 floats = 128 bytes, 64 queries}, 128B swizzle
     const std::uint64_t dims[3] = {static_cast<std::uint64_t>(kD), static_cast<std::uint64_t>(s.seq_len),
-                                   static_cast<std::uint64_t>(bh)};
+                                   static_cast<std::uint64_t>(bh * chains)};
     const std::uint64_t strides[2] = {static_cast<std::uint64_t>(kD) * 4,
                                       static_cast<std::uint64_t>(s.seq_len) * kD * 4};
     const std::uint32_t box[3] = {32, static_cast<std::uint32_t>(kBM), 1};
@@ -687,7 +700,7 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
     if (attr != cudaSuccess) return attr;
     kernel<<<grid, kThreads, smem, stream>>>(mq, mk, mv, mdo, mdq, lse, delta, static_cast<T*>(dk),
                                              static_cast<T*>(dv), dkv_acc, s.heads, s.group(), s.seq_len,
-                                             scale * kLog2e, scale, s.causal ? 1 : 0, dq_count, dkv_count);
+                                             scale * kLog2e, scale, s.causal ? 1 : 0, dq_count, dkv_count, chains);
     return cudaSuccess;
   };
   constexpr auto k1 = flash_hopper_backward_kernel<T, kD, true, kStages>;
@@ -710,7 +723,7 @@ cudaError_t launch(const Shape& s, Precision precision, const void* q, const voi
   else launched = run(k0_lean15, smem, smem_attr<k0_lean15, smem>());
   if (launched != cudaSuccess) return launched;
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  if (cudaError_t e = detail::tc_round(precision, dq_acc, dq, s.q_elements(), scale, stream); e != cudaSuccess)
+  if (cudaError_t e = detail::tc_round(precision, dq_acc, dq, s.q_elements(), scale, stream, chains); e != cudaSuccess)
     return e;
   if (!gqa) return cudaSuccess;
   if (cudaError_t e = detail::tc_round(precision, dkv_acc, dk, s.kv_elements(), 1.0f, stream); e != cudaSuccess)
@@ -782,12 +795,34 @@ const char* flash_hopper_backward_unsupported(const Shape& shape) {
   return detail::hopper_device_unsupported(true);
 }
 
+// HARNESS_BWD_DET_CHAINS=2 or 4 (read once per process; unset, empty or 1: one chain, the
+// default): deterministic mode adds dQ into that many partial sums, key block kb into sum
+// kb % chains after block kb - chains, and the round pass adds the sums in order. Why: each
+// block's dQ add waits for the one before it to land in L2 (bulk wait, fences, release,
+// acquire), so a wave's blocks of one head run up to n_kb such waits apart; chains shorten
+// that to n_kb / chains, for (chains - 1) more dQ-sized f32 buffers to clear and read.
+// Another value is refused (std::invalid_argument).
+int flash_hopper_backward_dq_chains() {
+  static const int chains = [] {
+    const char* e = std::getenv("HARNESS_BWD_DET_CHAINS");
+    const std::string v = e != nullptr ? e : "";
+    return v.empty() || v == "1" ? 1 : v == "2" ? 2 : v == "4" ? 4 : 0;
+  }();
+  if (chains == 0)
+    throw std::invalid_argument(std::string("attention: HARNESS_BWD_DET_CHAINS must be 1, 2 or 4, not '") +
+                                std::getenv("HARNESS_BWD_DET_CHAINS") + "'");
+  return chains;
+}
+
+// Room for the deterministic mode's chains (flash_hopper_backward_dq_chains) whichever mode runs.
 std::size_t flash_hopper_backward_workspace_bytes(const Shape& shape) {
+  const std::int64_t chains = flash_hopper_backward_dq_chains();
   const std::int64_t dkv_sums = shape.group() > 1 ? 2 * shape.kv_elements() : 0;
   const std::int64_t counters = static_cast<std::int64_t>(shape.batch) *
-                                (static_cast<std::int64_t>(shape.heads) * ((shape.seq_len + kBM - 1) / kBM) +
+                                (chains * shape.heads * ((shape.seq_len + kBM - 1) / kBM) +
                                  static_cast<std::int64_t>(shape.kv_heads) * ((shape.seq_len + kBN - 1) / kBN));
-  return static_cast<std::size_t>(shape.q_elements() + dkv_sums + shape.lse_elements() + counters) * sizeof(float);
+  return static_cast<std::size_t>(chains * shape.q_elements() + dkv_sums + shape.lse_elements() + counters) *
+         sizeof(float);
 }
 
 cudaError_t flash_hopper_backward(const Shape& shape, Precision precision, const void* q, const void* k,

@@ -90,12 +90,19 @@ __global__ void preprocess_kernel(const T* __restrict__ d_o, const T* __restrict
   if (lane == 0) delta[row] = sum;
 }
 
-// dq = scale * dq_acc, rounded to T, two elements per thread and step.
+// dq = scale * dq_acc, rounded to T, two elements per thread and step. slices > 1: dq_acc holds
+// that many partial sums, `pairs` float2 apart, added in the order 0, 1, ... (deterministic).
 template <class T>
-__global__ void convert_kernel(const float* __restrict__ dq_acc, T* __restrict__ dq, std::int64_t pairs, float scale) {
+__global__ void convert_kernel(const float* __restrict__ dq_acc, T* __restrict__ dq, std::int64_t pairs, float scale,
+                               int slices) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < pairs;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const float2 x = reinterpret_cast<const float2*>(dq_acc)[i];
+    float2 x = reinterpret_cast<const float2*>(dq_acc)[i];
+    for (int c = 1; c < slices; ++c) {
+      const float2 y = reinterpret_cast<const float2*>(dq_acc)[i + c * pairs];
+      x.x += y.x;
+      x.y += y.y;
+    }
     reinterpret_cast<std::uint32_t*>(dq)[i] = arch::pack2<T>(scale * x.x, scale * x.y);
   }
 }
@@ -109,10 +116,11 @@ cudaError_t launch_preprocess(const void* d_o, const void* o, float* delta, floa
   return cudaGetLastError();
 }
 template <class T>
-cudaError_t launch_convert(const float* from, void* to, std::int64_t elements, float factor, cudaStream_t stream) {
+cudaError_t launch_convert(const float* from, void* to, std::int64_t elements, float factor, cudaStream_t stream,
+                           int slices = 1) {
   const std::int64_t pairs = elements / 2;
   const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((pairs + 255) / 256, 65536));
-  convert_kernel<T><<<blocks, 256, 0, stream>>>(from, static_cast<T*>(to), pairs, factor);
+  convert_kernel<T><<<blocks, 256, 0, stream>>>(from, static_cast<T*>(to), pairs, factor, slices);
   return cudaGetLastError();
 }
 
@@ -423,9 +431,9 @@ cudaError_t tc_backward_preprocess(Precision precision, const void* d_o, const v
              : launch_preprocess<__half>(d_o, o, delta, dq_acc, rows, head_dim, stream);
 }
 cudaError_t tc_round(Precision precision, const float* from, void* to, std::int64_t elements, float factor,
-                     cudaStream_t stream) {
-  return precision == Precision::bf16 ? launch_convert<__nv_bfloat16>(from, to, elements, factor, stream)
-                                      : launch_convert<__half>(from, to, elements, factor, stream);
+                     cudaStream_t stream, int slices) {
+  return precision == Precision::bf16 ? launch_convert<__nv_bfloat16>(from, to, elements, factor, stream, slices)
+                                      : launch_convert<__half>(from, to, elements, factor, stream, slices);
 }
 }  // namespace detail
 

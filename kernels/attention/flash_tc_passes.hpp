@@ -13,8 +13,9 @@ namespace kernels::attention::detail {
 // precision), and dq_acc (rows x head_dim floats) = 0.
 cudaError_t tc_backward_preprocess(Precision precision, const void* d_o, const void* o, float* delta, float* dq_acc,
                                    std::int64_t rows, int head_dim, cudaStream_t stream);
-// to = factor * from, rounded to T (`elements` even).
+// to = factor * from, rounded to T (`elements` even). slices > 1: `from` holds that many
+// partial sums of `elements` each, back to back, added in the order 0, 1, ... first.
 cudaError_t tc_round(Precision precision, const float* from, void* to, std::int64_t elements, float factor,
-                     cudaStream_t stream);
+                     cudaStream_t stream, int slices = 1);
 
 }  // namespace kernels::attention::detail

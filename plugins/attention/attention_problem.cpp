@@ -397,8 +397,10 @@ std::string flash_config(const harness::Params& p) {
 std::string flash_wgmma_backward_config(const harness::Params& p) {
   const std::string& d = p.get_string("dtype");
   if ((d != "bf16" && d != "f16") || attn::flash_hopper_backward_unsupported(shape_of(p)) != nullptr) return {};
+  const int chains = p.has("deterministic") && p.get_bool("deterministic") ? attn::flash_hopper_backward_dq_chains() : 1;
   return std::string("128 keys x 64-query steps, ") +
-         attn::flash_hopper_backward_kernel_at(static_cast<int>(p.get_int("head_dim"))) + " kernel";
+         attn::flash_hopper_backward_kernel_at(static_cast<int>(p.get_int("head_dim"))) + " kernel" +
+         (chains > 1 ? ", dQ in " + std::to_string(chains) + " deterministic chains" : "");
 }
 std::string flash_backward_config(const harness::Params& p) { return flash_wgmma_backward_config(p); }
 // f32: the FP32 FlashAttention-2 kernels; bf16/f16: the Hopper (wgmma) kernel where it can

@@ -350,9 +350,10 @@ TEST(AttentionPlugin, HopperBackwardKernelChoiceFollowsTheEnvironment) {
   }
 }
 
-// Deterministic mode's dQ chains (HARNESS_BWD_DET_CHAINS, read once per process): 1 without the
-// variable, 2 under =2 (ctest AttentionCpuBackwardDetChains2) with room for the second partial
-// sum and its counters in the workspace, a mistyped value refused (AttentionCpuBackwardDetChainsRefused).
+// Deterministic mode's dQ chains (HARNESS_BWD_DET_CHAINS, read once per process): 2 without the
+// variable, 1 or 4 under =1 / =4 (ctest AttentionCpuBackwardDetChains1 / 4), with room for the
+// partial sums and their counters in a deterministic run's workspace only; a mistyped value
+// refused (AttentionCpuBackwardDetChainsRefused).
 TEST(AttentionPlugin, HopperBackwardDqChainsFollowTheEnvironment) {
   namespace attn = kernels::attention;
   const char* env = std::getenv("HARNESS_BWD_DET_CHAINS");
@@ -362,12 +363,11 @@ TEST(AttentionPlugin, HopperBackwardDqChainsFollowTheEnvironment) {
   // counters 2 x (chains x 4 x 5 + 2 x 3).
   const auto s = shape(2, 4, 2, 300, 64, false);
   auto bytes = [](std::int64_t c) { return static_cast<std::size_t>(c * 153600 + 153600 + 2400 + 2 * (c * 20 + 6)) * 4; };
-  if (chains == "-") {
-    EXPECT_EQ(attn::flash_hopper_backward_dq_chains(), 1);
-    EXPECT_EQ(attn::flash_hopper_backward_workspace_bytes(s), bytes(1));
-  } else if (chains == "2") {
-    EXPECT_EQ(attn::flash_hopper_backward_dq_chains(), 2);
-    EXPECT_EQ(attn::flash_hopper_backward_workspace_bytes(s), bytes(2));
+  const std::map<std::string, int> expected = {{"-", 2}, {"1", 1}, {"4", 4}};
+  if (const auto it = expected.find(chains); it != expected.end()) {
+    EXPECT_EQ(attn::flash_hopper_backward_dq_chains(), it->second);
+    EXPECT_EQ(attn::flash_hopper_backward_workspace_bytes(s, true), bytes(it->second));
+    EXPECT_EQ(attn::flash_hopper_backward_workspace_bytes(s), bytes(1));  // not deterministic: one sum
   } else if (chains == "3") {
     try {
       attn::flash_hopper_backward_dq_chains();
@@ -376,7 +376,7 @@ TEST(AttentionPlugin, HopperBackwardDqChainsFollowTheEnvironment) {
       EXPECT_STREQ(e.what(), "attention: HARNESS_BWD_DET_CHAINS must be 1, 2 or 4, not '3'");
     }
   } else {
-    GTEST_SKIP() << "runs without HARNESS_BWD_DET_CHAINS or with it 2 or 3";
+    GTEST_SKIP() << "runs without HARNESS_BWD_DET_CHAINS or with it 1, 3 or 4";
   }
 }
 

@@ -711,7 +711,7 @@ HalfGradients hopper_backward_bits(HalfProblem& p, DeviceBuffer<std::uint16_t>& 
   dq.poison(nullptr);
   dk.poison(nullptr);
   dv.poison(nullptr);
-  DeviceBuffer<float> ws(attn::flash_hopper_backward_workspace_bytes(p.s) / sizeof(float));
+  DeviceBuffer<float> ws(attn::flash_hopper_backward_workspace_bytes(p.s, deterministic) / sizeof(float));
   ws.poison(nullptr);
   EXPECT_EQ(attn::flash_hopper_backward(p.s, p.precision, p.q_dev.data(), p.k_dev.data(), p.v_dev.data(), o.data(),
                                         lse.data(), p.do_dev.data(), dq.data(), dk.data(), dv.data(), ws.data(),

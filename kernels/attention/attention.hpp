@@ -179,8 +179,9 @@ cudaError_t flash_hopper_forward_fp8(const Shape& shape, Fp8Scales scales, const
 // `shape` on the current device (head_dim 64 or 128, sm_90), else why not.
 const char* flash_hopper_backward_unsupported(const Shape& shape);
 // Scratch bytes: the f32 dQ accumulator, with GQA the f32 dK and dV sums, D (as
-// flash_tc_backward_workspace_bytes) and the deterministic mode's turn counters.
-std::size_t flash_hopper_backward_workspace_bytes(const Shape& shape);
+// flash_tc_backward_workspace_bytes) and the deterministic mode's turn counters; deterministic:
+// room for its dQ partial sums (flash_hopper_backward_dq_chains) too.
+std::size_t flash_hopper_backward_workspace_bytes(const Shape& shape, bool deterministic = false);
 // o, lse: the forward's outputs for these q, k, v. dq, dk, dv are overwritten. q, k, v, dO
 // and the workspace must be 16-byte aligned (TMA), else cudaErrorMisalignedAddress.
 // deterministic: dQ (and with GQA dK, dV) summed in a fixed order, so that equal inputs give
@@ -205,7 +206,7 @@ const char* flash_hopper_backward_kernel_choice();
 // Host only; throws as the choice. (HARNESS_BWD_PINGPONG with HARNESS_BWD_LEAN=15 is refused
 // like any other lean value beside ping-pong.)
 const char* flash_hopper_backward_kernel_at(int head_dim);
-// Deterministic mode's dQ partial sums (HARNESS_BWD_DET_CHAINS = 1, 2 or 4; unset or empty: 1),
+// Deterministic mode's dQ partial sums (HARNESS_BWD_DET_CHAINS = 1, 2 or 4; unset or empty: 2),
 // read once per process; throws std::invalid_argument for another value. Host only.
 int flash_hopper_backward_dq_chains();
 

@@ -795,18 +795,22 @@ const char* flash_hopper_backward_unsupported(const Shape& shape) {
   return detail::hopper_device_unsupported(true);
 }
 
-// HARNESS_BWD_DET_CHAINS=2 or 4 (read once per process; unset, empty or 1: one chain, the
-// default): deterministic mode adds dQ into that many partial sums, key block kb into sum
-// kb % chains after block kb - chains, and the round pass adds the sums in order. Why: each
-// block's dQ add waits for the one before it to land in L2 (bulk wait, fences, release,
-// acquire), so a wave's blocks of one head run up to n_kb such waits apart; chains shorten
-// that to n_kb / chains, for (chains - 1) more dQ-sized f32 buffers to clear and read.
-// Another value is refused (std::invalid_argument).
+// Deterministic mode adds dQ into `chains` partial sums: key block kb into sum kb % chains after
+// block kb - chains, and the round pass adds the sums in order. Why: each block's dQ add waits
+// for the one before it to land in L2 (bulk wait, fences, release, acquire), so a wave's blocks
+// of one head run up to n_kb such waits apart; chains shorten that to n_kb / chains, for
+// (chains - 1) more dQ-sized f32 buffers to clear and read. Measured (H200, 2026-11-28, B = 4
+// H = 16 N = 4096 d = 128, each process the default and the deterministic result back to back,
+// two processes each): the deterministic mode's cost in time, 1 chain +18.1% / +14.7%
+// non-causal, +19.1% / +20.0% causal; 2 chains +3.9% / +5.9%, +7.1% / +9.6%; 4 chains
+// +10.8% / +9.9%, +22.7% / +24.3% (the extra buffers' traffic); at d = 64 N = 2048 (B = 2):
+// +82% / +80%, +56% / +56%, +51% / +50%. So 2 is the default; HARNESS_BWD_DET_CHAINS=1 or 4
+// (read once per process; unset or empty: 2) for A/B runs; another value is refused.
 int flash_hopper_backward_dq_chains() {
   static const int chains = [] {
     const char* e = std::getenv("HARNESS_BWD_DET_CHAINS");
     const std::string v = e != nullptr ? e : "";
-    return v.empty() || v == "1" ? 1 : v == "2" ? 2 : v == "4" ? 4 : 0;
+    return v == "1" ? 1 : v.empty() || v == "2" ? 2 : v == "4" ? 4 : 0;
   }();
   if (chains == 0)
     throw std::invalid_argument(std::string("attention: HARNESS_BWD_DET_CHAINS must be 1, 2 or 4, not '") +
@@ -814,9 +818,8 @@ int flash_hopper_backward_dq_chains() {
   return chains;
 }
 
-// Room for the deterministic mode's chains (flash_hopper_backward_dq_chains) whichever mode runs.
-std::size_t flash_hopper_backward_workspace_bytes(const Shape& shape) {
-  const std::int64_t chains = flash_hopper_backward_dq_chains();
+std::size_t flash_hopper_backward_workspace_bytes(const Shape& shape, bool deterministic) {
+  const std::int64_t chains = deterministic ? flash_hopper_backward_dq_chains() : 1;
   const std::int64_t dkv_sums = shape.group() > 1 ? 2 * shape.kv_elements() : 0;
   const std::int64_t counters = static_cast<std::int64_t>(shape.batch) *
                                 (chains * shape.heads * ((shape.seq_len + kBM - 1) / kBM) +

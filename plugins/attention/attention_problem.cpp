@@ -472,10 +472,11 @@ void fa2_backward(harness::LaunchContext& ctx, const Tensors& t, const Gradients
                                        in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream));
 }
 void wgmma_backward(harness::LaunchContext& ctx, const Tensors& t, const Gradients& g) {
-  float* ws = workspace_floats(ctx, attn::flash_hopper_backward_workspace_bytes(t.s));
+  const bool deterministic = ctx.params->get_bool("deterministic");
+  float* ws = workspace_floats(ctx, attn::flash_hopper_backward_workspace_bytes(t.s, deterministic));
   HARNESS_CUDA(attn::flash_hopper_backward(t.s, precision_of(t.dt), t.q, t.k, t.v, in_any(ctx, "O"),
                                            ctx.in<float>("LSE"), in_any(ctx, "dO"), g.dq, g.dk, g.dv, ws, ctx.stream,
-                                           ctx.params->get_bool("deterministic")));
+                                           deterministic));
 }
 void backward_flash_fa2(harness::LaunchContext& ctx) { fa2_backward(ctx, Tensors(ctx), Gradients(ctx)); }
 void backward_flash_wgmma(harness::LaunchContext& ctx) { wgmma_backward(ctx, Tensors(ctx), Gradients(ctx)); }
@@ -664,8 +665,11 @@ std::size_t flash_backward_ws(const harness::Params& p) {
   if (dtype_of(p) != DType::f32) {  // the f32 dQ accumulator and D
     (void)harness::size_product("flash attention backward workspace (B*H*N*(d+1) floats)", s.batch, s.heads,
                                 s.seq_len, s.head_dim + 1, sizeof(float));
-    // the Hopper kernel's (a superset: the same sums and D, and its turn counters)
-    return std::max(attn::flash_tc_backward_workspace_bytes(s), attn::flash_hopper_backward_workspace_bytes(s));
+    // the Hopper kernel's (a superset: the same sums and D; deterministic: its turn counters
+    // and dQ partial sums)
+    const bool deterministic = p.has("deterministic") && p.get_bool("deterministic");
+    return std::max(attn::flash_tc_backward_workspace_bytes(s),
+                    attn::flash_hopper_backward_workspace_bytes(s, deterministic));
   }
   (void)harness::size_product("flash attention backward workspace (B*H*N floats)", s.batch, s.heads, s.seq_len,
                               sizeof(float));

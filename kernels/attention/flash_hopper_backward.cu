@@ -46,8 +46,10 @@
 //     by float2 atomics (the heads of a group run in their own CTAs), rounded by pass 3.
 //  3. round: dQ = scale dQacc (and the GQA sums) to T.
 // Deterministic mode (counters in the workspace): the key blocks of a (b, h) add their dQ of
-// a query tile in the order kb = 0, 1, ... (the dQ warp waits until the tile's counter reads
-// kb, reduce-adds, waits for completion, bumps it); causal runs the tiles backwards so that
+// a query tile into one of two partial sums (flash_hopper_backward_dq_chains), kb % 2, in the
+// order kb = c, c + 2, ... (the dQ warp waits until the tile's counter of its chain reads
+// kb / 2, reduce-adds, waits for completion, bumps it), and the round pass adds the sums in
+// order; causal runs the tiles backwards so that
 // all key blocks reach a tile at about the same step; GQA dK/dV are added in the order h % group (a
 // counter per (b, kv head, key block)). Lower blocks are launched first, so no deadlock.
 // Shared memory (d = 128, 2 stages): K 32 KB + V 32 KB + 2 x (Q 16 KB + dO 16 KB + 512 B)
@@ -220,7 +222,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int first_tile = causal ? k0 / kBM : 0;  // causal: queries >= k0 see the block
   const int n_steps = n_qtiles - first_tile;
   // Deterministic (dq_count != nullptr): the key blocks of a (b, h) add their dQ of query tile
-  // i in the order kb = 0, 1, ... (a counter per tile; block kb waits until it reads kb). So
+  // i in the order kb = c, c + dq_chains, ... into partial sum c = kb % dq_chains (a counter per
+  // chain and tile; block kb waits until it reads kb / dq_chains; see the dQ warp). So
   // that all of them reach a tile at about the same step, causal runs the tiles backwards
   // (non-causal: every block starts at tile 0); lower kb are launched first, so no deadlock.
   // (A staggered schedule, each block adding a tile in the order the schedule reaches it,

@@ -355,6 +355,10 @@ float* workspace_floats(harness::LaunchContext& ctx, std::size_t bytes) {
   return static_cast<float*>(ctx.workspace->get(0, std::max<std::size_t>(bytes, 4)));
 }
 
+// The backward's `deterministic` parameter, false where a caller's Params lack it (tests build
+// Params by hand).
+bool deterministic_of(const harness::Params& p) { return p.has("deterministic") && p.get_bool("deterministic"); }
+
 void forward_naive(harness::LaunchContext& ctx) {
   const Tensors t(ctx);
   float* ws = workspace_floats(ctx, attn::naive_forward_workspace_bytes(t.s));
@@ -397,7 +401,7 @@ std::string flash_config(const harness::Params& p) {
 std::string flash_wgmma_backward_config(const harness::Params& p) {
   const std::string& d = p.get_string("dtype");
   if ((d != "bf16" && d != "f16") || attn::flash_hopper_backward_unsupported(shape_of(p)) != nullptr) return {};
-  const int chains = p.has("deterministic") && p.get_bool("deterministic") ? attn::flash_hopper_backward_dq_chains() : 1;
+  const int chains = deterministic_of(p) ? attn::flash_hopper_backward_dq_chains() : 1;
   return std::string("128 keys x 64-query steps, ") +
          attn::flash_hopper_backward_kernel_at(static_cast<int>(p.get_int("head_dim"))) + " kernel" +
          (chains > 1 ? ", dQ in " + std::to_string(chains) + " deterministic chains" : "");
@@ -583,8 +587,6 @@ std::optional<std::string> flash_wgmma_backward_constraint(const harness::Params
 // deterministic: true only where the sums have a fixed order: flash_wgmma (turn counters),
 // naive and the host references (no atomics). The other backward kernels add dQ (and GQA dK,
 // dV) by atomics in arrival order; `flash` is the Hopper kernel only on sm_90 at bf16/f16.
-// The parameter, false where a caller's Params lack it (tests build Params by hand).
-bool deterministic_of(const harness::Params& p) { return p.has("deterministic") && p.get_bool("deterministic"); }
 template <auto kConstraint>
 std::optional<std::string> nondeterministic(const harness::Params& p) {
   if (deterministic_of(p))
@@ -667,9 +669,8 @@ std::size_t flash_backward_ws(const harness::Params& p) {
                                 s.seq_len, s.head_dim + 1, sizeof(float));
     // the Hopper kernel's (a superset: the same sums and D; deterministic: its turn counters
     // and dQ partial sums)
-    const bool deterministic = p.has("deterministic") && p.get_bool("deterministic");
     return std::max(attn::flash_tc_backward_workspace_bytes(s),
-                    attn::flash_hopper_backward_workspace_bytes(s, deterministic));
+                    attn::flash_hopper_backward_workspace_bytes(s, deterministic_of(p)));
   }
   (void)harness::size_product("flash attention backward workspace (B*H*N floats)", s.batch, s.heads, s.seq_len,
                               sizeof(float));

@@ -64,6 +64,13 @@
 #           each in the order old / new / new / old: suites/attention-hopper-d64-keys.yaml
 #           (D64_FILTER, default causal:false) with harness compare of each pair, and each beside
 #           cuDNN in one process (D64_SAME_FILTER, default d = 64 N = 8192 non-causal))
+#           attention-fwd-ab (a Hopper forward kernel that no default takes, named by FWD_NEW (NAME=VALUE
+#           assignments separated by spaces; default HARNESS_FWD_D256_KEYS=80), against FWD_OLD (default
+#           HARNESS_FWD_D256_KEYS=64, the default width): the Hopper forward GPU tests, memcheck and racecheck over the
+#           flash_wgmma sanitizer sizes of FWD_HEAD_DIM (default 256) under FWD_NEW, SASS counts, then one process
+#           each in the order old / new / new / old over suites/attention-hopper.yaml (FWD_FILTER,
+#           default the d = 256 shapes) with harness compare of each pair, and each beside cuDNN in
+#           one process (FWD_SAME_FILTER, default the d = 256 shapes))
 #           attention-d64-ncu (ncu of the d = 64 forward at B=2 H=16 N=8192 non-causal for D64_OLD, D64_NEW
 #           and PyTorch's cuDNN SDPA, --clock-control none, WarpStateStats and NCU_METRICS; side by side in
 #           ncu-d64-summary.md by reports/ncu_summary.py: time, clock, tensor pipe, L2 bytes, stalls;
@@ -96,7 +103,7 @@ cd "$(dirname "$0")/.."
 # Every stage name is checked before anything runs: a typo fails at once (exit 2), not after
 # the build and the stages before it (tests/gpu_round_stages.py keeps this list equal to the
 # stages below and to --help).
-known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-d64-check attention-d64-ab attention-d64-ncu attention-bwd-ab attention-bwd-deterministic attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
+known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-d64-check attention-d64-ab attention-fwd-ab attention-d64-ncu attention-bwd-ab attention-bwd-deterministic attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
 for s in ${*:-}; do
   case " $known_stages " in
     *" $s "*) ;;
@@ -252,6 +259,20 @@ for s in $stages; do
       step "d = 64 forward: $old against $new, one process each ($old / $new / $new / $old)"
       ab_four d64 "$old" "$new" "${D64_SAME_FILTER:-^attention/.*seq_len:8192/head_dim:64/.*causal:false}" \
         suites/attention-hopper-d64-keys.yaml --filter "${D64_FILTER:-causal:false}" ;;
+    attention-fwd-ab)
+      # Issue 30: FWD_NEW against FWD_OLD (default: d = 256's default width, named), checked
+      # under FWD_NEW first.
+      old=${FWD_OLD:-HARNESS_FWD_D256_KEYS=64} new=${FWD_NEW:-HARNESS_FWD_D256_KEYS=80} hd=${FWD_HEAD_DIM:-256}
+      tag=$(echo "$new" | tr -c 'A-Za-z0-9\n' '-')
+      step "Hopper forward: $new checked (d = $hd), then against $old, one process each ($old / $new / $new / $old)"
+      read -ra assign <<<"$new"
+      env "${assign[@]}" build/release/tests/attention_gpu_test --gtest_filter='AttentionGpuHopper.*' >"$OUT/$tag-tests.log" 2>&1 || status=1
+      grep -E "PASSED|FAILED|SKIPPED" "$OUT/$tag-tests.log" | tail -5
+      env "${assign[@]}" FILTER="^attention/flash_wgmma/.*head_dim:$hd/.*dtype:(bf16|f16)" OUT="$OUT/$tag" \
+        bash scripts/compute-sanitizer.sh memcheck racecheck 2>&1 | tail -4 || status=1
+      forward_sass HGMMA UTMALDG UTMASTG LDL STL
+      ab_four fwd "$old" "$new" "${FWD_SAME_FILTER:-^attention/.*head_dim:256/}" \
+        suites/attention-hopper.yaml --filter "${FWD_FILTER:-^attention/flash_wgmma/.*head_dim:256/}" ;;
     attention-d64-ncu)
       # Issue 30: the counters that name the d = 64 forward's limiter, for D64_OLD, D64_NEW and
       # cuDNN, each in its own harness process under ncu (the second matching launch: the

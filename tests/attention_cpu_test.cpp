@@ -254,7 +254,7 @@ TEST(AttentionPlugin, RejectsKvHeadsThatDoNotDivideHeadsAndFlashHeadDims) {
 // the environment (a config test below runs under ctest with exactly those).
 bool only_experiments(const std::map<std::string, std::string>& set) {
   for (const char* name : {"HARNESS_FWD_D64_KEYS", "HARNESS_FWD_D64_CONSUMERS", "HARNESS_FWD_D64_CLUSTER",
-                           "HARNESS_FWD_LAZY_RESCALE"}) {
+                           "HARNESS_FWD_D256_KEYS", "HARNESS_FWD_LAZY_RESCALE"}) {
     const char* e = std::getenv(name);
     const auto want = set.find(name);
     if (want != set.end() ? e == nullptr || want->second != e : e != nullptr) return false;
@@ -292,6 +292,17 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheForcedKeyTile) {
   EXPECT_EQ(hopper_config(1024, 64, false), "128 x 160 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(hopper_config(9000, 64, true), "128 x 160 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(hopper_config(999, 128, true), kD128Config);
+}
+
+// HARNESS_FWD_D256_KEYS=80 (ctest AttentionCpuD256Keys80Config): 128 x 80 tiles at d = 256,
+// causal or not, at every length; d = 64 and 128 keep theirs.
+TEST(AttentionPlugin, HopperForwardConfigNamesTheD256KeyTile) {
+  if (!only_experiment("HARNESS_FWD_D256_KEYS", "80"))
+    GTEST_SKIP() << "runs with HARNESS_FWD_D256_KEYS=80 alone (ctest AttentionCpuD256Keys80Config)";
+  EXPECT_EQ(hopper_config(2048, 256, false), "128 x 80 tiles (query rows x keys), lazy rescaling");
+  EXPECT_EQ(hopper_config(999, 256, true), "128 x 80 tiles (query rows x keys), lazy rescaling");
+  EXPECT_EQ(hopper_config(999, 128, true), kD128Config);
+  EXPECT_EQ(hopper_config(1024, 64, false), "128 x 128 tiles (query rows x keys), eager rescaling");
 }
 
 // HARNESS_FWD_D64_CONSUMERS=3 with HARNESS_FWD_D64_KEYS=160 (ctest
@@ -387,8 +398,8 @@ TEST(AttentionPlugin, HopperBackwardDqChainsFollowTheEnvironment) {
 TEST(AttentionPlugin, HopperForwardConfigNamesTheKernel) {
   namespace attn = kernels::attention;
   if (!only_experiments({}))
-    GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / _CONSUMERS / _CLUSTER / HARNESS_FWD_LAZY_RESCALE override the rules "
-                    "checked here";
+    GTEST_SKIP() << "HARNESS_FWD_D64_KEYS / _CONSUMERS / _CLUSTER / HARNESS_FWD_D256_KEYS / HARNESS_FWD_LAZY_RESCALE "
+                    "override the rules checked here";
   EXPECT_EQ(hopper_config(1024, 64, false), "128 x 128 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(hopper_config(2048, 64, false), "128 x 192 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(hopper_config(4096, 64, true), "128 x 128 tiles (query rows x keys), eager rescaling");

@@ -1,8 +1,8 @@
 #pragma once
 // Hopper warpgroup matrix multiply (wgmma.mma_async, sm_90a only): shared-memory matrix
 // descriptors, the fence / commit / wait protocol, and D (+)= A * B for m64nNk16
-// (bf16, f16), m64nNk8 (tf32) and m64nNk32 (fp8 e4m3 / e5m2) with N = 32, 64, 128, 160, 176,
-// 192 or 256.
+// (bf16, f16), m64nNk8 (tf32) and m64nNk32 (fp8 e4m3 / e5m2) with N = 32, 64, 80, 128, 160,
+// 176, 192 or 256.
 // One warpgroup (4 consecutive warps, the first warp index a multiple of 4) issues each
 // instruction; the accumulators are this thread's N / 2 floats of the (64, N) f32 tile:
 //   accumulator j: row = 16 warp + lane / 4 + 8 ((j / 2) % 2),
@@ -247,6 +247,30 @@ __device__ __forceinline__ std::uint32_t opaque(std::uint32_t x) {
                "{%88, %89, %90, %91}, %92, p, 1, 1;\n}\n" \
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]) \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d))
+#define HARNESS_WGMMA_SS_N80(TYPES) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n" \
+               "wgmma.mma_async.sync.aligned.m64n80" TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, " \
+               "%40, %41, p, 1, 1, %43, %44;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]) \
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB))
+#define HARNESS_WGMMA_SS_KMAJOR_N80(TYPES) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n" \
+               "wgmma.mma_async.sync.aligned.m64n80" TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, " \
+               "%40, %41, p, 1, 1;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]) \
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+#define HARNESS_WGMMA_RS_N80(TYPES) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %45, 0;\n" \
+               "wgmma.mma_async.sync.aligned.m64n80" TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, " \
+               "{%40, %41, %42, %43}, %44, p, 1, 1, %46;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]) \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(kTransB))
+#define HARNESS_WGMMA_RS_KMAJOR_N80(TYPES) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %45, 0;\n" \
+               "wgmma.mma_async.sync.aligned.m64n80" TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, " \
+               "{%40, %41, %42, %43}, %44, p, 1, 1;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]) \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d))
 
 namespace detail {
 template <class T>
@@ -265,6 +289,8 @@ constexpr int wgmma_k = 32 / static_cast<int>(sizeof(T));
     HARNESS_WGMMA_##FORM##_N32(TYPES);                                        \
   } else if constexpr (kN == 64) {                                            \
     HARNESS_WGMMA_##FORM##_N64(TYPES);                                        \
+  } else if constexpr (kN == 80) {                                            \
+    HARNESS_WGMMA_##FORM##_N80(TYPES);                                        \
   } else if constexpr (kN == 128) {                                           \
     HARNESS_WGMMA_##FORM##_N128(TYPES);                                       \
   } else if constexpr (kN == 160) {                                           \
@@ -274,7 +300,7 @@ constexpr int wgmma_k = 32 / static_cast<int>(sizeof(T));
   } else if constexpr (kN == 192) {                                           \
     HARNESS_WGMMA_##FORM##_N192(TYPES);                                       \
   } else {                                                                    \
-    static_assert(kN == 256, "wgmma wrappers: N is 32, 64, 128, 160, 176, 192 or 256"); \
+    static_assert(kN == 256, "wgmma wrappers: N is 32, 64, 80, 128, 160, 176, 192 or 256"); \
     HARNESS_WGMMA_##FORM##_N256(TYPES);                                       \
   }
 

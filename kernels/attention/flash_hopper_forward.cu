@@ -991,6 +991,22 @@ int d64_cluster() {
   return forced == 2 ? 2 : 1;
 }
 
+// HARNESS_FWD_D256_KEYS=80: d = 256 with 80-key tiles instead of 64 (FlashAttention-3's
+// d = 256 tile, 128 x 80), for experiments (read once per process; unset or another value: 64).
+// Why it might help: at 64 keys S = Q K^T is m64n64k16 with both operands in shared memory,
+// 4 KB read per 131 kFLOP a consumer, so the S half of a key tile needs the whole 128 bytes a
+// clock of an SM's shared memory at the tensor peak (P V: 64, the TMA writes: 32 more); at 80
+// keys 4.5 KB per 164 kFLOP (115 bytes a clock), and a 2048-key row is 26 tiles, not 32.
+// Registers a consumer thread: S 40 + two P 40 + O 128; shared memory Q 64 + K 2 x 40 + V
+// 2 x 40 = 224 KB.
+int d256_key_tile() {
+  static const int forced = [] {
+    const char* e = std::getenv("HARNESS_FWD_D256_KEYS");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  return forced == 80 ? 80 : 64;
+}
+
 template <class T, bool kLazy>
 cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
                         cudaStream_t stream) {
@@ -1014,7 +1030,9 @@ cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void
         default: return launch<T, 64, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
       }
     case 128: return launch<T, 128, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-    case 256: return launch<T, 256, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+    case 256:
+      if (d256_key_tile() == 80) return launch<T, 256, 2, 80, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+      return launch<T, 256, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     default:
       throw std::invalid_argument("attention: the Hopper flash forward supports head_dim 64, 128, 256, not " +
                                   std::to_string(s.head_dim));
@@ -1068,7 +1086,7 @@ std::string flash_hopper_config(const Shape& s) {
       if (d64_consumers() == 2 && d64_cluster() == 2 && keys != 192) keys = 128;  // the cluster kernels' widths
       break;
     case 128: rows = Layout<B, 128, 2>::kBM, keys = Layout<B, 128, 2>::kBN; break;
-    case 256: rows = Layout<B, 256, 2>::kBM, keys = Layout<B, 256, 2>::kBN; break;
+    case 256: rows = Layout<B, 256, 2>::kBM, keys = d256_key_tile(); break;
     default: return {};
   }
   const bool cluster = s.head_dim == 64 && d64_consumers() == 2 && d64_cluster() == 2;

@@ -64,9 +64,9 @@
 #           each in the order old / new / new / old: suites/attention-hopper-d64-keys.yaml
 #           (D64_FILTER, default causal:false) with harness compare of each pair, and each beside
 #           cuDNN in one process (D64_SAME_FILTER, default d = 64 N = 8192 non-causal))
-#           attention-fwd-ab (a Hopper forward kernel that no default takes, named by FWD_NEW (NAME=VALUE
+#           attention-fwd-ab (a Hopper forward kernel named by FWD_NEW (NAME=VALUE
 #           assignments separated by spaces; default HARNESS_FWD_D256_KEYS=80), against FWD_OLD (default
-#           HARNESS_FWD_D256_KEYS=64, the default width): the Hopper forward GPU tests, memcheck and racecheck over the
+#           HARNESS_FWD_D256_KEYS=64, session 21's A/B of d = 256's widths): the Hopper forward GPU tests, memcheck and racecheck over the
 #           flash_wgmma sanitizer sizes of FWD_HEAD_DIM (default 256) under FWD_NEW, SASS counts, then one process
 #           each in the order old / new / new / old over suites/attention-hopper.yaml (FWD_FILTER,
 #           default the d = 256 shapes) with harness compare of each pair, and each beside cuDNN in
@@ -260,7 +260,7 @@ for s in $stages; do
       ab_four d64 "$old" "$new" "${D64_SAME_FILTER:-^attention/.*seq_len:8192/head_dim:64/.*causal:false}" \
         suites/attention-hopper-d64-keys.yaml --filter "${D64_FILTER:-causal:false}" ;;
     attention-fwd-ab)
-      # Issue 30: FWD_NEW against FWD_OLD (default: d = 256's default width, named), checked
+      # Issue 30: FWD_NEW against FWD_OLD (defaults: d = 256's widths 80 and 64), checked
       # under FWD_NEW first.
       old=${FWD_OLD:-HARNESS_FWD_D256_KEYS=64} new=${FWD_NEW:-HARNESS_FWD_D256_KEYS=80} hd=${FWD_HEAD_DIM:-256}
       tag=$(echo "$new" | tr -c 'A-Za-z0-9\n' '-')

@@ -294,13 +294,13 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheForcedKeyTile) {
   EXPECT_EQ(hopper_config(999, 128, true), kD128Config);
 }
 
-// HARNESS_FWD_D256_KEYS=80 (ctest AttentionCpuD256Keys80Config): 128 x 80 tiles at d = 256,
-// causal or not, at every length; d = 64 and 128 keep theirs.
+// HARNESS_FWD_D256_KEYS=64 (ctest AttentionCpuD256Keys64Config): 128 x 64 tiles at d = 256 (the
+// width before session 21), causal or not, at every length; d = 64 and 128 keep theirs.
 TEST(AttentionPlugin, HopperForwardConfigNamesTheD256KeyTile) {
-  if (!only_experiment("HARNESS_FWD_D256_KEYS", "80"))
-    GTEST_SKIP() << "runs with HARNESS_FWD_D256_KEYS=80 alone (ctest AttentionCpuD256Keys80Config)";
-  EXPECT_EQ(hopper_config(2048, 256, false), "128 x 80 tiles (query rows x keys), lazy rescaling");
-  EXPECT_EQ(hopper_config(999, 256, true), "128 x 80 tiles (query rows x keys), lazy rescaling");
+  if (!only_experiment("HARNESS_FWD_D256_KEYS", "64"))
+    GTEST_SKIP() << "runs with HARNESS_FWD_D256_KEYS=64 alone (ctest AttentionCpuD256Keys64Config)";
+  EXPECT_EQ(hopper_config(2048, 256, false), "128 x 64 tiles (query rows x keys), lazy rescaling");
+  EXPECT_EQ(hopper_config(999, 256, true), "128 x 64 tiles (query rows x keys), lazy rescaling");
   EXPECT_EQ(hopper_config(999, 128, true), kD128Config);
   EXPECT_EQ(hopper_config(1024, 64, false), "128 x 128 tiles (query rows x keys), eager rescaling");
 }
@@ -392,7 +392,7 @@ TEST(AttentionPlugin, HopperBackwardDqChainsFollowTheEnvironment) {
 }
 
 // The Hopper forward's kernel choice, as the result's config: the dispatch's rules (192-key
-// tiles at d = 64 from N = 2048, causal from 8192; 64-key tiles at d = 256; lazy rescaling
+// tiles at d = 64 from N = 2048, causal from 8192; 80-key tiles at d = 256; lazy rescaling
 // at d = 128 and 256). flash_wgmma records it for bf16/f16 (fp8: its scales; f32: nothing);
 // flash records the same where it takes the Hopper kernel, which needs an sm_90 device.
 TEST(AttentionPlugin, HopperForwardConfigNamesTheKernel) {
@@ -405,7 +405,7 @@ TEST(AttentionPlugin, HopperForwardConfigNamesTheKernel) {
   EXPECT_EQ(hopper_config(4096, 64, true), "128 x 128 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(hopper_config(8192, 64, true), "128 x 192 tiles (query rows x keys), eager rescaling");
   EXPECT_EQ(hopper_config(999, 128, true), kD128Config);
-  EXPECT_EQ(hopper_config(2048, 256, false), "128 x 64 tiles (query rows x keys), lazy rescaling");
+  EXPECT_EQ(hopper_config(2048, 256, false), "128 x 80 tiles (query rows x keys), lazy rescaling");
   EXPECT_EQ(hopper_config(64, 96, false), "");
 
   const auto& reg = harness::Registry::instance();

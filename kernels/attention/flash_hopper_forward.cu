@@ -47,11 +47,11 @@
 //   {64 d, 64 rows} swizzled O boxes (d <= 128; conflict-free 4-byte stores), fence.proxy.async,
 //   a consumer-wide named barrier, one thread's TMA stores (rows >= N clipped), waited for
 //   (read) only before the next tile's O is written. d = 256: no room, stores from registers.
-// Shared memory (kBN = 128 for d <= 128, 64 for d = 256, 192 for d = 64 from N = 2048 on,
+// Shared memory (kBN = 128 for d <= 128, 80 for d = 256 (d256_key_tile), 192 for d = 64 from N = 2048 on,
 // causal from N = 8192 on (d64_key_tile); 2 stages):
 //   d = 128: Q 32 KB + K 2 x 32 KB + V 2 x 32 KB + O 32 KB = 192 KB;
 //   d = 64: 96 KB (192 keys: Q 16 + K 2 x 24 + V 2 x 24 + O 16 = 128 KB);
-//   d = 256: Q 64 + K 64 + V 64 = 192 KB (no O buffer); + 1 KB alignment, barriers.
+//   d = 256: Q 64 + K 80 + V 80 = 224 KB (no O buffer; 64-key tiles: 192 KB); + 1 KB alignment, barriers.
 //   192-key tiles keep one P buffer (Layout::kOneP): S 96 + P 48 + O 32 registers a thread.
 // Swizzle: TMA SWIZZLE_128B inside each 1024-byte group of 8 rows of 128 bytes; every box
 // base is 1024-aligned. Descriptors (arch/sm90_wgmma.cuh):
@@ -174,7 +174,7 @@ struct Elem<__nv_fp8_e4m3> {
 };
 
 // Tiles and shared memory of one element type, head size and K/V ring depth.
-// kBNT: keys of a key tile, 0 for the default (128, 64 at d = 256); 192 at long non-causal
+// kBNT: keys of a key tile, 0 for 128 (64 at d = 256); 80 at d = 256 (d256_key_tile); 192 at long non-causal
 // d = 64 (d64_key_tile); 160 and 176 at d = 64 for experiments (d64_key_tile). cuDNN's kernel
 // at d = 64 reads a 64 x 256 x 64 tile in its name, and ncu showed our per-tile overhead
 // trailing (docs/PERFORMANCE.md "Ours and cuDNN in one process"). A key tile over 176 keys
@@ -991,20 +991,25 @@ int d64_cluster() {
   return forced == 2 ? 2 : 1;
 }
 
-// HARNESS_FWD_D256_KEYS=80: d = 256 with 80-key tiles instead of 64 (FlashAttention-3's
-// d = 256 tile, 128 x 80), for experiments (read once per process; unset or another value: 64).
-// Why it might help: at 64 keys S = Q K^T is m64n64k16 with both operands in shared memory,
-// 4 KB read per 131 kFLOP a consumer, so the S half of a key tile needs the whole 128 bytes a
-// clock of an SM's shared memory at the tensor peak (P V: 64, the TMA writes: 32 more); at 80
-// keys 4.5 KB per 164 kFLOP (115 bytes a clock), and a 2048-key row is 26 tiles, not 32.
-// Registers a consumer thread: S 40 + two P 40 + O 128; shared memory Q 64 + K 2 x 40 + V
-// 2 x 40 = 224 KB.
+// d = 256 takes 80-key tiles (FlashAttention-3's d = 256 tile, 128 x 80), not 64.
+// Why: at 64 keys S = Q K^T is m64n64k16 with both operands in shared memory, 4 KB read per
+// 131 kFLOP a consumer, so the S half of a key tile needs the whole 128 bytes a clock of an
+// SM's shared memory at the tensor peak (P V: 64, the TMA writes: 32 more); at 80 keys 4.5 KB
+// per 164 kFLOP (115 bytes a clock), and a 2048-key row is 26 tiles, not 32. Registers a
+// consumer thread: S 40 + two P 40 + O 128 (no spills); shared memory Q 64 + K 2 x 40 + V
+// 2 x 40 = 224 KB. Measured (H200, 2026-11-28, session 21, B = 2 H = 16, docs/PERFORMANCE.md
+// "d = 256 in 80-key tiles"): beside cuDNN in one process, four runs 64 / 80 / 80 / 64, the
+// ratio rose at all 4 shapes in both pairs (N = 2048 1.081-1.084x -> 1.144x, causal
+// 1.278-1.327x -> 1.343-1.386x, N = 8192 1.069-1.106x -> 1.176-1.196x, causal 1.111-1.132x ->
+// 1.232-1.249x); ncu at N = 2048, one launch each at 1.63-1.64 GHz: 0.206 against 0.216 ms,
+// tensor pipe 81.7% against 75.9%. HARNESS_FWD_D256_KEYS=64 forces the old width (read once per
+// process; unset or another value: 80).
 int d256_key_tile() {
   static const int forced = [] {
     const char* e = std::getenv("HARNESS_FWD_D256_KEYS");
     return e != nullptr ? std::atoi(e) : 0;
   }();
-  return forced == 80 ? 80 : 64;
+  return forced == 64 ? 64 : 80;
 }
 
 template <class T, bool kLazy>
@@ -1031,8 +1036,8 @@ cudaError_t dispatch_as(const Shape& s, const void* q, const void* k, const void
       }
     case 128: return launch<T, 128, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     case 256:
-      if (d256_key_tile() == 80) return launch<T, 256, 2, 80, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
-      return launch<T, 256, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+      if (d256_key_tile() == 64) return launch<T, 256, 2, 0, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
+      return launch<T, 256, 2, 80, kLazy>(s, q, k, v, o, lse, 1.0f, 1.0f, stream);
     default:
       throw std::invalid_argument("attention: the Hopper flash forward supports head_dim 64, 128, 256, not " +
                                   std::to_string(s.head_dim));

@@ -707,7 +707,7 @@ HARNESS_REGISTER_VARIANT_WITH(
         .description("bf16/f16 Hopper flash forward (sm_90a): TMA loads + mbarrier ring, producer warp and 2 "
                      "consumer warpgroups (setmaxnreg), S = Q K^T and O += P V on wgmma (P from registers), "
                      "softmax overlapped with the previous tile's P V; 128 query rows x 128-key tiles (d=64 from N=2048, "
-                     "causal from 8192: 192; d=256: 64), lazy rescaling at d=128/256 (the result's config names the "
+                     "causal from 8192: 192; d=256: 80), lazy rescaling at d=128/256 (the result's config names the "
                      "kernel). "
                      "fp8_e4m3 (d=128): the same with k32 e4m3 wgmma, P rounded to e4m3, V transposed first "
                      "(K-major for fp8 wgmma; timed), 3 K/V stages, bf16 O")

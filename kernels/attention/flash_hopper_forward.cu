@@ -998,12 +998,12 @@ int d64_cluster() {
 // per 164 kFLOP (115 bytes a clock), and a 2048-key row is 26 tiles, not 32. Registers a
 // consumer thread: S 40 + two P 40 + O 128 (no spills); shared memory Q 64 + K 2 x 40 + V
 // 2 x 40 = 224 KB. Measured (H200, 2026-11-28, session 21, B = 2 H = 16, docs/PERFORMANCE.md
-// "d = 256 in 80-key tiles"): beside cuDNN in one process, four runs 64 / 80 / 80 / 64, the
-// ratio rose at all 4 shapes in both pairs (N = 2048 1.081-1.084x -> 1.144x, causal
-// 1.278-1.327x -> 1.343-1.386x, N = 8192 1.069-1.106x -> 1.176-1.196x, causal 1.111-1.132x ->
-// 1.232-1.249x); ncu at N = 2048, one launch each at 1.63-1.64 GHz: 0.206 against 0.216 ms,
-// tensor pipe 81.7% against 75.9%. HARNESS_FWD_D256_KEYS=64 forces the old width (read once per
-// process; unset or another value: 80).
+// "Session 21 on an H200"): beside cuDNN in one process, runs 64 / 80 / 80 / 64, N = 8192 (a
+// steady reference) 1.069-1.106x -> 1.176-1.196x, causal 1.111-1.132x -> 1.232-1.249x; N = 2048
+// 0.237-0.238 -> 0.228-0.229 ms (577-580 -> 601-602 TFLOP/s; cuDNN too noisy there for a
+// ratio); ncu at N = 2048, one launch each at 1.63-1.64 GHz: 0.206 against 0.216 ms, tensor pipe
+// 81.7% against 75.9%. HARNESS_FWD_D256_KEYS=64 forces the old width (read once per process;
+// unset or another value: 80).
 int d256_key_tile() {
   static const int forced = [] {
     const char* e = std::getenv("HARNESS_FWD_D256_KEYS");

@@ -64,13 +64,14 @@
 #           each in the order old / new / new / old: suites/attention-hopper-d64-keys.yaml
 #           (D64_FILTER, default causal:false) with harness compare of each pair, and each beside
 #           cuDNN in one process (D64_SAME_FILTER, default d = 64 N = 8192 non-causal))
-#           attention-fwd-ab (a Hopper forward kernel named by FWD_NEW (NAME=VALUE
-#           assignments separated by spaces; default HARNESS_FWD_D256_KEYS=80), against FWD_OLD (default
-#           HARNESS_FWD_D256_KEYS=64, session 21's A/B of d = 256's widths): the Hopper forward GPU tests, memcheck and racecheck over the
-#           flash_wgmma sanitizer sizes of FWD_HEAD_DIM (default 256) under FWD_NEW, SASS counts, then one process
-#           each in the order old / new / new / old over suites/attention-hopper.yaml (FWD_FILTER,
-#           default the d = 256 shapes) with harness compare of each pair, and each beside cuDNN in
-#           one process (FWD_SAME_FILTER, default the d = 256 shapes))
+#           attention-fwd-ab (a Hopper forward kernel named by FWD_NEW (NAME=VALUE assignments
+#           separated by spaces; default HARNESS_FWD_D256_KEYS=80) against FWD_OLD (default
+#           HARNESS_FWD_D256_KEYS=64: session 21's A/B of d = 256's widths): the Hopper forward GPU
+#           tests, memcheck and racecheck over the flash_wgmma sanitizer sizes of FWD_HEAD_DIM
+#           (default 256) under FWD_NEW, SASS counts, then one process each in the order old / new /
+#           new / old over suites/attention-hopper.yaml (FWD_FILTER, default the d = 256 shapes) with
+#           harness compare of each pair, and each beside cuDNN in one process (FWD_SAME_FILTER,
+#           default the d = 256 shapes))
 #           attention-d64-ncu (ncu of the d = 64 forward at B=2 H=16 N=8192 non-causal for D64_OLD, D64_NEW
 #           and PyTorch's cuDNN SDPA, --clock-control none, WarpStateStats and NCU_METRICS; side by side in
 #           ncu-d64-summary.md by reports/ncu_summary.py: time, clock, tensor pipe, L2 bytes, stalls;
@@ -133,6 +134,21 @@ forward_sass() {
   for op in "$@"; do echo "$op $(grep -c "$op" "$OUT/flash_hopper_forward.sass")"; done
   awk '/Function :/ {f = $3} /LDL|STL/ {n[f]++} END {for (k in n) print "  local memory: " n[k] " LDL/STL in " k}' \
     "$OUT/flash_hopper_forward.sass"
+}
+
+# forward_check CFG HEAD_DIM: the Hopper forward GPU tests under CFG (NAME=VALUE assignments
+# separated by spaces), memcheck and racecheck over the flash_wgmma sanitizer results of that
+# head size under it (logs in $OUT/<CFG as a tag>), then the object's SASS counts.
+forward_check() {
+  local cfg=$1 hd=$2 tag
+  local -a assign
+  tag=$(echo "$cfg" | tr -c 'A-Za-z0-9\n' '-')
+  read -ra assign <<<"$cfg"
+  env "${assign[@]}" build/release/tests/attention_gpu_test --gtest_filter='AttentionGpuHopper.*' >"$OUT/$tag-tests.log" 2>&1 || status=1
+  grep -E "PASSED|FAILED|SKIPPED" "$OUT/$tag-tests.log" | tail -5
+  env "${assign[@]}" FILTER="^attention/flash_wgmma/.*head_dim:$hd/.*dtype:(bf16|f16)" OUT="$OUT/$tag" \
+    bash scripts/compute-sanitizer.sh memcheck racecheck 2>&1 | tail -4 || status=1
+  forward_sass HGMMA UTMALDG UTMASTG LDL STL
 }
 
 # one harness process over suites/attention-hopper.yaml's results matching FILTER, both
@@ -244,14 +260,9 @@ for s in $stages; do
       # Issue 30: a d = 64 forward kernel that no default takes, chosen by D64_NEW (an
       # environment assignment, or several separated by spaces; default HARNESS_FWD_D64_CONSUMERS=3),
       # checked before it is timed.
-      cfg=${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3} tag=$(echo "${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3}" | tr -c 'A-Za-z0-9\n' '-')
+      cfg=${D64_NEW:-HARNESS_FWD_D64_CONSUMERS=3}
       step "d = 64 forward with $cfg: Hopper GPU tests, memcheck, racecheck, SASS"
-      read -ra assign <<<"$cfg"
-      env "${assign[@]}" build/release/tests/attention_gpu_test --gtest_filter='AttentionGpuHopper.*' >"$OUT/$tag-tests.log" 2>&1 || status=1
-      grep -E "PASSED|FAILED|SKIPPED" "$OUT/$tag-tests.log" | tail -5
-      env "${assign[@]}" FILTER='^attention/flash_wgmma/.*head_dim:64/.*dtype:(bf16|f16)' OUT="$OUT/$tag" \
-        bash scripts/compute-sanitizer.sh memcheck racecheck 2>&1 | tail -4 || status=1
-      forward_sass HGMMA UTMALDG UTMASTG LDL STL ;;
+      forward_check "$cfg" 64 ;;
     attention-d64-ab)
       # D64_OLD (default HARNESS_FWD_D64_KEYS=192, today's default at long N) against D64_NEW,
       # one process each in the order old / new / new / old.
@@ -263,14 +274,8 @@ for s in $stages; do
       # Issue 30: FWD_NEW against FWD_OLD (defaults: d = 256's widths 80 and 64), checked
       # under FWD_NEW first.
       old=${FWD_OLD:-HARNESS_FWD_D256_KEYS=64} new=${FWD_NEW:-HARNESS_FWD_D256_KEYS=80} hd=${FWD_HEAD_DIM:-256}
-      tag=$(echo "$new" | tr -c 'A-Za-z0-9\n' '-')
       step "Hopper forward: $new checked (d = $hd), then against $old, one process each ($old / $new / $new / $old)"
-      read -ra assign <<<"$new"
-      env "${assign[@]}" build/release/tests/attention_gpu_test --gtest_filter='AttentionGpuHopper.*' >"$OUT/$tag-tests.log" 2>&1 || status=1
-      grep -E "PASSED|FAILED|SKIPPED" "$OUT/$tag-tests.log" | tail -5
-      env "${assign[@]}" FILTER="^attention/flash_wgmma/.*head_dim:$hd/.*dtype:(bf16|f16)" OUT="$OUT/$tag" \
-        bash scripts/compute-sanitizer.sh memcheck racecheck 2>&1 | tail -4 || status=1
-      forward_sass HGMMA UTMALDG UTMASTG LDL STL
+      forward_check "$new" "$hd"
       ab_four fwd "$old" "$new" "${FWD_SAME_FILTER:-^attention/.*head_dim:256/}" \
         suites/attention-hopper.yaml --filter "${FWD_FILTER:-^attention/flash_wgmma/.*head_dim:256/}" ;;
     attention-d64-ncu)

@@ -5,7 +5,8 @@
 # the CUDA variant must pass where a GPU is usable, else be skipped (`no CUDA device`).
 #   bash scripts/test-template.sh                 # uses build/release (built already)
 #   BUILD=build/debug REQUIRE_GPU=1 bash scripts/test-template.sh
-#   KEEP=1: keep the temporary folder (printed); REPORT_OUT=FILE: copy the run's report there
+#   KEEP=1: keep the temporary folder (printed); REPORT_OUT=FILE: copy the run's report there;
+#   NO_BUILD=1: do not bring the harness target up to date first (ctest sets it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-build/release}
@@ -14,7 +15,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/harness-template.XXXXXX")
 prefix=$work/prefix
 show() { echo "+ $*"; "$@"; }
 
-cmake --build "$build" --target harness >/dev/null
+# Under ctest (NO_BUILD=1) the tree is built already; a relink here, while other tests run the
+# harness in parallel, would pull the executable from under them.
+[ "${NO_BUILD:-0}" = 1 ] || cmake --build "$build" --target harness >/dev/null
 echo "--- install the harness into $prefix"
 show cmake --install "$build" --prefix "$prefix" | sed -n '1p;$p'
 echo "--- copy the template, as a user starting a repository of their own would"

@@ -548,10 +548,21 @@ cudaError_t sm_count(int* sms) {
 // K steps of a stage (128 bytes of K: 64 16-bit, 32 f32 or 128 fp8 elements), the unit a split takes whole.
 int k_steps_of(int K, int elem_bytes) { return (K + 128 / elem_bytes - 1) / (128 / elem_bytes); }
 
-// The split count asked for: tuning.splits (at most one split per K step), else the shape's.
+// The split count forced for the call: tuning.splits, else HARNESS_WGMMA_SPLITS=n (n >= 1,
+// read once per process: A/B runs of whole suites, as HARNESS_WGMMA_CLUSTER), else 0 (by shape).
+int forced_splits(const GemmWgmmaTuning& tuning) {
+  static const int from_env = [] {
+    const char* e = std::getenv("HARNESS_WGMMA_SPLITS");
+    const int v = e != nullptr ? std::atoi(e) : 0;
+    return v >= 1 ? v : 0;
+  }();
+  return tuning.splits > 0 ? tuning.splits : from_env;
+}
+
+// The split count asked for: the forced one (at most one split per K step), else the shape's.
 int requested_splits(int M, int N, int K, int elem_bytes, int sms, const GemmWgmmaTuning& tuning) {
-  return tuning.splits > 0 ? std::min(tuning.splits, k_steps_of(K, elem_bytes))
-                           : gemm_wgmma_splits(M, N, K, elem_bytes, sms);
+  const int forced = forced_splits(tuning);
+  return forced > 0 ? std::min(forced, k_steps_of(K, elem_bytes)) : gemm_wgmma_splits(M, N, K, elem_bytes, sms);
 }
 
 // A split call whose sums go straight into C: 16-bit inputs with an f32 C and no bias (the
@@ -719,7 +730,7 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
     return e;
   // Sums straight into C need no workspace and no finishing pass: the by-shape count of that
   // case, with or without a workspace (tuning.splits still decides when set).
-  if (kSumsIntoC<T, TOut, kBias> && tuning.splits == 0 && sums_into_c(alpha, beta, C))
+  if (kSumsIntoC<T, TOut, kBias> && forced_splits(tuning) == 0 && sums_into_c(alpha, beta, C))
     splits = gemm_wgmma_splits(M, N, K, static_cast<int>(sizeof(T)), sms, /*sums_into_c=*/true);
   auto* partial = static_cast<float*>(workspace);
   const int lda = a_trans ? M : K, ldb = b_trans ? K : N;

@@ -89,6 +89,8 @@ namespace kernels::gemm {
 //   splits: split-K. 0 (default): by shape, gemm_wgmma_splits, when the call's workspace
 //     holds the (M, N) f32 sums (else unsplit); 1: never; n > 1: n splits (at most one per K
 //     step of 64 16-bit / 32 f32 / 128 fp8 elements), cudaErrorInvalidValue without the workspace.
+//     HARNESS_WGMMA_SPLITS=n (n >= 1, read once per process) stands in for a tuning.splits of 0,
+//     for A/B runs of whole suites (without the workspace: unsplit).
 struct GemmWgmmaTuning {
   int cluster_m = 0;
   bool tma_store = true;

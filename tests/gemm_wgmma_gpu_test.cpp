@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -375,8 +376,8 @@ TEST_F(GemmWgmma, UnsupportedCasesSayWhy) {
 }
 
 // Split-K: forced split counts at ragged shapes (K ranges of unequal length, M and N tails,
-// odd N: scalar atomics), both 16-bit types, every layout, beta 0 and 1 (the finishing pass
-// reads C), clusters of 1 and 2; then the shapes the by-shape rule splits (a Linear
+// odd N: the scalar stores), both 16-bit types, every layout, beta 0 and 1 (the in-kernel
+// sums read C), clusters of 1 and 2; then the shapes the by-shape rule splits (a Linear
 // layer's weight gradient at 8192 tokens), against cuBLAS and the double host rows.
 TEST_F(GemmWgmma, SplitKEveryLayoutRaggedAndByShape) {
   SKIP_WITHOUT_HOPPER();
@@ -407,6 +408,56 @@ TEST_F(GemmWgmma, SplitKEveryLayoutRaggedAndByShape) {
             cudaErrorInvalidValue);
 }
 
+// The in-kernel split sums (reduce_splits) through one workspace over several calls: the
+// flags left by a call hold that call's tag, so the next call must wait for its own splits,
+// not take the old slices. Three calls on one workspace, inputs X, Y, X: the first and the
+// third equal bit for bit (the splits are summed in a fixed order), the second differs from
+// them and equals a call of its own on a fresh NaN-filled workspace. Forced 2 and 5 splits,
+// by shape (512 x 512 x 8192 tn: 8 splits), and clusters of 2.
+TEST_F(GemmWgmma, SplitKWorkspaceReusedAcrossCallsIsDeterministic) {
+  SKIP_WITHOUT_HOPPER();
+  const int M = 512, N = 512, K = 8192;
+  const std::size_t mk = static_cast<std::size_t>(M) * K, kn = static_cast<std::size_t>(K) * N,
+                    mn = static_cast<std::size_t>(M) * N;
+  DeviceBuf<__nv_bfloat16> X(mk), Y(mk), B(kn), C(mn);
+  X.upload(random_matrix<__nv_bfloat16>(mk, 21u));
+  Y.upload(random_matrix<__nv_bfloat16>(mk, 22u));
+  B.upload(random_matrix<__nv_bfloat16>(kn, 23u));
+  for (int mode = 0; mode < 4; ++mode) {
+    kg::GemmWgmmaTuning t;
+    t.splits = mode == 0 ? 0 : mode == 2 ? 5 : 2;
+    t.cluster_m = mode == 3 ? 2 : 1;
+    SCOPED_TRACE(tuning_name(t));
+    const std::size_t ws_bytes = kg::gemm_wgmma_splitk_workspace_bytes(M, N, K, 2, t);
+    ASSERT_GT(ws_bytes, 0u);
+    DeviceBuf<unsigned char> ws(ws_bytes), fresh(ws_bytes);
+    ASSERT_EQ(cudaMemset(ws.get(), 0xFF, ws_bytes), cudaSuccess);
+    ASSERT_EQ(cudaMemset(fresh.get(), 0xFF, ws_bytes), cudaSuccess);
+    auto call = [&](const __nv_bfloat16* A, void* w) {
+      EXPECT_EQ(cudaMemset(C.get(), 0xFF, mn * sizeof(__nv_bfloat16)), cudaSuccess);
+      EXPECT_EQ(kg::gemm_wgmma_bf16(true, false, M, N, K, 1.f, A, B.get(), 0.f, C.get(), nullptr, t, w, ws_bytes),
+                cudaSuccess);
+      EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      return C.download();
+    };
+    const auto first = call(X.get(), ws.get());
+    const auto second = call(Y.get(), ws.get());
+    const auto third = call(X.get(), ws.get());
+    const auto alone = call(Y.get(), fresh.get());
+    auto bits = [](const std::vector<__nv_bfloat16>& v) {
+      std::vector<std::uint16_t> b(v.size());
+      std::memcpy(b.data(), v.data(), v.size() * sizeof(std::uint16_t));
+      return b;
+    };
+    EXPECT_TRUE(bits(first) == bits(third)) << "X twice on one workspace: different bits";
+    EXPECT_TRUE(bits(second) == bits(alone)) << "Y after X differs from Y on a fresh workspace";
+    EXPECT_FALSE(bits(first) == bits(second)) << "X and Y gave the same C: the old slices were read";
+    std::size_t nonfinite = 0;
+    for (const auto& v : second) nonfinite += std::isfinite(to_f(v)) ? 0 : 1;
+    EXPECT_EQ(nonfinite, 0u);
+  }
+}
+
 TEST_F(GemmWgmma, Bf16SmallAndRaggedEveryLayout) {
   SKIP_WITHOUT_HOPPER();
   for (auto [M, N, K] : {std::tuple{1, 1, 8}, {64, 64, 16}, {129, 257, 72}, {1000, 8, 64},
@@ -416,7 +467,7 @@ TEST_F(GemmWgmma, Bf16SmallAndRaggedEveryLayout) {
 
 // The bias epilogue (gemm_wgmma_bf16_bias: a Linear layer's forward) on every path: the
 // TMA-store epilogue (N % 8 == 0) and the direct stores (N % 8 != 0, beta != 0, a bias at a
-// 4-byte boundary), clusters of 1 and 2, split-K (the bias in the finishing pass), every
+// 4-byte boundary), clusters of 1 and 2, split-K (the bias added by the in-kernel sums), every
 // layout; against cuBLAS + the bias and the double host rows + the bias. A null bias is refused.
 TEST_F(GemmWgmma, Bf16BiasEpilogueEveryPath) {
   SKIP_WITHOUT_HOPPER();
@@ -437,7 +488,7 @@ TEST_F(GemmWgmma, Bf16BiasEpilogueEveryPath) {
 
 // bf16 inputs with an f32 C (gemm_wgmma_bf16_f32: a weight gradient for an f32 master
 // weight) in every layout, the TMA-store epilogue (N % 4 == 0) and the direct stores, split-K
-// (the finishing pass writes f32), against cublasGemmEx with an f32 C (f32 compute) and the
+// (straight into C: alpha 1, beta 0), against cublasGemmEx with an f32 C (f32 compute) and the
 // double host rows: both sides sum in f32 and never round to bf16, so they differ by f32
 // summation order only (|diff| <= 1e-3 + 1e-4 |ref|; a wrong layout or a dropped K tile is off
 // by O(1)).

@@ -47,9 +47,18 @@
 //   - split-K (few output tiles, long K: a weight gradient X^T dY with M, N = 512..2048 and
 //     K = 8192 tokens has 8-32 tiles for 132 SMs): each tile's K steps are cut into `splits`
 //     contiguous ranges and every (split, tile) pair is a work unit of its own (split-major, so
-//     the CTAs running together read the same K range). Such a unit's epilogue adds its raw f32
-//     products into an (M, N) f32 workspace zeroed by the host (float2 atomicAdd, resolved in
-//     L2), and a second kernel (splitk_finish_kernel) writes C = alpha * sum + beta * C in T.
+//     the CTAs running together read the same K range). The splits are summed inside the
+//     kernel (reduce_splits): every split stores its raw f32 products to its own slice of the
+//     workspace and publishes a flag, waits for the tile's other splits, then sums 1/splits of
+//     the tile over all slices in split order (the same bits every run) and writes that part
+//     of C = alpha * sum + beta * C (+ bias). The host keeps tiles x splits within the grid (one
+//     unit per CTA, all resident together), so the wait cannot deadlock. The flags carry a
+//     tag that is new in every call, so nothing needs zeroing between calls: no memset, no
+//     second launch. (Until 2026-11-29 the splits added into an f32 (M, N) workspace zeroed by
+//     a memset, float2 atomicAdd, and a second kernel wrote C: on an H200 the memset and the
+//     extra launch cost ~8 us and the contended atomics up to ~12 us of 512x512x8192's 27.7.)
+//     An f32 C with alpha 1, beta 0 and no bias still takes the sums straight into C by
+//     atomicAdd (kSumsIntoC: C zeroed first, no workspace).
 //
 // Shared-memory layouts (TMA SWIZZLE_128B: inside each 1024-byte block of 8 rows of 128
 // bytes, the 16-byte chunk index is XORed with the row index mod 8; stage bases are
@@ -68,15 +77,18 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
+#include <random>
 #include <type_traits>
 
 #include <cuda.h>  // CUtensorMap and its enums (header only: no -lcuda)
 
 #include "arch/cluster_launch.hpp"
+#include "arch/memory_order.cuh"
 #include "arch/sm90_mbarrier.cuh"
 #include "arch/sm90_tma.cuh"
 #include "arch/sm90_warpgroup.cuh"
@@ -98,13 +110,13 @@ template <typename T>
 constexpr bool kPromote = arch::detail::is_fp8<T>;
 constexpr int kStages = 4;
 // Split-K (gemm_wgmma_splits): at least 16 K steps (four passes over the 4-stage ring) per
-// split, so that filling the pipeline, the f32 atomics and the two extra launches (memset,
-// finishing pass) stay small against the products. With 8, the Transformer seed's weight
-// gradients (K = 1300 tokens, 21 steps) split in 2 and the step got 109 launches and 4.6%
-// slower on an H200; at most 16 splits.
+// split, so that filling the pipeline and the sums stay small against the products. (Set when
+// the sums took a memset, f32 atomics and a second launch: with 8, the Transformer seed's
+// weight gradients (K = 1300 tokens, 21 steps) split in 2 and the step got 109 launches and
+// 4.6% slower on an H200.) At most 16 splits.
 constexpr int kSplitMinSteps = 16;
-// Sums straight into an f32 C (see launch_typed): no workspace and no finishing pass, so a
-// split pays from 2 K steps each. Measured (bf16 tn, f32 C, docs/PERFORMANCE.md "GEMM at the
+// Sums straight into an f32 C (see launch_typed): no workspace and no slices to read back, so
+// a split pays from 2 K steps each. Measured (bf16 tn, f32 C, docs/PERFORMANCE.md "GEMM at the
 // training's shapes", H200): 512x512x8192 16 splits 18.7-19.0 us against 20.8-21.2 at 8;
 // 512x512x1300 8 splits 13.0-13.2 against 18.2-18.3 unsplit; 2048x512x1300 4 splits 17.3-17.5
 // against 18.2-18.3.
@@ -207,22 +219,117 @@ __device__ __forceinline__ void promoted_step(float (&acc)[128], float (&part)[6
   }
 }
 
+// C[row][col], C[row][col + 1] (crow: the row) = v + bias (kBias) + beta * C (read only when
+// beta != 0, as BLAS), rounded to TOut; v0, v1 already scaled by alpha. One vector store when
+// `pairs` (N even, C aligned to a pair) and both columns are inside N, else each column
+// predicated on col < N.
+template <typename TOut, bool kBias>
+__device__ __forceinline__ void store_c_pair(TOut* crow, int col, int N, float v0, float v1, float beta,
+                                             const float* __restrict__ bias, bool pairs) {
+  if constexpr (kBias) {
+    if (col < N) v0 += bias[col];
+    if (col + 1 < N) v1 += bias[col + 1];
+  }
+  if (pairs && col + 1 < N) {
+    Pair<TOut>* p = reinterpret_cast<Pair<TOut>*>(crow + col);
+    if (beta != 0.f) {
+      const Pair<TOut> old = *p;
+      v0 += beta * to_float(old.x);
+      v1 += beta * to_float(old.y);
+    }
+    Pair<TOut> out;
+    out.x = from_float<TOut>(v0);
+    out.y = from_float<TOut>(v1);
+    *p = out;
+  } else {
+    if (col < N) {
+      if (beta != 0.f) v0 += beta * to_float(crow[col]);
+      crow[col] = from_float<TOut>(v0);
+    }
+    if (col + 1 < N) {
+      if (beta != 0.f) v1 += beta * to_float(crow[col + 1]);
+      crow[col + 1] = from_float<TOut>(v1);
+    }
+  }
+}
+
+// Split-K summed in the kernel, by the 256 consumer threads of split `s` (of `splits`) of CTA
+// tile `tile` (of `tiles`: output tiles x cluster size). A slice is one split's (128, 256) f32
+// tile in fragment order: float4 j8 of consumer thread ct (acc[4 j8 .. 4 j8 + 3]) at float4
+// index j8 * 256 + ct, so every warp access is 512 contiguous bytes; slice (s, tile) is
+// number s * tiles + tile of `partial`, its flag flags[s * tiles + tile]. Steps:
+//   1. store acc to the own slice (st.global.cg: L2, where the other splits read it);
+//   2. consumer barrier, then one thread: fence, release-store `tag` into the own flag, and
+//      acquire-load every split's flag of this tile until each holds `tag` (a flag from an
+//      earlier call holds that call's tag: no zeroing needed); consumer barrier;
+//   3. float4 groups j8 in split_range(s, splits, 32): sum the splits' slices in order 0 ..
+//      splits - 1 (ld.global.cg), then C = alpha * sum (+ bias) (+ beta * C) for the group's
+//      (row, col), (row, col + 1) and (row + 8, ...): row_base = this thread's first row, col0
+//      = its first column (fragment layout: row = row_base + 8 h, col = col0 + 8 j8 + e for
+//      acc[4 j8 + 2 h + e]).
+// Every split of the tile must be running (the host keeps tiles x splits within the grid).
+template <typename TOut, bool kBias>
+__device__ __forceinline__ void reduce_splits(const float (&acc)[128], int s, int splits, int tile, int tiles,
+                                              float* __restrict__ partial,
+                                              unsigned long long* __restrict__ flags, unsigned long long tag,
+                                              int ct, int row_base, int col0, int M, int N, float alpha, float beta,
+                                              TOut* __restrict__ C, const float* __restrict__ bias) {
+  constexpr int kSliceFloat4s = 32 * 256;  // (128, 256) f32 (at most 2^30 / 8192 slices: grid units)
+  float4* slices = reinterpret_cast<float4*>(partial);
+  float4* mine = slices + (s * tiles + tile) * kSliceFloat4s;
+#pragma unroll
+  for (int j8 = 0; j8 < 32; ++j8)
+    __stcg(mine + j8 * 256 + ct, make_float4(acc[4 * j8], acc[4 * j8 + 1], acc[4 * j8 + 2], acc[4 * j8 + 3]));
+  arch::named_bar_sync(3, 256);
+  if (ct == 0) {
+    __threadfence();
+    arch::st_release_gpu(flags + s * tiles + tile, tag);
+    for (int o = 0; o < splits; ++o)
+      while (arch::ld_acquire_gpu(flags + o * tiles + tile) != tag) {
+      }
+  }
+  arch::named_bar_sync(3, 256);
+  const bool pairs = (N % 2) == 0 && (reinterpret_cast<uintptr_t>(C) % sizeof(Pair<TOut>)) == 0;
+  int jb = 0, je = 0;
+  split_range(s, splits, 32, jb, je);
+  for (int j8 = jb; j8 < je; ++j8) {
+    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int o = 0; o < splits; ++o) {
+      const float4 v = __ldcg(slices + (o * tiles + tile) * kSliceFloat4s + j8 * 256 + ct);
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    const int col = col0 + 8 * j8;
+    if (row_base < M)
+      store_c_pair<TOut, kBias>(C + static_cast<size_t>(row_base) * static_cast<size_t>(N), col, N, alpha * sum.x,
+                                alpha * sum.y, beta, bias, pairs);
+    if (row_base + 8 < M)
+      store_c_pair<TOut, kBias>(C + static_cast<size_t>(row_base + 8) * static_cast<size_t>(N), col, N,
+                                alpha * sum.z, alpha * sum.w, beta, bias, pairs);
+  }
+}
+
 // T: input element, TOut: C's element (T, except bf16 for fp8).
 // TA: A is M-major (layout 't'); TB: B is K-major (layout 't'). Note the wgmma transpose
 // bit of B is the opposite: wgmma's default B is K-major, so B 'n' (N-major) sets it.
 // Launched with clusters of 1 or 2 CTAs along x (read from %cluster_nctarank). tma_store:
 // nonzero for the shared-memory + TMA store epilogue (beta == 0, map_c valid). group_m: unit
-// rows per raster group (see the top). splits > 1: split-K into `partial` (M, N) f32, zeroed
-// (alpha, beta and C untouched here; tma_store must be 0). kBias: C = alpha acc + bias[col]
-// (+ beta C), bias (N) f32 added in the epilogue before the rounding (split-K: in the
-// finishing pass); without it `bias` is not read.
+// rows per raster group (see the top). splits > 1 (tma_store must be 0): with `flags`, split-K
+// summed in the kernel (reduce_splits: `partial` holds the slices, `flags` one tag per slice,
+// `tag` this call's); without, the raw sums added into `partial` (M, N) f32, zeroed (the
+// kSumsIntoC case: partial is C, alpha 1, beta 0). kBias: C = alpha acc + bias[col]
+// (+ beta C), bias (N) f32 added in the epilogue before the rounding (split-K: by the in-kernel
+// sums); without it `bias` is not read.
 template <typename T, typename TOut, bool TA, bool TB, bool kBias = false>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
                       const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
                       float alpha, float beta, TOut* __restrict__ C, int tma_store, int group_m,
-                      int splits, float* __restrict__ partial, const float* __restrict__ bias) {
+                      int splits, float* __restrict__ partial, const float* __restrict__ bias,
+                      unsigned long long* __restrict__ flags, unsigned long long tag) {
   extern __shared__ unsigned char smem_raw[];
   // Same offsets in every CTA (same kernel, same dynamic layout): multicast relies on it.
   const uint32_t ring = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -440,9 +547,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         continue;
       }
       const int row_base = m0 + 64 * c + 16 * warp + lane / 4;
+      if (splits > 1 && flags != nullptr) {
+        reduce_splits<TOut, kBias>(acc, u / num_units, splits, (u % num_units) * cl + static_cast<int>(rank),
+                                   num_units * cl, partial, flags, tag, tid - 128, row_base,
+                                   n0 + 2 * (lane % 4), M, N, alpha, beta, C, bias);
+        continue;
+      }
       if (splits > 1) {
-        // Split-K: this K range's raw products into the f32 sums (float2 when N is even: the
-        // pair (row, col) starts at an even index, cudaMalloc'd workspace is 8-byte aligned).
+        // Split-K into an f32 C (kSumsIntoC): this K range's raw products added into C (float2
+        // when N is even: the pair (row, col) starts at an even index, C is 8-byte aligned).
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int row = row_base + 8 * h;
@@ -470,36 +583,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (row >= M) continue;
         TOut* crow = C + static_cast<size_t>(row) * static_cast<size_t>(N);
 #pragma unroll
-        for (int j8 = 0; j8 < 32; ++j8) {
-          const int col = n0 + 8 * j8 + 2 * (lane % 4);
-          float v0 = alpha * acc[4 * j8 + 2 * h];
-          float v1 = alpha * acc[4 * j8 + 2 * h + 1];
-          if constexpr (kBias) {
-            if (col < N) v0 += bias[col];
-            if (col + 1 < N) v1 += bias[col + 1];
-          }
-          if (pairs && col + 1 < N) {
-            Pair<TOut>* p = reinterpret_cast<Pair<TOut>*>(crow + col);
-            if (beta != 0.f) {
-              const Pair<TOut> old = *p;
-              v0 += beta * to_float(old.x);
-              v1 += beta * to_float(old.y);
-            }
-            Pair<TOut> out;
-            out.x = from_float<TOut>(v0);
-            out.y = from_float<TOut>(v1);
-            *p = out;
-          } else {
-            if (col < N) {
-              if (beta != 0.f) v0 += beta * to_float(crow[col]);
-              crow[col] = from_float<TOut>(v0);
-            }
-            if (col + 1 < N) {
-              if (beta != 0.f) v1 += beta * to_float(crow[col + 1]);
-              crow[col + 1] = from_float<TOut>(v1);
-            }
-          }
-        }
+        for (int j8 = 0; j8 < 32; ++j8)
+          store_c_pair<TOut, kBias>(crow, n0 + 8 * j8 + 2 * (lane % 4), N, alpha * acc[4 * j8 + 2 * h],
+                                    alpha * acc[4 * j8 + 2 * h + 1], beta, bias, pairs);
       }
     }
     // C written before the kernel ends (the stores are asynchronous).
@@ -507,21 +593,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
   if (cl > 1) arch::cluster_sync();
-}
-
-// Split-K's second pass: C = alpha * sum + beta * C (C read only when beta != 0, as BLAS),
-// rounded to T; (M, N) row-major, one element per thread and grid-stride step. kBias: plus
-// bias[column] (cols = N).
-template <typename T, bool kBias = false>
-__global__ void splitk_finish_kernel(const float* __restrict__ sum, T* __restrict__ C, long long n,
-                                     float alpha, float beta, const float* __restrict__ bias, int cols) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    float v = alpha * sum[i];
-    if constexpr (kBias) v += bias[i % cols];
-    if (beta != 0.f) v += beta * to_float(C[i]);
-    C[i] = from_float<T>(v);
-  }
 }
 
 // ---- host side ------------------------------------------------------------------------------
@@ -574,8 +645,22 @@ bool sums_into_c(float alpha, float beta, const void* C) {
   return alpha == 1.f && beta == 0.f && reinterpret_cast<uintptr_t>(C) % 8 == 0;
 }
 
-std::size_t split_sums_bytes(int M, int N) {
-  return static_cast<std::size_t>(M) * static_cast<std::size_t>(N) * sizeof(float);
+// Workspace of `splits` in-kernel split sums (reduce_splits): one (128, 256) f32 slice per
+// split and CTA tile, then one 8-byte flag per slice. CTA tiles counted with the M tiles
+// rounded up to even (a cluster of 2 may take one past M), so any cluster size fits.
+std::size_t split_sums_bytes(int M, int N, int splits) {
+  const std::size_t tiles_m = static_cast<std::size_t>((M + kBM - 1) / kBM + 1) / 2 * 2;
+  const std::size_t slices = tiles_m * static_cast<std::size_t>((N + kBN - 1) / kBN) * static_cast<std::size_t>(splits);
+  return slices * (kBM * kBN * sizeof(float) + sizeof(unsigned long long));
+}
+
+// A tag for one call's split flags: a per-process random start (so a workspace left by another
+// process or an earlier call holds no current tag), then one more per call; never 0.
+unsigned long long next_split_tag() {
+  static std::atomic<unsigned long long> next{(static_cast<unsigned long long>(std::random_device{}()) << 32) ^
+                                              std::random_device{}()};
+  unsigned long long t = next.fetch_add(1);
+  return t != 0 ? t : next.fetch_add(1);
 }
 
 // The split count for this call: requested_splits; 1 when the split sums do not fit the
@@ -584,7 +669,7 @@ cudaError_t splits_for(int M, int N, int K, int elem_bytes, int sms, const GemmW
                        const void* workspace, std::size_t workspace_bytes, int* splits) {
   int n = requested_splits(M, N, K, elem_bytes, sms, tuning);
   const bool room = workspace != nullptr && reinterpret_cast<uintptr_t>(workspace) % 16 == 0 &&
-                    workspace_bytes >= split_sums_bytes(M, N);
+                    workspace_bytes >= split_sums_bytes(M, N, n);
   if (n > 1 && !room) {
     if (tuning.splits > 1) return cudaErrorInvalidValue;
     n = 1;
@@ -614,8 +699,9 @@ int gemm_wgmma_cluster(int M, int N, int splits, int sms) {
 namespace {
 
 // lda, ldb: leading dimensions of the stored A and B (elements; the tf32 path passes the
-// padded ones of its workspace copies). splits > 1: split-K with (M, N) f32 sums at
-// `partial` (16-byte aligned). sms: the device's multiprocessors (the callers' sm_count).
+// padded ones of its workspace copies). splits > 1: split-K, summed in the kernel through the
+// workspace at `partial` (16-byte aligned, split_sums_bytes(M, N, splits)), or into C itself
+// (kSumsIntoC with alpha 1, beta 0). sms: the device's multiprocessors (the callers' sm_count).
 // type, c_type: the tensor-map types of A and B, and of C (TOut). kBias: bias (N) f32 added
 // to every row of C (see the kernel).
 template <typename T, typename TOut, bool TA, bool TB, bool kBias = false>
@@ -637,15 +723,6 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
   const bool ok_b = TB ? map_of(&map_b, type, B, N, K, ldb, BK, kBN / cl)   // B (N, K)
                        : map_of(&map_b, type, B, K, N, ldb, 64, 64);        // B (K, N)
   if (!ok_a || !ok_b) return cudaErrorInvalidValue;
-  // The TMA store needs 16-byte row strides and base; beta != 0 reads C (direct path).
-  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(TOut));
-  constexpr int kBoxColsC = 128 / static_cast<int>(sizeof(TOut));
-  // kBias there reads the bias in 8-byte pairs.
-  const bool tma_store = splits == 1 && tuning.tma_store && beta == 0.f && N % kPerChunk == 0 &&
-                         reinterpret_cast<uintptr_t>(C) % 16 == 0 &&
-                         (!kBias || reinterpret_cast<uintptr_t>(bias) % 8 == 0) &&
-                         map_of(&map_c, c_type, C, M, N, N, kBoxColsC, 64);  // C (M, N): {128 B of n, 64 m}
-
   auto* kernel = gemm_wgmma_kernel<T, TOut, TA, TB, kBias>;
   // Raising the dynamic shared-memory limit is per function and cheap, but done once.
   static const cudaError_t attr =
@@ -668,34 +745,45 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
     if (max_clusters < 1) return cudaErrorNotSupported;
     slots = max_clusters;
   }
-  const long long tiles_m = (M + kBM - 1) / kBM;
-  const long long units =
-      (tiles_m + cl - 1) / cl * static_cast<long long>((N + kBN - 1) / kBN) * splits;
-  if (units > 0x3FFFFFFF) return cudaErrorInvalidValue;
   if (tuning.max_ctas > 0) slots = std::max(1, std::min(slots, tuning.max_ctas / cl));
-  const int grid_units = static_cast<int>(units < slots ? units : slots);
-  cfg.gridDim = dim3(static_cast<unsigned>(grid_units * cl));
-  const long long elements = static_cast<long long>(M) * N;
+  const long long tiles_m = (M + kBM - 1) / kBM;
+  const long long output_units = (tiles_m + cl - 1) / cl * static_cast<long long>((N + kBN - 1) / kBN);
   // 16-bit inputs with an f32 C (gemm_wgmma_bf16_f32: a weight gradient) and nothing applied
   // after the sum (alpha 1, beta 0, no bias): the split-K sums go straight into C, zeroed
-  // first (float2 atomics: C 8-byte aligned), and the finishing pass is not needed.
+  // first (float2 atomics: C 8-byte aligned); no workspace.
   const bool sums_in_c = kSumsIntoC<T, TOut, kBias> && splits > 1 && sums_into_c(alpha, beta, C);
-  if constexpr (kSumsIntoC<T, TOut, kBias>)
-    if (sums_in_c) partial = C;
-  if (splits > 1) {
-    if (cudaError_t e = cudaMemsetAsync(partial, 0, static_cast<std::size_t>(elements) * sizeof(float), stream);
+  // Summed in the kernel, every split of a tile waits for the others: one unit per CTA, so at
+  // most slots / output_units splits (fewer than 2: unsplit).
+  if (splits > 1 && !sums_in_c && output_units * splits > slots)
+    splits = static_cast<int>(std::max<long long>(1, slots / output_units));
+  // The TMA store needs 16-byte row strides and base; beta != 0 reads C (direct path).
+  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(TOut));
+  constexpr int kBoxColsC = 128 / static_cast<int>(sizeof(TOut));
+  // kBias there reads the bias in 8-byte pairs.
+  const bool tma_store = splits == 1 && tuning.tma_store && beta == 0.f && N % kPerChunk == 0 &&
+                         reinterpret_cast<uintptr_t>(C) % 16 == 0 &&
+                         (!kBias || reinterpret_cast<uintptr_t>(bias) % 8 == 0) &&
+                         map_of(&map_c, c_type, C, M, N, N, kBoxColsC, 64);  // C (M, N): {128 B of n, 64 m}
+  const long long units = output_units * splits;
+  if (units > 0x3FFFFFFF) return cudaErrorInvalidValue;
+  const int grid_units = static_cast<int>(units < slots ? units : slots);
+  cfg.gridDim = dim3(static_cast<unsigned>(grid_units * cl));
+  unsigned long long* flags = nullptr;
+  unsigned long long tag = 0;
+  if (sums_in_c) {
+    if constexpr (kSumsIntoC<T, TOut, kBias>) partial = C;
+    if (cudaError_t e = cudaMemsetAsync(partial, 0, static_cast<std::size_t>(M) * N * sizeof(float), stream);
         e != cudaSuccess)
       return e;
+  } else if (splits > 1) {
+    // The flags follow the slices (split_sums_bytes' layout; tiles counted as the kernel does).
+    flags = reinterpret_cast<unsigned long long*>(
+        reinterpret_cast<unsigned char*>(partial) +
+        static_cast<std::size_t>(output_units) * cl * splits * kBM * kBN * sizeof(float));
+    tag = next_split_tag();
   }
-  if (cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, map_c, M, N, K, alpha, beta, C,
-                                         tma_store ? 1 : 0, tuning.group_m, splits, partial, bias);
-      e != cudaSuccess || splits == 1 || sums_in_c)
-    return e;
-  constexpr int kFinishThreads = 256;
-  const long long blocks = std::min<long long>((elements + kFinishThreads - 1) / kFinishThreads, 8LL * sms);
-  splitk_finish_kernel<TOut, kBias><<<static_cast<unsigned>(blocks), kFinishThreads, 0, stream>>>(
-      partial, C, elements, alpha, beta, bias, N);
-  return cudaGetLastError();
+  return cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, map_c, M, N, K, alpha, beta, C, tma_store ? 1 : 0,
+                            tuning.group_m, splits, partial, bias, flags, tag);
 }
 
 bool tuning_valid(const GemmWgmmaTuning& tuning) {
@@ -728,7 +816,7 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                                  &splits);
       e != cudaSuccess)
     return e;
-  // Sums straight into C need no workspace and no finishing pass: the by-shape count of that
+  // Sums straight into C need no workspace and no slices: the by-shape count of that
   // case, with or without a workspace (tuning.splits still decides when set).
   if (kSumsIntoC<T, TOut, kBias> && forced_splits(tuning) == 0 && sums_into_c(alpha, beta, C))
     splits = gemm_wgmma_splits(M, N, K, static_cast<int>(sizeof(T)), sms, /*sums_into_c=*/true);
@@ -807,7 +895,8 @@ std::size_t gemm_wgmma_splitk_workspace_bytes(int M, int N, int K, int elem_byte
     (void)cudaGetLastError();
     return 0;
   }
-  return requested_splits(M, N, K, elem_bytes, sms, tuning) > 1 ? split_sums_bytes(M, N) : 0;
+  const int n = requested_splits(M, N, K, elem_bytes, sms, tuning);
+  return n > 1 ? split_sums_bytes(M, N, n) : 0;
 }
 
 cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,

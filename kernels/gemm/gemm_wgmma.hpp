@@ -107,18 +107,22 @@ int gemm_wgmma_cluster(int M, int N, int splits, int sms);
 // Split-K, for shapes with few output tiles and a long K (a Linear layer's weight gradient
 // X^T dY: M, N = 512..2048 and K = 8192 tokens give 8-32 tiles of 128 x 256 for 132 SMs).
 // The K steps of each tile are cut into `splits` ranges, each a work unit of the persistent
-// grid; the units add their f32 products into a zeroed (M, N) f32 workspace (float2
-// atomicAdd) and a second kernel writes C = alpha * sum + beta * C in the output type.
-// Cost: a memset and a pass over M*N f32, small against the GEMM at these shapes.
+// grid, summed inside the kernel: each split stores its f32 products to its own slice of the
+// workspace, and once every split of the tile has (flags tagged per call: nothing to zero),
+// each writes its share of C = alpha * sum + beta * C in the output type, summed in split
+// order (the same bits on every call). No memset, no second launch. Every split of a tile
+// runs at once: the call keeps tiles x splits within the grid (fewer splits where a forced
+// count asks for more).
 // gemm_wgmma_splits: the by-shape count, 1 (no split) unless fewer than half of the `sms`
 // SMs would have a tile: then min(sms / tiles, K steps / 16, 16), or 1 if that is below 2.
 // sums_into_c: the split sums go straight into an f32 C (gemm_wgmma_bf16_f32 with alpha 1,
-// beta 0: no workspace, no finishing pass), so K steps / 2 replaces
+// beta 0: no workspace), so K steps / 2 replaces
 // K steps / 16 (measured: docs/PERFORMANCE.md, "GEMM at the training's shapes").
 int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms, bool sums_into_c = false);
 
-// Workspace bytes of the split-K sums on the current device: M * N * 4 when the call splits
-// (tuning.splits, at most one per K step, else gemm_wgmma_splits), else 0.
+// Workspace bytes of the split-K sums on the current device when the call splits (tuning.splits,
+// at most one per K step, else gemm_wgmma_splits): one (128, 256) f32 slice and an 8-byte flag
+// per split and output tile (M tiles rounded up to even, for clusters); else 0.
 std::size_t gemm_wgmma_splitk_workspace_bytes(int M, int N, int K, int elem_bytes,
                                               const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
 
@@ -142,7 +146,7 @@ cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, flo
 
 // bf16 with a bias added in the epilogue (a Linear layer's forward without a separate
 // pass over C): C = alpha op(A) op(B) + bias[col] (+ beta C), bias (N) f32 added in f32
-// before the rounding to bf16 (split-K: in the finishing pass). Same constraints, workspace
+// before the rounding to bf16 (split-K: by the in-kernel sums). Same constraints, workspace
 // and errors as gemm_wgmma_bf16; bias null: cudaErrorInvalidValue. An 8-byte aligned bias
 // keeps the TMA-store epilogue (else the predicated stores run).
 cudaError_t gemm_wgmma_bf16_bias(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
@@ -155,8 +159,8 @@ cudaError_t gemm_wgmma_bf16_bias(bool a_trans, bool b_trans, int M, int N, int K
 // a weight gradient for an f32 master weight without the bf16 round trip and the cast after
 // it. Same constraints, workspace and errors as gemm_wgmma_bf16 (the f32 epilogue of the tf32
 // path: TMA store of 32-column boxes when N % 4 == 0). With alpha 1 and beta 0 (C 8-byte
-// aligned) a split-K call adds its sums straight into C (zeroed first) and skips the
-// finishing pass; it needs no workspace then, and with tuning.splits 0 it splits by
+// aligned) a split-K call adds its sums straight into C (zeroed first, f32 atomics) instead
+// of through the workspace's slices; it needs no workspace then, and with tuning.splits 0 it splits by
 // gemm_wgmma_splits(..., sums_into_c = true) whether or not a workspace is given.
 cudaError_t gemm_wgmma_bf16_f32(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                                 const __nv_bfloat16* A, const __nv_bfloat16* B, float beta, float* C,

@@ -262,8 +262,8 @@ __device__ __forceinline__ void store_c_pair(TOut* crow, int col, int N, float v
 //   2. consumer barrier, then one thread: fence, release-store `tag` into the own flag, and
 //      acquire-load every split's flag of this tile until each holds `tag` (a flag from an
 //      earlier call holds that call's tag: no zeroing needed); consumer barrier;
-//   3. float4 groups j8 in split_range(s, splits, 32) (at most 16): sum the splits' slices in
-//      order 0 .. splits - 1 (ld.global.cg), then C = alpha * sum (+ bias) (+ beta * C) for the group's
+//   3. float4 groups j8 in split_range(s, splits, 32): sum the splits' slices in order 0 ..
+//      splits - 1 (ld.global.cg), then C = alpha * sum (+ bias) (+ beta * C) for the group's
 //      (row, col), (row, col + 1) and (row + 8, ...): row_base = this thread's first row, col0
 //      = its first column (fragment layout: row = row_base + 8 h, col = col0 + 8 j8 + e for
 //      acc[4 j8 + 2 h + e]).
@@ -292,37 +292,22 @@ __device__ __forceinline__ void reduce_splits(const float (&acc)[128], int s, in
   const bool pairs = (N % 2) == 0 && (reinterpret_cast<uintptr_t>(C) % sizeof(Pair<TOut>)) == 0;
   int jb = 0, je = 0;
   split_range(s, splits, 32, jb, je);
-  // Groups jb + g, g < je - jb <= 16 (splits >= 2), summed slice by slice: the loads of one
-  // slice are all in flight together (one L2 round trip per slice; a group at a time waited
-  // one per group and slice: ncu put 6.9% of the samples on the adds, long scoreboard).
-  constexpr int kMaxGroups = 16;
-  const int groups = je - jb;
-  float4 sum[kMaxGroups];
-#pragma unroll
-  for (int g = 0; g < kMaxGroups; ++g) sum[g] = make_float4(0.f, 0.f, 0.f, 0.f);
-  for (int o = 0; o < splits; ++o) {
-    const float4* src = slices + (o * tiles + tile) * kSliceFloat4s + jb * 256 + ct;
-#pragma unroll
-    for (int g = 0; g < kMaxGroups; ++g) {
-      if (g < groups) {
-        const float4 v = __ldcg(src + g * 256);
-        sum[g].x += v.x;
-        sum[g].y += v.y;
-        sum[g].z += v.z;
-        sum[g].w += v.w;
-      }
+  for (int j8 = jb; j8 < je; ++j8) {
+    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int o = 0; o < splits; ++o) {
+      const float4 v = __ldcg(slices + (o * tiles + tile) * kSliceFloat4s + j8 * 256 + ct);
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
     }
-  }
-#pragma unroll
-  for (int g = 0; g < kMaxGroups; ++g) {
-    if (g >= groups) break;
-    const int col = col0 + 8 * (jb + g);
+    const int col = col0 + 8 * j8;
     if (row_base < M)
-      store_c_pair<TOut, kBias>(C + static_cast<size_t>(row_base) * static_cast<size_t>(N), col, N, alpha * sum[g].x,
-                                alpha * sum[g].y, beta, bias, pairs);
+      store_c_pair<TOut, kBias>(C + static_cast<size_t>(row_base) * static_cast<size_t>(N), col, N, alpha * sum.x,
+                                alpha * sum.y, beta, bias, pairs);
     if (row_base + 8 < M)
       store_c_pair<TOut, kBias>(C + static_cast<size_t>(row_base + 8) * static_cast<size_t>(N), col, N,
-                                alpha * sum[g].z, alpha * sum[g].w, beta, bias, pairs);
+                                alpha * sum.z, alpha * sum.w, beta, bias, pairs);
   }
 }
 

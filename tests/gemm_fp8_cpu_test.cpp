@@ -17,6 +17,7 @@
 #include <cuda_fp8.h>
 #include <gtest/gtest.h>
 
+#include "gemm/gemm_auto.hpp"
 #include "gemm/gemm_cublaslt_fp8.hpp"
 #include "gemm/gemm_reference.hpp"
 #include "gemm/gemm_types.hpp"
@@ -104,10 +105,18 @@ TEST(GemmFp8, WorkAndConfig) {
     const harness::Variant* var = harness::Registry::instance().find_variant("gemm", v);
     ASSERT_NE(var, nullptr);
     ASSERT_TRUE(static_cast<bool>(var->config)) << v;
-    EXPECT_EQ(var->config(params(8, 8, 16)), "fp8_e4m3 scale_a=1/448 scale_b=1/384") << v;
     harness::Params bf16 = params(8, 8, 16);
     bf16.set("dtype", std::string("bf16"));
-    EXPECT_EQ(var->config(bf16), "") << v;
+    // wgmma puts its plan first where a device answers (kernels::gemm::gemm_wgmma_plan).
+    const std::string plan = std::string(v) == "wgmma" && kernels::gemm::current_sm_count() > 0
+                                 ? kernels::gemm::gemm_wgmma_plan(8, 8, 16, 1, kernels::gemm::current_sm_count())
+                                 : std::string();
+    EXPECT_EQ(var->config(params(8, 8, 16)), (plan.empty() ? "" : plan + "; ") + "fp8_e4m3 scale_a=1/448 scale_b=1/384")
+        << v;
+    EXPECT_EQ(var->config(bf16), std::string(v) == "wgmma" && kernels::gemm::current_sm_count() > 0
+                                     ? kernels::gemm::gemm_wgmma_plan(8, 8, 16, 2, kernels::gemm::current_sm_count())
+                                     : std::string())
+        << v;
   }
 }
 

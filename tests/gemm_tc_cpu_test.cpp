@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -62,6 +63,26 @@ TEST(GemmTc, WgmmaSplitKByShape) {
   EXPECT_EQ(kg::gemm_wgmma_splits(4096, 4096, 4096, 2, sms), 1);
   EXPECT_EQ(kg::gemm_wgmma_splits(0, 512, 8192, 2, sms), 1);      // degenerate: no split
   EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 8192, 2, 0), 1);
+}
+
+// wgmma's plan, as a result's config shows it (host arithmetic, HARNESS_WGMMA_SPLITS unset
+// in ctest): unsplit where most SMs have a tile, the by-shape split count with the K steps a
+// split gets (unequal ranges as lo-hi), clusters named; nothing for a degenerate shape.
+TEST(GemmTc, WgmmaPlanNamesTilesAndSplits) {
+  namespace kg = kernels::gemm;
+  ASSERT_EQ(std::getenv("HARNESS_WGMMA_SPLITS"), nullptr) << "the expectations are the by-shape rule's";
+  EXPECT_EQ(kg::gemm_wgmma_plan(512, 512, 8192, 2, 132),
+            "128x256 tiles: 8 for 132 SMs; split-K 8 (128 K steps, 16 a split; summed in the kernel)");
+  EXPECT_EQ(kg::gemm_wgmma_plan(2048, 512, 8192, 2, 132),
+            "128x256 tiles: 32 for 132 SMs; split-K 4 (128 K steps, 32 a split; summed in the kernel)");
+  EXPECT_EQ(kg::gemm_wgmma_plan(72, 40, 2056, 2, 132),
+            "128x256 tiles: 1 for 132 SMs; split-K 2 (33 K steps, 16-17 a split; summed in the kernel)");
+  EXPECT_EQ(kg::gemm_wgmma_plan(512, 6880, 8192, 2, 132), "128x256 tiles: 108 for 132 SMs; unsplit");
+  EXPECT_EQ(kg::gemm_wgmma_plan(4096, 4096, 4096, 2, 132, 2), "128x256 tiles: 512 for 132 SMs, clusters of 2; unsplit");
+  EXPECT_EQ(kg::gemm_wgmma_plan(512, 512, 8192, 4, 132),
+            "128x256 tiles: 8 for 132 SMs; split-K 16 (256 K steps, 16 a split; summed in the kernel)");
+  EXPECT_EQ(kg::gemm_wgmma_plan(0, 512, 8192, 2, 132), "");
+  EXPECT_EQ(kg::gemm_wgmma_plan(512, 512, 8192, 2, 0), "");
 }
 
 TEST(GemmTc, DtypeAndLayoutParameters) {

@@ -83,6 +83,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <random>
+#include <string>
 #include <type_traits>
 
 #include <cuda.h>  // CUtensorMap and its enums (header only: no -lcuda)
@@ -654,6 +655,13 @@ std::size_t split_sums_bytes(int M, int N, int splits) {
   return slices * (kBM * kBN * sizeof(float) + sizeof(unsigned long long));
 }
 
+// Summed in the kernel, every split of a tile waits for the others: one unit per CTA, so at
+// most slots / output_units splits (fewer than 2: unsplit).
+int splits_within_grid(long long output_units, int splits, int slots) {
+  return splits > 1 && output_units * splits > slots ? static_cast<int>(std::max<long long>(1, slots / output_units))
+                                                     : splits;
+}
+
 // A tag for one call's split flags: a per-process random start (so a workspace left by another
 // process or an earlier call holds no current tag), then one more per call; never 0.
 unsigned long long next_split_tag() {
@@ -752,10 +760,7 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
   // after the sum (alpha 1, beta 0, no bias): the split-K sums go straight into C, zeroed
   // first (float2 atomics: C 8-byte aligned); no workspace.
   const bool sums_in_c = kSumsIntoC<T, TOut, kBias> && splits > 1 && sums_into_c(alpha, beta, C);
-  // Summed in the kernel, every split of a tile waits for the others: one unit per CTA, so at
-  // most slots / output_units splits (fewer than 2: unsplit).
-  if (splits > 1 && !sums_in_c && output_units * splits > slots)
-    splits = static_cast<int>(std::max<long long>(1, slots / output_units));
+  if (!sums_in_c) splits = splits_within_grid(output_units, splits, slots);
   // The TMA store needs 16-byte row strides and base; beta != 0 reads C (direct path).
   constexpr int kPerChunk = 16 / static_cast<int>(sizeof(TOut));
   constexpr int kBoxColsC = 128 / static_cast<int>(sizeof(TOut));
@@ -887,6 +892,23 @@ int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms, bool sums_in
   const int min_steps = sums_into_c ? kSplitMinStepsIntoC : kSplitMinSteps;
   const long long n = std::min<long long>({sms / tiles, k_steps / min_steps, kSplitMax});
   return n >= 2 ? static_cast<int>(n) : 1;
+}
+
+std::string gemm_wgmma_plan(int M, int N, int K, int elem_bytes, int sms, int cluster_m) {
+  if (M < 1 || N < 1 || K < 1 || sms < 1 || (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4)) return {};
+  const int cl = cluster_m == 2 ? 2 : 1;
+  const long long tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + kBN - 1) / kBN;
+  const int k_steps = k_steps_of(K, elem_bytes);
+  const bool forced = forced_splits(GemmWgmmaTuning{}) > 0;
+  const int splits = splits_within_grid((tiles_m + cl - 1) / cl * tiles_n,
+                                        requested_splits(M, N, K, elem_bytes, sms, GemmWgmmaTuning{}), sms / cl);
+  std::string plan = "128x256 tiles: " + std::to_string(tiles_m * tiles_n) + " for " + std::to_string(sms) + " SMs";
+  if (cl == 2) plan += ", clusters of 2";
+  if (splits < 2) return plan + (forced ? "; unsplit (HARNESS_WGMMA_SPLITS)" : "; unsplit");
+  const int lo = k_steps / splits, hi = (k_steps + splits - 1) / splits;
+  return plan + "; split-K " + std::to_string(splits) + " (" + std::to_string(k_steps) + " K steps, " +
+         (lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi)) +
+         " a split; summed in the kernel" + (forced ? "; HARNESS_WGMMA_SPLITS" : "") + ")";
 }
 
 std::size_t gemm_wgmma_splitk_workspace_bytes(int M, int N, int K, int elem_bytes, const GemmWgmmaTuning& tuning) {

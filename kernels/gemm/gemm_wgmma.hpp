@@ -50,6 +50,7 @@
 // cudaErrorInvalidValue for bad arguments, cudaErrorNotSupported for a case
 // gemm_wgmma_unsupported rejects, else the launch status.
 #include <cstddef>
+#include <string>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -119,6 +120,14 @@ int gemm_wgmma_cluster(int M, int N, int splits, int sms);
 // beta 0: no workspace), so K steps / 2 replaces
 // K steps / 16 (measured: docs/PERFORMANCE.md, "GEMM at the training's shapes").
 int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms, bool sums_into_c = false);
+
+// How a call with a workspace (the harness's `wgmma` variant: a 16-bit, tf32 or fp8 C) runs on
+// `sms` SMs, as the result's config: the tile count, clusters (cluster_m 2), and the split-K
+// count it takes (gemm_wgmma_splits or HARNESS_WGMMA_SPLITS, lowered to what the grid holds,
+// at most sms / cluster_m units) with the K steps each split gets, e.g. "128x256 tiles: 32 for
+// 132 SMs; split-K 4 (128 K steps, 32 a split; summed in the kernel)". Empty for a degenerate
+// shape or sms < 1. Host arithmetic only.
+std::string gemm_wgmma_plan(int M, int N, int K, int elem_bytes, int sms, int cluster_m = 1);
 
 // Workspace bytes of the split-K sums on the current device when the call splits (tuning.splits,
 // at most one per K step, else gemm_wgmma_splits): one (128, 256) f32 slice and an 8-byte flag

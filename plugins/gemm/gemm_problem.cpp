@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "gemm/gemm.hpp"
+#include "gemm/gemm_auto.hpp"
 #include "gemm/gemm_cublas.hpp"
 #include "gemm/gemm_mma.hpp"
 #include "gemm/gemm_wgmma.hpp"
@@ -214,6 +215,21 @@ std::size_t wgmma_workspace(const harness::Params& p) {
                                                         M, N, K);
 }
 
+// wgmma's config: fp8's scales, and how the call runs on this device (tiles, split-K; kernels'
+// gemm_wgmma_plan), so a result says whether it split and how. Without a device: fp8's part only.
+std::string wgmma_config(const harness::Params& p) {
+  const std::string fp8 = plugins::gemm::fp8_config(p);
+  const int sms = kernels::gemm::current_sm_count();
+  if (sms <= 0) return fp8;
+  const Shape s(p);
+  const TcDType d = dtype_param(p);
+  const int elem = d == TcDType::fp8_e4m3 ? 1 : d == TcDType::tf32 ? 4 : 2;
+  const int M = static_cast<int>(s.M), N = static_cast<int>(s.N), K = static_cast<int>(s.K);
+  const std::string plan =
+      kernels::gemm::gemm_wgmma_plan(M, N, K, elem, sms, kernels::gemm::gemm_wgmma_cluster(M, N, 1, sms));
+  return fp8.empty() ? plan : plan.empty() ? fp8 : plan + "; " + fp8;
+}
+
 void launch_wgmma(harness::LaunchContext& ctx) {
   const AnyArgs a(ctx);
   if (a.dtype == TcDType::fp8_e4m3) {
@@ -328,7 +344,8 @@ const TcVariant& mma_variant() {
 }  // namespace plugins::gemm
 
 HARNESS_REGISTER_PROBLEM(GemmProblem);
-// cublas, wgmma and cpu record fp8's scales as the result's config (plugins::gemm::fp8_config).
+// cublas and cpu record fp8's scales as the result's config (plugins::gemm::fp8_config); wgmma
+// those and its plan (wgmma_config).
 HARNESS_REGISTER_VARIANT_WITH(harness::make_variant("gemm", "cublas", harness::Backend::cuda, launch_cublas)
                                   .description("cuBLAS in the dtype: f32 cublasSgemm (no TF32); tf32/bf16/f16 "
                                                "cublasGemmEx, FP32 accumulation (COMPUTE_32F_FAST_TF32 / COMPUTE_32F); "
@@ -351,7 +368,7 @@ HARNESS_REGISTER_VARIANT_WITH(
                      "nt with K % 16 == 0: 2 x m64n128k32 per 128-k step, promoted to FP32 every step, bf16 C")
         .constraint(wgmma_constraint)
         .workspace(wgmma_workspace)
-        .config(plugins::gemm::fp8_config));
+        .config(wgmma_config));
 HARNESS_REGISTER_VARIANT_WITH(harness::make_variant("gemm", "cpu", harness::Backend::cpu, launch_cpu)
                                   .description("host reference: double accumulation on the rounded inputs (tf32: "
                                                "rounded to TF32; fp8: dequantized), blocked, all hardware threads; "

@@ -631,10 +631,21 @@ int forced_splits(const GemmWgmmaTuning& tuning) {
   return tuning.splits > 0 ? tuning.splits : from_env;
 }
 
-// The split count asked for: the forced one (at most one split per K step), else the shape's.
+// Summed in the kernel, every split of a tile waits for the others: one unit per CTA, so at
+// most slots / output_units splits (fewer than 2: unsplit).
+int splits_within_grid(long long output_units, int splits, int slots) {
+  return splits > 1 && output_units * splits > slots ? static_cast<int>(std::max<long long>(1, slots / output_units))
+                                                     : splits;
+}
+
+// The split count asked for: the forced one (at most one split per K step), else the shape's;
+// at most sms / tiles (the in-kernel sums: splits_within_grid; clusters of 2 may lower it
+// further at the launch), so a large forced count neither sizes a workspace it cannot use.
 int requested_splits(int M, int N, int K, int elem_bytes, int sms, const GemmWgmmaTuning& tuning) {
   const int forced = forced_splits(tuning);
-  return forced > 0 ? std::min(forced, k_steps_of(K, elem_bytes)) : gemm_wgmma_splits(M, N, K, elem_bytes, sms);
+  const int n = forced > 0 ? std::min(forced, k_steps_of(K, elem_bytes)) : gemm_wgmma_splits(M, N, K, elem_bytes, sms);
+  const long long tiles = static_cast<long long>((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
+  return splits_within_grid(tiles, n, sms);
 }
 
 // A split call whose sums go straight into C: 16-bit inputs with an f32 C and no bias (the
@@ -653,13 +664,6 @@ std::size_t split_sums_bytes(int M, int N, int splits) {
   const std::size_t tiles_m = static_cast<std::size_t>((M + kBM - 1) / kBM + 1) / 2 * 2;
   const std::size_t slices = tiles_m * static_cast<std::size_t>((N + kBN - 1) / kBN) * static_cast<std::size_t>(splits);
   return slices * (kBM * kBN * sizeof(float) + sizeof(unsigned long long));
-}
-
-// Summed in the kernel, every split of a tile waits for the others: one unit per CTA, so at
-// most slots / output_units splits (fewer than 2: unsplit).
-int splits_within_grid(long long output_units, int splits, int slots) {
-  return splits > 1 && output_units * splits > slots ? static_cast<int>(std::max<long long>(1, slots / output_units))
-                                                     : splits;
 }
 
 // A tag for one call's split flags: a per-process random start (so a workspace left by another

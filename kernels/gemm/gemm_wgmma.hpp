@@ -88,8 +88,9 @@ namespace kernels::gemm {
 //   max_ctas: > 0 caps the persistent grid at that many CTAs (diagnosis: does a smaller
 //     grid change the speed?); 0: one CTA per SM (or as many clusters as fit).
 //   splits: split-K. 0 (default): by shape, gemm_wgmma_splits, when the call's workspace
-//     holds the (M, N) f32 sums (else unsplit); 1: never; n > 1: n splits (at most one per K
-//     step of 64 16-bit / 32 f32 / 128 fp8 elements), cudaErrorInvalidValue without the workspace.
+//     holds the split sums (else unsplit); 1: never; n > 1: n splits (at most one per K
+//     step of 64 16-bit / 32 f32 / 128 fp8 elements, and at most SMs / output tiles: every
+//     split of a tile runs at once), cudaErrorInvalidValue without the workspace.
 //     HARNESS_WGMMA_SPLITS=n (n >= 1, read once per process) stands in for a tuning.splits of 0,
 //     for A/B runs of whole suites (without the workspace: unsplit).
 struct GemmWgmmaTuning {

@@ -197,6 +197,13 @@ std::string layout_name(bool ta, bool tb) {
 
 int round8(int x) { return (x + 7) / 8 * 8; }
 
+// A bf16 matrix's bits, for bit-for-bit comparisons.
+std::vector<std::uint16_t> bits_of(const std::vector<__nv_bfloat16>& v) {
+  std::vector<std::uint16_t> b(v.size());
+  std::memcpy(b.data(), v.data(), v.size() * sizeof(std::uint16_t));
+  return b;
+}
+
 class GemmWgmma : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -444,18 +451,67 @@ TEST_F(GemmWgmma, SplitKWorkspaceReusedAcrossCallsIsDeterministic) {
     const auto second = call(Y.get(), ws.get());
     const auto third = call(X.get(), ws.get());
     const auto alone = call(Y.get(), fresh.get());
-    auto bits = [](const std::vector<__nv_bfloat16>& v) {
-      std::vector<std::uint16_t> b(v.size());
-      std::memcpy(b.data(), v.data(), v.size() * sizeof(std::uint16_t));
-      return b;
-    };
-    EXPECT_TRUE(bits(first) == bits(third)) << "X twice on one workspace: different bits";
-    EXPECT_TRUE(bits(second) == bits(alone)) << "Y after X differs from Y on a fresh workspace";
-    EXPECT_FALSE(bits(first) == bits(second)) << "X and Y gave the same C: the old slices were read";
+    EXPECT_TRUE(bits_of(first) == bits_of(third)) << "X twice on one workspace: different bits";
+    EXPECT_TRUE(bits_of(second) == bits_of(alone)) << "Y after X differs from Y on a fresh workspace";
+    EXPECT_FALSE(bits_of(first) == bits_of(second)) << "X and Y gave the same C: the old slices were read";
     std::size_t nonfinite = 0;
     for (const auto& v : second) nonfinite += std::isfinite(to_f(v)) ? 0 : 1;
     EXPECT_EQ(nonfinite, 0u);
   }
+}
+
+// The in-kernel split sums in a CUDA graph: a replay repeats the captured launch and its flag
+// tag, so the captured memset must clear the flags every time. One 512 x 512 x 8192 tn call
+// (8 splits by shape) captured on a NaN-filled workspace, replayed four times with A's
+// contents switched between X and Y before each replay: every replay equals, bit for bit, an
+// eager call on the same input.
+TEST_F(GemmWgmma, SplitKUnderCudaGraphReplays) {
+  SKIP_WITHOUT_HOPPER();
+  const int M = 512, N = 512, K = 8192;
+  const std::size_t mk = static_cast<std::size_t>(M) * K, kn = static_cast<std::size_t>(K) * N,
+                    mn = static_cast<std::size_t>(M) * N;
+  DeviceBuf<__nv_bfloat16> A(mk), X(mk), Y(mk), B(kn), C(mn);
+  X.upload(random_matrix<__nv_bfloat16>(mk, 31u));
+  Y.upload(random_matrix<__nv_bfloat16>(mk, 32u));
+  B.upload(random_matrix<__nv_bfloat16>(kn, 33u));
+  const kg::GemmWgmmaTuning t;
+  const std::size_t ws_bytes = kg::gemm_wgmma_splitk_workspace_bytes(M, N, K, 2, t);
+  ASSERT_GT(ws_bytes, 0u);
+  DeviceBuf<unsigned char> ws(ws_bytes), eager_ws(ws_bytes);
+  ASSERT_EQ(cudaMemset(ws.get(), 0xFF, ws_bytes), cudaSuccess);
+  ASSERT_EQ(cudaMemset(eager_ws.get(), 0xFF, ws_bytes), cudaSuccess);
+  auto eager = [&](const __nv_bfloat16* in) {
+    EXPECT_EQ(cudaMemset(C.get(), 0xFF, mn * sizeof(__nv_bfloat16)), cudaSuccess);
+    EXPECT_EQ(kg::gemm_wgmma_bf16(true, false, M, N, K, 1.f, in, B.get(), 0.f, C.get(), nullptr, t, eager_ws.get(),
+                                  ws_bytes),
+              cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    return bits_of(C.download());
+  };
+  const auto want_x = eager(X.get()), want_y = eager(Y.get());
+  ASSERT_FALSE(want_x == want_y);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  const cudaError_t captured =
+      kg::gemm_wgmma_bf16(true, false, M, N, K, 1.f, A.get(), B.get(), 0.f, C.get(), stream, t, ws.get(), ws_bytes);
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  ASSERT_EQ(captured, cudaSuccess);
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (int replay = 0; replay < 4; ++replay) {
+    const bool y = replay % 2 == 1;
+    ASSERT_EQ(cudaMemcpy(A.get(), (y ? Y : X).get(), mk * sizeof(__nv_bfloat16), cudaMemcpyDeviceToDevice),
+              cudaSuccess);
+    ASSERT_EQ(cudaMemset(C.get(), 0xFF, mn * sizeof(__nv_bfloat16)), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_TRUE(bits_of(C.download()) == (y ? want_y : want_x)) << "replay " << replay << (y ? " (Y)" : " (X)");
+  }
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 TEST_F(GemmWgmma, Bf16SmallAndRaggedEveryLayout) {

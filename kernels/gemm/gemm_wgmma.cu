@@ -54,7 +54,8 @@
 //     of C = alpha * sum + beta * C (+ bias). The host keeps tiles x splits within the grid (one
 //     unit per CTA, all resident together), so the wait cannot deadlock. The flags carry a
 //     tag that is new in every call, so nothing needs zeroing between calls: no memset, no
-//     second launch. (Until 2026-11-29 the splits added into an f32 (M, N) workspace zeroed by
+//     second launch (under CUDA graph capture, whose replays repeat a launch's tag, the flags
+//     are zeroed by a captured memset instead). (Until 2026-11-29 the splits added into an f32 (M, N) workspace zeroed by
 //     a memset, float2 atomicAdd, and a second kernel wrote C: on an H200 the memset and the
 //     extra launch cost ~8 us and the contended atomics up to ~12 us of 512x512x8192's 27.7.)
 //     An f32 C with alpha 1, beta 0 and no bias still takes the sums straight into C by
@@ -789,7 +790,21 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
     flags = reinterpret_cast<unsigned long long*>(
         reinterpret_cast<unsigned char*>(partial) +
         static_cast<std::size_t>(output_units) * cl * splits * kBM * kBN * sizeof(float));
-    tag = next_split_tag();
+    // A CUDA graph replays its launches with the tags they were captured with, so the flags
+    // from the previous replay would already hold this launch's tag: under stream capture the
+    // flags are zeroed by a (captured) memset before the kernel and every launch uses tag 1.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaError_t e = cudaStreamIsCapturing(stream, &capture); e != cudaSuccess) return e;
+    if (capture == cudaStreamCaptureStatusNone) {
+      tag = next_split_tag();
+    } else {
+      if (cudaError_t e = cudaMemsetAsync(flags, 0,
+                                          static_cast<std::size_t>(output_units) * cl * splits * sizeof(unsigned long long),
+                                          stream);
+          e != cudaSuccess)
+        return e;
+      tag = 1;
+    }
   }
   return cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, map_c, M, N, K, alpha, beta, C, tma_store ? 1 : 0,
                             tuning.group_m, splits, partial, bias, flags, tag);

@@ -112,7 +112,8 @@ int gemm_wgmma_cluster(int M, int N, int splits, int sms);
 // grid, summed inside the kernel: each split stores its f32 products to its own slice of the
 // workspace, and once every split of the tile has (flags tagged per call: nothing to zero),
 // each writes its share of C = alpha * sum + beta * C in the output type, summed in split
-// order (the same bits on every call). No memset, no second launch. Every split of a tile
+// order (the same bits on every call). No memset, no second launch (under CUDA graph capture a
+// memset of the flags is captured before the kernel: replays repeat a launch's flag tag). Every split of a tile
 // runs at once: the call keeps tiles x splits within the grid (fewer splits where a forced
 // count asks for more).
 // gemm_wgmma_splits: the by-shape count, 1 (no split) unless fewer than half of the `sms`

@@ -47,15 +47,37 @@ const harness::ParamSpec& spec(const char* name) {
   throw std::logic_error(name);
 }
 
+// wgmma's block tile N (host arithmetic, no device): 128 x 128 tiles for 16-bit inputs where
+// fewer than half of the SMs would get a 128 x 256 tile; 128 x 256 otherwise, and always for
+// tf32 and fp8; tuning.tile_n decides when set (HARNESS_WGMMA_TILE_N unset in ctest).
+TEST(GemmTc, WgmmaTileNByShape) {
+  namespace kg = kernels::gemm;
+  ASSERT_EQ(std::getenv("HARNESS_WGMMA_TILE_N"), nullptr) << "the expectations are the by-shape rule's";
+  const int sms = 132;
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(512, 512, 2, sms), 128);      // 8 tiles of 128 x 256
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(128 * 66, 256, 2, sms), 128);  // 66: exactly half the SMs
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(128 * 67, 256, 2, sms), 256);  // 67: more than half
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(512, 6880, 2, sms), 256);     // 108 tiles
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(4096, 4096, 2, sms), 256);
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(512, 512, 4, sms), 256);      // tf32: 128 x 256 only
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(512, 512, 1, sms), 256);      // fp8: 128 x 256 only
+  kg::GemmWgmmaTuning t;
+  t.tile_n = 256;
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(512, 512, 2, sms, t), 256);
+  t.tile_n = 128;
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(4096, 4096, 2, sms, t), 128);
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(512, 512, 4, sms, t), 256);   // not for tf32 (the call: an error)
+}
+
 // wgmma's split-K rule (host arithmetic, no device): split only where fewer than half of
-// the SMs get a 128 x 256 tile, into min(SMs / tiles, K steps / 16, 16) ranges.
+// the SMs get a tile (of the by-shape tile N), into min(SMs / tiles, K steps / 16, 16) ranges.
 TEST(GemmTc, WgmmaSplitKByShape) {
   namespace kg = kernels::gemm;
   const int sms = 132;
-  EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 8192, 2, sms), 8);    // 8 tiles, 128 steps
-  EXPECT_EQ(kg::gemm_wgmma_splits(512, 2048, 8192, 2, sms), 4);   // 32 tiles
-  EXPECT_EQ(kg::gemm_wgmma_splits(2048, 512, 8192, 2, sms), 4);
-  EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 8192, 4, sms), 16);   // tf32: 256 steps of 32
+  EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 8192, 2, sms), 8);    // 16 tiles of 128 x 128, 128 steps
+  EXPECT_EQ(kg::gemm_wgmma_splits(512, 2048, 8192, 2, sms), 2);   // 64 tiles
+  EXPECT_EQ(kg::gemm_wgmma_splits(2048, 512, 8192, 2, sms), 2);
+  EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 8192, 4, sms), 16);   // tf32: 8 tiles of 128 x 256, 256 steps of 32
   EXPECT_EQ(kg::gemm_wgmma_splits(72, 40, 2056, 2, sms), 2);      // 33 steps: 2 of >= 16
   EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 1300, 2, sms), 1);    // the seed's 21 steps: unsplit
   EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 1984, 2, sms), 1);    // 31 steps: no 2 ranges of 16
@@ -72,11 +94,11 @@ TEST(GemmTc, WgmmaPlanNamesTilesAndSplits) {
   namespace kg = kernels::gemm;
   ASSERT_EQ(std::getenv("HARNESS_WGMMA_SPLITS"), nullptr) << "the expectations are the by-shape rule's";
   EXPECT_EQ(kg::gemm_wgmma_plan(512, 512, 8192, 2, 132),
-            "128x256 tiles: 8 for 132 SMs; split-K 8 (128 K steps, 16 a split; summed in the kernel)");
+            "128x128 tiles: 16 for 132 SMs; split-K 8 (128 K steps, 16 a split; summed in the kernel)");
   EXPECT_EQ(kg::gemm_wgmma_plan(2048, 512, 8192, 2, 132),
-            "128x256 tiles: 32 for 132 SMs; split-K 4 (128 K steps, 32 a split; summed in the kernel)");
+            "128x128 tiles: 64 for 132 SMs; split-K 2 (128 K steps, 64 a split; summed in the kernel)");
   EXPECT_EQ(kg::gemm_wgmma_plan(72, 40, 2056, 2, 132),
-            "128x256 tiles: 1 for 132 SMs; split-K 2 (33 K steps, 16-17 a split; summed in the kernel)");
+            "128x128 tiles: 1 for 132 SMs; split-K 2 (33 K steps, 16-17 a split; summed in the kernel)");
   EXPECT_EQ(kg::gemm_wgmma_plan(512, 6880, 8192, 2, 132), "128x256 tiles: 108 for 132 SMs; unsplit");
   EXPECT_EQ(kg::gemm_wgmma_plan(4096, 4096, 4096, 2, 132, 2), "128x256 tiles: 512 for 132 SMs, clusters of 2; unsplit");
   EXPECT_EQ(kg::gemm_wgmma_plan(512, 512, 8192, 4, 132),

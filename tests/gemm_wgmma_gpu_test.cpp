@@ -165,7 +165,8 @@ std::string tuning_name(const kg::GemmWgmmaTuning& t) {
          (t.max_ctas > 0 ? " max-ctas " + std::to_string(t.max_ctas) : "") +
          (t.group_m != kg::GemmWgmmaTuning{}.group_m ? " group-m " + std::to_string(t.group_m)
                                                      : "") +
-         (t.splits > 0 ? " splits " + std::to_string(t.splits) : "");
+         (t.splits > 0 ? " splits " + std::to_string(t.splits) : "") +
+         (t.tile_n > 0 ? " tile-n " + std::to_string(t.tile_n) : "");
 }
 
 // Row m of alpha op(A) op(B) + beta C0 in double, from the host copies (layouts as in the
@@ -380,6 +381,16 @@ TEST_F(GemmWgmma, UnsupportedCasesSayWhy) {
   EXPECT_EQ(kg::gemm_wgmma_bf16(false, true, 64, 64, 64, 1.f, A.get() + 1, B.get(), 0.f,
                                 C.get(), nullptr),
             cudaErrorInvalidValue);  // not 16-byte aligned
+  kg::GemmWgmmaTuning odd_tile;
+  odd_tile.tile_n = 192;  // 128 or 256 only
+  EXPECT_EQ(kg::gemm_wgmma_bf16(false, true, 64, 64, 64, 1.f, A.get(), B.get(), 0.f, C.get(), nullptr, odd_tile),
+            cudaErrorInvalidValue);
+  DeviceBuf<float> Af(64 * 64), Bf(64 * 64), Cf(64 * 64);
+  kg::GemmWgmmaTuning narrow;
+  narrow.tile_n = 128;  // 16-bit inputs only
+  EXPECT_EQ(kg::gemm_wgmma_tf32(false, true, 64, 64, 64, 1.f, Af.get(), Bf.get(), 0.f, Cf.get(), nullptr, 0, nullptr,
+                                narrow),
+            cudaErrorInvalidValue);
 }
 
 // Split-K: forced split counts at ragged shapes (K ranges of unequal length, M and N tails,
@@ -392,6 +403,7 @@ TEST_F(GemmWgmma, SplitKEveryLayoutRaggedAndByShape) {
     kg::GemmWgmmaTuning t;
     t.splits = splits;
     t.cluster_m = splits == 3 ? 2 : 1;
+    t.tile_n = splits == 2 ? 256 : 0;  // by shape these few tiles are 128 x 128
     check_all_layouts<__nv_bfloat16>(129, 257, 1000, t);
     check_all_layouts<__half>(67, 35, 520, t);
   }
@@ -528,11 +540,16 @@ TEST_F(GemmWgmma, Bf16SmallAndRaggedEveryLayout) {
 TEST_F(GemmWgmma, Bf16BiasEpilogueEveryPath) {
   SKIP_WITHOUT_HOPPER();
   bias_ = true;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 8; ++i) {
+    kg::GemmWgmmaTuning t = tuning_of(i & 3);
+    t.tile_n = i < 4 ? 128 : 256;
     for (auto [M, N, K] : {std::tuple{33, 300, 77}, {129, 264, 72}, {1025, 776, 1000}})
-      check_all_layouts<__nv_bfloat16>(M, N, K, tuning_of(i));
+      check_all_layouts<__nv_bfloat16>(M, N, K, t);
+  }
   kg::GemmWgmmaTuning split;
   split.splits = 3;
+  check_all_layouts<__nv_bfloat16>(129, 257, 1000, split);
+  split.tile_n = 256;
   check_all_layouts<__nv_bfloat16>(129, 257, 1000, split);
   check_case<__nv_bfloat16>(false, false, 8192, 512, 512, 1.0f, 0.0f);  // the Transformer's Linear, nn
   bias_offset_ = 1;
@@ -584,14 +601,20 @@ TEST_F(GemmWgmma, Bf16InputsF32OutputEveryLayoutAndPath) {
   };
   kg::GemmWgmmaTuning split;
   split.splits = 3;
+  kg::GemmWgmmaTuning split256 = split;
+  split256.tile_n = 256;
+  kg::GemmWgmmaTuning wide = tuning_of(1);
+  wide.tile_n = 256;
   for (int l = 0; l < 4; ++l) {
     const bool ta = (l & 2) != 0, tb = (l & 1) != 0;
     for (auto [M, N, K] : {std::tuple{72, 40, 130}, {136, 264, 1000}, {512, 2048, 8192}, {264, 34, 72}}) {
       const int m = ta ? round8(M) : M, n = tb ? N : round8(N), k = (ta && !tb) ? K : round8(K);
       run(ta, tb, m, n, k, {});
       run(ta, tb, m, n, k, tuning_of(1));
+      run(ta, tb, m, n, k, wide);  // by shape these are 128 x 128 tiles
     }
     run(ta, tb, 136, 264, 1000, split);
+    run(ta, tb, 136, 264, 1000, split256);
   }
 }
 
@@ -600,16 +623,18 @@ TEST_F(GemmWgmma, Bf16LargeRaggedEveryLayout) {
   check_all_layouts<__nv_bfloat16>(4095, 4097, 4096);
 }
 
-// The non-default paths too (cluster 1/2 x direct/TMA-store epilogue), at shapes with an
-// odd number of 128-row tiles (the second CTA of the last cluster is out of bounds), N a
-// multiple of 8 (TMA store) and not, and more tiles than SMs.
+// The non-default paths too (cluster 1/2 x direct/TMA-store epilogue x tiles of 128 x 128 and
+// 128 x 256), at shapes with an odd number of 128-row tiles (the second CTA of the last cluster
+// is out of bounds), N a multiple of 8 (TMA store) and not, and more tiles than SMs.
 TEST_F(GemmWgmma, EveryTuningRaggedEveryLayout) {
   SKIP_WITHOUT_HOPPER();
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 8; ++i) {
+    kg::GemmWgmmaTuning t = tuning_of(i & 3);
+    t.tile_n = i < 4 ? 128 : 256;
     for (auto [M, N, K] : {std::tuple{33, 300, 77}, {1025, 777, 1000}, {129, 264, 72},
                            {2200, 2056, 256}})
-      check_all_layouts<__nv_bfloat16>(M, N, K, tuning_of(i));
-    check_all_layouts<__half>(1025, 520, 136, tuning_of(i));
+      check_all_layouts<__nv_bfloat16>(M, N, K, t);
+    check_all_layouts<__half>(1025, 520, 136, t);
   }
 }
 

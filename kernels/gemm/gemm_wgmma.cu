@@ -102,7 +102,6 @@ namespace kernels::gemm {
 namespace {
 
 constexpr int kBM = 128;
-constexpr int kBN = 256;
 // K depth of a stage: one 128-byte row of the 128B swizzle, 64 16-bit or 32 f32 (tf32)
 // elements; every byte count below is the same for both element sizes.
 template <typename T>
@@ -110,7 +109,6 @@ constexpr int kBK = 128 / static_cast<int>(sizeof(T));
 // fp8 inputs: promoted accumulation in two N halves (see the top).
 template <typename T>
 constexpr bool kPromote = arch::detail::is_fp8<T>;
-constexpr int kStages = 4;
 // Split-K (gemm_wgmma_splits): at least 16 K steps (four passes over the 4-stage ring) per
 // split, so that filling the pipeline and the sums stay small against the products. (Set when
 // the sums took a memset, f32 atomics and a second launch: with 8, the Transformer seed's
@@ -127,16 +125,28 @@ constexpr long long kSplitMax = 16;
 constexpr int kConsumers = 2;  // consumer warpgroups, 64 rows of the block tile each
 constexpr int kThreads = 128 * (1 + kConsumers);
 constexpr int kABytes = kBM * 128;              // 16 KB: kBM rows of 128 bytes of K
-constexpr int kBBytes = kBN * 128;              // 32 KB
-constexpr int kStageBytes = kABytes + kBBytes;  // 48 KB
 constexpr int kBoxBytes = 64 * 128;             // a box of 64 rows of 128 bytes, 8 KB
 // TMA-store staging of C: per consumer two swizzled boxes of 64 rows x 128 bytes (16-bit:
-// a (64, 128) half of its (64, 256) tile, f32: a (64, 64) quarter), 16 KB; 32 KB in all.
+// a (64, 128) part of its (64, BN) tile, f32: a (64, 64) part), 16 KB; 32 KB in all.
 constexpr int kCStageBytes = 2 * kBoxBytes;
+
+// The block tile's N (BN) and what it sizes. BN = 256, or 128 for 16-bit inputs at shapes
+// with few 128 x 256 tiles (gemm_wgmma_tile_n: twice the tiles, each half the work, and
+// half-size split-K slices). The ring stays ~192 KB: 4 stages of 48 KB or 6 of 32 KB.
 // Ring, C staging, 1 KB of slack to align the ring to 1024 bytes, 2 * kStages mbarriers:
-// 196608 + 32768 + 1024 + 64 = 230464 bytes <= 232448 (227 KB, the sm_90 opt-in limit).
-constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kCStageBytes + 1024 +
-                           2 * kStages * 8;
+// 196608 + 32768 + 1024 + 64 (BN 256) or + 96 (BN 128) bytes <= 232448 (227 KB, the sm_90
+// opt-in limit).
+template <int BN>
+struct TileN {
+  static_assert(BN == 128 || BN == 256, "wgmma GEMM: block tile N is 128 or 256");
+  static constexpr int kBBytes = BN * 128;               // 32 or 16 KB: BN rows of 128 bytes of K
+  static constexpr int kStageBytes = kABytes + kBBytes;  // 48 or 32 KB
+  static constexpr int kStages = BN == 256 ? 4 : 6;
+  static constexpr int kAcc = BN / 2;     // f32 accumulators a consumer thread: its (64, BN) slab
+  static constexpr int kGroups = BN / 8;  // 8-column groups of them (acc[4 j8 .. 4 j8 + 3])
+  static constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kCStageBytes + 1024 + 2 * kStages * 8;
+  static_assert(kSmemBytes <= 232448, "227 KB of dynamic shared memory at most");
+};
 
 template <typename T>
 __device__ __forceinline__ T from_float(float x);
@@ -176,6 +186,7 @@ __device__ __forceinline__ void st_shared_pair(uint32_t addr, float v0, float v1
 
 // Work unit `t` (a cluster's `cl` vertically adjacent tiles) -> (first row of the unit, first
 // column) of C, grouped raster order (see the top). units_m = ceil(tiles_m / cl).
+template <int BN>
 __device__ __forceinline__ void unit_origin(int t, int units_m, int tiles_n, int cl, int group_m,
                                             int& m0, int& n0) {
   const int per_group = group_m * tiles_n;
@@ -184,7 +195,7 @@ __device__ __forceinline__ void unit_origin(int t, int units_m, int tiles_n, int
   const int rows = min(units_m - first_m, group_m);
   const int in_group = t - group * per_group;
   m0 = (first_m + in_group % rows) * kBM * cl;
-  n0 = (in_group / rows) * kBN;
+  n0 = (in_group / rows) * BN;
 }
 
 // K steps [begin, end) of split `s` of `splits` over `k_steps`: contiguous, sizes differing
@@ -256,31 +267,32 @@ __device__ __forceinline__ void store_c_pair(TOut* crow, int col, int N, float v
 }
 
 // Split-K summed in the kernel, by the 256 consumer threads of split `s` (of `splits`) of CTA
-// tile `tile` (of `tiles`: output tiles x cluster size). A slice is one split's (128, 256) f32
-// tile in fragment order: float4 j8 of consumer thread ct (acc[4 j8 .. 4 j8 + 3]) at float4
-// index j8 * 256 + ct, so every warp access is 512 contiguous bytes; slice (s, tile) is
+// tile `tile` (of `tiles`: output tiles x cluster size). A slice is one split's (128, BN) f32
+// tile in fragment order: float4 j8 (of BN / 8) of consumer thread ct (acc[4 j8 .. 4 j8 + 3])
+// at float4 index j8 * 256 + ct, so every warp access is 512 contiguous bytes; slice (s, tile) is
 // number s * tiles + tile of `partial`, its flag flags[s * tiles + tile]. Steps:
 //   1. store acc to the own slice (st.global.cg: L2, where the other splits read it);
 //   2. consumer barrier, then one thread: fence, release-store `tag` into the own flag, and
 //      acquire-load every split's flag of this tile until each holds `tag` (a flag from an
 //      earlier call holds that call's tag: no zeroing needed); consumer barrier;
-//   3. float4 groups j8 in split_range(s, splits, 32): sum the splits' slices in order 0 ..
+//   3. float4 groups j8 in split_range(s, splits, BN / 8): sum the splits' slices in order 0 ..
 //      splits - 1 (ld.global.cg), then C = alpha * sum (+ bias) (+ beta * C) for the group's
 //      (row, col), (row, col + 1) and (row + 8, ...): row_base = this thread's first row, col0
 //      = its first column (fragment layout: row = row_base + 8 h, col = col0 + 8 j8 + e for
 //      acc[4 j8 + 2 h + e]).
 // Every split of the tile must be running (the host keeps tiles x splits within the grid).
-template <typename TOut, bool kBias>
-__device__ __forceinline__ void reduce_splits(const float (&acc)[128], int s, int splits, int tile, int tiles,
+template <int BN, typename TOut, bool kBias>
+__device__ __forceinline__ void reduce_splits(const float (&acc)[TileN<BN>::kAcc], int s, int splits, int tile, int tiles,
                                               float* __restrict__ partial,
                                               unsigned long long* __restrict__ flags, unsigned long long tag,
                                               int ct, int row_base, int col0, int M, int N, float alpha, float beta,
                                               TOut* __restrict__ C, const float* __restrict__ bias) {
-  constexpr int kSliceFloat4s = 32 * 256;  // (128, 256) f32 (at most 2^30 / 8192 slices: grid units)
+  constexpr int kGroups = TileN<BN>::kGroups;
+  constexpr int kSliceFloat4s = kGroups * 256;  // (128, BN) f32 (at most 2^30 / 8192 slices: grid units)
   float4* slices = reinterpret_cast<float4*>(partial);
   float4* mine = slices + (s * tiles + tile) * kSliceFloat4s;
 #pragma unroll
-  for (int j8 = 0; j8 < 32; ++j8)
+  for (int j8 = 0; j8 < kGroups; ++j8)
     __stcg(mine + j8 * 256 + ct, make_float4(acc[4 * j8], acc[4 * j8 + 1], acc[4 * j8 + 2], acc[4 * j8 + 3]));
   arch::named_bar_sync(3, 256);
   if (ct == 0) {
@@ -293,7 +305,7 @@ __device__ __forceinline__ void reduce_splits(const float (&acc)[128], int s, in
   arch::named_bar_sync(3, 256);
   const bool pairs = (N % 2) == 0 && (reinterpret_cast<uintptr_t>(C) % sizeof(Pair<TOut>)) == 0;
   int jb = 0, je = 0;
-  split_range(s, splits, 32, jb, je);
+  split_range(s, splits, kGroups, jb, je);
   for (int j8 = jb; j8 < je; ++j8) {
     float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
     for (int o = 0; o < splits; ++o) {
@@ -324,7 +336,7 @@ __device__ __forceinline__ void reduce_splits(const float (&acc)[128], int s, in
 // kSumsIntoC case: partial is C, alpha 1, beta 0). kBias: C = alpha acc + bias[col]
 // (+ beta C), bias (N) f32 added in the epilogue before the rounding (split-K: by the in-kernel
 // sums); without it `bias` is not read.
-template <typename T, typename TOut, bool TA, bool TB, bool kBias = false>
+template <typename T, typename TOut, bool TA, bool TB, bool kBias, int BN>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
                       const __grid_constant__ CUtensorMap map_b,
@@ -332,6 +344,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                       float alpha, float beta, TOut* __restrict__ C, int tma_store, int group_m,
                       int splits, float* __restrict__ partial, const float* __restrict__ bias,
                       unsigned long long* __restrict__ flags, unsigned long long tag) {
+  using Tile = TileN<BN>;
+  constexpr int kStages = Tile::kStages;
+  constexpr int kStageBytes = Tile::kStageBytes;
+  static_assert(BN == 256 || !kPromote<T>, "fp8's promoted steps: BN 256");
   extern __shared__ unsigned char smem_raw[];
   // Same offsets in every CTA (same kernel, same dynamic layout): multicast relies on it.
   const uint32_t ring = (arch::smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -356,7 +372,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   arch::cluster_sync();
 
   const int tiles_m = (M + kBM - 1) / kBM;
-  const int tiles_n = (N + kBN - 1) / kBN;
+  const int tiles_n = (N + BN - 1) / BN;
   const int units_m = (tiles_m + cl - 1) / cl;  // a unit: cl vertically adjacent tiles
   const int num_units = units_m * tiles_n;  // output tiles (of cl tiles each)
   const int work_units = num_units * splits;  // (split, tile) pairs, split-major
@@ -373,7 +389,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t phase = 0;
       for (int u = first_unit; u < work_units; u += unit_stride) {
         int m0, n0, ks_begin, ks_end;
-        unit_origin(u % num_units, units_m, tiles_n, cl, group_m, m0, n0);
+        unit_origin<BN>(u % num_units, units_m, tiles_n, cl, group_m, m0, n0);
         split_range(u / num_units, splits, k_steps, ks_begin, ks_end);
         m0 += static_cast<int>(rank) * kBM;  // may be >= M: TMA fills zeros, nothing stored
         for (int ks = ks_begin; ks < ks_end; ++ks) {
@@ -392,22 +408,23 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
           if (cl == 1) {
             if constexpr (TB) {
-              arch::tma_load_2d(sb, &map_b, k0, n0, fb);  // B (N, K): box {64 k, 256 n}
+              arch::tma_load_2d(sb, &map_b, k0, n0, fb);  // B (N, K): box {64 k, BN n}
             } else {
 #pragma unroll
-              for (int j = 0; j < kBN / 64; ++j)  // B (K, N): boxes {64 n, 64 k}
+              for (int j = 0; j < BN / 64; ++j)  // B (K, N): boxes {64 n, 64 k}
                 arch::tma_load_2d(sb + j * kBoxBytes, &map_b, n0 + 64 * j, k0, fb);
             }
           } else {
-            // Cluster of 2 sharing n0: CTA `rank` loads B columns [128 rank, 128 rank + 128)
-            // of the tile and multicasts them to both CTAs (16 KB each way).
+            // Cluster of 2 sharing n0: CTA `rank` loads B columns [BN / 2 rank, BN / 2 (rank + 1))
+            // of the tile and multicasts them to both CTAs (BN / 16 KB each way).
             if constexpr (TB) {
-              arch::tma_load_2d_multicast(sb + rank * 16384u, &map_b, k0, n0 + 128 * static_cast<int>(rank),
-                                          fb, 0x3);  // B (N, K): box {64 k, 128 n}
+              arch::tma_load_2d_multicast(sb + rank * (Tile::kBBytes / 2u), &map_b, k0,
+                                          n0 + BN / 2 * static_cast<int>(rank), fb,
+                                          0x3);  // B (N, K): box {64 k, BN / 2 n}
             } else {
 #pragma unroll
-              for (int j = 0; j < 2; ++j) {
-                const int jj = 2 * static_cast<int>(rank) + j;
+              for (int j = 0; j < BN / 128; ++j) {
+                const int jj = BN / 128 * static_cast<int>(rank) + j;
                 arch::tma_load_2d_multicast(sb + jj * kBoxBytes, &map_b, n0 + 64 * jj, k0, fb, 0x3);
               }
             }
@@ -453,15 +470,15 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     int stage = 0;
     uint32_t phase = 0;
-    float acc[128];
+    float acc[Tile::kAcc];
     float part[kPromote<T> ? 64 : 1] = {};  // fp8's per-step fragment (see promoted_step)
     for (int u = first_unit; u < work_units; u += unit_stride) {
       int m0, n0, ks_begin, ks_end;
-      unit_origin(u % num_units, units_m, tiles_n, cl, group_m, m0, n0);
+      unit_origin<BN>(u % num_units, units_m, tiles_n, cl, group_m, m0, n0);
       split_range(u / num_units, splits, k_steps, ks_begin, ks_end);
       m0 += static_cast<int>(rank) * kBM;
 #pragma unroll
-      for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+      for (int i = 0; i < Tile::kAcc; ++i) acc[i] = 0.f;
       int prev_stage = -1;
       for (int ks = ks_begin; ks < ks_end; ++ks) {
         arch::mbar_wait(full_bar + 8 * stage, phase);
@@ -478,7 +495,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int kk = 0; kk < 4; ++kk) {  // 4 slices of 32 bytes of K (k16 or tf32 k8)
             const uint64_t da = arch::make_smem_desc(sa + kk * kSliceA, kLboA, 1024u);
             const uint64_t db = arch::make_smem_desc(sb + kk * kSliceB, kLboB, 1024u);
-            arch::wgmma_ss<T, 256, kTnspA, kTnspB>(acc, da, db);
+            arch::wgmma_ss<T, BN, kTnspA, kTnspB>(acc, da, db);
           }
           arch::wgmma_commit();
           // The previous K step's wgmma group is done once at most this one is pending:
@@ -500,8 +517,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       // Epilogue. Accumulator j of this thread (m64nNk16 f32 fragment layout):
       //   row = 16 warp + lane / 4 + 8 ((j / 2) % 2), col = 8 (j / 4) + 2 (lane % 4) + j % 2.
       if (tma_store) {
-        // Passes of two 128-byte-wide boxes (16-bit: 2 passes of 128 columns, {64 col, 64 row}
-        // boxes; f32: 4 passes of 64 columns, {32 col, 64 row} boxes): alpha * acc -> T
+        // Passes of two 128-byte-wide boxes (16-bit: BN / 128 passes of 128 columns, {64 col, 64 row}
+        // boxes; f32: BN / 64 passes of 64 columns, {32 col, 64 row} boxes): alpha * acc -> T
         // pairs -> this consumer's 16 KB staging buffer, 128B-swizzled as the map says (the
         // 16-byte chunk ch of row r sits at chunk ch ^ (r % 8), so the 8 rows a warp store
         // touches spread over all 32 banks: one wavefront per 128 bytes stored) -> one thread
@@ -511,7 +528,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         constexpr int kGroups = kPassCols / 8;  // 8-column accumulator groups per pass
         const bool leader = (tid % 128) == 0;
 #pragma unroll
-        for (int pass = 0; pass < kBN / kPassCols; ++pass) {
+        for (int pass = 0; pass < BN / kPassCols; ++pass) {
           if (leader) arch::bulk_wait_read();  // the previous store has read the buffer
           arch::named_bar_sync(1 + c, 128);
 #pragma unroll
@@ -550,7 +567,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       const int row_base = m0 + 64 * c + 16 * warp + lane / 4;
       if (splits > 1 && flags != nullptr) {
-        reduce_splits<TOut, kBias>(acc, u / num_units, splits, (u % num_units) * cl + static_cast<int>(rank),
+        reduce_splits<BN, TOut, kBias>(acc, u / num_units, splits, (u % num_units) * cl + static_cast<int>(rank),
                                    num_units * cl, partial, flags, tag, tid - 128, row_base,
                                    n0 + 2 * (lane % 4), M, N, alpha, beta, C, bias);
         continue;
@@ -564,7 +581,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (row >= M) continue;
           float* prow = partial + static_cast<size_t>(row) * static_cast<size_t>(N);
 #pragma unroll
-          for (int j8 = 0; j8 < 32; ++j8) {
+          for (int j8 = 0; j8 < Tile::kGroups; ++j8) {
             const int col = n0 + 8 * j8 + 2 * (lane % 4);
             const float v0 = acc[4 * j8 + 2 * h], v1 = acc[4 * j8 + 2 * h + 1];
             if ((N % 2) == 0 && col + 1 < N) {
@@ -585,7 +602,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (row >= M) continue;
         TOut* crow = C + static_cast<size_t>(row) * static_cast<size_t>(N);
 #pragma unroll
-        for (int j8 = 0; j8 < 32; ++j8)
+        for (int j8 = 0; j8 < Tile::kGroups; ++j8)
           store_c_pair<TOut, kBias>(crow, n0 + 8 * j8 + 2 * (lane % 4), N, alpha * acc[4 * j8 + 2 * h],
                                     alpha * acc[4 * j8 + 2 * h + 1], beta, bias, pairs);
       }
@@ -639,14 +656,31 @@ int splits_within_grid(long long output_units, int splits, int slots) {
                                                      : splits;
 }
 
+// Output tiles of 128 x bn.
+long long tiles_of(int M, int N, int bn) {
+  return static_cast<long long>((M + kBM - 1) / kBM) * ((N + bn - 1) / bn);
+}
+
+// The by-shape split count over tiles of 128 x bn (gemm_wgmma_splits' rule).
+int splits_by_shape(int M, int N, int K, int elem_bytes, int sms, bool sums_into_c, int bn) {
+  if (M < 1 || N < 1 || K < 1 || sms < 1 || (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4)) return 1;
+  const long long tiles = tiles_of(M, N, bn);
+  const int k_steps = k_steps_of(K, elem_bytes);
+  if (2 * tiles > sms) return 1;  // at least half the SMs busy without a split
+  const int min_steps = sums_into_c ? kSplitMinStepsIntoC : kSplitMinSteps;
+  const long long n = std::min<long long>({sms / tiles, k_steps / min_steps, kSplitMax});
+  return n >= 2 ? static_cast<int>(n) : 1;
+}
+
 // The split count asked for: the forced one (at most one split per K step), else the shape's;
 // at most sms / tiles (the in-kernel sums: splits_within_grid; clusters of 2 may lower it
 // further at the launch), so a large forced count neither sizes a workspace it cannot use.
 int requested_splits(int M, int N, int K, int elem_bytes, int sms, const GemmWgmmaTuning& tuning) {
+  const int bn = gemm_wgmma_tile_n(M, N, elem_bytes, sms, tuning);
   const int forced = forced_splits(tuning);
-  const int n = forced > 0 ? std::min(forced, k_steps_of(K, elem_bytes)) : gemm_wgmma_splits(M, N, K, elem_bytes, sms);
-  const long long tiles = static_cast<long long>((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
-  return splits_within_grid(tiles, n, sms);
+  const int n = forced > 0 ? std::min(forced, k_steps_of(K, elem_bytes))
+                           : splits_by_shape(M, N, K, elem_bytes, sms, false, bn);
+  return splits_within_grid(tiles_of(M, N, bn), n, sms);
 }
 
 // A split call whose sums go straight into C: 16-bit inputs with an f32 C and no bias (the
@@ -658,13 +692,14 @@ bool sums_into_c(float alpha, float beta, const void* C) {
   return alpha == 1.f && beta == 0.f && reinterpret_cast<uintptr_t>(C) % 8 == 0;
 }
 
-// Workspace of `splits` in-kernel split sums (reduce_splits): one (128, 256) f32 slice per
-// split and CTA tile, then one 8-byte flag per slice. CTA tiles counted with the M tiles
-// rounded up to even (a cluster of 2 may take one past M), so any cluster size fits.
-std::size_t split_sums_bytes(int M, int N, int splits) {
+// Workspace of `splits` in-kernel split sums (reduce_splits) over tiles of 128 x bn: one
+// (128, bn) f32 slice per split and CTA tile, then one 8-byte flag per slice. CTA tiles
+// counted with the M tiles rounded up to even (a cluster of 2 may take one past M), so any
+// cluster size fits.
+std::size_t split_sums_bytes(int M, int N, int splits, int bn) {
   const std::size_t tiles_m = static_cast<std::size_t>((M + kBM - 1) / kBM + 1) / 2 * 2;
-  const std::size_t slices = tiles_m * static_cast<std::size_t>((N + kBN - 1) / kBN) * static_cast<std::size_t>(splits);
-  return slices * (kBM * kBN * sizeof(float) + sizeof(unsigned long long));
+  const std::size_t slices = tiles_m * static_cast<std::size_t>((N + bn - 1) / bn) * static_cast<std::size_t>(splits);
+  return slices * (static_cast<std::size_t>(kBM) * bn * sizeof(float) + sizeof(unsigned long long));
 }
 
 // A tag for one call's split flags: a per-process random start (so a workspace left by another
@@ -682,7 +717,7 @@ cudaError_t splits_for(int M, int N, int K, int elem_bytes, int sms, const GemmW
                        const void* workspace, std::size_t workspace_bytes, int* splits) {
   int n = requested_splits(M, N, K, elem_bytes, sms, tuning);
   const bool room = workspace != nullptr && reinterpret_cast<uintptr_t>(workspace) % 16 == 0 &&
-                    workspace_bytes >= split_sums_bytes(M, N, n);
+                    workspace_bytes >= split_sums_bytes(M, N, n, gemm_wgmma_tile_n(M, N, elem_bytes, sms, tuning));
   if (n > 1 && !room) {
     if (tuning.splits > 1) return cudaErrorInvalidValue;
     n = 1;
@@ -716,13 +751,14 @@ namespace {
 // workspace at `partial` (16-byte aligned, split_sums_bytes(M, N, splits)), or into C itself
 // (kSumsIntoC with alpha 1, beta 0). sms: the device's multiprocessors (the callers' sm_count).
 // type, c_type: the tensor-map types of A and B, and of C (TOut). kBias: bias (N) f32 added
-// to every row of C (see the kernel).
-template <typename T, typename TOut, bool TA, bool TB, bool kBias = false>
+// to every row of C (see the kernel). BN: the block tile's N (gemm_wgmma_tile_n).
+template <typename T, typename TOut, bool TA, bool TB, bool kBias, int BN>
 cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, const T* B, int ldb,
                          float beta, TOut* C, cudaStream_t stream, CUtensorMapDataType type, CUtensorMapDataType c_type,
                          const GemmWgmmaTuning& tuning, int sms, int splits, float* partial,
                          const float* bias = nullptr) {
   constexpr int BK = kBK<T>;
+  constexpr int kSmemBytes = TileN<BN>::kSmemBytes;
   const int cl = tuning.cluster_m == 0 ? gemm_wgmma_cluster(M, N, splits, sms) : tuning.cluster_m;
   // Through arch's map cache unless tuning.cache_maps is off (a hit is a lookup, not a
   // driver call).
@@ -733,10 +769,10 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
   CUtensorMap map_c{};
   const bool ok_a = TA ? map_of(&map_a, type, A, K, M, lda, 64, 64)         // A (K, M)
                        : map_of(&map_a, type, A, M, K, lda, BK, kBM);       // A (M, K)
-  const bool ok_b = TB ? map_of(&map_b, type, B, N, K, ldb, BK, kBN / cl)   // B (N, K)
+  const bool ok_b = TB ? map_of(&map_b, type, B, N, K, ldb, BK, BN / cl)    // B (N, K)
                        : map_of(&map_b, type, B, K, N, ldb, 64, 64);        // B (K, N)
   if (!ok_a || !ok_b) return cudaErrorInvalidValue;
-  auto* kernel = gemm_wgmma_kernel<T, TOut, TA, TB, kBias>;
+  auto* kernel = gemm_wgmma_kernel<T, TOut, TA, TB, kBias, BN>;
   // Raising the dynamic shared-memory limit is per function and cheap, but done once.
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
@@ -760,7 +796,7 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
   }
   if (tuning.max_ctas > 0) slots = std::max(1, std::min(slots, tuning.max_ctas / cl));
   const long long tiles_m = (M + kBM - 1) / kBM;
-  const long long output_units = (tiles_m + cl - 1) / cl * static_cast<long long>((N + kBN - 1) / kBN);
+  const long long output_units = (tiles_m + cl - 1) / cl * static_cast<long long>((N + BN - 1) / BN);
   // 16-bit inputs with an f32 C (gemm_wgmma_bf16_f32: a weight gradient) and nothing applied
   // after the sum (alpha 1, beta 0, no bias): the split-K sums go straight into C, zeroed
   // first (float2 atomics: C 8-byte aligned); no workspace.
@@ -789,7 +825,7 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
     // The flags follow the slices (split_sums_bytes' layout; tiles counted as the kernel does).
     flags = reinterpret_cast<unsigned long long*>(
         reinterpret_cast<unsigned char*>(partial) +
-        static_cast<std::size_t>(output_units) * cl * splits * kBM * kBN * sizeof(float));
+        static_cast<std::size_t>(output_units) * cl * splits * kBM * BN * sizeof(float));
     // A CUDA graph replays its launches with the tags they were captured with, so the flags
     // from the previous replay would already hold this launch's tag: under stream capture the
     // flags are zeroed by a (captured) memset before the kernel and every launch uses tag 1.
@@ -810,9 +846,36 @@ cudaError_t launch_typed(int M, int N, int K, float alpha, const T* A, int lda, 
                             tuning.group_m, splits, partial, bias, flags, tag);
 }
 
-bool tuning_valid(const GemmWgmmaTuning& tuning) {
+// tile_n 128 only for 16-bit inputs (elem_bytes 2).
+bool tuning_valid(const GemmWgmmaTuning& tuning, int elem_bytes) {
   return tuning.cluster_m >= 0 && tuning.cluster_m <= 2 && tuning.max_ctas >= 0 && tuning.group_m >= 1 &&
-         tuning.splits >= 0;
+         tuning.splits >= 0 && (tuning.tile_n == 0 || tuning.tile_n == 256 || (tuning.tile_n == 128 && elem_bytes == 2));
+}
+
+// The four layouts of launch_typed at one BN.
+template <int BN, typename T, typename TOut, bool kBias>
+cudaError_t launch_layout(bool a_trans, bool b_trans, int M, int N, int K, float alpha, const T* A, const T* B,
+                          float beta, TOut* C, cudaStream_t stream, CUtensorMapDataType type,
+                          CUtensorMapDataType c_type, const GemmWgmmaTuning& tuning, int sms, int splits,
+                          float* partial, const float* bias) {
+  const int lda = a_trans ? M : K, ldb = b_trans ? K : N;
+  if constexpr (kPromote<T>) {
+    // gemm_wgmma_unsupported admitted layout nt only.
+    return launch_typed<T, TOut, false, true, false, BN>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type,
+                                                         c_type, tuning, sms, splits, partial);
+  } else {
+    if (!a_trans && !b_trans)
+      return launch_typed<T, TOut, false, false, kBias, BN>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type,
+                                                            c_type, tuning, sms, splits, partial, bias);
+    if (!a_trans && b_trans)
+      return launch_typed<T, TOut, false, true, kBias, BN>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type,
+                                                           c_type, tuning, sms, splits, partial, bias);
+    if (a_trans && !b_trans)
+      return launch_typed<T, TOut, true, false, kBias, BN>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type,
+                                                           c_type, tuning, sms, splits, partial, bias);
+    return launch_typed<T, TOut, true, true, kBias, BN>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type,
+                                                        c_type, tuning, sms, splits, partial, bias);
+  }
 }
 
 // TOut: C's element (T for 16-bit inputs, bf16 for fp8, whose only layout is nt). kBias: the
@@ -826,7 +889,7 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
   if (kBias && bias == nullptr) return cudaErrorInvalidValue;
   if (M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr)
     return cudaErrorInvalidValue;
-  if (!tuning_valid(tuning)) return cudaErrorInvalidValue;
+  if (!tuning_valid(tuning, static_cast<int>(sizeof(T)))) return cudaErrorInvalidValue;
   // TMA global addresses must be 16-byte aligned.
   if ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(B)) % 16 != 0)
     return cudaErrorInvalidValue;
@@ -840,29 +903,19 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
                                  &splits);
       e != cudaSuccess)
     return e;
+  const int bn = gemm_wgmma_tile_n(M, N, static_cast<int>(sizeof(T)), sms, tuning);
   // Sums straight into C need no workspace and no slices: the by-shape count of that
   // case, with or without a workspace (tuning.splits still decides when set).
   if (kSumsIntoC<T, TOut, kBias> && forced_splits(tuning) == 0 && sums_into_c(alpha, beta, C))
-    splits = gemm_wgmma_splits(M, N, K, static_cast<int>(sizeof(T)), sms, /*sums_into_c=*/true);
+    splits = splits_by_shape(M, N, K, static_cast<int>(sizeof(T)), sms, /*sums_into_c=*/true, bn);
   auto* partial = static_cast<float*>(workspace);
-  const int lda = a_trans ? M : K, ldb = b_trans ? K : N;
-  if constexpr (kPromote<T>) {
-    // gemm_wgmma_unsupported admitted layout nt only.
-    return launch_typed<T, TOut, false, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
-                                              tuning, sms, splits, partial);
-  } else {
-    if (!a_trans && !b_trans)
-      return launch_typed<T, TOut, false, false, kBias>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
-                                                        tuning, sms, splits, partial, bias);
-    if (!a_trans && b_trans)
-      return launch_typed<T, TOut, false, true, kBias>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
-                                                       tuning, sms, splits, partial, bias);
-    if (a_trans && !b_trans)
-      return launch_typed<T, TOut, true, false, kBias>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
-                                                       tuning, sms, splits, partial, bias);
-    return launch_typed<T, TOut, true, true, kBias>(M, N, K, alpha, A, lda, B, ldb, beta, C, stream, type, c_type,
-                                                    tuning, sms, splits, partial, bias);
+  if constexpr (sizeof(T) == 2) {
+    if (bn == 128)
+      return launch_layout<128, T, TOut, kBias>(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream, type, c_type, tuning, sms,
+                                splits, partial, bias);
   }
+  return launch_layout<256, T, TOut, kBias>(a_trans, b_trans, M, N, K, alpha, A, B, beta, C, stream, type, c_type, tuning, sms,
+                            splits, partial, bias);
 }
 
 }  // namespace
@@ -903,25 +956,32 @@ const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M
   return nullptr;
 }
 
+int gemm_wgmma_tile_n(int M, int N, int elem_bytes, int sms, const GemmWgmmaTuning& tuning) {
+  static const int from_env = [] {
+    const char* e = std::getenv("HARNESS_WGMMA_TILE_N");
+    const int v = e != nullptr ? std::atoi(e) : 0;
+    return v == 128 || v == 256 ? v : 0;
+  }();
+  if (elem_bytes != 2) return 256;
+  if (tuning.tile_n == 128 || tuning.tile_n == 256) return tuning.tile_n;
+  if (from_env != 0) return from_env;
+  return M >= 1 && N >= 1 && 2 * tiles_of(M, N, 256) <= sms ? 128 : 256;
+}
+
 int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms, bool sums_into_c) {
-  if (M < 1 || N < 1 || K < 1 || sms < 1 || (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4)) return 1;
-  const long long tiles = static_cast<long long>((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
-  const int k_steps = k_steps_of(K, elem_bytes);
-  if (2 * tiles > sms) return 1;  // at least half the SMs busy without a split
-  const int min_steps = sums_into_c ? kSplitMinStepsIntoC : kSplitMinSteps;
-  const long long n = std::min<long long>({sms / tiles, k_steps / min_steps, kSplitMax});
-  return n >= 2 ? static_cast<int>(n) : 1;
+  return splits_by_shape(M, N, K, elem_bytes, sms, sums_into_c, gemm_wgmma_tile_n(M, N, elem_bytes, sms));
 }
 
 std::string gemm_wgmma_plan(int M, int N, int K, int elem_bytes, int sms, int cluster_m) {
   if (M < 1 || N < 1 || K < 1 || sms < 1 || (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4)) return {};
   const int cl = cluster_m == 2 ? 2 : 1;
-  const long long tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + kBN - 1) / kBN;
+  const int bn = gemm_wgmma_tile_n(M, N, elem_bytes, sms);
+  const long long tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + bn - 1) / bn;
   const int k_steps = k_steps_of(K, elem_bytes);
   const bool forced = forced_splits(GemmWgmmaTuning{}) > 0;
   const int splits = splits_within_grid((tiles_m + cl - 1) / cl * tiles_n,
                                         requested_splits(M, N, K, elem_bytes, sms, GemmWgmmaTuning{}), sms / cl);
-  std::string plan = "128x256 tiles: " + std::to_string(tiles_m * tiles_n) + " for " + std::to_string(sms) + " SMs";
+  std::string plan = "128x" + std::to_string(bn) + " tiles: " + std::to_string(tiles_m * tiles_n) + " for " + std::to_string(sms) + " SMs";
   if (cl == 2) plan += ", clusters of 2";
   if (splits < 2) return plan + (forced ? "; unsplit (HARNESS_WGMMA_SPLITS)" : "; unsplit");
   const int lo = k_steps / splits, hi = (k_steps + splits - 1) / splits;
@@ -937,7 +997,7 @@ std::size_t gemm_wgmma_splitk_workspace_bytes(int M, int N, int K, int elem_byte
     return 0;
   }
   const int n = requested_splits(M, N, K, elem_bytes, sms, tuning);
-  return n > 1 ? split_sums_bytes(M, N, n) : 0;
+  return n > 1 ? split_sums_bytes(M, N, n, gemm_wgmma_tile_n(M, N, elem_bytes, sms, tuning)) : 0;
 }
 
 cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
@@ -1038,7 +1098,7 @@ cudaError_t gemm_wgmma_tf32(bool a_trans, bool b_trans, int M, int N, int K, flo
                             cudaStream_t stream, const GemmWgmmaTuning& tuning) {
   if (M < 1 || N < 1 || K < 1 || A == nullptr || B == nullptr || C == nullptr)
     return cudaErrorInvalidValue;
-  if (!tuning_valid(tuning)) return cudaErrorInvalidValue;
+  if (!tuning_valid(tuning, 4)) return cudaErrorInvalidValue;
   int device = 0;
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
   if (gemm_wgmma_unsupported(device, a_trans, b_trans, M, N, K, 4) != nullptr) return cudaErrorNotSupported;
@@ -1066,7 +1126,7 @@ cudaError_t gemm_wgmma_tf32(bool a_trans, bool b_trans, int M, int N, int K, flo
                                    &ldb, stream);
       e != cudaSuccess)
     return e;
-  return launch_typed<float, float, false, true>(M, N, K, alpha, a, lda, b, ldb, beta, C, stream,
+  return launch_typed<float, float, false, true, false, 256>(M, N, K, alpha, a, lda, b, ldb, beta, C, stream,
                                                  CU_TENSOR_MAP_DATA_TYPE_FLOAT32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
                                                  tuning, sms, splits,
                                           static_cast<float*>(sums));

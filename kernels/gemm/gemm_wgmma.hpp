@@ -93,6 +93,8 @@ namespace kernels::gemm {
 //     split of a tile runs at once), cudaErrorInvalidValue without the workspace.
 //     HARNESS_WGMMA_SPLITS=n (n >= 1, read once per process) stands in for a tuning.splits of 0,
 //     for A/B runs of whole suites (without the workspace: unsplit).
+//   tile_n: the block tile's N. 0 (default): by shape, gemm_wgmma_tile_n; 256; 128 (16-bit
+//     inputs only: cudaErrorInvalidValue for tf32 and fp8).
 struct GemmWgmmaTuning {
   int cluster_m = 0;
   bool tma_store = true;
@@ -100,14 +102,23 @@ struct GemmWgmmaTuning {
   int max_ctas = 0;
   int group_m = 16;
   int splits = 0;
+  int tile_n = 0;
 };
+
+// The block tile's N of a call on `sms` SMs: 128 x 256 tiles, or 128 x 128 for 16-bit inputs
+// (elem_bytes 2) when fewer than half the SMs would get a 128 x 256 tile (twice the tiles, each
+// half the work; split-K slices half the size). tuning.tile_n decides when set; else
+// HARNESS_WGMMA_TILE_N=128 or 256 (read once per process, 16-bit inputs only) for A/B runs of
+// whole suites; else the shape. Host arithmetic only.
+int gemm_wgmma_tile_n(int M, int N, int elem_bytes, int sms, const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
 
 // The by-shape cluster size (cluster_m 0) of a call with `splits` split-K ranges on `sms` SMs:
 // 1 or 2. HARNESS_WGMMA_CLUSTER=1 or 2 forces it (read once per process), for A/B runs.
 int gemm_wgmma_cluster(int M, int N, int splits, int sms);
 
 // Split-K, for shapes with few output tiles and a long K (a Linear layer's weight gradient
-// X^T dY: M, N = 512..2048 and K = 8192 tokens give 8-32 tiles of 128 x 256 for 132 SMs).
+// X^T dY: M, N = 512..2048 and K = 8192 tokens give 8-32 tiles of 128 x 256 for 132 SMs, 16-64
+// of 128 x 128: gemm_wgmma_tile_n).
 // The K steps of each tile are cut into `splits` ranges, each a work unit of the persistent
 // grid, summed inside the kernel: each split stores its f32 products to its own slice of the
 // workspace, and once every split of the tile has (flags tagged per call: nothing to zero),
@@ -116,8 +127,8 @@ int gemm_wgmma_cluster(int M, int N, int splits, int sms);
 // memset of the flags is captured before the kernel: replays repeat a launch's flag tag). Every split of a tile
 // runs at once: the call keeps tiles x splits within the grid (fewer splits where a forced
 // count asks for more).
-// gemm_wgmma_splits: the by-shape count, 1 (no split) unless fewer than half of the `sms`
-// SMs would have a tile: then min(sms / tiles, K steps / 16, 16), or 1 if that is below 2.
+// gemm_wgmma_splits: the by-shape count over the by-shape tiles (gemm_wgmma_tile_n), 1 (no
+// split) unless fewer than half of the `sms` SMs would have a tile: then min(sms / tiles, K steps / 16, 16), or 1 if that is below 2.
 // sums_into_c: the split sums go straight into an f32 C (gemm_wgmma_bf16_f32 with alpha 1,
 // beta 0: no workspace), so K steps / 2 replaces
 // K steps / 16 (measured: docs/PERFORMANCE.md, "GEMM at the training's shapes").
@@ -126,13 +137,13 @@ int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms, bool sums_in
 // How a call with a workspace (the harness's `wgmma` variant: a 16-bit, tf32 or fp8 C) runs on
 // `sms` SMs, as the result's config: the tile count, clusters (cluster_m 2), and the split-K
 // count it takes (gemm_wgmma_splits or HARNESS_WGMMA_SPLITS, lowered to what the grid holds,
-// at most sms / cluster_m units) with the K steps each split gets, e.g. "128x256 tiles: 32 for
-// 132 SMs; split-K 4 (128 K steps, 32 a split; summed in the kernel)". Empty for a degenerate
+// at most sms / cluster_m units) with the K steps each split gets, e.g. "128x128 tiles: 64 for
+// 132 SMs; split-K 2 (128 K steps, 64 a split; summed in the kernel)". Empty for a degenerate
 // shape or sms < 1. Host arithmetic only.
 std::string gemm_wgmma_plan(int M, int N, int K, int elem_bytes, int sms, int cluster_m = 1);
 
 // Workspace bytes of the split-K sums on the current device when the call splits (tuning.splits,
-// at most one per K step, else gemm_wgmma_splits): one (128, 256) f32 slice and an 8-byte flag
+// at most one per K step, else gemm_wgmma_splits): one (128, tile N) f32 slice and an 8-byte flag
 // per split and output tile (M tiles rounded up to even, for clusters); else 0.
 std::size_t gemm_wgmma_splitk_workspace_bytes(int M, int N, int K, int elem_bytes,
                                               const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});

@@ -48,15 +48,21 @@ const harness::ParamSpec& spec(const char* name) {
 }
 
 // wgmma's block tile N (host arithmetic, no device): 128 x 128 tiles for 16-bit inputs where
-// fewer than half of the SMs would get a 128 x 256 tile; 128 x 256 otherwise, and always for
-// tf32 and fp8; tuning.tile_n decides when set (HARNESS_WGMMA_TILE_N unset in ctest).
+// 128 x 256 tiles would leave 7/8 of the SMs idle, or fewer than half of them busy while
+// 128 x 128 tiles keep more than half busy; 128 x 256 otherwise, and always for tf32 and
+// fp8; tuning.tile_n decides when set (HARNESS_WGMMA_TILE_N unset in ctest).
 TEST(GemmTc, WgmmaTileNByShape) {
   namespace kg = kernels::gemm;
   ASSERT_EQ(std::getenv("HARNESS_WGMMA_TILE_N"), nullptr) << "the expectations are the by-shape rule's";
   const int sms = 132;
   EXPECT_EQ(kg::gemm_wgmma_tile_n(512, 512, 2, sms), 128);      // 8 tiles of 128 x 256
-  EXPECT_EQ(kg::gemm_wgmma_tile_n(128 * 66, 256, 2, sms), 128);  // 66: exactly half the SMs
-  EXPECT_EQ(kg::gemm_wgmma_tile_n(128 * 67, 256, 2, sms), 256);  // 67: more than half
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(128, 4096, 2, sms), 128);     // 16 (sms / 8 = 16.5)
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(128 * 17, 256, 2, sms), 256); // 17 tiles, 34 of 128 x 128: split
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(1536, 512, 2, sms), 256);     // 24 tiles, 48 of 128 x 128
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(2048, 512, 2, sms), 256);     // 32 tiles, 64 of 128 x 128
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(128, 14336, 2, sms), 128);    // 56 tiles, 112 of 128 x 128: unsplit
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(128 * 66, 256, 2, sms), 128); // 66 tiles: half the SMs; 132 narrow ones
+  EXPECT_EQ(kg::gemm_wgmma_tile_n(128 * 67, 256, 2, sms), 256); // 67: more than half
   EXPECT_EQ(kg::gemm_wgmma_tile_n(512, 6880, 2, sms), 256);     // 108 tiles
   EXPECT_EQ(kg::gemm_wgmma_tile_n(4096, 4096, 2, sms), 256);
   EXPECT_EQ(kg::gemm_wgmma_tile_n(512, 512, 4, sms), 256);      // tf32: 128 x 256 only
@@ -75,8 +81,10 @@ TEST(GemmTc, WgmmaSplitKByShape) {
   namespace kg = kernels::gemm;
   const int sms = 132;
   EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 8192, 2, sms), 8);    // 16 tiles of 128 x 128, 128 steps
-  EXPECT_EQ(kg::gemm_wgmma_splits(512, 2048, 8192, 2, sms), 2);   // 64 tiles
-  EXPECT_EQ(kg::gemm_wgmma_splits(2048, 512, 8192, 2, sms), 2);
+  EXPECT_EQ(kg::gemm_wgmma_splits(512, 2048, 8192, 2, sms), 4);   // 32 tiles of 128 x 256
+  EXPECT_EQ(kg::gemm_wgmma_splits(2048, 512, 8192, 2, sms), 4);
+  EXPECT_EQ(kg::gemm_wgmma_splits(128, 14336, 4096, 2, sms), 1);  // 112 tiles of 128 x 128
+  EXPECT_EQ(kg::gemm_wgmma_splits(128, 4096, 4096, 2, sms), 4);   // 32 of 128 x 128, 64 steps
   EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 8192, 4, sms), 16);   // tf32: 8 tiles of 128 x 256, 256 steps of 32
   EXPECT_EQ(kg::gemm_wgmma_splits(72, 40, 2056, 2, sms), 2);      // 33 steps: 2 of >= 16
   EXPECT_EQ(kg::gemm_wgmma_splits(512, 512, 1300, 2, sms), 1);    // the seed's 21 steps: unsplit
@@ -96,7 +104,8 @@ TEST(GemmTc, WgmmaPlanNamesTilesAndSplits) {
   EXPECT_EQ(kg::gemm_wgmma_plan(512, 512, 8192, 2, 132),
             "128x128 tiles: 16 for 132 SMs; split-K 8 (128 K steps, 16 a split; summed in the kernel)");
   EXPECT_EQ(kg::gemm_wgmma_plan(2048, 512, 8192, 2, 132),
-            "128x128 tiles: 64 for 132 SMs; split-K 2 (128 K steps, 64 a split; summed in the kernel)");
+            "128x256 tiles: 32 for 132 SMs; split-K 4 (128 K steps, 32 a split; summed in the kernel)");
+  EXPECT_EQ(kg::gemm_wgmma_plan(128, 14336, 4096, 2, 132), "128x128 tiles: 112 for 132 SMs; unsplit");
   EXPECT_EQ(kg::gemm_wgmma_plan(72, 40, 2056, 2, 132),
             "128x128 tiles: 1 for 132 SMs; split-K 2 (33 K steps, 16-17 a split; summed in the kernel)");
   EXPECT_EQ(kg::gemm_wgmma_plan(512, 6880, 8192, 2, 132), "128x256 tiles: 108 for 132 SMs; unsplit");

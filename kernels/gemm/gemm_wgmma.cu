@@ -965,7 +965,16 @@ int gemm_wgmma_tile_n(int M, int N, int elem_bytes, int sms, const GemmWgmmaTuni
   if (elem_bytes != 2) return 256;
   if (tuning.tile_n == 128 || tuning.tile_n == 256) return tuning.tile_n;
   if (from_env != 0) return from_env;
-  return M >= 1 && N >= 1 && 2 * tiles_of(M, N, 256) <= sms ? 128 : 256;
+  if (M < 1 || N < 1) return 256;
+  // 128 x 128 where 128 x 256 tiles leave 7/8 of the SMs idle, or where 128 x 128 tiles keep
+  // more than half of them busy unsplit; 128 x 256 otherwise (at 24-32 tiles of 128 x 256,
+  // splitting those 4 ways beat twice the tiles split 2 ways). Measured on an H200 (bf16/f16,
+  // cuBLAS in the same run; docs/PERFORMANCE.md, session 23): 128 x 128 against 128 x 256:
+  // tn 512x512x8192 (8 tiles) 20.2 against 24.6 us; nt 128x4096x4096 (16) 21.5 against 26.2;
+  // nt 128x14336x4096 (56; 112 unsplit) 36.4 against 50.2; tn 1536x512x8192 (24) 37.3 against
+  // 33.9; tn 2048x512x8192 and 1024x1024x8192 (32) 38.4 / 39.0 against 37.2 / 37.3.
+  const long long wide = tiles_of(M, N, 256), narrow = tiles_of(M, N, 128);
+  return 8 * wide <= sms || (2 * wide <= sms && 2 * narrow > sms) ? 128 : 256;
 }
 
 int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms, bool sums_into_c) {

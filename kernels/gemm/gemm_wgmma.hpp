@@ -106,8 +106,9 @@ struct GemmWgmmaTuning {
 };
 
 // The block tile's N of a call on `sms` SMs: 128 x 256 tiles, or 128 x 128 for 16-bit inputs
-// (elem_bytes 2) when fewer than half the SMs would get a 128 x 256 tile (twice the tiles, each
-// half the work; split-K slices half the size). tuning.tile_n decides when set; else
+// (elem_bytes 2) when at most sms / 8 tiles of 128 x 256 exist, or when fewer than half the SMs
+// would get a 128 x 256 tile but more than half get a 128 x 128 one (twice the tiles, each half
+// the work; split-K slices half the size). tuning.tile_n decides when set; else
 // HARNESS_WGMMA_TILE_N=128 or 256 (read once per process, 16-bit inputs only) for A/B runs of
 // whole suites; else the shape. Host arithmetic only.
 int gemm_wgmma_tile_n(int M, int N, int elem_bytes, int sms, const GemmWgmmaTuning& tuning = GemmWgmmaTuning{});
@@ -117,8 +118,8 @@ int gemm_wgmma_tile_n(int M, int N, int elem_bytes, int sms, const GemmWgmmaTuni
 int gemm_wgmma_cluster(int M, int N, int splits, int sms);
 
 // Split-K, for shapes with few output tiles and a long K (a Linear layer's weight gradient
-// X^T dY: M, N = 512..2048 and K = 8192 tokens give 8-32 tiles of 128 x 256 for 132 SMs, 16-64
-// of 128 x 128: gemm_wgmma_tile_n).
+// X^T dY: M, N = 512..2048 and K = 8192 tokens give 8-32 tiles of 128 x 256 for 132 SMs; the
+// fewest, 512 x 512, run as 16 tiles of 128 x 128: gemm_wgmma_tile_n).
 // The K steps of each tile are cut into `splits` ranges, each a work unit of the persistent
 // grid, summed inside the kernel: each split stores its f32 products to its own slice of the
 // workspace, and once every split of the tile has (flags tagged per call: nothing to zero),
@@ -137,8 +138,8 @@ int gemm_wgmma_splits(int M, int N, int K, int elem_bytes, int sms, bool sums_in
 // How a call with a workspace (the harness's `wgmma` variant: a 16-bit, tf32 or fp8 C) runs on
 // `sms` SMs, as the result's config: the tile count, clusters (cluster_m 2), and the split-K
 // count it takes (gemm_wgmma_splits or HARNESS_WGMMA_SPLITS, lowered to what the grid holds,
-// at most sms / cluster_m units) with the K steps each split gets, e.g. "128x128 tiles: 64 for
-// 132 SMs; split-K 2 (128 K steps, 64 a split; summed in the kernel)". Empty for a degenerate
+// at most sms / cluster_m units) with the K steps each split gets, e.g. "128x256 tiles: 32 for
+// 132 SMs; split-K 4 (128 K steps, 32 a split; summed in the kernel)". Empty for a degenerate
 // shape or sms < 1. Host arithmetic only.
 std::string gemm_wgmma_plan(int M, int N, int K, int elem_bytes, int sms, int cluster_m = 1);
 

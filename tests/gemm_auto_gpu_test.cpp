@@ -10,12 +10,14 @@
 #include <string>
 #include <vector>
 
+#include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include "family_support.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_auto.hpp"
+#include "gemm/gemm_gemv16.hpp"
 #include "gemm/gemm_reference.hpp"
 #include "gemm_tolerance.hpp"
 #include "harness/registry.hpp"
@@ -34,6 +36,7 @@ struct Shape {
   int M, N, K;
   float alpha = 1.0f, beta = 0.0f;
   kg::Layout layout = kg::Layout::nn;
+  const char* dtype = nullptr;  // the problem's default (f32) when null
 };
 
 std::string name_of(const Shape& s) {
@@ -59,6 +62,7 @@ harness::Params params_of(const Shape& s) {
   p.set("alpha", static_cast<double>(s.alpha));
   p.set("beta", static_cast<double>(s.beta));
   p.set("layout", std::string(kg::to_string(s.layout)));
+  if (s.dtype != nullptr) p.set("dtype", std::string(s.dtype));
   return harness::test::params_of(harness::test::problem_named("gemm"), p);
 }
 
@@ -252,6 +256,80 @@ TEST(GemmAutoGpu, GemvAndOuterAtEveryAlignment) {
                      },
                      with_layout(s, l), 0);
   }
+}
+
+// The 16-bit GEMV through the registry (`gemv`, and `auto`, which runs it there), bf16 and
+// f16, against the problem's cpu reference and tolerance: M == 1 with B stored (N, K), N == 1
+// with A stored (M, K), M == N == 1 in every layout; K a multiple of 8 (16-byte loads) and not
+// (element by element), alpha and beta != 0 (C read), a decode shape. Every case must run.
+TEST(GemmAutoGpu, Gemv16AgainstTheReference) {
+  SKIP_WITHOUT_DEVICE();
+  for (const char* dtype : {"bf16", "f16"}) {
+    int ran = 0, cases = 0;
+    auto check = [&](Shape s) {
+      s.dtype = dtype;
+      ran += check_variants(s, {"gemv", "auto"});
+      cases += 2;
+    };
+    for (kg::Layout l : {kg::Layout::nt, kg::Layout::tt}) {
+      check({1, 4097, 520, 1.0f, 0.0f, l});
+      check({1, 37, 4099, 2.0f, 0.5f, l});  // K % 8 != 0
+      check({1, 14336, 4096, 1.0f, 0.0f, l});
+    }
+    for (kg::Layout l : {kg::Layout::nn, kg::Layout::nt}) {
+      check({4097, 1, 1000, 1.0f, 0.0f, l});
+      check({300, 1, 77, -1.0f, 1.5f, l});
+    }
+    for (kg::Layout l : kLayouts) check({1, 1, 9, 1.0f, 0.25f, l});
+    EXPECT_EQ(ran, cases) << dtype << ": a case was skipped";
+  }
+}
+
+// The 16-bit GEMV called directly: a misaligned operand (the element-by-element path) gives the
+// aligned call's values within bf16 rounding; the cases it does not take and bad arguments are
+// refused with cudaErrorInvalidValue.
+TEST(GemmAutoGpu, Gemv16MisalignedAndRefused) {
+  SKIP_WITHOUT_DEVICE();
+  const int N = 999, K = 1024;
+  std::vector<__nv_bfloat16> hb(static_cast<std::size_t>(N) * K + 8), ha(K + 8);
+  const auto rb = random_floats(hb.size(), 5u), ra = random_floats(ha.size(), 6u);
+  for (std::size_t i = 0; i < hb.size(); ++i) hb[i] = __float2bfloat16(rb[i]);
+  for (std::size_t i = 0; i < ha.size(); ++i) ha[i] = __float2bfloat16(ra[i]);
+  __nv_bfloat16 *a = nullptr, *b = nullptr, *c = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&a), ha.size() * 2), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&b), hb.size() * 2), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&c), 2 * N * 2), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(a, ha.data(), ha.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(b, hb.data(), hb.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemset(c, 0xFF, 2 * N * 2), cudaSuccess);  // NaN
+  // Aligned, then the same values one element further (2-byte aligned: no 16-byte loads).
+  ASSERT_EQ(kg::gemm_gemv16(kg::TcDType::bf16, kg::Layout::nt, 1, N, K, 1.0f, a, b, 0.0f, c, nullptr), cudaSuccess);
+  __nv_bfloat16 *a1 = nullptr, *b1 = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&a1), ha.size() * 2), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&b1), hb.size() * 2), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(a1 + 1, ha.data(), static_cast<std::size_t>(K) * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(b1 + 1, hb.data(), static_cast<std::size_t>(N) * K * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(kg::gemm_gemv16(kg::TcDType::bf16, kg::Layout::nt, 1, N, K, 1.0f, a1 + 1, b1 + 1, 0.0f, c + N, nullptr),
+            cudaSuccess);
+  std::vector<__nv_bfloat16> out(2 * N);
+  ASSERT_EQ(cudaMemcpy(out.data(), c, out.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (int n = 0; n < N; ++n) {
+    const float x = __bfloat162float(out[n]), y = __bfloat162float(out[N + n]);
+    ASSERT_TRUE(std::isfinite(x) && std::isfinite(y)) << n;
+    EXPECT_NEAR(x, y, 0.01f * std::fabs(x) + 1e-3f) << n;
+  }
+  const auto refused = [&](kg::TcDType t, kg::Layout l, int M, int n, const void* pa) {
+    return kg::gemm_gemv16(t, l, M, n, K, 1.0f, pa, b, 0.0f, c, nullptr);
+  };
+  EXPECT_EQ(refused(kg::TcDType::bf16, kg::Layout::nn, 1, N, a), cudaErrorInvalidValue);   // B stored (K, N)
+  EXPECT_EQ(refused(kg::TcDType::bf16, kg::Layout::tn, N, 1, a), cudaErrorInvalidValue);   // A stored (K, M)
+  EXPECT_EQ(refused(kg::TcDType::bf16, kg::Layout::nt, 2, N, a), cudaErrorInvalidValue);   // not a vector shape
+  EXPECT_EQ(refused(kg::TcDType::f32, kg::Layout::nt, 1, N, a), cudaErrorInvalidValue);    // not 16-bit
+  EXPECT_EQ(refused(kg::TcDType::bf16, kg::Layout::nt, 1, N, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), static_cast<void*>(a1),
+                  static_cast<void*>(b1)})
+    EXPECT_EQ(cudaFree(p), cudaSuccess);
 }
 
 TEST(GemmAutoGpu, SplitKIsBitIdenticalRunToRun) {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "gemm/gemm_auto.hpp"
+#include "gemm/gemm_gemv16.hpp"
 #include "gemm_params.hpp"
 #include "harness/registry.hpp"
 #include "test_support.hpp"
@@ -264,16 +265,57 @@ TEST(GemmAuto, GemvSkipsMatricesAndTheFp32KernelsSkipOtherDtypes) {
   EXPECT_FALSE(variant("auto").constraint(dims(8, 8, 8)).has_value());
   harness::Params bf16 = dims(64, 64, 64);
   bf16.set("dtype", std::string("bf16"));
-  for (const char* name : {"splitk", "gemv"}) {
-    const auto skip = variant(name).constraint(bf16);
-    ASSERT_TRUE(skip.has_value()) << name;
-    EXPECT_NE(skip->find("bf16"), std::string::npos) << *skip;
-  }
+  const auto skip = variant("splitk").constraint(bf16);
+  ASSERT_TRUE(skip.has_value());
+  EXPECT_NE(skip->find("bf16"), std::string::npos) << *skip;
+  const auto matrix = variant("gemv").constraint(bf16);
+  ASSERT_TRUE(matrix.has_value());
+  EXPECT_NE(matrix->find("M == 1 or N == 1"), std::string::npos) << *matrix;
+  harness::Params tf32 = dims(1, 64, 64);
+  tf32.set("dtype", std::string("tf32"));
+  const auto dtype = variant("gemv").constraint(tf32);
+  ASSERT_TRUE(dtype.has_value());
+  EXPECT_NE(dtype->find("tf32"), std::string::npos) << *dtype;
   // Every layout runs (the kernels read transposed operands in place).
   for (const char* layout : {"nn", "nt", "tn", "tt"}) {
     harness::Params p = dims(64, 64, 64);
     p.set("layout", std::string(layout));
     for (const char* name : {"auto", "splitk"}) EXPECT_FALSE(variant(name).constraint(p).has_value()) << name;
+  }
+}
+
+// The 16-bit GEMV (bf16, f16) takes the matrix operand K contiguous only: M == 1 with B
+// stored (N, K) (nt, tt), N == 1 with A stored (M, K) (nn, nt), M == N == 1 in any layout; the
+// `gemv` variant says why it skips the other layouts, and `auto` runs it where it applies
+// (its config names it where a device answers) and a GEMM kernel elsewhere.
+TEST(GemmAuto, Gemv16TakesKContiguousMatrixOperands) {
+  using kg::Layout;
+  for (Layout l : {Layout::nt, Layout::tt}) EXPECT_EQ(kg::gemm_gemv16_unsupported(l, 1, 4096), nullptr);
+  for (Layout l : {Layout::nn, Layout::nt}) EXPECT_EQ(kg::gemm_gemv16_unsupported(l, 4096, 1), nullptr);
+  for (Layout l : {Layout::nn, Layout::nt, Layout::tn, Layout::tt}) EXPECT_EQ(kg::gemm_gemv16_unsupported(l, 1, 1), nullptr);
+  EXPECT_NE(std::string(kg::gemm_gemv16_unsupported(Layout::nn, 1, 4096)).find("B stored (N, K)"), std::string::npos);
+  EXPECT_NE(std::string(kg::gemm_gemv16_unsupported(Layout::tn, 4096, 1)).find("A stored (M, K)"), std::string::npos);
+  EXPECT_NE(std::string(kg::gemm_gemv16_unsupported(Layout::nt, 8, 8)).find("M == 1 or N == 1"), std::string::npos);
+  for (const char* dtype : {"bf16", "f16"}) {
+    harness::Params nt = dims(1, 4096, 4096);
+    nt.set("dtype", std::string(dtype));
+    nt.set("layout", std::string("nt"));
+    EXPECT_FALSE(variant("gemv").constraint(nt).has_value()) << dtype;
+    EXPECT_FALSE(variant("auto").constraint(nt).has_value()) << dtype;
+    EXPECT_EQ(variant("gemv").workspace_bytes(nt), 0u);
+    EXPECT_EQ(variant("auto").workspace_bytes(nt), 0u);
+    EXPECT_NE(variant("gemv").config(nt).find("16-bit"), std::string::npos) << variant("gemv").config(nt);
+    if (harness::test::have_device()) {
+      EXPECT_NE(variant("auto").config(nt).find("gemv"), std::string::npos) << variant("auto").config(nt);
+    }
+    harness::Params nn = nt;
+    nn.set("layout", std::string("nn"));
+    const auto why = variant("gemv").constraint(nn);
+    ASSERT_TRUE(why.has_value()) << dtype;
+    EXPECT_NE(why->find("layouts nt, tt"), std::string::npos) << *why;
+    if (harness::test::have_device()) {
+      EXPECT_EQ(variant("auto").config(nn).find("gemv"), std::string::npos) << variant("auto").config(nn);
+    }
   }
 }
 

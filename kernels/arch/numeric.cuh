@@ -8,6 +8,22 @@
 
 namespace kernels::arch {
 
+// One element to float and back (rounded to nearest even), T = bf16, f16 or float (identity).
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(float x) { return x; }
+template <class T>
+__device__ __forceinline__ T from_float(float x) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __float2bfloat16_rn(x);
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(x);
+  } else {
+    static_assert(std::is_same_v<T, float>, "from_float: bf16, f16 or float");
+    return x;
+  }
+}
+
 // Two floats rounded to a packed pair of T (x in the low half), T = bf16 or f16.
 template <class T>
 __device__ __forceinline__ std::uint32_t pack2(float x, float y) {

@@ -91,6 +91,7 @@
 
 #include "arch/cluster_launch.hpp"
 #include "arch/memory_order.cuh"
+#include "arch/numeric.cuh"
 #include "arch/sm90_mbarrier.cuh"
 #include "arch/sm90_tma.cuh"
 #include "arch/sm90_warpgroup.cuh"
@@ -148,23 +149,8 @@ struct TileN {
   static_assert(kSmemBytes <= 232448, "227 KB of dynamic shared memory at most");
 };
 
-template <typename T>
-__device__ __forceinline__ T from_float(float x);
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
-template <>
-__device__ __forceinline__ __half from_float<__half>(float x) {
-  return __float2half_rn(x);
-}
-template <>
-__device__ __forceinline__ float from_float<float>(float x) {
-  return x;
-}
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_float(float x) { return x; }
+using arch::from_float;
+using arch::to_float;
 
 // Two adjacent elements of C as one vector (4 or 8 bytes).
 template <typename T>

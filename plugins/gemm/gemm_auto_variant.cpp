@@ -1,9 +1,11 @@
 // The shape-dispatching variants of the gemm problem (kernels/gemm/gemm_auto.hpp):
 //   auto    f32: picks gemv / outer / splitk / a tile size by (M, N, K, SM count);
-//           tf32, bf16, f16, fp8_e4m3: `wgmma` where it takes the shape and device, else
-//           `mma` (gemm_tc_variants.hpp), the reason recorded
+//           bf16, f16: the 16-bit GEMV where M or N is 1 and the matrix operand is K
+//           contiguous (gemm_gemv16.hpp); tf32, bf16, f16, fp8_e4m3: else `wgmma` where it
+//           takes the shape and device, else `mma` (gemm_tc_variants.hpp), the reason recorded
 //   splitk  deterministic split-K, auto's cheapest split (any shape)
-//   gemv    the GEMV kernels (M == 1 or N == 1 only)
+//   gemv    the GEMV kernels (M == 1 or N == 1 only; f32 every layout, bf16/f16 with the
+//           matrix operand K contiguous)
 // Each records its choice as the result's config ("splitk tile=64x64 splits=31"), so a
 // report says which kernel ran; the workspace (split-K panels) comes from the harness.
 // Every layout (nn, nt, tn, tt): the kernels read transposed operands in place.
@@ -11,9 +13,12 @@
 #include <optional>
 #include <string>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <fmt/format.h>
 
 #include "gemm/gemm_auto.hpp"
+#include "gemm/gemm_gemv16.hpp"
 #include "gemm_fp8.hpp"
 #include "gemm_params.hpp"
 #include "gemm_tc_variants.hpp"
@@ -42,12 +47,42 @@ std::optional<std::string> fp32_only(const harness::Params& p) {
   return std::nullopt;
 }
 
+bool is_16bit(const harness::Params& p) {
+  const kg::TcDType t = plugins::gemm::dtype_param(p);
+  return t == kg::TcDType::bf16 || t == kg::TcDType::f16;
+}
+
 std::optional<std::string> gemv_constraint(const harness::Params& p) {
-  if (auto why = fp32_only(p)) return why;
   const Dims d(p);
   if (d.M != 1 && d.N != 1) return fmt::format("gemv: needs M == 1 or N == 1 (M={} N={})", d.M, d.N);
+  if (is_16bit(p)) {
+    if (const char* why = kg::gemm_gemv16_unsupported(d.layout, d.M, d.N)) return std::string(why);
+    return std::nullopt;
+  }
+  if (p.has("dtype") && p.get_string("dtype") != "f32")
+    return fmt::format("gemv: f32, bf16 or f16 (dtype {})", p.get_string("dtype"));
   return std::nullopt;
 }
+
+// The 16-bit GEMV (gemm_gemv16.hpp) takes this case: bf16/f16, M or N 1, the matrix operand
+// K contiguous. No workspace.
+bool takes_gemv16(const harness::Params& p) {
+  const Dims d(p);
+  return is_16bit(p) && kg::gemm_gemv16_unsupported(d.layout, d.M, d.N) == nullptr;
+}
+
+void launch_gemv16(harness::LaunchContext& ctx) {
+  const Dims d(*ctx.params);
+  const kg::TcDType t = plugins::gemm::dtype_param(*ctx.params);
+  const bool bf16 = t == kg::TcDType::bf16;
+  const void* A = bf16 ? static_cast<const void*>(ctx.in<__nv_bfloat16>("A")) : ctx.in<__half>("A");
+  const void* B = bf16 ? static_cast<const void*>(ctx.in<__nv_bfloat16>("B")) : ctx.in<__half>("B");
+  void* C = bf16 ? static_cast<void*>(ctx.out<__nv_bfloat16>("C")) : ctx.out<__half>("C");
+  HARNESS_CUDA(kg::gemm_gemv16(t, d.layout, d.M, d.N, d.K, static_cast<float>(ctx.param_float("alpha")), A, B,
+                               static_cast<float>(ctx.param_float("beta")), C, ctx.stream));
+}
+
+constexpr const char* kGemv16Config = "gemv (16-bit: a warp per output element, K-contiguous rows)";
 
 kg::AutoChoice choice_at(ChooseFn choose, const harness::Params& p) {
   const Dims d(p);
@@ -85,7 +120,7 @@ const plugins::gemm::TcVariant& tc_pick(const harness::Params& p) {
 }
 
 std::optional<std::string> auto_constraint(const harness::Params& p) {
-  if (is_f32(p)) return std::nullopt;
+  if (is_f32(p) || takes_gemv16(p)) return std::nullopt;
   const auto wgmma_why = plugins::gemm::wgmma_variant().constraint(p);
   if (!wgmma_why) return std::nullopt;
   const auto mma_why = plugins::gemm::mma_variant().constraint(p);
@@ -98,11 +133,16 @@ void launch_auto(harness::LaunchContext& ctx) {
     launch_with(kg::choose_auto, ctx);
     return;
   }
+  if (takes_gemv16(*ctx.params)) {
+    launch_gemv16(ctx);
+    return;
+  }
   tc_pick(*ctx.params).launch(ctx);
 }
 
 std::size_t auto_workspace(const harness::Params& p) {
-  return is_f32(p) ? workspace_with(kg::choose_auto, p) : tc_pick(p).workspace(p);
+  if (is_f32(p)) return workspace_with(kg::choose_auto, p);
+  return takes_gemv16(p) ? 0 : tc_pick(p).workspace(p);
 }
 
 // The kernel auto ran and, for mma, why not wgmma; nothing without a device (the choice
@@ -110,6 +150,7 @@ std::size_t auto_workspace(const harness::Params& p) {
 std::string auto_config(const harness::Params& p) {
   if (is_f32(p)) return config_with(kg::choose_auto, p);
   if (kg::current_sm_count() <= 0) return std::string();
+  if (takes_gemv16(p)) return kGemv16Config;
   const auto wgmma_why = plugins::gemm::wgmma_variant().constraint(p);
   const std::string fp8 = plugins::gemm::fp8_config(p);
   const std::string kernel = wgmma_why ? fmt::format("mma ({})", *wgmma_why) : std::string("wgmma");
@@ -131,7 +172,8 @@ const bool kRegistered = [] {
       harness::make_variant("gemm", "auto", harness::Backend::cuda, launch_auto)
           .description("f32 by shape: GEMV (M or N = 1), rank-1 (K = 1), else the coarsened tile (128x128, "
                        "128x64, 64x64, 32x64) and deterministic split-K count (K >= 256) of least modelled time "
-                       "on this GPU's SMs; tf32/bf16/f16/fp8_e4m3: wgmma where it takes the shape and device, "
+                       "on this GPU's SMs; bf16/f16: the 16-bit GEMV where M or N = 1 and the matrix operand is K "
+                       "contiguous; tf32/bf16/f16/fp8_e4m3: else wgmma where it takes the shape and device, "
                        "else mma (any shape, sm_80+); the choice and its reason in the result's config")
           .constraint(auto_constraint)
           .workspace(auto_workspace)
@@ -140,11 +182,21 @@ const bool kRegistered = [] {
       "deterministic split-K (auto's model, >= 2 slices): coarsened-tile partials per K slice into a workspace, "
       "then a reduce",
       kg::choose_splitk, fp32_only);
-  add("gemv",
-      "GEMV (M = 1 or N = 1): warp per row of a K-contiguous matrix operand (A 'n' for N = 1, B 't' for M = 1), "
-      "else 128-column blocks over K slices",
-      kg::choose_gemv,
-      gemv_constraint);
+  harness::Registry::instance().add_variant(
+      harness::make_variant("gemm", "gemv", harness::Backend::cuda,
+                            [](harness::LaunchContext& ctx) {
+                              if (is_16bit(*ctx.params))
+                                launch_gemv16(ctx);
+                              else
+                                launch_with(kg::choose_gemv, ctx);
+                            })
+          .description("GEMV (M = 1 or N = 1): warp per row of a K-contiguous matrix operand (A 'n' for N = 1, "
+                       "B 't' for M = 1), else (f32 only) 128-column blocks over K slices; f32, bf16, f16 (f32 sums)")
+          .constraint(gemv_constraint)
+          .workspace([](const harness::Params& p) { return is_16bit(p) ? 0 : workspace_with(kg::choose_gemv, p); })
+          .config([](const harness::Params& p) {
+            return is_16bit(p) ? std::string(kGemv16Config) : config_with(kg::choose_gemv, p);
+          }));
   return true;
 }();
 

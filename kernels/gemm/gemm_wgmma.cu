@@ -21,7 +21,9 @@
 // the other consumer's keep the tensor cores busy meanwhile.
 //
 // Tiles and data path (one CTA per SM, persistent):
-//   block tile (BM, BN, BK) = (128, 256, 64); 384 threads = 3 warpgroups:
+//   block tile (BM, BN, BK) = (128, 256, 64); 384 threads = 3 warpgroups. (BN = 128 for 16-bit
+//   inputs at shapes with few tiles, gemm_wgmma_tile_n: B boxes of 128 rows, 6 stages of 32 KB,
+//   a (64, 128) accumulator of 64 floats a thread, m64n128k16; read "256" below as BN.)
 //   - warpgroup 0, the producer, gives registers back (setmaxnreg.dec 40) and one thread
 //     issues the TMA copies of A (128 x 64) and B (256 x 64) for each K step into a ring of
 //     kStages = 4 stages of 48 KB (192 KB of shared memory), each with a `full` mbarrier

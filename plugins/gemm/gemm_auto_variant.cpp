@@ -152,8 +152,12 @@ std::string auto_config(const harness::Params& p) {
   if (kg::current_sm_count() <= 0) return std::string();
   if (takes_gemv16(p)) return kGemv16Config;
   const auto wgmma_why = plugins::gemm::wgmma_variant().constraint(p);
+  if (!wgmma_why) {  // wgmma's own config: its plan (and fp8's scales)
+    const std::string plan = plugins::gemm::wgmma_variant().config(p);
+    return plan.empty() ? std::string("wgmma") : "wgmma: " + plan;
+  }
   const std::string fp8 = plugins::gemm::fp8_config(p);
-  const std::string kernel = wgmma_why ? fmt::format("mma ({})", *wgmma_why) : std::string("wgmma");
+  const std::string kernel = fmt::format("mma ({})", *wgmma_why);
   return fp8.empty() ? kernel : kernel + "; " + fp8;
 }
 

@@ -329,16 +329,17 @@ const bool kTableRegistered = [] {
 }();
 
 std::size_t no_workspace(const harness::Params&) { return 0; }
+std::string no_config(const harness::Params&) { return {}; }
 
 }  // namespace
 
 namespace plugins::gemm {
 const TcVariant& wgmma_variant() {
-  static const TcVariant v{launch_wgmma, wgmma_constraint, wgmma_workspace};
+  static const TcVariant v{launch_wgmma, wgmma_constraint, wgmma_workspace, wgmma_config};
   return v;
 }
 const TcVariant& mma_variant() {
-  static const TcVariant v{launch_mma, mma_constraint, no_workspace};
+  static const TcVariant v{launch_mma, mma_constraint, no_workspace, no_config};
   return v;
 }
 }  // namespace plugins::gemm
@@ -362,7 +363,9 @@ HARNESS_REGISTER_VARIANT_IF(gemm, mma, cuda,
 HARNESS_REGISTER_VARIANT_WITH(
     harness::make_variant("gemm", "wgmma", harness::Backend::cuda, launch_wgmma)
         .description("Hopper: TMA loads into 128B-swizzled smem, wgmma m64n256k16 (tf32: k8), 1 producer + 2 "
-                     "consumer warpgroups, 4-stage mbarrier ring, persistent grid, TMA-store epilogue; bf16/f16 "
+                     "consumer warpgroups, 4-stage mbarrier ring, persistent grid, TMA-store epilogue; bf16/f16: "
+                     "128x128 tiles (m64n128k16, 6 stages) where few 128x256 tiles exist, split-K summed in the "
+                     "kernel where few tiles meet a long K (the plan: the result's config); bf16/f16 "
                      "every layout, row strides multiple of 8; tf32 any shape, nt in place, other layouts "
                      "transpose the non-K-major operand into the workspace first (timed with the GEMM); fp8_e4m3 "
                      "nt with K % 16 == 0: 2 x m64n128k32 per 128-k step, promoted to FP32 every step, bf16 C")

@@ -16,6 +16,7 @@ struct TcVariant {
   void (*launch)(harness::LaunchContext&);
   std::optional<std::string> (*constraint)(const harness::Params&);
   std::size_t (*workspace)(const harness::Params&);
+  std::string (*config)(const harness::Params&);  // the variant's own config (wgmma: its plan)
 };
 
 const TcVariant& wgmma_variant();

@@ -20,6 +20,7 @@
 #include "gemm/gemm_gemv16.hpp"
 #include "gemm/gemm_reference.hpp"
 #include "gemm_tolerance.hpp"
+#include "harness/device_buffer.hpp"
 #include "harness/registry.hpp"
 #include "gemm_test_support.hpp"
 #include "test_support.hpp"
@@ -295,18 +296,13 @@ TEST(GemmAutoGpu, Gemv16MisalignedAndRefused) {
   const auto rb = random_floats(hb.size(), 5u), ra = random_floats(ha.size(), 6u);
   for (std::size_t i = 0; i < hb.size(); ++i) hb[i] = __float2bfloat16(rb[i]);
   for (std::size_t i = 0; i < ha.size(); ++i) ha[i] = __float2bfloat16(ra[i]);
-  __nv_bfloat16 *a = nullptr, *b = nullptr, *c = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&a), ha.size() * 2), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&b), hb.size() * 2), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&c), 2 * N * 2), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(a, ha.data(), ha.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(b, hb.data(), hb.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  harness::DeviceBuffer<__nv_bfloat16> da(ha.size()), db(hb.size()), dc(2 * N), da1(ha.size()), db1(hb.size());
+  __nv_bfloat16 *a = da.data(), *b = db.data(), *c = dc.data(), *a1 = da1.data(), *b1 = db1.data();
+  da.upload(ha);
+  db.upload(hb);
   ASSERT_EQ(cudaMemset(c, 0xFF, 2 * N * 2), cudaSuccess);  // NaN
   // Aligned, then the same values one element further (2-byte aligned: no 16-byte loads).
   ASSERT_EQ(kg::gemm_gemv16(kg::TcDType::bf16, kg::Layout::nt, 1, N, K, 1.0f, a, b, 0.0f, c, nullptr), cudaSuccess);
-  __nv_bfloat16 *a1 = nullptr, *b1 = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&a1), ha.size() * 2), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&b1), hb.size() * 2), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(a1 + 1, ha.data(), static_cast<std::size_t>(K) * 2, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(b1 + 1, hb.data(), static_cast<std::size_t>(N) * K * 2, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(kg::gemm_gemv16(kg::TcDType::bf16, kg::Layout::nt, 1, N, K, 1.0f, a1 + 1, b1 + 1, 0.0f, c + N, nullptr),
@@ -327,9 +323,6 @@ TEST(GemmAutoGpu, Gemv16MisalignedAndRefused) {
   EXPECT_EQ(refused(kg::TcDType::f32, kg::Layout::nt, 1, N, a), cudaErrorInvalidValue);    // not 16-bit
   EXPECT_EQ(refused(kg::TcDType::bf16, kg::Layout::nt, 1, N, nullptr), cudaErrorInvalidValue);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), static_cast<void*>(a1),
-                  static_cast<void*>(b1)})
-    EXPECT_EQ(cudaFree(p), cudaSuccess);
 }
 
 TEST(GemmAutoGpu, SplitKIsBitIdenticalRunToRun) {

@@ -1,10 +1,14 @@
 #pragma once
 // Device helpers shared by the GEMM kernels (internal to kernels/gemm).
 #include <cstddef>
+#include <cstdint>
 
 #include <cuda_runtime.h>
 
 namespace kernels::gemm {
+
+// A pointer a 16-byte vector load or store may use.
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 inline bool valid_args(int M, int N, int K, const float* A, const float* B, const float* C) {
   return M >= 1 && N >= 1 && K >= 1 && A != nullptr && B != nullptr && C != nullptr;

@@ -29,8 +29,6 @@ constexpr int kColsWarps = 8;
 constexpr int kColsPerBlock = 128;  // 32 lanes x 4 columns
 constexpr int kMinRowsPerSlice = 64;
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 // kVec: N % 4 == 0 and B, C (or the panel) 16-byte aligned.
 template <bool kVec>
 __global__ void __launch_bounds__(256) gemv_cols_kernel(int N, int K, int k_slice, float alpha,

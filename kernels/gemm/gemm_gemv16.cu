@@ -20,6 +20,7 @@
 
 #include "arch/numeric.cuh"
 #include "arch/warp_reduce.cuh"
+#include "gemm/common.cuh"
 
 namespace kernels::gemm {
 namespace {
@@ -74,8 +75,6 @@ __global__ void __launch_bounds__(256) gemv16_rows_kernel(int rows, int K, float
     out[row] = arch::from_float<T>(v);
   }
 }
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 template <typename T>
 cudaError_t launch_rows(int rows, int K, float alpha, const void* mat, const void* vec, float beta, void* out,

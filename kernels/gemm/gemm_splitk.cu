@@ -63,8 +63,6 @@ __global__ void reduce_kernel(long long count, int slices, float alpha, const fl
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 template <int WarpsM, int WarpsN>
 cudaError_t launch_partials(Layout layout, const tile::Args& args, int slices, bool vec, cudaStream_t stream) {
   return tile::launch_tile<WarpsM, WarpsN, 8, true>(layout, args, slices, vec, stream);

@@ -660,11 +660,11 @@ int splits_by_shape(int M, int N, int K, int elem_bytes, int sms, bool sums_into
   return n >= 2 ? static_cast<int>(n) : 1;
 }
 
-// The split count asked for: the forced one (at most one split per K step), else the shape's;
-// at most sms / tiles (the in-kernel sums: splits_within_grid; clusters of 2 may lower it
-// further at the launch), so a large forced count neither sizes a workspace it cannot use.
-int requested_splits(int M, int N, int K, int elem_bytes, int sms, const GemmWgmmaTuning& tuning) {
-  const int bn = gemm_wgmma_tile_n(M, N, elem_bytes, sms, tuning);
+// The split count asked for over tiles of 128 x bn (gemm_wgmma_tile_n): the forced one (at
+// most one split per K step), else the shape's; at most sms / tiles (the in-kernel sums:
+// splits_within_grid; clusters of 2 may lower it further at the launch), so a large forced
+// count neither sizes a workspace it cannot use.
+int requested_splits(int M, int N, int K, int elem_bytes, int sms, const GemmWgmmaTuning& tuning, int bn) {
   const int forced = forced_splits(tuning);
   const int n = forced > 0 ? std::min(forced, k_steps_of(K, elem_bytes))
                            : splits_by_shape(M, N, K, elem_bytes, sms, false, bn);
@@ -699,13 +699,13 @@ unsigned long long next_split_tag() {
   return t != 0 ? t : next.fetch_add(1);
 }
 
-// The split count for this call: requested_splits; 1 when the split sums do not fit the
-// workspace (an error when tuning.splits forced a split).
-cudaError_t splits_for(int M, int N, int K, int elem_bytes, int sms, const GemmWgmmaTuning& tuning,
+// The split count for this call over tiles of 128 x bn: requested_splits; 1 when the split
+// sums do not fit the workspace (an error when tuning.splits forced a split).
+cudaError_t splits_for(int M, int N, int K, int elem_bytes, int sms, const GemmWgmmaTuning& tuning, int bn,
                        const void* workspace, std::size_t workspace_bytes, int* splits) {
-  int n = requested_splits(M, N, K, elem_bytes, sms, tuning);
+  int n = requested_splits(M, N, K, elem_bytes, sms, tuning, bn);
   const bool room = workspace != nullptr && reinterpret_cast<uintptr_t>(workspace) % 16 == 0 &&
-                    workspace_bytes >= split_sums_bytes(M, N, n, gemm_wgmma_tile_n(M, N, elem_bytes, sms, tuning));
+                    workspace_bytes >= split_sums_bytes(M, N, n, bn);
   if (n > 1 && !room) {
     if (tuning.splits > 1) return cudaErrorInvalidValue;
     n = 1;
@@ -887,11 +887,11 @@ cudaError_t launch(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
     return cudaErrorNotSupported;
   int sms = 0, splits = 1;
   if (cudaError_t e = sm_count(&sms); e != cudaSuccess) return e;
-  if (cudaError_t e = splits_for(M, N, K, static_cast<int>(sizeof(T)), sms, tuning, workspace, workspace_bytes,
+  const int bn = gemm_wgmma_tile_n(M, N, static_cast<int>(sizeof(T)), sms, tuning);
+  if (cudaError_t e = splits_for(M, N, K, static_cast<int>(sizeof(T)), sms, tuning, bn, workspace, workspace_bytes,
                                  &splits);
       e != cudaSuccess)
     return e;
-  const int bn = gemm_wgmma_tile_n(M, N, static_cast<int>(sizeof(T)), sms, tuning);
   // Sums straight into C need no workspace and no slices: the by-shape count of that
   // case, with or without a workspace (tuning.splits still decides when set).
   if (kSumsIntoC<T, TOut, kBias> && forced_splits(tuning) == 0 && sums_into_c(alpha, beta, C))
@@ -977,7 +977,7 @@ std::string gemm_wgmma_plan(int M, int N, int K, int elem_bytes, int sms, int cl
   const int k_steps = k_steps_of(K, elem_bytes);
   const bool forced = forced_splits(GemmWgmmaTuning{}) > 0;
   const int splits = splits_within_grid((tiles_m + cl - 1) / cl * tiles_n,
-                                        requested_splits(M, N, K, elem_bytes, sms, GemmWgmmaTuning{}), sms / cl);
+                                        requested_splits(M, N, K, elem_bytes, sms, GemmWgmmaTuning{}, bn), sms / cl);
   std::string plan = "128x" + std::to_string(bn) + " tiles: " + std::to_string(tiles_m * tiles_n) + " for " + std::to_string(sms) + " SMs";
   if (cl == 2) plan += ", clusters of 2";
   if (splits < 2) return plan + (forced ? "; unsplit (HARNESS_WGMMA_SPLITS)" : "; unsplit");
@@ -993,8 +993,9 @@ std::size_t gemm_wgmma_splitk_workspace_bytes(int M, int N, int K, int elem_byte
     (void)cudaGetLastError();
     return 0;
   }
-  const int n = requested_splits(M, N, K, elem_bytes, sms, tuning);
-  return n > 1 ? split_sums_bytes(M, N, n, gemm_wgmma_tile_n(M, N, elem_bytes, sms, tuning)) : 0;
+  const int bn = gemm_wgmma_tile_n(M, N, elem_bytes, sms, tuning);
+  const int n = requested_splits(M, N, K, elem_bytes, sms, tuning, bn);
+  return n > 1 ? split_sums_bytes(M, N, n, bn) : 0;
 }
 
 cudaError_t gemm_wgmma_bf16(bool a_trans, bool b_trans, int M, int N, int K, float alpha,
@@ -1109,7 +1110,7 @@ cudaError_t gemm_wgmma_tf32(bool a_trans, bool b_trans, int M, int N, int K, flo
   int sms = 0, splits = 1;
   if (cudaError_t e = sm_count(&sms); e != cudaSuccess) return e;
   void* sums = workspace == nullptr ? nullptr : static_cast<unsigned char*>(workspace) + need;
-  if (cudaError_t e = splits_for(M, N, K, 4, sms, tuning, sums, workspace == nullptr ? 0 : workspace_bytes - need,
+  if (cudaError_t e = splits_for(M, N, K, 4, sms, tuning, 256, sums, workspace == nullptr ? 0 : workspace_bytes - need,
                                  &splits);
       e != cudaSuccess)
     return e;

@@ -18,6 +18,7 @@
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_auto.hpp"
 #include "gemm/gemm_gemv16.hpp"
+#include "gemm/gemm_skinny16.hpp"
 #include "gemm/gemm_reference.hpp"
 #include "gemm_tolerance.hpp"
 #include "harness/device_buffer.hpp"
@@ -322,6 +323,79 @@ TEST(GemmAutoGpu, Gemv16MisalignedAndRefused) {
   EXPECT_EQ(refused(kg::TcDType::bf16, kg::Layout::nt, 2, N, a), cudaErrorInvalidValue);   // not a vector shape
   EXPECT_EQ(refused(kg::TcDType::f32, kg::Layout::nt, 1, N, a), cudaErrorInvalidValue);    // not 16-bit
   EXPECT_EQ(refused(kg::TcDType::bf16, kg::Layout::nt, 1, N, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+// The skinny 16-bit GEMM through the registry (`skinny`, and `auto`, which runs it there), bf16
+// and f16, layout nt, against the problem's cpu reference and tolerance: the small side M
+// (B streamed) and N (A streamed) at each padding (<= 8, 16, 32, 64 rows), big sides that are
+// not multiples of the 128-row block, K not a multiple of the 32-wide step, one and eight K
+// slices, alpha and beta != 0 (C read). On Hopper every case must run.
+TEST(GemmAutoGpu, SkinnyAgainstTheReference) {
+  SKIP_WITHOUT_DEVICE();
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  if (kg::gemm_skinny16_unsupported(device, kg::Layout::nt, 8, 4096, 4096) != nullptr)
+    GTEST_SKIP() << kg::gemm_skinny16_unsupported(device, kg::Layout::nt, 8, 4096, 4096);
+  for (const char* dtype : {"bf16", "f16"}) {
+    int ran = 0, cases = 0;
+    auto check = [&](Shape s) {
+      s.dtype = dtype;
+      s.layout = kg::Layout::nt;
+      ran += check_variants(s, {"skinny", "auto"});
+      cases += 2;
+    };
+    check({8, 4096, 4096});
+    check({3, 1000, 520, 2.0f, 0.5f});      // K = 16 steps + 8: a partial last step
+    check({13, 4097, 4104});                // 16-row padding, a ragged row block
+    check({32, 14336, 4096, 1.0f, 1.0f});   // four splits, C read
+    check({47, 300, 72, -1.0f, 0.0f});      // 64-row padding, one split, K = 2 steps + 8
+    check({64, 257, 8192});
+    check({4097, 5, 2048, 0.5f, -1.0f});    // N small: A streamed, C written row by row
+    check({1000, 64, 1032});
+    check({2, 130, 8});                     // K = 8: a quarter of one step
+    EXPECT_EQ(ran, cases) << dtype << ": a case was skipped";
+  }
+}
+
+// The skinny kernel called directly: two runs give the same bits (partial sums added in a
+// fixed order); misaligned operands, other layouts and dtypes, a small side over 64 and K % 8
+// != 0 are refused with cudaErrorInvalidValue and launch nothing.
+TEST(GemmAutoGpu, SkinnyDeterministicAndRefused) {
+  SKIP_WITHOUT_DEVICE();
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  if (kg::gemm_skinny16_unsupported(device, kg::Layout::nt, 8, 4096, 4096) != nullptr)
+    GTEST_SKIP() << kg::gemm_skinny16_unsupported(device, kg::Layout::nt, 8, 4096, 4096);
+  const int M = 24, N = 3000, K = 4096;
+  std::vector<__nv_bfloat16> ha(static_cast<std::size_t>(M) * K + 8), hb(static_cast<std::size_t>(N) * K + 8);
+  const auto ra = random_floats(ha.size(), 7u), rb = random_floats(hb.size(), 8u);
+  for (std::size_t i = 0; i < ha.size(); ++i) ha[i] = __float2bfloat16(ra[i]);
+  for (std::size_t i = 0; i < hb.size(); ++i) hb[i] = __float2bfloat16(rb[i]);
+  harness::DeviceBuffer<__nv_bfloat16> da(ha.size()), db(hb.size()), dc(2 * static_cast<std::size_t>(M) * N);
+  da.upload(ha);
+  db.upload(hb);
+  __nv_bfloat16 *a = da.data(), *b = db.data(), *c = dc.data();
+  const std::size_t mn = static_cast<std::size_t>(M) * N;
+  ASSERT_EQ(cudaMemset(c, 0xFF, 2 * mn * 2), cudaSuccess);  // NaN
+  ASSERT_EQ(kg::gemm_skinny16(kg::TcDType::bf16, kg::Layout::nt, M, N, K, 1.0f, a, b, 0.0f, c, nullptr), cudaSuccess);
+  ASSERT_EQ(kg::gemm_skinny16(kg::TcDType::bf16, kg::Layout::nt, M, N, K, 1.0f, a, b, 0.0f, c + mn, nullptr),
+            cudaSuccess);
+  std::vector<std::uint16_t> out(2 * mn);
+  ASSERT_EQ(cudaMemcpy(out.data(), c, out.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (std::size_t i = 0; i < mn; ++i) {
+    ASSERT_EQ(out[i], out[mn + i]) << i;
+    ASSERT_NE(out[i] & 0x7F80u, 0x7F80u) << i;  // not NaN/inf: every element written
+  }
+  const auto call = [&](kg::TcDType t, kg::Layout l, int m, int n, int k, const void* pa) {
+    return kg::gemm_skinny16(t, l, m, n, k, 1.0f, pa, b, 0.0f, c, nullptr);
+  };
+  EXPECT_EQ(call(kg::TcDType::bf16, kg::Layout::nt, M, N, K, a + 1), cudaErrorInvalidValue);  // 2-byte aligned
+  EXPECT_EQ(call(kg::TcDType::bf16, kg::Layout::nn, M, N, K, a), cudaErrorInvalidValue);
+  EXPECT_EQ(call(kg::TcDType::bf16, kg::Layout::nt, 65, N, K, a), cudaErrorInvalidValue);
+  EXPECT_EQ(call(kg::TcDType::bf16, kg::Layout::nt, M, N, K - 4, a), cudaErrorInvalidValue);
+  EXPECT_EQ(call(kg::TcDType::tf32, kg::Layout::nt, M, N, K, a), cudaErrorInvalidValue);
+  EXPECT_EQ(call(kg::TcDType::bf16, kg::Layout::nt, M, N, K, nullptr), cudaErrorInvalidValue);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 

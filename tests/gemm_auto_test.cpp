@@ -11,6 +11,7 @@
 
 #include "gemm/gemm_auto.hpp"
 #include "gemm/gemm_gemv16.hpp"
+#include "gemm/gemm_skinny16.hpp"
 #include "gemm_params.hpp"
 #include "harness/registry.hpp"
 #include "test_support.hpp"
@@ -316,6 +317,62 @@ TEST(GemmAuto, Gemv16TakesKContiguousMatrixOperands) {
     if (harness::test::have_device()) {
       EXPECT_EQ(variant("auto").config(nn).find("gemv"), std::string::npos) << variant("auto").config(nn);
     }
+  }
+}
+
+// The skinny 16-bit GEMM (gemm_skinny16.hpp): layout nt with a side of at most 64 rows and
+// K % 8 == 0, each refusal saying why; K split into up to 8 slices (a cluster) until the grid
+// has two CTAs an SM, never under 8 k steps a slice; the plan line names the roles. The
+// `skinny` variant skips other dtypes and layouts with those reasons; `auto` takes the shape
+// without a skip either way.
+TEST(GemmAuto, SkinnyTakesNtWithASmallSide) {
+  using kg::Layout;
+  for (int small : {1, 2, 8, 33, 64}) {
+    EXPECT_EQ(kg::gemm_skinny16_unsupported(-1, Layout::nt, small, 4096, 4096), nullptr) << small;
+    EXPECT_EQ(kg::gemm_skinny16_unsupported(-1, Layout::nt, 14336, small, 4096), nullptr) << small;
+  }
+  for (Layout l : {Layout::nn, Layout::tn, Layout::tt})
+    EXPECT_NE(std::string(kg::gemm_skinny16_unsupported(-1, l, 8, 4096, 4096)).find("layout nt only"),
+              std::string::npos);
+  EXPECT_NE(std::string(kg::gemm_skinny16_unsupported(-1, Layout::nt, 65, 4096, 4096)).find("<= 64"),
+            std::string::npos);
+  EXPECT_NE(std::string(kg::gemm_skinny16_unsupported(-1, Layout::nt, 8, 4096, 4093)).find("K % 8"),
+            std::string::npos);
+  EXPECT_NE(std::string(kg::gemm_skinny16_unsupported(-1, Layout::nt, 8, 65535 * 128 + 1, 64)).find("65535"),
+            std::string::npos);
+  // Splits: 32 row blocks of N = 4096 on 132 SMs -> 8 (256 CTAs); 112 of N = 14336 -> 4 (448
+  // CTAs, >= 264); K = 512 (16 steps) -> 2 at most (8 steps a slice); K = 64 -> 1.
+  EXPECT_EQ(kg::gemm_skinny16_splits(8, 4096, 4096, 132), 8);
+  EXPECT_EQ(kg::gemm_skinny16_splits(4096, 8, 4096, 132), 8);
+  EXPECT_EQ(kg::gemm_skinny16_splits(32, 14336, 4096, 132), 4);
+  EXPECT_EQ(kg::gemm_skinny16_splits(8, 4096, 512, 132), 2);
+  EXPECT_EQ(kg::gemm_skinny16_splits(8, 4096, 64, 132), 1);
+  EXPECT_EQ(kg::gemm_skinny16_splits(8, 100000, 4096, 132), 1);
+  EXPECT_EQ(kg::gemm_skinny16_plan(8, 4096, 4096, 132),
+            "skinny (mma.sync m16n8k16): 32 blocks of 128 B rows x 8 K slices (clusters of 8), M = 8 padded to 8");
+  EXPECT_EQ(kg::gemm_skinny16_plan(4096, 33, 4096, 132),
+            "skinny (mma.sync m16n8k16): 32 blocks of 128 A rows x 8 K slices (clusters of 8), N = 33 padded to 64");
+  for (const char* dtype : {"bf16", "f16"}) {
+    harness::Params p = dims(8, 4096, 4096);
+    p.set("dtype", std::string(dtype));
+    p.set("layout", std::string("nt"));
+    if (!harness::test::have_device()) {
+      EXPECT_FALSE(variant("skinny").constraint(p).has_value()) << dtype;
+    }
+    EXPECT_FALSE(variant("auto").constraint(p).has_value()) << dtype;
+    p.set("layout", std::string("nn"));
+    const auto why = variant("skinny").constraint(p);
+    ASSERT_TRUE(why.has_value()) << dtype;
+    EXPECT_NE(why->find("layout nt only"), std::string::npos) << *why;
+    EXPECT_FALSE(variant("auto").constraint(p).has_value()) << dtype;
+  }
+  for (const char* dtype : {"f32", "tf32"}) {
+    harness::Params p = dims(8, 4096, 4096);
+    p.set("dtype", std::string(dtype));
+    p.set("layout", std::string("nt"));
+    const auto why = variant("skinny").constraint(p);
+    ASSERT_TRUE(why.has_value()) << dtype;
+    EXPECT_NE(why->find("bf16 or f16"), std::string::npos) << *why;
   }
 }
 

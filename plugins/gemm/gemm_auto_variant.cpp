@@ -1,14 +1,18 @@
 // The shape-dispatching variants of the gemm problem (kernels/gemm/gemm_auto.hpp):
 //   auto    f32: picks gemv / outer / splitk / a tile size by (M, N, K, SM count);
 //           bf16, f16: the 16-bit GEMV where M or N is 1 and the matrix operand is K
-//           contiguous (gemm_gemv16.hpp); tf32, bf16, f16, fp8_e4m3: else `wgmma` where it
+//           contiguous (gemm_gemv16.hpp), the skinny kernel where layout nt has a small side
+//           of at most kAutoSkinnyMaxSmall rows (gemm_skinny16.hpp, Hopper);
+//           tf32, bf16, f16, fp8_e4m3: else `wgmma` where it
 //           takes the shape and device, else `mma` (gemm_tc_variants.hpp), the reason recorded
 //   splitk  deterministic split-K, auto's cheapest split (any shape)
 //   gemv    the GEMV kernels (M == 1 or N == 1 only; f32 every layout, bf16/f16 with the
 //           matrix operand K contiguous)
+//   skinny  bf16/f16, layout nt, min(M, N) <= 64 on Hopper (gemm_skinny16.hpp)
 // Each records its choice as the result's config ("splitk tile=64x64 splits=31"), so a
 // report says which kernel ran; the workspace (split-K panels) comes from the harness.
 // Every layout (nn, nt, tn, tt): the kernels read transposed operands in place.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +23,7 @@
 
 #include "gemm/gemm_auto.hpp"
 #include "gemm/gemm_gemv16.hpp"
+#include "gemm/gemm_skinny16.hpp"
 #include "gemm_fp8.hpp"
 #include "gemm_params.hpp"
 #include "gemm_tc_variants.hpp"
@@ -84,6 +89,46 @@ void launch_gemv16(harness::LaunchContext& ctx) {
 
 constexpr const char* kGemv16Config = "gemv (16-bit: a warp per output element, K-contiguous rows)";
 
+// The skinny kernel (gemm_skinny16.hpp): bf16/f16, layout nt, a small side of <= 64 rows,
+// Hopper. No workspace. Without a device: the shape rule only.
+std::optional<std::string> skinny_constraint(const harness::Params& p) {
+  if (!is_16bit(p))
+    return fmt::format("skinny: bf16 or f16 (dtype {})", p.has("dtype") ? p.get_string("dtype") : "f32");
+  const Dims d(p);
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    device = -1;
+  }
+  if (const char* why = kg::gemm_skinny16_unsupported(device, d.layout, d.M, d.N, d.K)) return std::string(why);
+  return std::nullopt;
+}
+
+void launch_skinny16(harness::LaunchContext& ctx) {
+  const Dims d(*ctx.params);
+  const kg::TcDType t = plugins::gemm::dtype_param(*ctx.params);
+  const bool bf16 = t == kg::TcDType::bf16;
+  const void* A = bf16 ? static_cast<const void*>(ctx.in<__nv_bfloat16>("A")) : ctx.in<__half>("A");
+  const void* B = bf16 ? static_cast<const void*>(ctx.in<__nv_bfloat16>("B")) : ctx.in<__half>("B");
+  void* C = bf16 ? static_cast<void*>(ctx.out<__nv_bfloat16>("C")) : ctx.out<__half>("C");
+  HARNESS_CUDA(kg::gemm_skinny16(t, d.layout, d.M, d.N, d.K, static_cast<float>(ctx.param_float("alpha")), A, B,
+                                 static_cast<float>(ctx.param_float("beta")), C, ctx.stream));
+}
+
+std::string skinny_config(const harness::Params& p) {
+  const Dims d(p);
+  const int sms = kg::current_sm_count();
+  return sms > 0 ? kg::gemm_skinny16_plan(d.M, d.N, d.K, sms) : std::string();
+}
+
+// auto runs the skinny kernel up to this small side; above it the wgmma tiles.
+constexpr int kAutoSkinnyMaxSmall = 64;
+
+bool takes_skinny16(const harness::Params& p) {
+  const Dims d(p);
+  return is_16bit(p) && std::min(d.M, d.N) <= kAutoSkinnyMaxSmall && !skinny_constraint(p);
+}
+
 kg::AutoChoice choice_at(ChooseFn choose, const harness::Params& p) {
   const Dims d(p);
   return choose(d.layout, d.M, d.N, d.K, kg::current_sm_count());
@@ -120,7 +165,7 @@ const plugins::gemm::TcVariant& tc_pick(const harness::Params& p) {
 }
 
 std::optional<std::string> auto_constraint(const harness::Params& p) {
-  if (is_f32(p) || takes_gemv16(p)) return std::nullopt;
+  if (is_f32(p) || takes_gemv16(p) || takes_skinny16(p)) return std::nullopt;
   const auto wgmma_why = plugins::gemm::wgmma_variant().constraint(p);
   if (!wgmma_why) return std::nullopt;
   const auto mma_why = plugins::gemm::mma_variant().constraint(p);
@@ -137,12 +182,16 @@ void launch_auto(harness::LaunchContext& ctx) {
     launch_gemv16(ctx);
     return;
   }
+  if (takes_skinny16(*ctx.params)) {
+    launch_skinny16(ctx);
+    return;
+  }
   tc_pick(*ctx.params).launch(ctx);
 }
 
 std::size_t auto_workspace(const harness::Params& p) {
   if (is_f32(p)) return workspace_with(kg::choose_auto, p);
-  return takes_gemv16(p) ? 0 : tc_pick(p).workspace(p);
+  return takes_gemv16(p) || takes_skinny16(p) ? 0 : tc_pick(p).workspace(p);
 }
 
 // The kernel auto ran and, for mma, why not wgmma; nothing without a device (the choice
@@ -151,6 +200,7 @@ std::string auto_config(const harness::Params& p) {
   if (is_f32(p)) return config_with(kg::choose_auto, p);
   if (kg::current_sm_count() <= 0) return std::string();
   if (takes_gemv16(p)) return kGemv16Config;
+  if (takes_skinny16(p)) return skinny_config(p);
   const auto wgmma_why = plugins::gemm::wgmma_variant().constraint(p);
   if (!wgmma_why) {  // wgmma's own config: its plan (and fp8's scales)
     const std::string plan = plugins::gemm::wgmma_variant().config(p);
@@ -177,7 +227,7 @@ const bool kRegistered = [] {
           .description("f32 by shape: GEMV (M or N = 1), rank-1 (K = 1), else the coarsened tile (128x128, "
                        "128x64, 64x64, 32x64) and deterministic split-K count (K >= 256) of least modelled time "
                        "on this GPU's SMs; bf16/f16: the 16-bit GEMV where M or N = 1 and the matrix operand is K "
-                       "contiguous; tf32/bf16/f16/fp8_e4m3: else wgmma where it takes the shape and device, "
+                       "contiguous, the skinny kernel (Hopper) where layout nt has a side <= 64; tf32/bf16/f16/fp8_e4m3: else wgmma where it takes the shape and device, "
                        "else mma (any shape, sm_80+); the choice and its reason in the result's config")
           .constraint(auto_constraint)
           .workspace(auto_workspace)
@@ -201,6 +251,14 @@ const bool kRegistered = [] {
           .config([](const harness::Params& p) {
             return is_16bit(p) ? std::string(kGemv16Config) : config_with(kg::choose_gemv, p);
           }));
+  harness::Registry::instance().add_variant(
+      harness::make_variant("gemm", "skinny", harness::Backend::cuda, launch_skinny16)
+          .description("bf16/f16, layout nt, min(M, N) <= 64 (Hopper): mma.sync m16n8k16 with the big operand "
+                       "streamed from global memory straight into fragments (128 rows a CTA, 16 a warp) and the "
+                       "small side as n, K split over a thread-block cluster of up to 8 CTAs whose partial sums "
+                       "meet in distributed shared memory")
+          .constraint(skinny_constraint)
+          .config(skinny_config));
   return true;
 }();
 

@@ -1,0 +1,201 @@
+// Skinny GEMM in 16 bits (gemm_skinny16.hpp), layout nt: both operands K contiguous.
+//
+// Roles: W, the big operand (R rows of K: B when M is the small side, else A) and X, the small
+// one (S rows of K, S <= 64). out(r, s) = alpha * sum_k W(r, k) X(s, k) + beta * out(r, s),
+// stored at C[r * c_stride_w + s * c_stride_x] (M small: C(m = s, n = r), so strides 1 and N;
+// N small: C(m = r, n = s), strides N and 1).
+//
+// Tiles and data path:
+//   grid (KS, ceil(R / 128)): a cluster of KS CTAs (1, 2, 4 or 8) shares one block of 128 W
+//   rows and splits K into KS slices of 32-wide k steps.
+//   CTA: 8 warps, warp w owns W rows 16 w .. 16 w + 15 of the block and every X row (NT
+//   n-tiles of 8, S padded to 8 NT); mma.sync m16n8k16 with W as the A operand (16 x k) and
+//   X^T as B (k x 8).
+//   Operand loads go from global memory straight into fragments, 16 bytes a lane: lane (g, t)
+//   (g = lane / 4, t = lane % 4) loads elements 8t .. 8t + 7 of a 32-wide k step of W rows g
+//   and g + 8 and of X row g of each n-tile. The order of k inside a dot product is free, so
+//   the fragments take those elements as they come: physical k 8t + {0,1 | 2,3} are the
+//   logical k {2t, 2t+1 | 2t+8, 2t+9} of the first m16n8k16 and 8t + {4,5 | 6,7} those of the
+//   second, the same for both operands, so each product still pairs W(r, k) with X(s, k).
+//   W is read once (streaming loads, one group of kStepsInFlight steps ahead of the products); X is
+//   read by all 8 warps of a CTA at the same k steps (L1 hits after the first) and by every
+//   row block (L2).
+//   Epilogue: each CTA writes its 128 x 8NT partial sums to shared memory; after a cluster
+//   barrier CTA q sums rows q 128 / KS .. (q + 1) 128 / KS over the KS CTAs' shared memory
+//   (distributed shared memory, fixed order: deterministic) and writes them to C.
+// The bytes: M = 8, N = 4096, K = 4096 reads B's 32 MiB once (~7 us at 4.8 TB/s).
+#include "gemm/gemm_skinny16.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "arch/cluster_launch.hpp"
+#include "arch/numeric.cuh"
+#include "arch/sm80_mma.cuh"
+#include "gemm/common.cuh"
+
+namespace kernels::gemm {
+namespace {
+
+namespace cg = cooperative_groups;
+
+constexpr int kWarps = kSkinnyRowsPerBlock / 16;  // 8: one m16 tile of W rows a warp
+constexpr int kThreads = 32 * kWarps;
+constexpr int kRowsPerBlock = kSkinnyRowsPerBlock;
+constexpr int kStepK = kSkinnyStepK;
+constexpr int kStepsInFlight = 4;  // k steps a group: W loads run one group ahead
+
+__device__ __forceinline__ uint4 load_or_zero(const void* p, bool in, bool streaming) {
+  if (!in) return make_uint4(0u, 0u, 0u, 0u);
+  const auto* q = static_cast<const uint4*>(p);
+  return streaming ? __ldcs(q) : __ldg(q);
+}
+
+// (W rows, X rows) = (R, S); each split sums steps [split * steps_per_split, ...) of K / 32.
+template <typename T, int NT>
+__global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K, int steps_per_split, float alpha,
+                                                            const T* __restrict__ W, const T* __restrict__ X,
+                                                            float beta, T* __restrict__ C, std::size_t c_stride_w,
+                                                            std::size_t c_stride_x) {
+  constexpr int kCols = 8 * NT;      // X rows, padded
+  constexpr int kLd = kCols + 4;     // partial tile row stride in floats (+4: fewer bank conflicts)
+  __shared__ float part[kRowsPerBlock * kLd];  // (128, 8 NT) partial sums of this CTA's K slice
+
+  cg::cluster_group cluster = cg::this_cluster();
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int split = static_cast<int>(cluster.block_rank());
+  const int splits = static_cast<int>(cluster.num_blocks());
+  const int block_row0 = static_cast<int>(blockIdx.y) * kRowsPerBlock;
+  const int row_lo = block_row0 + 16 * warp + g, row_hi = row_lo + 8;
+
+  const int steps = (K + kStepK - 1) / kStepK;
+  const int s_begin = split * steps_per_split, s_end = min(steps, s_begin + steps_per_split);
+  const bool lo_in = row_lo < R, hi_in = row_hi < R;
+  const T* w_lo = W + static_cast<std::size_t>(lo_in ? row_lo : 0) * K + 8 * t;
+  const T* w_hi = W + static_cast<std::size_t>(hi_in ? row_hi : 0) * K + 8 * t;
+  const T* x_row = X + static_cast<std::size_t>(g < S ? g : 0) * K + 8 * t;  // n-tile j: + 8 j K
+
+  // W loads run one group of kStepsInFlight steps ahead of the products: the next group's loads
+  // are issued before this group's mma.sync, so about 2 x kStepsInFlight x 32 bytes a lane are in
+  // flight (the stream that sets the speed).
+  const auto load_w = [&](int s0, uint4 (&lo)[kStepsInFlight], uint4 (&hi)[kStepsInFlight]) {
+#pragma unroll
+    for (int u = 0; u < kStepsInFlight; ++u) {
+      const int k = (s0 + u) * kStepK;
+      const bool in = s0 + u < s_end && k + 8 * t < K;  // K % 8 == 0: a lane's 8 elements are all in or all out
+      lo[u] = load_or_zero(w_lo + k, in && lo_in, true);
+      hi[u] = load_or_zero(w_hi + k, in && hi_in, true);
+    }
+  };
+  float acc[NT][4] = {};
+  uint4 a_lo[kStepsInFlight], a_hi[kStepsInFlight];
+  load_w(s_begin, a_lo, a_hi);
+  for (int s = s_begin; s < s_end; s += kStepsInFlight) {
+    uint4 next_lo[kStepsInFlight], next_hi[kStepsInFlight];
+    load_w(s + kStepsInFlight, next_lo, next_hi);  // all zero (no loads) past s_end
+#pragma unroll
+    for (int u = 0; u < kStepsInFlight; ++u) {
+      const int k = (s + u) * kStepK;
+      const bool in = s + u < s_end && k + 8 * t < K;
+      const std::uint32_t first[4] = {a_lo[u].x, a_hi[u].x, a_lo[u].y, a_hi[u].y};
+      const std::uint32_t second[4] = {a_lo[u].z, a_hi[u].z, a_lo[u].w, a_hi[u].w};
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        const uint4 b = load_or_zero(x_row + static_cast<std::size_t>(8 * j) * K + k, in && 8 * j + g < S, false);
+        arch::mma_m16n8k16<T>(acc[j], first, b.x, b.y);
+        arch::mma_m16n8k16<T>(acc[j], second, b.z, b.w);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kStepsInFlight; ++u) {
+      a_lo[u] = next_lo[u];
+      a_hi[u] = next_hi[u];
+    }
+  }
+
+  // C fragment: c0, c1 (W row g, X rows 2t, 2t + 1 of n-tile j), c2, c3 (W row g + 8).
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+    float* lo = part + (16 * warp + g) * kLd + 8 * j + 2 * t;
+    float* hi = lo + 8 * kLd;
+    lo[0] = acc[j][0];
+    lo[1] = acc[j][1];
+    hi[0] = acc[j][2];
+    hi[1] = acc[j][3];
+  }
+  cluster.sync();  // every CTA's partials written and visible cluster-wide
+
+  // CTA `split` sums its share of the block's rows over the cluster and writes them. Where C's
+  // W-row stride is 1 (M small), consecutive threads take consecutive W rows: coalesced stores.
+  const int rows = kRowsPerBlock / splits, row0 = split * rows;
+  const bool w_fastest = c_stride_w == 1;
+  for (int e = static_cast<int>(threadIdx.x); e < rows * kCols; e += kThreads) {
+    const int rr = row0 + (w_fastest ? e % rows : e / kCols);
+    const int col = w_fastest ? e / rows : e % kCols;
+    const int r = block_row0 + rr;
+    if (r >= R || col >= S) continue;
+    float v = 0.f;
+    for (int q = 0; q < splits; ++q) v += cluster.map_shared_rank(part, q)[rr * kLd + col];
+    T* out = C + static_cast<std::size_t>(r) * c_stride_w + static_cast<std::size_t>(col) * c_stride_x;
+    float y = alpha * v;
+    if (beta != 0.f) y = fmaf(beta, arch::to_float(*out), y);
+    *out = arch::from_float<T>(y);
+  }
+  cluster.sync();  // no CTA leaves while another still reads its shared memory
+}
+
+struct Roles {
+  int R, S;
+  const void *W, *X;
+  std::size_t stride_w, stride_x;
+};
+
+// M <= N: W = B (N rows), X = A; C(m, n) = out(n, m). Else W = A, X = B.
+Roles roles(int M, int N, const void* A, const void* B) {
+  if (M <= N) return {N, M, B, A, 1, static_cast<std::size_t>(N)};
+  return {M, N, A, B, static_cast<std::size_t>(N), 1};
+}
+
+template <typename T, int NT>
+cudaError_t launch_nt(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
+  arch::ClusterLaunch l(splits, kThreads, 0, stream);
+  l.cfg.gridDim = dim3(static_cast<unsigned>(splits), static_cast<unsigned>((r.R + kRowsPerBlock - 1) / kRowsPerBlock));
+  const int steps = (K + kStepK - 1) / kStepK;
+  const int per_split = (steps + splits - 1) / splits;
+  return cudaLaunchKernelEx(&l.cfg, skinny16_kernel<T, NT>, r.R, r.S, K, per_split, alpha,
+                            static_cast<const T*>(r.W), static_cast<const T*>(r.X), beta, static_cast<T*>(C),
+                            r.stride_w, r.stride_x);
+}
+
+template <typename T>
+cudaError_t launch_typed(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
+  if (r.S <= 8) return launch_nt<T, 1>(r, K, splits, alpha, beta, C, stream);
+  if (r.S <= 16) return launch_nt<T, 2>(r, K, splits, alpha, beta, C, stream);
+  if (r.S <= 32) return launch_nt<T, 4>(r, K, splits, alpha, beta, C, stream);
+  return launch_nt<T, 8>(r, K, splits, alpha, beta, C, stream);
+}
+
+}  // namespace
+
+cudaError_t gemm_skinny16(TcDType dtype, Layout layout, int M, int N, int K, float alpha, const void* A,
+                          const void* B, float beta, void* C, cudaStream_t stream) {
+  if ((dtype != TcDType::bf16 && dtype != TcDType::f16) || M < 1 || N < 1 || K < 1 || A == nullptr ||
+      B == nullptr || C == nullptr || !aligned16(A) || !aligned16(B))
+    return cudaErrorInvalidValue;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return cudaErrorNoDevice;
+  if (gemm_skinny16_unsupported(device, layout, M, N, K) != nullptr) return cudaErrorInvalidValue;
+  int sms = 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return cudaErrorNoDevice;
+  const Roles r = roles(M, N, A, B);
+  const int splits = gemm_skinny16_splits(M, N, K, sms);
+  return dtype == TcDType::bf16 ? launch_typed<__nv_bfloat16>(r, K, splits, alpha, beta, C, stream)
+                                : launch_typed<__half>(r, K, splits, alpha, beta, C, stream);
+}
+
+}  // namespace kernels::gemm

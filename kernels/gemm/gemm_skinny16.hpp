@@ -1,0 +1,45 @@
+#pragma once
+// Skinny GEMM in 16 bits (bf16, f16 in and out, f32 sums) on mma.sync tensor-core products:
+// layout nt with one small output side,
+//   C (M, N) = alpha * A (M, K) * B^T + beta * C,  A stored (M, K), B stored (N, K),
+// min(M, N) <= kSkinnyMaxSmall. These are the decode-like shapes (a few tokens against a
+// weight): memory bound on the big operand, where a 128 x 128 wgmma tile computes 96-120
+// rows of padding at M = 8-32. The big operand is streamed once from global memory straight
+// into mma fragments (no shared-memory staging); the small one is read per warp from L1/L2;
+// K is split over the CTAs of a thread-block cluster whose partial sums meet in distributed
+// shared memory (gemm_skinny16.cu). Hopper (sm_90) only: the clusters.
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "gemm/gemm_types.hpp"
+
+namespace kernels::gemm {
+
+// The small side's limit: its rows are the n = 8 columns of m16n8k16, up to 8 of them.
+constexpr int kSkinnyMaxSmall = 64;
+// A CTA's block of big-operand rows (8 warps of 16), a k step (32 elements: 16 bytes a lane),
+// the most K slices (clusters of up to 8 CTAs: the portable limit), the most row blocks (gridDim.y).
+constexpr int kSkinnyRowsPerBlock = 128;
+constexpr int kSkinnyStepK = 32;
+constexpr int kSkinnyMaxSplits = 8;
+constexpr int kSkinnyMaxRowBlocks = 65535;
+
+// nullptr when gemm_skinny16 takes (layout, M, N, K) on `device`, else the reason (a static
+// string): layout nt, min(M, N) <= kSkinnyMaxSmall, K % 8 == 0 (16-byte rows), the big side
+// under 2^23 rows, a device of compute capability 9.0. device < 0: the shape rule only
+// (host arithmetic, no device query).
+const char* gemm_skinny16_unsupported(int device, Layout layout, int M, int N, int K);
+
+// How the call splits on `sms` SMs: the K slices (the cluster size, 1, 2, 4 or 8) and a line
+// for the result's config ("skinny: 32 blocks of 128 rows x 8 K slices in clusters of 8, ...").
+int gemm_skinny16_splits(int M, int N, int K, int sms);
+std::string gemm_skinny16_plan(int M, int N, int K, int sms);
+
+// dtype bf16 or f16; A, B, C of that type, A and B 16-byte aligned; beta == 0 does not read C.
+// cudaErrorInvalidValue: another dtype, a dimension < 1, a null or misaligned pointer, or a
+// case gemm_skinny16_unsupported refuses. Asynchronous on `stream`.
+cudaError_t gemm_skinny16(TcDType dtype, Layout layout, int M, int N, int K, float alpha, const void* A,
+                          const void* B, float beta, void* C, cudaStream_t stream);
+
+}  // namespace kernels::gemm

@@ -28,12 +28,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "arch/cluster_launch.hpp"
+#include "arch/global_load.cuh"
 #include "arch/numeric.cuh"
 #include "arch/sm80_mma.cuh"
 #include "gemm/common.cuh"
@@ -49,14 +52,22 @@ constexpr int kRowsPerBlock = kSkinnyRowsPerBlock;
 constexpr int kStepK = kSkinnyStepK;
 constexpr int kStepsInFlight = 4;  // k steps a group: W loads run one group ahead
 
-__device__ __forceinline__ uint4 load_or_zero(const void* p, bool in, bool streaming) {
+// How the big operand's 16-byte pieces are read: evict-first through L1 (__ldcs), or past L1
+// (L1::no_allocate: the small operand, read by all 8 warps, keeps L1 to itself).
+enum class WLoad { kStreaming, kNoL1 };
+
+template <WLoad kMode>
+__device__ __forceinline__ uint4 load_w(const void* p, bool in) {
   if (!in) return make_uint4(0u, 0u, 0u, 0u);
-  const auto* q = static_cast<const uint4*>(p);
-  return streaming ? __ldcs(q) : __ldg(q);
+  if constexpr (kMode == WLoad::kNoL1) return arch::ldg_stream_no_l1(p);
+  return __ldcs(static_cast<const uint4*>(p));
+}
+__device__ __forceinline__ uint4 load_x(const void* p, bool in) {
+  return in ? __ldg(static_cast<const uint4*>(p)) : make_uint4(0u, 0u, 0u, 0u);
 }
 
 // (W rows, X rows) = (R, S); each split sums steps [split * steps_per_split, ...) of K / 32.
-template <typename T, int NT>
+template <typename T, int NT, WLoad kMode>
 __global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K, int steps_per_split, float alpha,
                                                             const T* __restrict__ W, const T* __restrict__ X,
                                                             float beta, T* __restrict__ C, std::size_t c_stride_w,
@@ -83,21 +94,21 @@ __global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K,
   // W loads run one group of kStepsInFlight steps ahead of the products: the next group's loads
   // are issued before this group's mma.sync, so about 2 x kStepsInFlight x 32 bytes a lane are in
   // flight (the stream that sets the speed).
-  const auto load_w = [&](int s0, uint4 (&lo)[kStepsInFlight], uint4 (&hi)[kStepsInFlight]) {
+  const auto load_group = [&](int s0, uint4 (&lo)[kStepsInFlight], uint4 (&hi)[kStepsInFlight]) {
 #pragma unroll
     for (int u = 0; u < kStepsInFlight; ++u) {
       const int k = (s0 + u) * kStepK;
       const bool in = s0 + u < s_end && k + 8 * t < K;  // K % 8 == 0: a lane's 8 elements are all in or all out
-      lo[u] = load_or_zero(w_lo + k, in && lo_in, true);
-      hi[u] = load_or_zero(w_hi + k, in && hi_in, true);
+      lo[u] = load_w<kMode>(w_lo + k, in && lo_in);
+      hi[u] = load_w<kMode>(w_hi + k, in && hi_in);
     }
   };
   float acc[NT][4] = {};
   uint4 a_lo[kStepsInFlight], a_hi[kStepsInFlight];
-  load_w(s_begin, a_lo, a_hi);
+  load_group(s_begin, a_lo, a_hi);
   for (int s = s_begin; s < s_end; s += kStepsInFlight) {
     uint4 next_lo[kStepsInFlight], next_hi[kStepsInFlight];
-    load_w(s + kStepsInFlight, next_lo, next_hi);  // all zero (no loads) past s_end
+    load_group(s + kStepsInFlight, next_lo, next_hi);  // all zero (no loads) past s_end
 #pragma unroll
     for (int u = 0; u < kStepsInFlight; ++u) {
       const int k = (s + u) * kStepK;
@@ -106,7 +117,7 @@ __global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K,
       const std::uint32_t second[4] = {a_lo[u].z, a_hi[u].z, a_lo[u].w, a_hi[u].w};
 #pragma unroll
       for (int j = 0; j < NT; ++j) {
-        const uint4 b = load_or_zero(x_row + static_cast<std::size_t>(8 * j) * K + k, in && 8 * j + g < S, false);
+        const uint4 b = load_x(x_row + static_cast<std::size_t>(8 * j) * K + k, in && 8 * j + g < S);
         arch::mma_m16n8k16<T>(acc[j], first, b.x, b.y);
         arch::mma_m16n8k16<T>(acc[j], second, b.z, b.w);
       }
@@ -161,23 +172,43 @@ Roles roles(int M, int N, const void* A, const void* B) {
   return {M, N, A, B, static_cast<std::size_t>(N), 1};
 }
 
-template <typename T, int NT>
+template <typename T, int NT, WLoad kMode>
 cudaError_t launch_nt(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
   arch::ClusterLaunch l(splits, kThreads, 0, stream);
   l.cfg.gridDim = dim3(static_cast<unsigned>(splits), static_cast<unsigned>((r.R + kRowsPerBlock - 1) / kRowsPerBlock));
   const int steps = (K + kStepK - 1) / kStepK;
   const int per_split = (steps + splits - 1) / splits;
-  return cudaLaunchKernelEx(&l.cfg, skinny16_kernel<T, NT>, r.R, r.S, K, per_split, alpha,
+  return cudaLaunchKernelEx(&l.cfg, skinny16_kernel<T, NT, kMode>, r.R, r.S, K, per_split, alpha,
                             static_cast<const T*>(r.W), static_cast<const T*>(r.X), beta, static_cast<T*>(C),
                             r.stride_w, r.stride_x);
 }
 
+template <typename T, WLoad kMode>
+cudaError_t launch_mode(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
+  if (r.S <= 8) return launch_nt<T, 1, kMode>(r, K, splits, alpha, beta, C, stream);
+  if (r.S <= 16) return launch_nt<T, 2, kMode>(r, K, splits, alpha, beta, C, stream);
+  if (r.S <= 32) return launch_nt<T, 4, kMode>(r, K, splits, alpha, beta, C, stream);
+  return launch_nt<T, 8, kMode>(r, K, splits, alpha, beta, C, stream);
+}
+
+// Experiment switches, read once a process: HARNESS_SKINNY_W=l1 reads W through L1
+// (evict-first) instead of past it; HARNESS_SKINNY_SPLITS=1|2|4|8 forces the K slices.
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : 0;
+}
+bool w_through_l1() {
+  static const bool on = [] {
+    const char* v = std::getenv("HARNESS_SKINNY_W");
+    return v != nullptr && std::strcmp(v, "l1") == 0;
+  }();
+  return on;
+}
+
 template <typename T>
 cudaError_t launch_typed(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
-  if (r.S <= 8) return launch_nt<T, 1>(r, K, splits, alpha, beta, C, stream);
-  if (r.S <= 16) return launch_nt<T, 2>(r, K, splits, alpha, beta, C, stream);
-  if (r.S <= 32) return launch_nt<T, 4>(r, K, splits, alpha, beta, C, stream);
-  return launch_nt<T, 8>(r, K, splits, alpha, beta, C, stream);
+  return w_through_l1() ? launch_mode<T, WLoad::kStreaming>(r, K, splits, alpha, beta, C, stream)
+                        : launch_mode<T, WLoad::kNoL1>(r, K, splits, alpha, beta, C, stream);
 }
 
 }  // namespace
@@ -193,7 +224,8 @@ cudaError_t gemm_skinny16(TcDType dtype, Layout layout, int M, int N, int K, flo
   int sms = 0;
   if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return cudaErrorNoDevice;
   const Roles r = roles(M, N, A, B);
-  const int splits = gemm_skinny16_splits(M, N, K, sms);
+  static const int forced = env_int("HARNESS_SKINNY_SPLITS");
+  const int splits = forced == 1 || forced == 2 || forced == 4 || forced == 8 ? forced : gemm_skinny16_splits(M, N, K, sms);
   return dtype == TcDType::bf16 ? launch_typed<__nv_bfloat16>(r, K, splits, alpha, beta, C, stream)
                                 : launch_typed<__half>(r, K, splits, alpha, beta, C, stream);
 }

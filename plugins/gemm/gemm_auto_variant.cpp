@@ -258,6 +258,7 @@ const bool kRegistered = [] {
                        "small side as n, K split over a thread-block cluster of up to 8 CTAs whose partial sums "
                        "meet in distributed shared memory")
           .constraint(skinny_constraint)
+          .workspace([](const harness::Params&) { return std::size_t{0}; })
           .config(skinny_config));
   return true;
 }();

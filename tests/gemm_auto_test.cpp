@@ -349,9 +349,18 @@ TEST(GemmAuto, SkinnyTakesNtWithASmallSide) {
   EXPECT_EQ(kg::gemm_skinny16_splits(8, 4096, 64, 132), 1);
   EXPECT_EQ(kg::gemm_skinny16_splits(8, 100000, 4096, 132), 1);
   EXPECT_EQ(kg::gemm_skinny16_plan(8, 4096, 4096, 132),
-            "skinny (mma.sync m16n8k16): 32 blocks of 128 B rows x 8 K slices (clusters of 8), M = 8 padded to 8");
+            "skinny (mma.sync m16n8k16): 32 blocks of 128 B rows x 8 K slices (clusters of 8), M = 8 padded to 8, "
+            "its slice in shared memory");
   EXPECT_EQ(kg::gemm_skinny16_plan(4096, 33, 4096, 132),
-            "skinny (mma.sync m16n8k16): 32 blocks of 128 A rows x 8 K slices (clusters of 8), N = 33 padded to 64");
+            "skinny (mma.sync m16n8k16): 32 blocks of 128 A rows x 8 K slices (clusters of 8), N = 33 padded to 64, "
+            "its slice in shared memory");
+  // The small operand's slice should fit in shared memory (96 KiB): K = 14336 in 8 slices of 56 steps
+  // (3648 bytes a row) fits at 16 rows, not at 64: more slices are tried, then it is read from L1/L2.
+  EXPECT_EQ(kg::gemm_skinny16_splits(64, 14336, 14336, 132), 8);
+  EXPECT_EQ(kg::gemm_skinny16_splits(16, 14336, 14336, 132), 8);  // 4 by the grid, 8 for shared memory
+  EXPECT_TRUE(kg::gemm_skinny16_x_in_smem(16, 14336, 8));
+  EXPECT_FALSE(kg::gemm_skinny16_x_in_smem(64, 14336, 8));
+  EXPECT_NE(kg::gemm_skinny16_plan(64, 4096, 14336, 132).find("read from L1/L2"), std::string::npos);
   for (const char* dtype : {"bf16", "f16"}) {
     harness::Params p = dims(8, 4096, 4096);
     p.set("dtype", std::string(dtype));

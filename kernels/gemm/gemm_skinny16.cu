@@ -38,7 +38,9 @@
 #include "arch/cluster_launch.hpp"
 #include "arch/global_load.cuh"
 #include "arch/numeric.cuh"
+#include "arch/sm80_cp_async.cuh"
 #include "arch/sm80_mma.cuh"
+#include "arch/smem.cuh"  // smem_u32
 #include "gemm/common.cuh"
 
 namespace kernels::gemm {
@@ -52,29 +54,29 @@ constexpr int kRowsPerBlock = kSkinnyRowsPerBlock;
 constexpr int kStepK = kSkinnyStepK;
 constexpr int kStepsInFlight = 4;  // k steps a group: W loads run one group ahead
 
-// How the big operand's 16-byte pieces are read: evict-first through L1 (__ldcs), or past L1
-// (L1::no_allocate: the small operand, read by all 8 warps, keeps L1 to itself).
-enum class WLoad { kStreaming, kNoL1 };
-
-template <WLoad kMode>
+// The big operand's 16-byte pieces: read once, past L1 (L1 keeps the small operand's lines where
+// it is read from global memory).
 __device__ __forceinline__ uint4 load_w(const void* p, bool in) {
-  if (!in) return make_uint4(0u, 0u, 0u, 0u);
-  if constexpr (kMode == WLoad::kNoL1) return arch::ldg_stream_no_l1(p);
-  return __ldcs(static_cast<const uint4*>(p));
+  return in ? arch::ldg_stream_no_l1(p) : make_uint4(0u, 0u, 0u, 0u);
 }
 __device__ __forceinline__ uint4 load_x(const void* p, bool in) {
   return in ? __ldg(static_cast<const uint4*>(p)) : make_uint4(0u, 0u, 0u, 0u);
 }
 
 // (W rows, X rows) = (R, S); each split sums steps [split * steps_per_split, ...) of K / 32.
-template <typename T, int NT, WLoad kMode>
-__global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K, int steps_per_split, float alpha,
+template <typename T, int NT, bool kXShared>
+__global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K, int steps_per_split,
+                                                            int x_row_bytes, float alpha,
                                                             const T* __restrict__ W, const T* __restrict__ X,
                                                             float beta, T* __restrict__ C, std::size_t c_stride_w,
                                                             std::size_t c_stride_x) {
   constexpr int kCols = 8 * NT;      // X rows, padded
   constexpr int kLd = kCols + 4;     // partial tile row stride in floats (+4: fewer bank conflicts)
-  __shared__ float part[kRowsPerBlock * kLd];  // (128, 8 NT) partial sums of this CTA's K slice
+  // Dynamic shared memory: kXShared: first the CTA's X slice (kCols rows of steps_per_split * 32
+  // elements, row stride skinny_x_row_bytes: + 64 bytes so that the two rows of a quarter warp's
+  // 16-byte reads fall in different banks); then (reused) the (128, 8 NT) partial sums.
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* part = reinterpret_cast<float*>(smem);
 
   cg::cluster_group cluster = cg::this_cluster();
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
@@ -99,13 +101,28 @@ __global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K,
     for (int u = 0; u < kStepsInFlight; ++u) {
       const int k = (s0 + u) * kStepK;
       const bool in = s0 + u < s_end && k + 8 * t < K;  // K % 8 == 0: a lane's 8 elements are all in or all out
-      lo[u] = load_w<kMode>(w_lo + k, in && lo_in);
-      hi[u] = load_w<kMode>(w_hi + k, in && hi_in);
+      lo[u] = load_w(w_lo + k, in && lo_in);
+      hi[u] = load_w(w_hi + k, in && hi_in);
     }
   };
   float acc[NT][4] = {};
   uint4 a_lo[kStepsInFlight], a_hi[kStepsInFlight];
   load_group(s_begin, a_lo, a_hi);
+  // kXShared: the X slice into shared memory (zeros past S and K), while the first W loads fly.
+  const std::uint32_t xs = arch::smem_u32(smem);
+  if constexpr (kXShared) {
+    const int chunks_per_row = steps_per_split * kStepK / 8;
+    for (int c = static_cast<int>(threadIdx.x); c < kCols * chunks_per_row; c += kThreads) {
+      const int row = c / chunks_per_row, chunk = c % chunks_per_row;
+      const int k = s_begin * kStepK + 8 * chunk;
+      const bool in = row < S && k < K;
+      arch::cp_async16(xs + static_cast<std::uint32_t>(row * x_row_bytes + 16 * chunk),
+                       in ? X + static_cast<std::size_t>(row) * K + k : X, in);
+    }
+    arch::cp_async_commit();
+    arch::cp_async_wait<0>();
+    __syncthreads();
+  }
   for (int s = s_begin; s < s_end; s += kStepsInFlight) {
     uint4 next_lo[kStepsInFlight], next_hi[kStepsInFlight];
     load_group(s + kStepsInFlight, next_lo, next_hi);  // all zero (no loads) past s_end
@@ -117,7 +134,13 @@ __global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K,
       const std::uint32_t second[4] = {a_lo[u].z, a_hi[u].z, a_lo[u].w, a_hi[u].w};
 #pragma unroll
       for (int j = 0; j < NT; ++j) {
-        const uint4 b = load_x(x_row + static_cast<std::size_t>(8 * j) * K + k, in && 8 * j + g < S);
+        uint4 b;
+        if constexpr (kXShared) {
+          b = *reinterpret_cast<const uint4*>(smem + (8 * j + g) * x_row_bytes +
+                                              2 * ((s + u - s_begin) * kStepK + 8 * t));
+        } else {
+          b = load_x(x_row + static_cast<std::size_t>(8 * j) * K + k, in && 8 * j + g < S);
+        }
         arch::mma_m16n8k16<T>(acc[j], first, b.x, b.y);
         arch::mma_m16n8k16<T>(acc[j], second, b.z, b.w);
       }
@@ -129,6 +152,7 @@ __global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K,
     }
   }
 
+  if constexpr (kXShared) __syncthreads();  // every warp done with X: its memory takes the partial sums
   // C fragment: c0, c1 (W row g, X rows 2t, 2t + 1 of n-tile j), c2, c3 (W row g + 8).
 #pragma unroll
   for (int j = 0; j < NT; ++j) {
@@ -172,43 +196,53 @@ Roles roles(int M, int N, const void* A, const void* B) {
   return {M, N, A, B, static_cast<std::size_t>(N), 1};
 }
 
-template <typename T, int NT, WLoad kMode>
+template <typename T, int NT, bool kXShared>
 cudaError_t launch_nt(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
-  arch::ClusterLaunch l(splits, kThreads, 0, stream);
-  l.cfg.gridDim = dim3(static_cast<unsigned>(splits), static_cast<unsigned>((r.R + kRowsPerBlock - 1) / kRowsPerBlock));
   const int steps = (K + kStepK - 1) / kStepK;
   const int per_split = (steps + splits - 1) / splits;
-  return cudaLaunchKernelEx(&l.cfg, skinny16_kernel<T, NT, kMode>, r.R, r.S, K, per_split, alpha,
-                            static_cast<const T*>(r.W), static_cast<const T*>(r.X), beta, static_cast<T*>(C),
-                            r.stride_w, r.stride_x);
+  const std::size_t smem = skinny16_smem_bytes(8 * NT, per_split, kXShared);
+  auto* kernel = skinny16_kernel<T, NT, kXShared>;
+  static const cudaError_t opt_in = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                         static_cast<int>(kSkinnyMaxSmemBytes));
+  if (opt_in != cudaSuccess) return opt_in;
+  arch::ClusterLaunch l(splits, kThreads, smem, stream);
+  l.cfg.gridDim = dim3(static_cast<unsigned>(splits), static_cast<unsigned>((r.R + kRowsPerBlock - 1) / kRowsPerBlock));
+  return cudaLaunchKernelEx(&l.cfg, kernel, r.R, r.S, K, per_split, skinny_x_row_bytes(per_split), alpha, static_cast<const T*>(r.W),
+                            static_cast<const T*>(r.X), beta, static_cast<T*>(C), r.stride_w, r.stride_x);
 }
 
-template <typename T, WLoad kMode>
-cudaError_t launch_mode(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
-  if (r.S <= 8) return launch_nt<T, 1, kMode>(r, K, splits, alpha, beta, C, stream);
-  if (r.S <= 16) return launch_nt<T, 2, kMode>(r, K, splits, alpha, beta, C, stream);
-  if (r.S <= 32) return launch_nt<T, 4, kMode>(r, K, splits, alpha, beta, C, stream);
-  return launch_nt<T, 8, kMode>(r, K, splits, alpha, beta, C, stream);
+template <typename T, bool kXShared>
+cudaError_t launch_x(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
+  if (r.S <= 8) return launch_nt<T, 1, kXShared>(r, K, splits, alpha, beta, C, stream);
+  if (r.S <= 16) return launch_nt<T, 2, kXShared>(r, K, splits, alpha, beta, C, stream);
+  if (r.S <= 32) return launch_nt<T, 4, kXShared>(r, K, splits, alpha, beta, C, stream);
+  return launch_nt<T, 8, kXShared>(r, K, splits, alpha, beta, C, stream);
 }
 
-// Experiment switches, read once a process: HARNESS_SKINNY_W=l1 reads W through L1
-// (evict-first) instead of past it; HARNESS_SKINNY_SPLITS=1|2|4|8 forces the K slices.
-int env_int(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::atoi(v) : 0;
+// Experiment switches, read once a process: HARNESS_SKINNY_X=global reads X from global memory
+// in the loop even where its slice fits in shared memory; HARNESS_SKINNY_SPLITS=1|2|4|8 forces
+// the K slices.
+int forced_splits() {
+  static const int n = [] {
+    const char* v = std::getenv("HARNESS_SKINNY_SPLITS");
+    const int x = v != nullptr ? std::atoi(v) : 0;
+    return x == 1 || x == 2 || x == 4 || x == 8 ? x : 0;
+  }();
+  return n;
 }
-bool w_through_l1() {
+bool x_from_global() {
   static const bool on = [] {
-    const char* v = std::getenv("HARNESS_SKINNY_W");
-    return v != nullptr && std::strcmp(v, "l1") == 0;
+    const char* v = std::getenv("HARNESS_SKINNY_X");
+    return v != nullptr && std::strcmp(v, "global") == 0;
   }();
   return on;
 }
 
 template <typename T>
 cudaError_t launch_typed(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
-  return w_through_l1() ? launch_mode<T, WLoad::kStreaming>(r, K, splits, alpha, beta, C, stream)
-                        : launch_mode<T, WLoad::kNoL1>(r, K, splits, alpha, beta, C, stream);
+  const bool shared = !x_from_global() && gemm_skinny16_x_in_smem(skinny_padded_small(r.S), K, splits);
+  return shared ? launch_x<T, true>(r, K, splits, alpha, beta, C, stream)
+                : launch_x<T, false>(r, K, splits, alpha, beta, C, stream);
 }
 
 }  // namespace
@@ -224,8 +258,7 @@ cudaError_t gemm_skinny16(TcDType dtype, Layout layout, int M, int N, int K, flo
   int sms = 0;
   if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return cudaErrorNoDevice;
   const Roles r = roles(M, N, A, B);
-  static const int forced = env_int("HARNESS_SKINNY_SPLITS");
-  const int splits = forced == 1 || forced == 2 || forced == 4 || forced == 8 ? forced : gemm_skinny16_splits(M, N, K, sms);
+  const int splits = forced_splits() > 0 ? forced_splits() : gemm_skinny16_splits(M, N, K, sms);
   return dtype == TcDType::bf16 ? launch_typed<__nv_bfloat16>(r, K, splits, alpha, beta, C, stream)
                                 : launch_typed<__half>(r, K, splits, alpha, beta, C, stream);
 }

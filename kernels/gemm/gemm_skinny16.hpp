@@ -8,6 +8,7 @@
 // into mma fragments (no shared-memory staging); the small one is read per warp from L1/L2;
 // K is split over the CTAs of a thread-block cluster whose partial sums meet in distributed
 // shared memory (gemm_skinny16.cu). Hopper (sm_90) only: the clusters.
+#include <cstddef>
 #include <string>
 
 #include <cuda_runtime_api.h>
@@ -22,8 +23,18 @@ constexpr int kSkinnyMaxSmall = 64;
 // the most K slices (clusters of up to 8 CTAs: the portable limit), the most row blocks (gridDim.y).
 constexpr int kSkinnyRowsPerBlock = 128;
 constexpr int kSkinnyStepK = 32;
+constexpr int kSkinnyStepBytes = 2 * kSkinnyStepK;
 constexpr int kSkinnyMaxSplits = 8;
 constexpr int kSkinnyMaxRowBlocks = 65535;
+// Shared memory: the CTA's slice of the small operand where it fits in kSkinnyMaxXSmemBytes (so
+// that two CTAs share an SM), else read from global memory in the loop; the partial sums reuse it.
+constexpr std::size_t kSkinnyMaxXSmemBytes = 96 * 1024;
+constexpr std::size_t kSkinnyMaxSmemBytes = 112 * 1024;
+
+// The small side padded to the kernel's n tiles: 8, 16, 32 or 64 rows.
+constexpr int skinny_padded_small(int small) { return small <= 8 ? 8 : small <= 16 ? 16 : small <= 32 ? 32 : 64; }
+// Bytes of one X row's slice in shared memory: steps * 32 elements of 2 bytes, + 64 (bank offset).
+constexpr int skinny_x_row_bytes(int steps_per_split) { return steps_per_split * kSkinnyStepBytes + 64; }
 
 // nullptr when gemm_skinny16 takes (layout, M, N, K) on `device`, else the reason (a static
 // string): layout nt, min(M, N) <= kSkinnyMaxSmall, K % 8 == 0 (16-byte rows), the big side
@@ -35,6 +46,10 @@ const char* gemm_skinny16_unsupported(int device, Layout layout, int M, int N, i
 // for the result's config ("skinny: 32 blocks of 128 rows x 8 K slices in clusters of 8, ...").
 int gemm_skinny16_splits(int M, int N, int K, int sms);
 std::string gemm_skinny16_plan(int M, int N, int K, int sms);
+// Whether the X slice of a K slice (padded_small rows) fits in shared memory, and the dynamic
+// shared memory a CTA takes (the X slice where x_shared, and the partial sums: the larger).
+bool gemm_skinny16_x_in_smem(int padded_small, int K, int splits);
+std::size_t skinny16_smem_bytes(int padded_small, int steps_per_split, bool x_shared);
 
 // dtype bf16 or f16; A, B, C of that type, A and B 16-byte aligned; beta == 0 does not read C.
 // cudaErrorInvalidValue: another dtype, a dimension < 1, a null or misaligned pointer, or a

@@ -27,25 +27,41 @@ const char* gemm_skinny16_unsupported(int device, Layout layout, int M, int N, i
   return nullptr;
 }
 
+bool gemm_skinny16_x_in_smem(int padded_small, int K, int splits) {
+  const int steps = (K + kSkinnyStepK - 1) / kSkinnyStepK;
+  const int per_split = (steps + splits - 1) / splits;
+  return static_cast<std::size_t>(padded_small) * skinny_x_row_bytes(per_split) <= kSkinnyMaxXSmemBytes;
+}
+
 // The fewest K slices (a power of two up to 8) that give at least two CTAs an SM, while each
-// slice keeps at least 8 k steps (256 elements of K).
+// slice keeps at least 8 k steps (256 elements of K); then more, up to 8, until the small
+// operand's slice fits in shared memory.
 int gemm_skinny16_splits(int M, int N, int K, int sms) {
   const int row_blocks = (std::max(M, N) + kSkinnyRowsPerBlock - 1) / kSkinnyRowsPerBlock;
   const int steps = (K + kSkinnyStepK - 1) / kSkinnyStepK;
   int splits = 1;
   while (splits < kSkinnyMaxSplits && row_blocks * splits < 2 * sms && steps / (2 * splits) >= 8) splits *= 2;
+  const int padded = skinny_padded_small(std::min(M, N));
+  while (splits < kSkinnyMaxSplits && !gemm_skinny16_x_in_smem(padded, K, splits)) splits *= 2;
   return splits;
+}
+
+std::size_t skinny16_smem_bytes(int padded_small, int steps_per_split, bool x_shared) {
+  const std::size_t partial = static_cast<std::size_t>(kSkinnyRowsPerBlock) * (padded_small + 4) * sizeof(float);
+  const std::size_t x = x_shared ? static_cast<std::size_t>(padded_small) * skinny_x_row_bytes(steps_per_split) : 0;
+  return std::max(partial, x);
 }
 
 std::string gemm_skinny16_plan(int M, int N, int K, int sms) {
   const int small = std::min(M, N);
   const int row_blocks = (std::max(M, N) + kSkinnyRowsPerBlock - 1) / kSkinnyRowsPerBlock;
   const int splits = gemm_skinny16_splits(M, N, K, sms);
-  const int padded = small <= 8 ? 8 : small <= 16 ? 16 : small <= 32 ? 32 : 64;
+  const int padded = skinny_padded_small(small);
   const std::string n = std::to_string(splits);
   return "skinny (mma.sync m16n8k16): " + std::to_string(row_blocks) + " blocks of 128 " + (M <= N ? "B" : "A") +
          " rows x " + n + " K slices (clusters of " + n + "), " + (M <= N ? "M = " : "N = ") + std::to_string(small) +
-         " padded to " + std::to_string(padded);
+         " padded to " + std::to_string(padded) +
+         (gemm_skinny16_x_in_smem(padded, K, splits) ? ", its slice in shared memory" : ", read from L1/L2");
 }
 
 }  // namespace kernels::gemm

@@ -329,8 +329,10 @@ TEST(GemmAutoGpu, Gemv16MisalignedAndRefused) {
 // The skinny 16-bit GEMM through the registry (`skinny`, and `auto`, which runs it there), bf16
 // and f16, layout nt, against the problem's cpu reference and tolerance: the small side M
 // (B streamed) and N (A streamed) at each padding (<= 8, 16, 32, 64 rows), big sides that are
-// not multiples of the 128-row block, K not a multiple of the 32-wide step, one and eight K
-// slices, alpha and beta != 0 (C read). On Hopper every case must run.
+// not multiples of the 128-row block, K not a multiple of the 32-wide step, slices whose step
+// count is not a multiple of the load group, one and eight K slices, the small operand's slice
+// in shared memory and (too large for it) from L1/L2, alpha and beta != 0 (C read). On Hopper
+// every case must run.
 TEST(GemmAutoGpu, SkinnyAgainstTheReference) {
   SKIP_WITHOUT_DEVICE();
   int device = 0;
@@ -354,6 +356,7 @@ TEST(GemmAutoGpu, SkinnyAgainstTheReference) {
     check({4097, 5, 2048, 0.5f, -1.0f});    // N small: A streamed, C written row by row
     check({1000, 64, 1032});
     check({2, 130, 8});                     // K = 8: a quarter of one step
+    check({64, 300, 14336});                // X slice too large for shared memory: read from L1/L2
     EXPECT_EQ(ran, cases) << dtype << ": a case was skipped";
   }
 }

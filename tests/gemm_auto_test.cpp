@@ -361,6 +361,11 @@ TEST(GemmAuto, SkinnyTakesNtWithASmallSide) {
   EXPECT_TRUE(kg::gemm_skinny16_x_in_smem(16, 14336, 8));
   EXPECT_FALSE(kg::gemm_skinny16_x_in_smem(64, 14336, 8));
   EXPECT_NE(kg::gemm_skinny16_plan(64, 4096, 14336, 132).find("read from L1/L2"), std::string::npos);
+  // auto prefers it (measured) for M <= 16 or N <= 32, wgmma's tiles beyond.
+  EXPECT_TRUE(kg::gemm_skinny16_preferred(16, 4096));
+  EXPECT_FALSE(kg::gemm_skinny16_preferred(17, 4096));
+  EXPECT_TRUE(kg::gemm_skinny16_preferred(14336, 32));
+  EXPECT_FALSE(kg::gemm_skinny16_preferred(14336, 33));
   for (const char* dtype : {"bf16", "f16"}) {
     harness::Params p = dims(8, 4096, 4096);
     p.set("dtype", std::string(dtype));

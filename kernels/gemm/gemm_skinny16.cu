@@ -52,7 +52,6 @@ constexpr int kWarps = kSkinnyRowsPerBlock / 16;  // 8: one m16 tile of W rows a
 constexpr int kThreads = 32 * kWarps;
 constexpr int kRowsPerBlock = kSkinnyRowsPerBlock;
 constexpr int kStepK = kSkinnyStepK;
-constexpr int kStepsInFlight = 4;  // k steps a group: W loads run one group ahead
 
 // The big operand's 16-byte pieces: read once, past L1 (L1 keeps the small operand's lines where
 // it is read from global memory).
@@ -64,7 +63,8 @@ __device__ __forceinline__ uint4 load_x(const void* p, bool in) {
 }
 
 // (W rows, X rows) = (R, S); each split sums steps [split * steps_per_split, ...) of K / 32.
-template <typename T, int NT, bool kXShared>
+// kStepsInFlight: k steps a group (W loads run one group ahead).
+template <typename T, int NT, bool kXShared, int kStepsInFlight>
 __global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K, int steps_per_split,
                                                             int x_row_bytes, float alpha,
                                                             const T* __restrict__ W, const T* __restrict__ X,
@@ -128,16 +128,20 @@ __global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K,
     load_group(s + kStepsInFlight, next_lo, next_hi);  // all zero (no loads) past s_end
 #pragma unroll
     for (int u = 0; u < kStepsInFlight; ++u) {
+      // Past the slice's last step the W pieces are zeros: X reads zeros too (no read past the
+      // shared X slice, whose neighbours, NaN included, would meet those zeros: 0 x NaN = NaN).
+      const bool live = s + u < s_end;
       const int k = (s + u) * kStepK;
-      const bool in = s + u < s_end && k + 8 * t < K;
+      const bool in = live && k + 8 * t < K;
       const std::uint32_t first[4] = {a_lo[u].x, a_hi[u].x, a_lo[u].y, a_hi[u].y};
       const std::uint32_t second[4] = {a_lo[u].z, a_hi[u].z, a_lo[u].w, a_hi[u].w};
 #pragma unroll
       for (int j = 0; j < NT; ++j) {
         uint4 b;
         if constexpr (kXShared) {
-          b = *reinterpret_cast<const uint4*>(smem + (8 * j + g) * x_row_bytes +
-                                              2 * ((s + u - s_begin) * kStepK + 8 * t));
+          b = live ? *reinterpret_cast<const uint4*>(smem + (8 * j + g) * x_row_bytes +
+                                                     2 * ((s + u - s_begin) * kStepK + 8 * t))
+                   : make_uint4(0u, 0u, 0u, 0u);
         } else {
           b = load_x(x_row + static_cast<std::size_t>(8 * j) * K + k, in && 8 * j + g < S);
         }
@@ -196,12 +200,12 @@ Roles roles(int M, int N, const void* A, const void* B) {
   return {M, N, A, B, static_cast<std::size_t>(N), 1};
 }
 
-template <typename T, int NT, bool kXShared>
+template <typename T, int NT, bool kXShared, int kGroup>
 cudaError_t launch_nt(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
   const int steps = (K + kStepK - 1) / kStepK;
   const int per_split = (steps + splits - 1) / splits;
   const std::size_t smem = skinny16_smem_bytes(8 * NT, per_split, kXShared);
-  auto* kernel = skinny16_kernel<T, NT, kXShared>;
+  auto* kernel = skinny16_kernel<T, NT, kXShared, kGroup>;
   static const cudaError_t opt_in = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                          static_cast<int>(kSkinnyMaxSmemBytes));
   if (opt_in != cudaSuccess) return opt_in;
@@ -211,17 +215,25 @@ cudaError_t launch_nt(const Roles& r, int K, int splits, float alpha, float beta
                             static_cast<const T*>(r.X), beta, static_cast<T*>(C), r.stride_w, r.stride_x);
 }
 
+bool group_of_8();
+
+// Up to 16 X rows: groups of 4 or 8 k steps (HARNESS_SKINNY_GROUP); more rows: 4 (registers).
 template <typename T, bool kXShared>
 cudaError_t launch_x(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
-  if (r.S <= 8) return launch_nt<T, 1, kXShared>(r, K, splits, alpha, beta, C, stream);
-  if (r.S <= 16) return launch_nt<T, 2, kXShared>(r, K, splits, alpha, beta, C, stream);
-  if (r.S <= 32) return launch_nt<T, 4, kXShared>(r, K, splits, alpha, beta, C, stream);
-  return launch_nt<T, 8, kXShared>(r, K, splits, alpha, beta, C, stream);
+  const bool g8 = group_of_8();
+  if (r.S <= 8)
+    return g8 ? launch_nt<T, 1, kXShared, 8>(r, K, splits, alpha, beta, C, stream)
+              : launch_nt<T, 1, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
+  if (r.S <= 16)
+    return g8 ? launch_nt<T, 2, kXShared, 8>(r, K, splits, alpha, beta, C, stream)
+              : launch_nt<T, 2, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
+  if (r.S <= 32) return launch_nt<T, 4, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
+  return launch_nt<T, 8, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
 }
 
 // Experiment switches, read once a process: HARNESS_SKINNY_X=global reads X from global memory
 // in the loop even where its slice fits in shared memory; HARNESS_SKINNY_SPLITS=1|2|4|8 forces
-// the K slices.
+// the K slices; HARNESS_SKINNY_GROUP=8 issues W loads 8 k steps a group (up to 16 X rows).
 int forced_splits() {
   static const int n = [] {
     const char* v = std::getenv("HARNESS_SKINNY_SPLITS");
@@ -229,6 +241,13 @@ int forced_splits() {
     return x == 1 || x == 2 || x == 4 || x == 8 ? x : 0;
   }();
   return n;
+}
+bool group_of_8() {
+  static const bool on = [] {
+    const char* v = std::getenv("HARNESS_SKINNY_GROUP");
+    return v != nullptr && std::strcmp(v, "8") == 0;
+  }();
+  return on;
 }
 bool x_from_global() {
   static const bool on = [] {

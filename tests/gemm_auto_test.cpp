@@ -361,8 +361,10 @@ TEST(GemmAuto, SkinnyTakesNtWithASmallSide) {
   EXPECT_TRUE(kg::gemm_skinny16_x_in_smem(16, 14336, 8));
   EXPECT_FALSE(kg::gemm_skinny16_x_in_smem(64, 14336, 8));
   EXPECT_NE(kg::gemm_skinny16_plan(64, 4096, 14336, 132).find("read from L1/L2"), std::string::npos);
-  // auto prefers it (measured) for M <= 16 or N <= 32, wgmma's tiles beyond.
+  // auto prefers it (measured) for M <= 8, M <= 16 while N <= 8192, N <= 32; wgmma's tiles beyond.
+  EXPECT_TRUE(kg::gemm_skinny16_preferred(8, 14336));
   EXPECT_TRUE(kg::gemm_skinny16_preferred(16, 4096));
+  EXPECT_FALSE(kg::gemm_skinny16_preferred(16, 14336));
   EXPECT_FALSE(kg::gemm_skinny16_preferred(17, 4096));
   EXPECT_TRUE(kg::gemm_skinny16_preferred(14336, 32));
   EXPECT_FALSE(kg::gemm_skinny16_preferred(14336, 33));

@@ -11,15 +11,16 @@
 //   CTA: 8 warps, warp w owns W rows 16 w .. 16 w + 15 of the block and every X row (NT
 //   n-tiles of 8, S padded to 8 NT); mma.sync m16n8k16 with W as the A operand (16 x k) and
 //   X^T as B (k x 8).
-//   Operand loads go from global memory straight into fragments, 16 bytes a lane: lane (g, t)
-//   (g = lane / 4, t = lane % 4) loads elements 8t .. 8t + 7 of a 32-wide k step of W rows g
-//   and g + 8 and of X row g of each n-tile. The order of k inside a dot product is free, so
+//   Fragments are read 16 bytes a lane: lane (g, t) (g = lane / 4, t = lane % 4) reads elements
+//   8t .. 8t + 7 of a 32-wide k step of W rows g and g + 8 (from global memory straight into
+//   registers) and of X row g of each n-tile (from shared memory, see below). The order of k inside a dot product is free, so
 //   the fragments take those elements as they come: physical k 8t + {0,1 | 2,3} are the
 //   logical k {2t, 2t+1 | 2t+8, 2t+9} of the first m16n8k16 and 8t + {4,5 | 6,7} those of the
 //   second, the same for both operands, so each product still pairs W(r, k) with X(s, k).
-//   W is read once (streaming loads, one group of kStepsInFlight steps ahead of the products); X is
-//   read by all 8 warps of a CTA at the same k steps (L1 hits after the first) and by every
-//   row block (L2).
+//   W is read once (past L1, one group of 4 k steps ahead of the products). X: the CTA's K
+//   slice of it (8 NT rows, zeros past S and K) is copied into shared memory once (cp.async,
+//   while the first W loads fly) where it fits in 96 KiB, else every warp reads it from L1/L2
+//   in the loop (call B's ncu of that form: 65-83% of issue cycles stalled on those loads).
 //   Epilogue: each CTA writes its 128 x 8NT partial sums to shared memory; after a cluster
 //   barrier CTA q sums rows q 128 / KS .. (q + 1) 128 / KS over the KS CTAs' shared memory
 //   (distributed shared memory, fixed order: deterministic) and writes them to C.
@@ -215,25 +216,19 @@ cudaError_t launch_nt(const Roles& r, int K, int splits, float alpha, float beta
                             static_cast<const T*>(r.X), beta, static_cast<T*>(C), r.stride_w, r.stride_x);
 }
 
-bool group_of_8();
-
-// Up to 16 X rows: groups of 4 or 8 k steps (HARNESS_SKINNY_GROUP); more rows: 4 (registers).
+// kGroup 4: groups of 8 k steps were measured slower at every shape (call D of 2026-11-29:
+// 16.4 -> 26.6 us at M = 2, N = 4096; 46.0 -> 53.3 us at M = 8, N = 14336).
 template <typename T, bool kXShared>
 cudaError_t launch_x(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
-  const bool g8 = group_of_8();
-  if (r.S <= 8)
-    return g8 ? launch_nt<T, 1, kXShared, 8>(r, K, splits, alpha, beta, C, stream)
-              : launch_nt<T, 1, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
-  if (r.S <= 16)
-    return g8 ? launch_nt<T, 2, kXShared, 8>(r, K, splits, alpha, beta, C, stream)
-              : launch_nt<T, 2, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
+  if (r.S <= 8) return launch_nt<T, 1, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
+  if (r.S <= 16) return launch_nt<T, 2, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
   if (r.S <= 32) return launch_nt<T, 4, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
   return launch_nt<T, 8, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
 }
 
 // Experiment switches, read once a process: HARNESS_SKINNY_X=global reads X from global memory
 // in the loop even where its slice fits in shared memory; HARNESS_SKINNY_SPLITS=1|2|4|8 forces
-// the K slices; HARNESS_SKINNY_GROUP=8 issues W loads 8 k steps a group (up to 16 X rows).
+// the K slices.
 int forced_splits() {
   static const int n = [] {
     const char* v = std::getenv("HARNESS_SKINNY_SPLITS");
@@ -241,13 +236,6 @@ int forced_splits() {
     return x == 1 || x == 2 || x == 4 || x == 8 ? x : 0;
   }();
   return n;
-}
-bool group_of_8() {
-  static const bool on = [] {
-    const char* v = std::getenv("HARNESS_SKINNY_GROUP");
-    return v != nullptr && std::strcmp(v, "8") == 0;
-  }();
-  return on;
 }
 bool x_from_global() {
   static const bool on = [] {

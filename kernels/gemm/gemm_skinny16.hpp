@@ -52,7 +52,8 @@ bool gemm_skinny16_x_in_smem(int padded_small, int K, int splits);
 std::size_t skinny16_smem_bytes(int padded_small, int steps_per_split, bool x_shared);
 
 // Where `auto` runs this kernel rather than wgmma's 128 x 128 tiles (measured on an H200,
-// 2026-11-29, docs/PERFORMANCE.md): M the small side up to 16 rows, N the small side up to 32.
+// 2026-11-29, docs/PERFORMANCE.md): M the small side up to 8 rows (16 while N <= 8192; at
+// 16 x 14336 wgmma was 5% faster), N the small side up to 32.
 bool gemm_skinny16_preferred(int M, int N);
 
 // dtype bf16 or f16; A, B, C of that type, A and B 16-byte aligned; beta == 0 does not read C.

@@ -46,7 +46,10 @@ int gemm_skinny16_splits(int M, int N, int K, int sms) {
   return splits;
 }
 
-bool gemm_skinny16_preferred(int M, int N) { return M <= N ? M <= 16 : N <= 32; }
+bool gemm_skinny16_preferred(int M, int N) {
+  if (M <= N) return M <= 8 || (M <= 16 && N <= 8192);
+  return N <= 32;
+}
 
 std::size_t skinny16_smem_bytes(int padded_small, int steps_per_split, bool x_shared) {
   const std::size_t partial = static_cast<std::size_t>(kSkinnyRowsPerBlock) * (padded_small + 4) * sizeof(float);

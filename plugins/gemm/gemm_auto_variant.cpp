@@ -1,8 +1,8 @@
 // The shape-dispatching variants of the gemm problem (kernels/gemm/gemm_auto.hpp):
 //   auto    f32: picks gemv / outer / splitk / a tile size by (M, N, K, SM count);
 //           bf16, f16: the 16-bit GEMV where M or N is 1 and the matrix operand is K
-//           contiguous (gemm_gemv16.hpp), the skinny kernel where layout nt has M <= 16 or
-//           N <= 32 (gemm_skinny16.hpp, Hopper: gemm_skinny16_preferred);
+//           contiguous (gemm_gemv16.hpp), the skinny kernel where layout nt has M <= 8 (16
+//           while N <= 8192) or N <= 32 (gemm_skinny16.hpp, Hopper: gemm_skinny16_preferred);
 //           tf32, bf16, f16, fp8_e4m3: else `wgmma` where it
 //           takes the shape and device, else `mma` (gemm_tc_variants.hpp), the reason recorded
 //   splitk  deterministic split-K, auto's cheapest split (any shape)
@@ -226,7 +226,7 @@ const bool kRegistered = [] {
           .description("f32 by shape: GEMV (M or N = 1), rank-1 (K = 1), else the coarsened tile (128x128, "
                        "128x64, 64x64, 32x64) and deterministic split-K count (K >= 256) of least modelled time "
                        "on this GPU's SMs; bf16/f16: the 16-bit GEMV where M or N = 1 and the matrix operand is K "
-                       "contiguous, the skinny kernel (Hopper) where layout nt has M <= 16 or N <= 32; tf32/bf16/f16/fp8_e4m3: else wgmma where it takes the shape and device, "
+                       "contiguous, the skinny kernel (Hopper) where layout nt has M <= 8 (16 while N <= 8192) or N <= 32; tf32/bf16/f16/fp8_e4m3: else wgmma where it takes the shape and device, "
                        "else mma (any shape, sm_80+); the choice and its reason in the result's config")
           .constraint(auto_constraint)
           .workspace(auto_workspace)

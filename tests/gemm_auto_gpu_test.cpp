@@ -263,7 +263,8 @@ TEST(GemmAutoGpu, GemvAndOuterAtEveryAlignment) {
 // The 16-bit GEMV through the registry (`gemv`, and `auto`, which runs it there), bf16 and
 // f16, against the problem's cpu reference and tolerance: M == 1 with B stored (N, K), N == 1
 // with A stored (M, K), M == N == 1 in every layout; K a multiple of 8 (16-byte loads) and not
-// (element by element), alpha and beta != 0 (C read), a decode shape. Every case must run.
+// (element by element), alpha and beta != 0 (C read), a decode shape; the multi-vector form at
+// M or N <= 8 (layout nt). Every case must run.
 TEST(GemmAutoGpu, Gemv16AgainstTheReference) {
   SKIP_WITHOUT_DEVICE();
   for (const char* dtype : {"bf16", "f16"}) {
@@ -283,6 +284,13 @@ TEST(GemmAutoGpu, Gemv16AgainstTheReference) {
       check({300, 1, 77, -1.0f, 1.5f, l});
     }
     for (kg::Layout l : kLayouts) check({1, 1, 9, 1.0f, 0.25f, l});
+    // Several vectors (layout nt, M or N <= 8): 2, 4 and 8 of them (3, 5, 7 padded), rows not a
+    // multiple of a warp's 4 or a block's 16, K chunks not a multiple of two a lane, beta != 0.
+    check({8, 4096, 4096, 1.0f, 0.0f, kg::Layout::nt});
+    check({3, 1001, 520, 2.0f, 0.5f, kg::Layout::nt});
+    check({5, 14337, 1032, 1.0f, 0.0f, kg::Layout::nt});
+    check({4097, 7, 2056, -1.0f, 1.0f, kg::Layout::nt});
+    check({2, 130, 8, 1.0f, 0.0f, kg::Layout::nt});
     EXPECT_EQ(ran, cases) << dtype << ": a case was skipped";
   }
 }

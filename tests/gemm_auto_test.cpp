@@ -297,6 +297,24 @@ TEST(GemmAuto, Gemv16TakesKContiguousMatrixOperands) {
   EXPECT_NE(std::string(kg::gemm_gemv16_unsupported(Layout::nn, 1, 4096)).find("B stored (N, K)"), std::string::npos);
   EXPECT_NE(std::string(kg::gemm_gemv16_unsupported(Layout::tn, 4096, 1)).find("A stored (M, K)"), std::string::npos);
   EXPECT_NE(std::string(kg::gemm_gemv16_unsupported(Layout::nt, 8, 8)).find("M == 1 or N == 1"), std::string::npos);
+  // Several vectors: layout nt, min(M, N) <= 8, K % 8 == 0; `gemv` runs them in 16 bits.
+  EXPECT_EQ(kg::gemm_gemv16_multi_unsupported(Layout::nt, 8, 4096, 4096), nullptr);
+  EXPECT_EQ(kg::gemm_gemv16_multi_unsupported(Layout::nt, 4096, 2, 8), nullptr);
+  EXPECT_NE(std::string(kg::gemm_gemv16_multi_unsupported(Layout::nn, 8, 4096, 4096)).find("layout nt"),
+            std::string::npos);
+  EXPECT_NE(std::string(kg::gemm_gemv16_multi_unsupported(Layout::nt, 9, 4096, 4096)).find("<= 8"),
+            std::string::npos);
+  EXPECT_NE(std::string(kg::gemm_gemv16_multi_unsupported(Layout::nt, 8, 4096, 4092)).find("K % 8"),
+            std::string::npos);
+  {
+    harness::Params p = dims(8, 4096, 4096);
+    p.set("dtype", std::string("bf16"));
+    p.set("layout", std::string("nt"));
+    EXPECT_FALSE(variant("gemv").constraint(p).has_value());
+    EXPECT_NE(variant("gemv").config(p).find("up to 8"), std::string::npos) << variant("gemv").config(p);
+    p.set("M", std::int64_t{9});
+    EXPECT_TRUE(variant("gemv").constraint(p).has_value());
+  }
   for (const char* dtype : {"bf16", "f16"}) {
     harness::Params nt = dims(1, 4096, 4096);
     nt.set("dtype", std::string(dtype));

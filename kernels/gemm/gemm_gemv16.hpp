@@ -27,4 +27,15 @@ const char* gemm_gemv16_unsupported(Layout layout, int M, int N);
 cudaError_t gemm_gemv16(TcDType dtype, Layout layout, int M, int N, int K, float alpha, const void* A, const void* B,
                         float beta, void* C, cudaStream_t stream);
 
+// The multi-vector form: layout nt (both operands K contiguous) with min(M, N) in 2..8: the big
+// operand's rows against every row of the small one at once (4 rows a warp, 16-byte streaming
+// loads, f32 sums); K % 8 == 0. nullptr when it takes the case, else the reason.
+constexpr int kGemv16MaxVectors = 8;
+const char* gemm_gemv16_multi_unsupported(Layout layout, int M, int N, int K);
+
+// As gemm_gemv16, for the cases gemm_gemv16_multi_unsupported accepts; A and B 16-byte aligned
+// (else cudaErrorInvalidValue).
+cudaError_t gemm_gemv16_multi(TcDType dtype, Layout layout, int M, int N, int K, float alpha, const void* A,
+                              const void* B, float beta, void* C, cudaStream_t stream);
+
 }  // namespace kernels::gemm

@@ -59,11 +59,12 @@ bool is_16bit(const harness::Params& p) {
 
 std::optional<std::string> gemv_constraint(const harness::Params& p) {
   const Dims d(p);
-  if (d.M != 1 && d.N != 1) return fmt::format("gemv: needs M == 1 or N == 1 (M={} N={})", d.M, d.N);
   if (is_16bit(p)) {
-    if (const char* why = kg::gemm_gemv16_unsupported(d.layout, d.M, d.N)) return std::string(why);
-    return std::nullopt;
+    const char* why = kg::gemm_gemv16_unsupported(d.layout, d.M, d.N);
+    if (why == nullptr || kg::gemm_gemv16_multi_unsupported(d.layout, d.M, d.N, d.K) == nullptr) return std::nullopt;
+    return std::string(why);
   }
+  if (d.M != 1 && d.N != 1) return fmt::format("gemv: needs M == 1 or N == 1 (M={} N={})", d.M, d.N);
   if (p.has("dtype") && p.get_string("dtype") != "f32")
     return fmt::format("gemv: f32, bf16 or f16 (dtype {})", p.get_string("dtype"));
   return std::nullopt;
@@ -83,11 +84,20 @@ void launch_gemv16(harness::LaunchContext& ctx) {
   const void* A = bf16 ? static_cast<const void*>(ctx.in<__nv_bfloat16>("A")) : ctx.in<__half>("A");
   const void* B = bf16 ? static_cast<const void*>(ctx.in<__nv_bfloat16>("B")) : ctx.in<__half>("B");
   void* C = bf16 ? static_cast<void*>(ctx.out<__nv_bfloat16>("C")) : ctx.out<__half>("C");
-  HARNESS_CUDA(kg::gemm_gemv16(t, d.layout, d.M, d.N, d.K, static_cast<float>(ctx.param_float("alpha")), A, B,
-                               static_cast<float>(ctx.param_float("beta")), C, ctx.stream));
+  const auto alpha = static_cast<float>(ctx.param_float("alpha")), beta = static_cast<float>(ctx.param_float("beta"));
+  if (kg::gemm_gemv16_unsupported(d.layout, d.M, d.N) == nullptr)
+    HARNESS_CUDA(kg::gemm_gemv16(t, d.layout, d.M, d.N, d.K, alpha, A, B, beta, C, ctx.stream));
+  else
+    HARNESS_CUDA(kg::gemm_gemv16_multi(t, d.layout, d.M, d.N, d.K, alpha, A, B, beta, C, ctx.stream));
 }
 
 constexpr const char* kGemv16Config = "gemv (16-bit: a warp per output element, K-contiguous rows)";
+constexpr const char* kGemv16MultiConfig = "gemv (16-bit: 4 matrix rows a warp against up to 8 K-contiguous vectors)";
+
+std::string gemv16_config(const harness::Params& p) {
+  const Dims d(p);
+  return kg::gemm_gemv16_unsupported(d.layout, d.M, d.N) == nullptr ? kGemv16Config : kGemv16MultiConfig;
+}
 
 // The skinny kernel (gemm_skinny16.hpp): bf16/f16, layout nt, a small side of <= 64 rows,
 // Hopper. No workspace. Without a device: the shape rule only.
@@ -244,11 +254,12 @@ const bool kRegistered = [] {
                                 launch_with(kg::choose_gemv, ctx);
                             })
           .description("GEMV (M = 1 or N = 1): warp per row of a K-contiguous matrix operand (A 'n' for N = 1, "
-                       "B 't' for M = 1), else (f32 only) 128-column blocks over K slices; f32, bf16, f16 (f32 sums)")
+                       "B 't' for M = 1), else (f32 only) 128-column blocks over K slices; f32, bf16, f16 (f32 sums); "
+                       "bf16/f16 layout nt also M or N <= 8 (4 matrix rows a warp against every vector)")
           .constraint(gemv_constraint)
           .workspace([](const harness::Params& p) { return is_16bit(p) ? 0 : workspace_with(kg::choose_gemv, p); })
           .config([](const harness::Params& p) {
-            return is_16bit(p) ? std::string(kGemv16Config) : config_with(kg::choose_gemv, p);
+            return is_16bit(p) ? gemv16_config(p) : config_with(kg::choose_gemv, p);
           }));
   harness::Registry::instance().add_variant(
       harness::make_variant("gemm", "skinny", harness::Backend::cuda, launch_skinny16)

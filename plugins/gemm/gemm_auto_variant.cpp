@@ -77,18 +77,29 @@ bool takes_gemv16(const harness::Params& p) {
   return is_16bit(p) && kg::gemm_gemv16_unsupported(d.layout, d.M, d.N) == nullptr;
 }
 
+// A 16-bit (bf16 or f16) case's operands, scalars and dtype, as the 16-bit kernels take them.
+struct Args16 {
+  kg::TcDType dtype;
+  const void *A, *B;
+  void* C;
+  float alpha, beta;
+  explicit Args16(harness::LaunchContext& ctx) : dtype(plugins::gemm::dtype_param(*ctx.params)) {
+    const bool bf16 = dtype == kg::TcDType::bf16;
+    A = bf16 ? static_cast<const void*>(ctx.in<__nv_bfloat16>("A")) : ctx.in<__half>("A");
+    B = bf16 ? static_cast<const void*>(ctx.in<__nv_bfloat16>("B")) : ctx.in<__half>("B");
+    C = bf16 ? static_cast<void*>(ctx.out<__nv_bfloat16>("C")) : ctx.out<__half>("C");
+    alpha = static_cast<float>(ctx.param_float("alpha"));
+    beta = static_cast<float>(ctx.param_float("beta"));
+  }
+};
+
 void launch_gemv16(harness::LaunchContext& ctx) {
   const Dims d(*ctx.params);
-  const kg::TcDType t = plugins::gemm::dtype_param(*ctx.params);
-  const bool bf16 = t == kg::TcDType::bf16;
-  const void* A = bf16 ? static_cast<const void*>(ctx.in<__nv_bfloat16>("A")) : ctx.in<__half>("A");
-  const void* B = bf16 ? static_cast<const void*>(ctx.in<__nv_bfloat16>("B")) : ctx.in<__half>("B");
-  void* C = bf16 ? static_cast<void*>(ctx.out<__nv_bfloat16>("C")) : ctx.out<__half>("C");
-  const auto alpha = static_cast<float>(ctx.param_float("alpha")), beta = static_cast<float>(ctx.param_float("beta"));
+  const Args16 a(ctx);
   if (kg::gemm_gemv16_unsupported(d.layout, d.M, d.N) == nullptr)
-    HARNESS_CUDA(kg::gemm_gemv16(t, d.layout, d.M, d.N, d.K, alpha, A, B, beta, C, ctx.stream));
+    HARNESS_CUDA(kg::gemm_gemv16(a.dtype, d.layout, d.M, d.N, d.K, a.alpha, a.A, a.B, a.beta, a.C, ctx.stream));
   else
-    HARNESS_CUDA(kg::gemm_gemv16_multi(t, d.layout, d.M, d.N, d.K, alpha, A, B, beta, C, ctx.stream));
+    HARNESS_CUDA(kg::gemm_gemv16_multi(a.dtype, d.layout, d.M, d.N, d.K, a.alpha, a.A, a.B, a.beta, a.C, ctx.stream));
 }
 
 constexpr const char* kGemv16Config = "gemv (16-bit: a warp per output element, K-contiguous rows)";
@@ -116,13 +127,8 @@ std::optional<std::string> skinny_constraint(const harness::Params& p) {
 
 void launch_skinny16(harness::LaunchContext& ctx) {
   const Dims d(*ctx.params);
-  const kg::TcDType t = plugins::gemm::dtype_param(*ctx.params);
-  const bool bf16 = t == kg::TcDType::bf16;
-  const void* A = bf16 ? static_cast<const void*>(ctx.in<__nv_bfloat16>("A")) : ctx.in<__half>("A");
-  const void* B = bf16 ? static_cast<const void*>(ctx.in<__nv_bfloat16>("B")) : ctx.in<__half>("B");
-  void* C = bf16 ? static_cast<void*>(ctx.out<__nv_bfloat16>("C")) : ctx.out<__half>("C");
-  HARNESS_CUDA(kg::gemm_skinny16(t, d.layout, d.M, d.N, d.K, static_cast<float>(ctx.param_float("alpha")), A, B,
-                                 static_cast<float>(ctx.param_float("beta")), C, ctx.stream));
+  const Args16 a(ctx);
+  HARNESS_CUDA(kg::gemm_skinny16(a.dtype, d.layout, d.M, d.N, d.K, a.alpha, a.A, a.B, a.beta, a.C, ctx.stream));
 }
 
 std::string skinny_config(const harness::Params& p) {
@@ -265,8 +271,8 @@ const bool kRegistered = [] {
       harness::make_variant("gemm", "skinny", harness::Backend::cuda, launch_skinny16)
           .description("bf16/f16, layout nt, min(M, N) <= 64 (Hopper): mma.sync m16n8k16 with the big operand "
                        "streamed from global memory straight into fragments (128 rows a CTA, 16 a warp) and the "
-                       "small side as n, K split over a thread-block cluster of up to 8 CTAs whose partial sums "
-                       "meet in distributed shared memory")
+                       "small side as n (its K slice in shared memory where it fits), K split over a thread-block "
+                       "cluster of up to 8 CTAs whose partial sums meet in distributed shared memory")
           .constraint(skinny_constraint)
           .workspace([](const harness::Params&) { return std::size_t{0}; })
           .config(skinny_config));

@@ -6,7 +6,7 @@ set -euo pipefail
 # python3-dev: the headers and libpython that the harness embeds for --python variants
 # (docs/python.md); without it the harness still builds, and refuses --python.
 packages=(cmake ninja-build g++ pkg-config libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev libbenchmark-dev python3-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev python3-dev zlib1g-dev)
 missing=()
 for p in "${packages[@]}" "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

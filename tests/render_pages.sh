@@ -17,8 +17,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 hist=$root/tests/data/reports/history
 
-"$exe" report "$root/reports/baselines/h200/gemm.json" --format html --out "$work/speedup.html" 2>/dev/null || exit 1
-"$exe" compare "$root/reports/baselines/h200/gemm.json" "$hist/gemm_run3.json" --format html --out "$work/compare.html" 2>/dev/null
+"$exe" report "$root/reports/baselines/h200/gemm.json.gz" --format html --out "$work/speedup.html" 2>/dev/null || exit 1
+"$exe" compare "$root/reports/baselines/h200/gemm.json.gz" "$hist/gemm_run3.json" --format html --out "$work/compare.html" 2>/dev/null
 [ $? -eq 1 ] || { echo "FAIL: compare of the slowed fixture should exit 1"; exit 1; }
 "$exe" report "$hist/gemm_run1.json" "$hist/gemm_run2.json" "$hist/gemm_run3.json" --out "$work/history.html" 2>/dev/null || exit 1
 "$exe" report "$root/reports/baselines/h200/attention-memory.json" --format html --out "$work/memory.html" 2>/dev/null || exit 1
@@ -40,7 +40,7 @@ merged=$root/tests/data/reports/merged
   --out "$work/merged.html" 2>/dev/null || exit 1
 
 # Kernel timelines from an H200 run (issue 34), trimmed from
-# reports/baselines/h200/2026-11-23/gemm.json: cublas at 256^3 has a 1.536 ms idle gap in its
+# reports/baselines/h200/2026-11-23/gemm.json.gz: cublas at 256^3 has a 1.536 ms idle gap in its
 # traced run, beside a 11.68 us median.
 "$exe" report "$root/tests/data/reports/kernel_timelines.json" --format html --out "$work/timelines.html" 2>/dev/null || exit 1
 

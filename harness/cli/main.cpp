@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
       "  harness run suites/gemm.yaml --variants tiled,cublas --out reports/gemm.json\n"
       "  harness run suites/gemm.yaml --filter 'M:4096' --dry-run\n"
       "  harness list variants\n"
-      "  harness compare reports/baselines/h200/gemm.json reports/gemm.json   regression verdict (exit 1 if slower)\n"
+      "  harness compare reports/baselines/h200/gemm.json.gz reports/gemm.json   regression verdict (exit 1 if slower)\n"
       "  harness report reports/gemm.json --format html --out gemm.html      tables and charts\n"
       "  harness validate reports/gemm.json                                   check against reports/schema.json\n"
       "  harness gbench suites/smoke.yaml --benchmark_format=json            the same checks, timed by Google Benchmark\n"

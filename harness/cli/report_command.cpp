@@ -3,12 +3,12 @@
 // harness report A.json B.json ... --merge [--format md|csv|html] (several reports as one)
 // harness report TRACE.json --format trace-html                 (a `run --trace` timeline)
 #include <cstdio>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
 #include "harness/error.hpp"
+#include "report/read_text.hpp"
 #include "report/report.hpp"
 #include "report/report_model.hpp"
 #include "render/report_history.hpp"
@@ -82,9 +82,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     if (format == "trace-html") {
       if (history) throw InputError("--format trace-html draws one trace file");
       const std::string& path = args->inputs.front();
-      std::ifstream in(path, std::ios::binary);
-      if (!in) throw InputError(fmt::format("{}: cannot open the trace file", path));
-      const nlohmann::json trace = nlohmann::json::parse(in, nullptr, false);
+      const nlohmann::json trace = nlohmann::json::parse(read_text_file(path, "the trace file"), nullptr, false);
       if (trace.is_discarded()) throw InputError(fmt::format("{}: not JSON (a `harness run --trace` file?)", path));
       text = render_trace_html(trace, path);
     } else {

@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -21,6 +20,7 @@
 #include "report/integrity_json.hpp"
 #include "measure/stats.hpp"
 #include "report/json_get.hpp"
+#include "report/read_text.hpp"
 #include "report/sensors_json.hpp"
 
 namespace harness {
@@ -484,17 +484,7 @@ void Journal::append(const nlohmann::json& entry) {
 }
 
 nlohmann::json read_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open report: {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  // The repository keeps its baseline reports gzip-compressed (reports/baselines/*.json.gz);
-  // the harness reads plain JSON, and says so rather than "not valid JSON".
-  if (const std::string& t = text.str(); t.size() >= 2 && static_cast<unsigned char>(t[0]) == 0x1f &&
-                                         static_cast<unsigned char>(t[1]) == 0x8b)
-    throw InputError(fmt::format("{}: gzip-compressed; the harness reads plain JSON: decompress it first "
-                                 "(gunzip -k {}, or zcat {} > report.json)",
-                                 path, path, path));
+  const std::string text = read_text_file(path, "report");
   nlohmann::json j;
   // Nesting deeper than any report's is refused while parsing: copying, comparing and
   // printing JSON recurse, and a hostile file of nested brackets would exhaust the stack.
@@ -505,7 +495,7 @@ nlohmann::json read_report(const std::string& path) {
     return !too_deep;
   };
   try {
-    j = nlohmann::json::parse(text.str(), limit_depth);
+    j = nlohmann::json::parse(text, limit_depth);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): byte {}: {}", path, e.byte,
                                  std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));

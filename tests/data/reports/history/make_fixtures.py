@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """TEST FIXTURES, NOT MEASUREMENTS: three "runs" of the GEMM suite for the history page,
-derived from the committed H200 baseline (reports/baselines/h200/gemm.json).
+derived from the committed H200 baseline (reports/baselines/h200/gemm.json.gz).
 
 Each run keeps 100 of every result's measured samples (every k-th, a different offset
 per run, so runs 1 and 2 differ by the baseline's own noise) and recomputes the stats and
@@ -12,13 +12,14 @@ description says FIXTURE. The profile objects are dropped (their kernel times wo
 longer match). Regenerate with:  python3 tests/data/reports/history/make_fixtures.py
 """
 import copy
+import gzip
 import json
 import math
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
-BASE = os.path.join(ROOT, "reports", "baselines", "h200", "gemm.json")
+BASE = os.path.join(ROOT, "reports", "baselines", "h200", "gemm.json.gz")
 KEEP = 100
 RUNS = [("2026-11-22T03:37:27Z", "fixture-a", {}),
         ("2026-11-23T03:40:02Z", "fixture-b", {}),
@@ -45,7 +46,7 @@ def stats(samples, old):
 
 
 def main():
-    base = json.load(open(BASE))
+    base = json.load(gzip.open(BASE, "rt"))
     for i, (date, commit, scale) in enumerate(RUNS):
         run = copy.deepcopy(base)
         run["environment"]["date"] = date

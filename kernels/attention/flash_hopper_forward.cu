@@ -138,6 +138,7 @@
 #include <cuda_fp8.h>
 
 #include "arch/cluster_launch.hpp"
+#include "arch/env_switch.hpp"
 #include "arch/numeric.cuh"
 #include "arch/sm90_mbarrier.cuh"
 #include "arch/sm90_tma.cuh"
@@ -948,10 +949,7 @@ cudaError_t launch(const Shape& s, const void* q, const void* k, const void* v, 
 // N = 1024-8192): within the noise of 192 (geometric means +0.6% and -0.2% for 160, +0.3% and
 // +0.1% for 176; every pair "same"), so the rule above stays.
 int d64_key_tile(const Shape& s) {
-  static const int forced = [] {
-    const char* e = std::getenv("HARNESS_FWD_D64_KEYS");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
+  static const int forced = arch::env_int("HARNESS_FWD_D64_KEYS");
   if (forced != 0) return forced == 160 || forced == 176 || forced == 192 ? forced : 128;
   return s.seq_len >= (s.causal ? 8192 : 2048) ? 192 : 128;
 }
@@ -960,10 +958,7 @@ int d64_key_tile(const Shape& s) {
 // keys a tile, P in shared memory (FlashAttention-3's d = 64 layout: Layout's kCons = 3), for
 // experiments (read once per process); unset or another value: two.
 int d64_consumers() {
-  static const int forced = [] {
-    const char* e = std::getenv("HARNESS_FWD_D64_CONSUMERS");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
+  static const int forced = arch::env_int("HARNESS_FWD_D64_CONSUMERS");
   return forced == 3 ? 3 : 2;
 }
 
@@ -984,10 +979,7 @@ int d64_consumers_key_tile() {
 // (docs/PERFORMANCE.md: ncu at B = 2 H = 16 N = 8192, 5.4 GB through L2 against cuDNN's
 // 2.4 GB). For experiments (read once per process); unset or another value: no clusters.
 int d64_cluster() {
-  static const int forced = [] {
-    const char* e = std::getenv("HARNESS_FWD_D64_CLUSTER");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
+  static const int forced = arch::env_int("HARNESS_FWD_D64_CLUSTER");
   return forced == 2 ? 2 : 1;
 }
 
@@ -1005,10 +997,7 @@ int d64_cluster() {
 // 81.7% against 75.9%. HARNESS_FWD_D256_KEYS=64 forces the old width (read once per process;
 // unset or another value: 80).
 int d256_key_tile() {
-  static const int forced = [] {
-    const char* e = std::getenv("HARNESS_FWD_D256_KEYS");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
+  static const int forced = arch::env_int("HARNESS_FWD_D256_KEYS");
   return forced == 64 ? 64 : 80;
 }
 
@@ -1072,11 +1061,7 @@ constexpr int kFp8Stages = 3;
 // HARNESS_FWD_LAZY_RESCALE=1 / 0 takes it at every head size / at none, for experiments
 // (read once per process).
 bool flash_hopper_lazy_rescale(int head_dim) {
-  static const int forced = [] {
-    const char* e = std::getenv("HARNESS_FWD_LAZY_RESCALE");
-    if (e == nullptr || *e == '\0') return -1;
-    return std::string(e) == "1" ? 1 : 0;
-  }();
+  static const int forced = arch::env_int("HARNESS_FWD_LAZY_RESCALE", -1);  // unset: -1 (by head size)
   if (forced >= 0) return forced == 1;
   return head_dim >= 128;
 }

@@ -92,6 +92,7 @@
 #include <cuda.h>  // CUtensorMap and its enums (header only: no -lcuda)
 
 #include "arch/cluster_launch.hpp"
+#include "arch/env_switch.hpp"
 #include "arch/memory_order.cuh"
 #include "arch/numeric.cuh"
 #include "arch/sm90_mbarrier.cuh"
@@ -630,8 +631,7 @@ int k_steps_of(int K, int elem_bytes) { return (K + 128 / elem_bytes - 1) / (128
 // read once per process: A/B runs of whole suites, as HARNESS_WGMMA_CLUSTER), else 0 (by shape).
 int forced_splits(const GemmWgmmaTuning& tuning) {
   static const int from_env = [] {
-    const char* e = std::getenv("HARNESS_WGMMA_SPLITS");
-    const int v = e != nullptr ? std::atoi(e) : 0;
+    const int v = arch::env_int("HARNESS_WGMMA_SPLITS");
     return v >= 1 ? v : 0;
   }();
   return tuning.splits > 0 ? tuning.splits : from_env;
@@ -723,8 +723,7 @@ cudaError_t splits_for(int M, int N, int K, int elem_bytes, int sms, const GemmW
 // whole suites; unset or another value: the rule.
 int gemm_wgmma_cluster(int M, int N, int splits, int sms) {
   static const int forced = [] {
-    const char* e = std::getenv("HARNESS_WGMMA_CLUSTER");
-    const int v = e != nullptr ? std::atoi(e) : 0;
+    const int v = arch::env_int("HARNESS_WGMMA_CLUSTER");
     return v == 1 || v == 2 ? v : 0;
   }();
   if (forced != 0) return forced;
@@ -946,8 +945,7 @@ const char* gemm_wgmma_unsupported(int device, bool a_trans, bool b_trans, int M
 
 int gemm_wgmma_tile_n(int M, int N, int elem_bytes, int sms, const GemmWgmmaTuning& tuning) {
   static const int from_env = [] {
-    const char* e = std::getenv("HARNESS_WGMMA_TILE_N");
-    const int v = e != nullptr ? std::atoi(e) : 0;
+    const int v = arch::env_int("HARNESS_WGMMA_TILE_N");
     return v == 128 || v == 256 ? v : 0;
   }();
   if (elem_bytes != 2) return 256;

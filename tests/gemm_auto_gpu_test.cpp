@@ -334,6 +334,15 @@ TEST(GemmAutoGpu, Gemv16MisalignedAndRefused) {
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
+// The skinny kernel's own refusal (not Hopper, say) as the skip reason.
+#define SKIP_WITHOUT_SKINNY16()                                                                   \
+  do {                                                                                            \
+    int device_ = 0;                                                                              \
+    ASSERT_EQ(cudaGetDevice(&device_), cudaSuccess);                                              \
+    if (const char* why_ = kg::gemm_skinny16_unsupported(device_, kg::Layout::nt, 8, 4096, 4096)) \
+      GTEST_SKIP() << why_;                                                                       \
+  } while (0)
+
 // The skinny 16-bit GEMM through the registry (`skinny`, and `auto`, which runs it there), bf16
 // and f16, layout nt, against the problem's cpu reference and tolerance: the small side M
 // (B streamed) and N (A streamed) at each padding (<= 8, 16, 32, 64 rows), big sides that are
@@ -343,10 +352,7 @@ TEST(GemmAutoGpu, Gemv16MisalignedAndRefused) {
 // every case must run.
 TEST(GemmAutoGpu, SkinnyAgainstTheReference) {
   SKIP_WITHOUT_DEVICE();
-  int device = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  if (kg::gemm_skinny16_unsupported(device, kg::Layout::nt, 8, 4096, 4096) != nullptr)
-    GTEST_SKIP() << kg::gemm_skinny16_unsupported(device, kg::Layout::nt, 8, 4096, 4096);
+  SKIP_WITHOUT_SKINNY16();
   for (const char* dtype : {"bf16", "f16"}) {
     int ran = 0, cases = 0;
     auto check = [&](Shape s) {
@@ -364,6 +370,7 @@ TEST(GemmAutoGpu, SkinnyAgainstTheReference) {
     check({4097, 5, 2048, 0.5f, -1.0f});    // N small: A streamed, C written row by row
     check({1000, 64, 1032});
     check({2, 130, 8});                     // K = 8: a quarter of one step
+    check({5, 14336, 1000});                // 3 K slices (128 rows: 43, 43, 42 a CTA), K = 31 steps + 8
     check({64, 300, 14336});                // X slice too large for shared memory: read from L1/L2
     EXPECT_EQ(ran, cases) << dtype << ": a case was skipped";
   }
@@ -374,10 +381,7 @@ TEST(GemmAutoGpu, SkinnyAgainstTheReference) {
 // != 0 are refused with cudaErrorInvalidValue and launch nothing.
 TEST(GemmAutoGpu, SkinnyDeterministicAndRefused) {
   SKIP_WITHOUT_DEVICE();
-  int device = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  if (kg::gemm_skinny16_unsupported(device, kg::Layout::nt, 8, 4096, 4096) != nullptr)
-    GTEST_SKIP() << kg::gemm_skinny16_unsupported(device, kg::Layout::nt, 8, 4096, 4096);
+  SKIP_WITHOUT_SKINNY16();
   const int M = 24, N = 3000, K = 4096;
   std::vector<__nv_bfloat16> ha(static_cast<std::size_t>(M) * K + 8), hb(static_cast<std::size_t>(N) * K + 8);
   const auto ra = random_floats(ha.size(), 7u), rb = random_floats(hb.size(), 8u);

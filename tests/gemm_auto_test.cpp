@@ -358,10 +358,18 @@ TEST(GemmAuto, SkinnyTakesNtWithASmallSide) {
             std::string::npos);
   EXPECT_NE(std::string(kg::gemm_skinny16_unsupported(-1, Layout::nt, 8, 65535 * 128 + 1, 64)).find("65535"),
             std::string::npos);
-  // Splits: 32 row blocks of N = 4096 on 132 SMs -> 8 (256 CTAs); 112 of N = 14336 -> 4 (448
-  // CTAs, >= 264); K = 512 (16 steps) -> 2 at most (8 steps a slice); K = 64 -> 1.
+  // Splits at 8 rows (3 CTAs an SM): all resident at once, 396 CTAs on 132 SMs: 32 row blocks
+  // of N = 4096 -> 8 (256 CTAs); 112 of N = 14336 -> 3 (336). Above 8 rows, the fewest that give
+  // two CTAs an SM: 112 -> 4 (448 CTAs, >= 264). K = 512 (16 steps) -> 2 at most (8 steps a
+  // slice); K = 64 -> 1.
+  EXPECT_TRUE(kg::skinny_three_ctas(8));
+  EXPECT_FALSE(kg::skinny_three_ctas(16));
   EXPECT_EQ(kg::gemm_skinny16_splits(8, 4096, 4096, 132), 8);
   EXPECT_EQ(kg::gemm_skinny16_splits(4096, 8, 4096, 132), 8);
+  EXPECT_EQ(kg::gemm_skinny16_splits(8, 14336, 4096, 132), 3);
+  EXPECT_EQ(kg::gemm_skinny16_splits(14336, 5, 4096, 132), 3);
+  EXPECT_EQ(kg::gemm_skinny16_splits(5, 14336, 1000, 132), 3);  // the GPU test's 3-slice case
+  EXPECT_EQ(kg::gemm_skinny16_splits(16, 14336, 4096, 132), 4);
   EXPECT_EQ(kg::gemm_skinny16_splits(32, 14336, 4096, 132), 4);
   EXPECT_EQ(kg::gemm_skinny16_splits(8, 4096, 512, 132), 2);
   EXPECT_EQ(kg::gemm_skinny16_splits(8, 4096, 64, 132), 1);

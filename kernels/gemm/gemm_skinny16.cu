@@ -6,7 +6,7 @@
 // N small: C(m = r, n = s), strides N and 1).
 //
 // Tiles and data path:
-//   grid (KS, ceil(R / 128)): a cluster of KS CTAs (1, 2, 4 or 8) shares one block of 128 W
+//   grid (KS, ceil(R / 128)): a cluster of KS CTAs (1 to 8) shares one block of 128 W
 //   rows and splits K into KS slices of 32-wide k steps.
 //   CTA: 8 warps, warp w owns W rows 16 w .. 16 w + 15 of the block and every X row (NT
 //   n-tiles of 8, S padded to 8 NT); mma.sync m16n8k16 with W as the A operand (16 x k) and
@@ -22,21 +22,20 @@
 //   while the first W loads fly) where it fits in 96 KiB, else every warp reads it from L1/L2
 //   in the loop (call B's ncu of that form: 65-83% of issue cycles stalled on those loads).
 //   Epilogue: each CTA writes its 128 x 8NT partial sums to shared memory; after a cluster
-//   barrier CTA q sums rows q 128 / KS .. (q + 1) 128 / KS over the KS CTAs' shared memory
+//   barrier CTA q sums rows q c .. (q + 1) c - 1 (c = ceil(128 / KS)) over the KS CTAs' shared memory
 //   (distributed shared memory, fixed order: deterministic) and writes them to C.
 // The bytes: M = 8, N = 4096, K = 4096 reads B's 32 MiB once (~7 us at 4.8 TB/s).
 #include "gemm/gemm_skinny16.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "arch/cluster_launch.hpp"
+#include "arch/env_switch.hpp"
 #include "arch/global_load.cuh"
 #include "arch/numeric.cuh"
 #include "arch/sm80_cp_async.cuh"
@@ -63,10 +62,21 @@ __device__ __forceinline__ uint4 load_x(const void* p, bool in) {
   return in ? __ldg(static_cast<const uint4*>(p)) : make_uint4(0u, 0u, 0u, 0u);
 }
 
+// k steps a group: W loads run one group ahead. Groups of 8 k steps were measured slower at every
+// shape (call D of 2026-11-29: 16.4 -> 26.6 us at M = 2, N = 4096; 46.0 -> 53.3 us at M = 8,
+// N = 14336).
+constexpr int kStepsInFlight = 4;
+
 // (W rows, X rows) = (R, S); each split sums steps [split * steps_per_split, ...) of K / 32.
-// kStepsInFlight: k steps a group (W loads run one group ahead).
-template <typename T, int NT, bool kXShared, int kStepsInFlight>
-__global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K, int steps_per_split,
+// kMinBlocks: 0 (no minimum of CTAs an SM named to ptxas) or 3. Naming a minimum, even 1, changes
+// ptxas's register allocation (H200 build, nvcc 13.0, bf16, X in shared memory): with none 74
+// registers at 8 and 16 rows, 80 at 32, 136 at 64; with a minimum of 1, 106, 112, 135, 164; with
+// 3, 80 (8 bytes spilled at 8 rows). At 8 rows 3 is the default, as measured in call C of
+// 2026-11-29 with 3 K slices (8 x 14336 x 4096: 40.3 us; 14336 x 8: 38.7) against session 24's
+// default, no minimum in 4 slices (45.5-46.0 us; 42.3, earlier calls). Not yet compared: no
+// minimum in 3 slices (HARNESS_SKINNY_3CTAS=0). Above 8 rows: none.
+template <typename T, int NT, bool kXShared, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) skinny16_kernel(int R, int S, int K, int steps_per_split,
                                                             int x_row_bytes, float alpha,
                                                             const T* __restrict__ W, const T* __restrict__ X,
                                                             float beta, T* __restrict__ C, std::size_t c_stride_w,
@@ -172,7 +182,9 @@ __global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K,
 
   // CTA `split` sums its share of the block's rows over the cluster and writes them. Where C's
   // W-row stride is 1 (M small), consecutive threads take consecutive W rows: coalesced stores.
-  const int rows = kRowsPerBlock / splits, row0 = split * rows;
+  // ceil(128 / KS) rows a CTA (the last CTAs fewer, or none, where KS does not divide 128).
+  const int share = (kRowsPerBlock + splits - 1) / splits, row0 = split * share;
+  const int rows = max(0, min(share, kRowsPerBlock - row0));
   const bool w_fastest = c_stride_w == 1;
   for (int e = static_cast<int>(threadIdx.x); e < rows * kCols; e += kThreads) {
     const int rr = row0 + (w_fastest ? e % rows : e / kCols);
@@ -189,6 +201,7 @@ __global__ void __launch_bounds__(kThreads) skinny16_kernel(int R, int S, int K,
   cluster.sync();  // no CTA leaves while another still reads its shared memory
 }
 
+
 struct Roles {
   int R, S;
   const void *W, *X;
@@ -201,12 +214,12 @@ Roles roles(int M, int N, const void* A, const void* B) {
   return {M, N, A, B, static_cast<std::size_t>(N), 1};
 }
 
-template <typename T, int NT, bool kXShared, int kGroup>
+template <typename T, int NT, bool kXShared, int kMinBlocks>
 cudaError_t launch_nt(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
   const int steps = (K + kStepK - 1) / kStepK;
   const int per_split = (steps + splits - 1) / splits;
   const std::size_t smem = skinny16_smem_bytes(8 * NT, per_split, kXShared);
-  auto* kernel = skinny16_kernel<T, NT, kXShared, kGroup>;
+  auto* kernel = skinny16_kernel<T, NT, kXShared, kMinBlocks>;
   static const cudaError_t opt_in = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                          static_cast<int>(kSkinnyMaxSmemBytes));
   if (opt_in != cudaSuccess) return opt_in;
@@ -216,40 +229,49 @@ cudaError_t launch_nt(const Roles& r, int K, int splits, float alpha, float beta
                             static_cast<const T*>(r.X), beta, static_cast<T*>(C), r.stride_w, r.stride_x);
 }
 
-// kGroup 4: groups of 8 k steps were measured slower at every shape (call D of 2026-11-29:
-// 16.4 -> 26.6 us at M = 2, N = 4096; 46.0 -> 53.3 us at M = 8, N = 14336).
-template <typename T, bool kXShared>
+template <typename T, bool kXShared, int kMinBlocks>
 cudaError_t launch_x(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
-  if (r.S <= 8) return launch_nt<T, 1, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
-  if (r.S <= 16) return launch_nt<T, 2, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
-  if (r.S <= 32) return launch_nt<T, 4, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
-  return launch_nt<T, 8, kXShared, 4>(r, K, splits, alpha, beta, C, stream);
+  switch (skinny_padded_small(r.S)) {
+    case 8: return launch_nt<T, 1, kXShared, kMinBlocks>(r, K, splits, alpha, beta, C, stream);
+    case 16: return launch_nt<T, 2, kXShared, kMinBlocks>(r, K, splits, alpha, beta, C, stream);
+    case 32: return launch_nt<T, 4, kXShared, kMinBlocks>(r, K, splits, alpha, beta, C, stream);
+    default: return launch_nt<T, 8, kXShared, kMinBlocks>(r, K, splits, alpha, beta, C, stream);
+  }
 }
 
 // Experiment switches, read once a process: HARNESS_SKINNY_X=global reads X from global memory
-// in the loop even where its slice fits in shared memory; HARNESS_SKINNY_SPLITS=1|2|4|8 forces
-// the K slices.
+// in the loop even where its slice fits in shared memory; HARNESS_SKINNY_SPLITS=1..8 forces
+// the K slices (the cluster size).
 int forced_splits() {
   static const int n = [] {
-    const char* v = std::getenv("HARNESS_SKINNY_SPLITS");
-    const int x = v != nullptr ? std::atoi(v) : 0;
-    return x == 1 || x == 2 || x == 4 || x == 8 ? x : 0;
+    const int x = arch::env_int("HARNESS_SKINNY_SPLITS");
+    return x >= 1 && x <= kSkinnyMaxSplits ? x : 0;
   }();
   return n;
 }
 bool x_from_global() {
-  static const bool on = [] {
-    const char* v = std::getenv("HARNESS_SKINNY_X");
-    return v != nullptr && std::strcmp(v, "global") == 0;
-  }();
+  static const bool on = arch::env_is("HARNESS_SKINNY_X", "global");
   return on;
+}
+
+// A minimum of 3 CTAs an SM where skinny_three_ctas (8 rows), or HARNESS_SKINNY_3CTAS=1|0 for every
+// call (an experiment switch: the next A/B is the 74-register kernel in 3 K slices at 8 rows).
+bool three_ctas(int padded_small) {
+  static const int forced = arch::env_int("HARNESS_SKINNY_3CTAS", -1);
+  return forced >= 0 ? forced == 1 : skinny_three_ctas(padded_small);
+}
+
+template <typename T, bool kXShared>
+cudaError_t launch_blocks(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
+  return three_ctas(skinny_padded_small(r.S)) ? launch_x<T, kXShared, 3>(r, K, splits, alpha, beta, C, stream)
+                                              : launch_x<T, kXShared, 0>(r, K, splits, alpha, beta, C, stream);
 }
 
 template <typename T>
 cudaError_t launch_typed(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
   const bool shared = !x_from_global() && gemm_skinny16_x_in_smem(skinny_padded_small(r.S), K, splits);
-  return shared ? launch_x<T, true>(r, K, splits, alpha, beta, C, stream)
-                : launch_x<T, false>(r, K, splits, alpha, beta, C, stream);
+  return shared ? launch_blocks<T, true>(r, K, splits, alpha, beta, C, stream)
+                : launch_blocks<T, false>(r, K, splits, alpha, beta, C, stream);
 }
 
 }  // namespace

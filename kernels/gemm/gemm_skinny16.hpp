@@ -33,6 +33,13 @@ constexpr std::size_t kSkinnyMaxSmemBytes = 112 * 1024;
 
 // The small side padded to the kernel's n tiles: 8, 16, 32 or 64 rows.
 constexpr int skinny_padded_small(int small) { return small <= 8 ? 8 : small <= 16 ? 16 : small <= 32 ? 32 : 64; }
+// At a small side of 8 rows the kernel is compiled for 3 CTAs an SM (__launch_bounds__; 80
+// registers, gemm_skinny16.cu; above, no minimum), and the K slices keep every CTA resident at
+// once: one wave
+// (gemm_skinny16_splits). Measured on an H200, 2026-11-29 (session 25): 8 x 14336 x 4096 in 3
+// slices 40.3 us, in 4 (448 CTAs on 396 places) 46.9 us, same kernel, same call.
+constexpr int kSkinnyCtasPerSmAt8Rows = 3;
+constexpr bool skinny_three_ctas(int padded_small) { return padded_small <= 8; }
 // Bytes of one X row's slice in shared memory: steps * 32 elements of 2 bytes, + 64 (bank offset).
 constexpr int skinny_x_row_bytes(int steps_per_split) { return steps_per_split * kSkinnyStepBytes + 64; }
 
@@ -42,7 +49,7 @@ constexpr int skinny_x_row_bytes(int steps_per_split) { return steps_per_split *
 // (host arithmetic, no device query).
 const char* gemm_skinny16_unsupported(int device, Layout layout, int M, int N, int K);
 
-// How the call splits on `sms` SMs: the K slices (the cluster size, 1, 2, 4 or 8) and a line
+// How the call splits on `sms` SMs: the K slices (the cluster size, 1 to 8) and a line
 // for the result's config ("skinny: 32 blocks of 128 rows x 8 K slices in clusters of 8, ...").
 int gemm_skinny16_splits(int M, int N, int K, int sms);
 std::string gemm_skinny16_plan(int M, int N, int K, int sms);

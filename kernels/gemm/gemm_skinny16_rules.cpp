@@ -33,16 +33,24 @@ bool gemm_skinny16_x_in_smem(int padded_small, int K, int splits) {
   return static_cast<std::size_t>(padded_small) * skinny_x_row_bytes(per_split) <= kSkinnyMaxXSmemBytes;
 }
 
-// The fewest K slices (a power of two up to 8) that give at least two CTAs an SM, while each
-// slice keeps at least 8 k steps (256 elements of K); then more, up to 8, until the small
-// operand's slice fits in shared memory.
+// Each slice keeps at least 8 k steps (256 elements of K). At a small side of 8 rows (3 CTAs an
+// SM): the most slices, up to 8, whose CTAs are all resident at once (row blocks x slices <=
+// 3 x SMs: 112 row blocks -> 3 slices, 32 -> 8). Above: the fewest slices (a power of two up to
+// 8) that give at least two CTAs an SM. Then more, up to 8, until the small operand's slice
+// fits in shared memory.
 int gemm_skinny16_splits(int M, int N, int K, int sms) {
   const int row_blocks = (std::max(M, N) + kSkinnyRowsPerBlock - 1) / kSkinnyRowsPerBlock;
   const int steps = (K + kSkinnyStepK - 1) / kSkinnyStepK;
-  int splits = 1;
-  while (splits < kSkinnyMaxSplits && row_blocks * splits < 2 * sms && steps / (2 * splits) >= 8) splits *= 2;
   const int padded = skinny_padded_small(std::min(M, N));
-  while (splits < kSkinnyMaxSplits && !gemm_skinny16_x_in_smem(padded, K, splits)) splits *= 2;
+  const int most = std::max(1, std::min(kSkinnyMaxSplits, steps / 8));
+  int splits = 1;
+  if (skinny_three_ctas(padded)) {
+    splits = std::clamp(kSkinnyCtasPerSmAt8Rows * sms / row_blocks, 1, most);
+  } else {
+    while (splits < kSkinnyMaxSplits && row_blocks * splits < 2 * sms && steps / (2 * splits) >= 8) splits *= 2;
+  }
+  while (splits < kSkinnyMaxSplits && !gemm_skinny16_x_in_smem(padded, K, splits))
+    splits = std::min(2 * splits, kSkinnyMaxSplits);
   return splits;
 }
 

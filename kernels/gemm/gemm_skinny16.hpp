@@ -35,9 +35,8 @@ constexpr std::size_t kSkinnyMaxSmemBytes = 112 * 1024;
 constexpr int skinny_padded_small(int small) { return small <= 8 ? 8 : small <= 16 ? 16 : small <= 32 ? 32 : 64; }
 // At a small side of 8 rows the kernel is compiled for 3 CTAs an SM (__launch_bounds__; 80
 // registers, gemm_skinny16.cu; above, no minimum), and the K slices keep every CTA resident at
-// once: one wave
-// (gemm_skinny16_splits). Measured on an H200, 2026-11-29 (session 25): 8 x 14336 x 4096 in 3
-// slices 40.3 us, in 4 (448 CTAs on 396 places) 46.9 us, same kernel, same call.
+// once, one wave (gemm_skinny16_splits). Measured on an H200, 2026-11-29 (session 25): 8 x 14336
+// x 4096 in 3 slices 40.3 us, in 4 (448 CTAs on 396 places) 46.9 us, same kernel, same call.
 constexpr int kSkinnyCtasPerSmAt8Rows = 3;
 constexpr bool skinny_three_ctas(int padded_small) { return padded_small <= 8; }
 // Bytes of one X row's slice in shared memory: steps * 32 elements of 2 bytes, + 64 (bank offset).

@@ -44,7 +44,7 @@ std::string gunzip(const std::string& path, const std::string& compressed) {
     out.append(chunk.data(), chunk.size() - zs.avail_out);
     if (out.size() > kMaxInflatedBytes) {  // a hostile stream that inflates without end
       inflateEnd(&zs);
-      throw InputError(fmt::format("{}: gzip-compressed and inflates past 4 GiB: not a report", path));
+      throw InputError(fmt::format("{}: gzip-compressed and inflates past 4 GiB: refused", path));
     }
     if (rc == Z_STREAM_END && zs.avail_in > 0) {  // another gzip member follows (cat a.gz b.gz)
       rc = inflateReset(&zs);

@@ -84,6 +84,11 @@
 #           backward shapes (BWD_FILTER, default the non-deterministic ones at N = 8192) with
 #           harness compare of each pair, and each beside cuDNN in one process (BWD_SAME_FILTER,
 #           default d = 64 N = 8192 non-causal))
+#           gemm-skinny-ab (the skinny 16-bit GEMM under SKINNY_NEW (NAME=VALUE assignments separated
+#           by spaces; default HARNESS_SKINNY_3CTAS=1, the 8-row default) against SKINNY_OLD (default
+#           HARNESS_SKINNY_3CTAS=0: no minimum of CTAs an SM): the skinny GPU tests under SKINNY_NEW,
+#           then one process each in the order old / new / new / old over suites/gemm-shapes.yaml's
+#           8-row decode shapes (SKINNY_FILTER) with cuBLAS, and harness compare of each pair)
 #           attention-bwd-deterministic (the backward's deterministic mode against the default at
 #           DET_FILTER's shapes (default the issue's d = 128 B = 4 N = 4096, causal and not),
 #           flash_wgmma alone (cuDNN is not asked for determinism), steady, two processes;
@@ -104,7 +109,7 @@ cd "$(dirname "$0")/.."
 # Every stage name is checked before anything runs: a typo fails at once (exit 2), not after
 # the build and the stages before it (tests/gpu_round_stages.py keeps this list equal to the
 # stages below and to --help).
-known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-d64-check attention-d64-ab attention-fwd-ab attention-d64-ncu attention-bwd-ab attention-bwd-deterministic attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
+known_stages="build test smoke gemm gemm-tc attention attention-compare attention-hopper attention-same-process python-sdpa attention-lazy-rescale attention-d64-check attention-d64-ab attention-fwd-ab attention-d64-ncu attention-bwd-ab gemm-skinny-ab attention-bwd-deterministic attention-tc-tiles memory trace broken pytorch ncu target models transformer pytorch-transformer kernels-transformer tasks slowdown patterns-a patterns-b conv2d spmv gemm-zoo attention-fp8 sanitizer template measure tables nccl nccl-torch-ab devices gemm-fp32 ddp"
 for s in ${*:-}; do
   case " $known_stages " in
     *" $s "*) ;;
@@ -338,6 +343,30 @@ for s in $stages; do
       ab_four bwd "$old" "$new" "${BWD_SAME_FILTER:-^attention_backward/.*seq_len:8192/head_dim:64/causal:false/}" \
         suites/attention-hopper.yaml --variants flash_wgmma \
         --filter "${BWD_FILTER:-^attention_backward/flash_wgmma/.*seq_len:8192/.*deterministic:false}" ;;
+    gemm-skinny-ab)
+      # Issue 32: the skinny kernel's two 8-row compilations (a minimum of 3 CTAs an SM or none),
+      # or any other switch, old / new / new / old, one process each, cuBLAS in each.
+      old=${SKINNY_OLD:-HARNESS_SKINNY_3CTAS=0} new=${SKINNY_NEW:-HARNESS_SKINNY_3CTAS=1}
+      step "skinny GEMM: $new checked, then against $old ($old / $new / $new / $old)"
+      read -ra assign <<<"$new"
+      env "${assign[@]}" build/release/tests/gemm_auto_gpu_test --gtest_filter='*Skinny*' \
+        >"$OUT/skinny-new-tests.log" 2>&1 || status=1
+      grep -E "PASSED|FAILED|SKIPPED" "$OUT/skinny-new-tests.log" | tail -3
+      i=0
+      for cfg in "$old" "$new" "$new" "$old"; do
+        i=$((i + 1))
+        read -ra assign <<<"$cfg"
+        env "${assign[@]}" timeout "${SUITE_TIMEOUT:-300}" $exe run suites/gemm-shapes.yaml --no-profile --variants skinny,cublas \
+          --filter "${SKINNY_FILTER:-^gemm/[a-z]+/M:8/N:(4096|14336)/K:4096/.*dtype:(bf16|f16)/layout:nt$}" \
+          --out "$OUT/skinny-run$i.json" >"$OUT/skinny-run$i.log" 2>&1 || status=1
+        echo "run $i ($cfg): $(tail -1 "$OUT/skinny-run$i.log")"
+      done
+      for pair in "1 2" "4 3"; do
+        read -r a b <<<"$pair"
+        echo "harness compare skinny-run$a ($old) skinny-run$b ($new):"
+        $exe compare "$OUT/skinny-run$a.json" "$OUT/skinny-run$b.json" --filter '^gemm/skinny/' 2>&1 \
+          | tee "$OUT/compare-skinny-run$a-run$b.txt" | tail -12
+      done ;;
     attention-bwd-deterministic)
       # Issue 31 item 2: what determinism costs. Each process times the default and the
       # deterministic result of each shape back to back, steady; two processes.

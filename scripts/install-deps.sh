@@ -5,6 +5,8 @@
 set -euo pipefail
 # python3-dev: the headers and libpython that the harness embeds for --python variants
 # (docs/python.md); without it the harness still builds, and refuses --python.
+# zlib1g-dev: reading gzip-compressed reports (reports/baselines keeps them so); without it
+# the harness still builds, and says how to decompress such a file.
 packages=(cmake ninja-build g++ pkg-config libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev python3-dev zlib1g-dev)
 missing=()

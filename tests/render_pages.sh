@@ -17,8 +17,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 hist=$root/tests/data/reports/history
 
-"$exe" report "$root/reports/baselines/h200/gemm.json.gz" --format html --out "$work/speedup.html" 2>/dev/null || exit 1
-"$exe" compare "$root/reports/baselines/h200/gemm.json.gz" "$hist/gemm_run3.json" --format html --out "$work/compare.html" 2>/dev/null
+# The baseline decompressed here: the pages do not depend on a build with zlib.
+gunzip -c "$root/reports/baselines/h200/gemm.json.gz" >"$work/gemm-baseline.json"
+"$exe" report "$work/gemm-baseline.json" --format html --out "$work/speedup.html" 2>/dev/null || exit 1
+"$exe" compare "$work/gemm-baseline.json" "$hist/gemm_run3.json" --format html --out "$work/compare.html" 2>/dev/null
 [ $? -eq 1 ] || { echo "FAIL: compare of the slowed fixture should exit 1"; exit 1; }
 "$exe" report "$hist/gemm_run1.json" "$hist/gemm_run2.json" "$hist/gemm_run3.json" --out "$work/history.html" 2>/dev/null || exit 1
 "$exe" report "$root/reports/baselines/h200/attention-memory.json" --format html --out "$work/memory.html" 2>/dev/null || exit 1

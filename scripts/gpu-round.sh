@@ -163,33 +163,46 @@ same_process() {
     --python examples/python/torch_sdpa.py --variants flash_wgmma,sdpa_cudnn --steady on --interleave on \
     --no-profile --out "$1" >"${1%.json}.log" 2>&1
 }
-# ab_four PREFIX OLD NEW SAME_FILTER RUN_ARG...: harness run RUN_ARG... once per setting in the
-# order OLD / NEW / NEW / OLD (each NAME=VALUE assignments separated by spaces), one process
-# each, into $OUT/PREFIX-run<i>.json; after each, the same setting beside cuDNN in one process
-# (same_process over SAME_FILTER, table-PREFIX-vs-cudnn-run<i>.md); then harness compare of
-# runs 1 / 2 and 4 / 3.
-ab_four() {
-  local prefix=$1 old=$2 new=$3 same_filter=$4 i=0 cfg tag a b
+# ab_runs PREFIX OLD NEW AFTER RUN_ARG...: harness run RUN_ARG... once per setting in the order
+# OLD / NEW / NEW / OLD (each NAME=VALUE assignments separated by spaces), one process each,
+# into $OUT/PREFIX-run<i>.json (its output in $log); after each, the function AFTER with i, cfg,
+# assign and log in scope; then harness compare of runs 1 / 2 and 4 / 3.
+ab_runs() {
+  local prefix=$1 old=$2 new=$3 after=$4 i=0 cfg tag a b log
   shift 4
   local -a assign
   for cfg in "$old" "$new" "$new" "$old"; do
     i=$((i + 1))
     tag=$(echo "$cfg" | tr -c 'A-Za-z0-9\n' '-')
     read -ra assign <<<"$cfg"
+    log=$OUT/$prefix-run$i-$tag.log
     env "${assign[@]}" timeout "${SUITE_TIMEOUT:-300}" $exe run "$@" --no-profile --out "$OUT/$prefix-run$i.json" \
-      >"$OUT/$prefix-run$i-$tag.log" 2>&1 || status=1
-    export "${assign[@]}"
-    same_process "$OUT/$prefix-vs-cudnn-run$i.json" "$same_filter" || status=1
-    for a in "${assign[@]}"; do unset "${a%%=*}"; done
-    python3 reports/tables.py attention-pair "$OUT/$prefix-vs-cudnn-run$i.json" >"$OUT/table-$prefix-vs-cudnn-run$i.md" || status=1
-    echo "run $i ($cfg): $(grep -m1 "^geometric mean" "$OUT/table-$prefix-vs-cudnn-run$i.md")"
-    grep '^| attention' "$OUT/table-$prefix-vs-cudnn-run$i.md" | cut -d'|' -f3,6,7
+      >"$log" 2>&1 || status=1
+    "$after"
   done
   for pair in "1 2" "4 3"; do
     read -r a b <<<"$pair"
     echo "harness compare $prefix-run$a ($old) $prefix-run$b ($new):"
     $exe compare "$OUT/$prefix-run$a.json" "$OUT/$prefix-run$b.json" 2>&1 | tee "$OUT/compare-$prefix-run$a-run$b.txt" | tail -16
   done
+}
+# ab_runs's AFTER for ab_four: the run's setting beside cuDNN in one process (same_process over
+# $same_filter, table-PREFIX-vs-cudnn-run<i>.md).
+ab_beside_cudnn() {
+  export "${assign[@]}"
+  same_process "$OUT/$prefix-vs-cudnn-run$i.json" "$same_filter" || status=1
+  for a in "${assign[@]}"; do unset "${a%%=*}"; done
+  python3 reports/tables.py attention-pair "$OUT/$prefix-vs-cudnn-run$i.json" >"$OUT/table-$prefix-vs-cudnn-run$i.md" || status=1
+  echo "run $i ($cfg): $(grep -m1 "^geometric mean" "$OUT/table-$prefix-vs-cudnn-run$i.md")"
+  grep '^| attention' "$OUT/table-$prefix-vs-cudnn-run$i.md" | cut -d'|' -f3,6,7
+}
+# ab_runs's AFTER that prints the run's last line (its result counts).
+ab_last_line() { echo "run $i ($cfg): $(tail -1 "$log")"; }
+# ab_four PREFIX OLD NEW SAME_FILTER RUN_ARG...: ab_runs with each setting also beside cuDNN.
+ab_four() {
+  local prefix=$1 old=$2 new=$3 same_filter=$4
+  shift 4
+  ab_runs "$prefix" "$old" "$new" ab_beside_cudnn "$@"
 }
 
 {
@@ -352,21 +365,8 @@ for s in $stages; do
       env "${assign[@]}" build/release/tests/gemm_auto_gpu_test --gtest_filter='*Skinny*' \
         >"$OUT/skinny-new-tests.log" 2>&1 || status=1
       grep -E "PASSED|FAILED|SKIPPED" "$OUT/skinny-new-tests.log" | tail -3
-      i=0
-      for cfg in "$old" "$new" "$new" "$old"; do
-        i=$((i + 1))
-        read -ra assign <<<"$cfg"
-        env "${assign[@]}" timeout "${SUITE_TIMEOUT:-300}" $exe run suites/gemm-shapes.yaml --no-profile --variants skinny,cublas \
-          --filter "${SKINNY_FILTER:-^gemm/[a-z]+/M:8/N:(4096|14336)/K:4096/.*dtype:(bf16|f16)/layout:nt$}" \
-          --out "$OUT/skinny-run$i.json" >"$OUT/skinny-run$i.log" 2>&1 || status=1
-        echo "run $i ($cfg): $(tail -1 "$OUT/skinny-run$i.log")"
-      done
-      for pair in "1 2" "4 3"; do
-        read -r a b <<<"$pair"
-        echo "harness compare skinny-run$a ($old) skinny-run$b ($new):"
-        $exe compare "$OUT/skinny-run$a.json" "$OUT/skinny-run$b.json" --filter '^gemm/skinny/' 2>&1 \
-          | tee "$OUT/compare-skinny-run$a-run$b.txt" | tail -12
-      done ;;
+      ab_runs skinny "$old" "$new" ab_last_line suites/gemm-shapes.yaml --variants skinny,cublas \
+        --filter "${SKINNY_FILTER:-^gemm/[a-z]+/M:8/N:(4096|14336)/K:4096/.*dtype:(bf16|f16)/layout:nt$}" ;;
     attention-bwd-deterministic)
       # Issue 31 item 2: what determinism costs. Each process times the default and the
       # deterministic result of each shape back to back, steady; two processes.

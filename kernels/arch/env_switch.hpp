@@ -9,10 +9,15 @@
 
 namespace kernels::arch {
 
+// Whether the variable is set and not empty.
+inline bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0';
+}
+
 // The variable as an integer (atoi: "abc" reads 0), or `otherwise` where it is unset or empty.
 inline int env_int(const char* name, int otherwise = 0) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::atoi(v) : otherwise;
+  return env_set(name) ? std::atoi(std::getenv(name)) : otherwise;
 }
 
 // Whether the variable is set to exactly `value`.

@@ -1061,7 +1061,9 @@ constexpr int kFp8Stages = 3;
 // HARNESS_FWD_LAZY_RESCALE=1 / 0 takes it at every head size / at none, for experiments
 // (read once per process).
 bool flash_hopper_lazy_rescale(int head_dim) {
-  static const int forced = arch::env_int("HARNESS_FWD_LAZY_RESCALE", -1);  // unset: -1 (by head size)
+  // Unset or empty: -1 (by head size); "1": on; any other value: off.
+  static const int forced =
+      !arch::env_set("HARNESS_FWD_LAZY_RESCALE") ? -1 : arch::env_is("HARNESS_FWD_LAZY_RESCALE", "1") ? 1 : 0;
   if (forced >= 0) return forced == 1;
   return head_dim >= 128;
 }

@@ -263,8 +263,9 @@ bool three_ctas(int padded_small) {
 
 template <typename T, bool kXShared>
 cudaError_t launch_blocks(const Roles& r, int K, int splits, float alpha, float beta, void* C, cudaStream_t stream) {
-  return three_ctas(skinny_padded_small(r.S)) ? launch_x<T, kXShared, 3>(r, K, splits, alpha, beta, C, stream)
-                                              : launch_x<T, kXShared, 0>(r, K, splits, alpha, beta, C, stream);
+  if (three_ctas(skinny_padded_small(r.S)))
+    return launch_x<T, kXShared, kSkinnyCtasPerSmAt8Rows>(r, K, splits, alpha, beta, C, stream);
+  return launch_x<T, kXShared, 0>(r, K, splits, alpha, beta, C, stream);
 }
 
 template <typename T>

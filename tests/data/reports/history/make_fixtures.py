@@ -10,7 +10,9 @@ rates from them. Run 3 then scales the samples of two variants to fake a change:
 Dates and commits are made up (2026-11-22/23/24, fixture-a/b/c) and the suite's
 description says FIXTURE. The profile objects are dropped (their kernel times would no
 longer match). Regenerate with:  python3 tests/data/reports/history/make_fixtures.py
+Check that the committed fixtures are what it makes (ctest history_fixtures):  ... --check
 """
+import argparse
 import copy
 import gzip
 import json
@@ -46,6 +48,11 @@ def stats(samples, old):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 where a committed fixture differs from what this makes")
+    check = parser.parse_args().check
+    differ = 0
     base = json.load(gzip.open(BASE, "rt"))
     for i, (date, commit, scale) in enumerate(RUNS):
         run = copy.deepcopy(base)
@@ -72,11 +79,17 @@ def main():
                 if k in r.get("rates", {}):
                     r["rates"][k] *= ratio
         path = os.path.join(HERE, f"gemm_run{i + 1}.json")
+        text = json.dumps(run, indent=None, separators=(",", ":"), sort_keys=True) + "\n"
+        if check:
+            same = os.path.exists(path) and open(path).read() == text
+            differ += not same
+            print(path, "same" if same else "DIFFERS from what make_fixtures.py makes")
+            continue
         with open(path, "w") as f:
-            json.dump(run, f, indent=None, separators=(",", ":"), sort_keys=True)
-            f.write("\n")
+            f.write(text)
         print(path, os.path.getsize(path))
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
